@@ -1,0 +1,57 @@
+# supervisor — two commands: `make run` serves the default model, `make test`
+# runs every test. Both set up what they need (ONNX Runtime, models, binary).
+
+GO        ?= go
+BIN       := bin/supervisor
+ORT_DIR   := third_party/onnxruntime
+ORT_LIB   := $(ORT_DIR)/libonnxruntime.so.1
+MODELS    := models/default.onnx
+CONFIG    ?= configs/default.yaml
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/supervisor-dev/supervisor/supervisor.Version=$(VERSION)
+GOTESTFLAGS ?= -race -timeout 20m
+
+export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
+
+.PHONY: all setup build models run test bench lint fmt clean
+
+all: build
+
+## setup: fetch ONNX Runtime and Go modules, generate the models
+setup: $(ORT_LIB) $(MODELS)
+	$(GO) mod download
+
+$(ORT_LIB): scripts/fetch-ort
+	scripts/fetch-ort $(ORT_DIR)
+
+$(MODELS): $(wildcard internal/onnxmodel/*.go cmd/genmodels/*.go)
+	$(GO) run ./cmd/genmodels -o models
+
+## build: the supervisor binary in bin/
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/supervisor
+
+## run: set up, build and serve the default model on 127.0.0.1:8000
+run: setup build
+	$(BIN) run -c $(CONFIG)
+
+## test: set up, build and run every test (race detector on)
+test: setup build
+	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
+
+## bench: Go benchmarks and the served-vs-raw load run
+bench: setup build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/ort/ ./internal/v2/ ./lb/
+	scripts/bench-serve
+
+## lint: gofmt, go vet, staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin models

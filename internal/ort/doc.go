@@ -1,0 +1,22 @@
+// Package ort is the one place that talks to ONNX Runtime. It loads the
+// shared library once per process (Init), opens models as Sessions, and runs
+// them on tensor.Tensor values, so no other package imports onnxruntime_go
+// or deals with ORT values and their lifetimes.
+//
+// Invariants:
+//
+//   - The ORT environment is process-global: Init succeeds at most once per
+//     process, for one library path, and is never torn down.
+//   - A Session is safe for concurrent Run calls; ORT's session Run is
+//     thread-safe and this package keeps no per-call state on the Session.
+//   - Run never hands ORT a tensor it has not validated against the model's
+//     metadata, and every ORT value it creates is released before Run
+//     returns, on every path.
+//   - Input Data is passed to ORT without a copy (unless it is misaligned
+//     for its element type); output Data is Go memory owned by the caller,
+//     with no tie to ORT once Run returns.
+//
+// onnxruntime_go v1.27.0 pitfalls this package works around are described
+// where they are handled: FP16/BF16 outputs (outshape.go) and tensors with
+// no elements or no dimensions (run.go).
+package ort

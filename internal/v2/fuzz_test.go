@@ -1,0 +1,82 @@
+package v2
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func FuzzDecodeInferRequest(f *testing.F) {
+	binHeader := `{"inputs":[{"name":"a","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}},{"name":"b","shape":[1],"datatype":"INT8","data":[1]}]}`
+	seeds := []struct {
+		body      string
+		headerLen int
+	}{
+		{request(`"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4]]`), -1},
+		{request(`"name":"x","shape":[4],"datatype":"FP16","data":[1e-8,65520,0.1,-0]`), -1},
+		{request(`"data":[true,false],"name":"x","shape":[2],"datatype":"BOOL"`), -1},
+		{request(`"name":"x","shape":[3],"datatype":"UINT64","data":[0,18446744073709551615,1]`), -1},
+		{request(`"name":"x","shape":[2],"datatype":"INT8","data":[-128,127]`), -1},
+		{request(`"name":"x","shape":[1],"datatype":"BF16","data":[null]`), -1},
+		{`{"id":"\ud83d\ude00","parameters":{"timeout":5,"priority":1,"binary_data_output":true},"inputs":[],"outputs":[{"name":"y","parameters":{"binary_data":true}}]}`, -1},
+		{binHeader + "\x00\x00\xc0\x3f\x00\x00\x00\xc0", len(binHeader)},
+		// Broken: truncated, huge shapes, deep nesting, wrong types.
+		{request(`"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3`), -1},
+		{request(`"name":"x","shape":[1000000000000],"datatype":"FP32","data":[1]`), -1},
+		{request(`"name":"x","shape":[1099511627776,1099511627776],"datatype":"FP32","data":[1]`), -1},
+		{`{"x":` + strings.Repeat("[", 1000) + `}`, -1},
+		{request(`"name":"x","shape":[1,1,1],"datatype":"FP32","data":[[[[[[1]]]]]]`), -1},
+		{request(`"name":5,"shape":"a","datatype":[],"data":{}`), -1},
+		{request(`"name":"x","shape":[1],"datatype":"INT32","data":[1.5]`), -1},
+		{binHeader + "\x00", len(binHeader)},
+		{binHeader, len(binHeader) + 5},
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s.body), s.headerLen)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, headerLen int) {
+		r, err := DecodeInferRequest(body, headerLen)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != 400 || e.Msg == "" {
+				t.Fatalf("error %v is not a 400 *Error", err)
+			}
+			return
+		}
+		for i := range r.Inputs {
+			if err := r.Inputs[i].Check(); err != nil {
+				t.Fatalf("accepted a tensor that fails Check: %v", err)
+			}
+		}
+		// Whatever was accepted must encode without panicking.
+		AppendInferResponse(nil, "m", r, r.Inputs)
+	})
+}
+
+// FuzzFloat32 checks both float32 paths against strconv on every
+// well-formed literal the fuzzer finds.
+func FuzzFloat32(f *testing.F) {
+	for _, s := range []string{"0", "-1.7582806", "0.48500001430511475", "1e-45", "3.4028235e38", "1.00000011920928955078125", "123456789012345678901e-30"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		n, end, ok := scanNumber(b, 0)
+		if !ok || end != len(b) {
+			return
+		}
+		want64, _ := strconv.ParseFloat(s, 64)
+		want32, _ := strconv.ParseFloat(s, 32)
+		if got := n.float32(b); math.Float32bits(got) != math.Float32bits(float32(want32)) {
+			t.Fatalf("general path: %q = %v, want %v", s, got, float32(want32))
+		}
+		if got, end, ok := fastFloat32(b, 0); ok && (end != len(b) || math.Float32bits(got) != math.Float32bits(float32(want32))) {
+			t.Fatalf("fast path: %q = %v, want %v", s, got, float32(want32))
+		}
+		if got := n.float64(b); math.Float64bits(got) != math.Float64bits(want64) {
+			t.Fatalf("float64: %q = %v, want %v", s, got, want64)
+		}
+	})
+}

@@ -1,0 +1,258 @@
+package v2
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// RequestedOutput is one entry of the request's "outputs" list.
+type RequestedOutput struct {
+	Name string
+	// Binary asks for the output as binary tensor data: the output's
+	// parameters.binary_data when given, else the request's
+	// binary_data_output.
+	Binary bool
+}
+
+// InferRequest is a decoded V2 infer request.
+type InferRequest struct {
+	ID      string          // echoed in the response; "" when the client sent none
+	Inputs  []tensor.Tensor // in request order, each satisfying Tensor.Check
+	Outputs []RequestedOutput
+	// BinaryOutputs is parameters.binary_data_output: return every output
+	// not listed in Outputs as binary tensor data.
+	BinaryOutputs bool
+	// Timeout is parameters.timeout, which Triton gives in microseconds;
+	// 0 means none.
+	Timeout time.Duration
+	// Priority is parameters.priority; 0 means the model's default.
+	Priority int
+}
+
+// noHeaderLength is the headerLen that says the request has no
+// Inference-Header-Content-Length header: the whole body is JSON.
+const noHeaderLength = -1
+
+// DecodeInferRequest parses a V2 infer request. headerLen is the value of
+// the Inference-Header-Content-Length header (binary tensor data extension)
+// or -1 when absent: then body[:headerLen] is the JSON header and the rest
+// holds the binary tensor data, consumed in input order by the inputs that
+// carry parameters.binary_data_size.
+//
+// Errors are *Error with Status 400 and a message a client can act on.
+// Inputs sent as binary data alias body, so body must stay unchanged while
+// the request is in use; inputs sent as JSON own their bytes.
+func DecodeInferRequest(body []byte, headerLen int) (*InferRequest, error) {
+	header := body
+	if headerLen != noHeaderLength {
+		if headerLen < 0 || headerLen > len(body) {
+			return nil, badRequest("Inference-Header-Content-Length %d is outside the %d-byte body", headerLen, len(body))
+		}
+		header = body[:headerLen]
+	}
+	d := decoder{s: scanner{b: header}, req: &InferRequest{}}
+	if err := d.request(); err != nil {
+		return nil, err
+	}
+	if err := d.binary(body, headerLen); err != nil {
+		return nil, err
+	}
+	d.req.Inputs = make([]tensor.Tensor, len(d.inputs))
+	for i := range d.inputs {
+		d.req.Inputs[i] = d.inputs[i].t
+	}
+	return d.req, nil
+}
+
+// decoder holds the state of one DecodeInferRequest call.
+type decoder struct {
+	s      scanner
+	req    *InferRequest
+	inputs []input
+	// explicit marks the outputs whose parameters.binary_data was given;
+	// the others take binary_data_output once the whole header is read.
+	explicit []bool
+}
+
+// request reads the top-level object, then settles what depends on fields
+// that may come in any order.
+func (d *decoder) request() error {
+	s := &d.s
+	s.ws()
+	if c := s.peek(); c != '{' && c != 0 {
+		return badRequest("the request must be a JSON object, got %s", s.kind())
+	}
+	seen := map[string]bool{}
+	err := s.object(func(key []byte) error {
+		switch k := string(key); k {
+		case "id", "parameters", "inputs", "outputs":
+			if seen[k] {
+				return badRequest("the request has more than one %q field", k)
+			}
+			seen[k] = true
+		}
+		switch string(key) {
+		case "id":
+			return d.id()
+		case "parameters":
+			return d.parameters()
+		case "inputs":
+			return d.inputList()
+		case "outputs":
+			return d.outputList()
+		}
+		return s.skip(1)
+	})
+	if err != nil {
+		return err
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return s.syntax("the end of the JSON header")
+	}
+	if !seen["inputs"] {
+		return badRequest(`the request has no "inputs" field`)
+	}
+	for i, set := range d.explicit {
+		if !set {
+			d.req.Outputs[i].Binary = d.req.BinaryOutputs
+		}
+	}
+	return nil
+}
+
+func (d *decoder) id() error {
+	if d.s.peek() != '"' {
+		return badRequest(`"id" must be a string, got %s`, d.s.kind())
+	}
+	v, err := d.s.str()
+	d.req.ID = string(v)
+	return err
+}
+
+// parameters reads the request-level parameters; unknown ones are ignored,
+// as V2 allows extensions.
+func (d *decoder) parameters() error {
+	s := &d.s
+	if s.peek() != '{' {
+		return badRequest(`"parameters" must be an object, got %s`, s.kind())
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "binary_data_output":
+			return d.boolParam(`parameters.binary_data_output`, &d.req.BinaryOutputs)
+		case "timeout":
+			us, err := d.uintParam("parameters.timeout (microseconds)", math.MaxInt64/int64(time.Microsecond))
+			d.req.Timeout = time.Duration(us) * time.Microsecond
+			return err
+		case "priority":
+			p, err := d.uintParam("parameters.priority", math.MaxInt32)
+			d.req.Priority = int(p)
+			return err
+		}
+		return s.skip(2)
+	})
+}
+
+func (d *decoder) boolParam(what string, dst *bool) error {
+	if c := d.s.peek(); c != 't' && c != 'f' {
+		return badRequest("%s must be true or false, got %s", what, d.s.kind())
+	}
+	v, err := d.s.bool()
+	*dst = v
+	return err
+}
+
+// uintParam reads an integer in [0, hi].
+func (d *decoder) uintParam(what string, hi int64) (int64, error) {
+	return d.s.intIn(what, hi)
+}
+
+// outputList reads "outputs": [{"name": ..., "parameters": {...}}, ...].
+func (d *decoder) outputList() error {
+	s := &d.s
+	if s.peek() != '[' {
+		return badRequest(`"outputs" must be an array, got %s`, s.kind())
+	}
+	names := map[string]bool{}
+	return s.array(func(i int) error {
+		if s.peek() != '{' {
+			return badRequest(`outputs[%d] must be an object, got %s`, i, s.kind())
+		}
+		var o RequestedOutput
+		hasName, explicit := false, false
+		err := s.object(func(key []byte) error {
+			switch string(key) {
+			case "name":
+				if s.peek() != '"' {
+					return badRequest(`outputs[%d]: "name" must be a string, got %s`, i, s.kind())
+				}
+				v, err := s.str()
+				o.Name, hasName = string(v), true
+				return err
+			case "parameters":
+				return d.outputParameters(i, &o.Binary, &explicit)
+			}
+			return s.skip(3)
+		})
+		switch {
+		case err != nil:
+			return err
+		case !hasName:
+			return badRequest(`outputs[%d] has no "name"`, i)
+		case names[o.Name]:
+			return badRequest("output %q is requested more than once", o.Name)
+		}
+		names[o.Name] = true
+		d.req.Outputs = append(d.req.Outputs, o)
+		d.explicit = append(d.explicit, explicit)
+		return nil
+	})
+}
+
+func (d *decoder) outputParameters(i int, binary, explicit *bool) error {
+	s := &d.s
+	if s.peek() != '{' {
+		return badRequest(`outputs[%d]: "parameters" must be an object, got %s`, i, s.kind())
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "binary_data":
+			*explicit = true
+			return d.boolParam("outputs["+strconv.Itoa(i)+"].parameters.binary_data", binary)
+		case "classification":
+			return badRequest("outputs[%d]: the classification extension is not supported; ask for the raw output", i)
+		}
+		return s.skip(4)
+	})
+}
+
+// binary hands out the binary section after the JSON header to the inputs
+// that declared parameters.binary_data_size, in input order.
+func (d *decoder) binary(body []byte, headerLen int) error {
+	var rest []byte
+	if headerLen != noHeaderLength {
+		rest = body[headerLen:]
+	}
+	for i := range d.inputs {
+		in := &d.inputs[i]
+		if in.binSize < 0 {
+			continue
+		}
+		if headerLen == noHeaderLength {
+			return badRequest("%s has parameters.binary_data_size but the request has no Inference-Header-Content-Length header", in.label())
+		}
+		if in.binSize > int64(len(rest)) {
+			return badRequest("%s: binary_data_size is %d but only %d bytes of binary data remain", in.label(), in.binSize, len(rest))
+		}
+		in.t.Data = rest[:in.binSize:in.binSize]
+		rest = rest[in.binSize:]
+	}
+	if len(rest) != 0 {
+		return badRequest("%d bytes of binary data after the JSON header belong to no input; check binary_data_size and Inference-Header-Content-Length", len(rest))
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package lb is the master's reverse proxy: it forwards every public request,
+// unchanged, to one of the prep worker processes, each an HTTP server on its
+// own Unix socket. It knows nothing about models.
+//
+// The model:
+//
+//   - The pool is an immutable snapshot swapped atomically by SetBackends, so
+//     picking a backend takes no lock: one atomic pointer load, one atomic
+//     counter bump and one atomic load per backend.
+//   - A request goes to the backend with the fewest requests in flight; ties
+//     are broken by a scan start that rotates on every pick, so idle equal
+//     backends are used in strict round-robin order.
+//   - A request is retried on another backend only when it is a fact that it
+//     was never sent: the dial to the Unix socket failed (the worker is gone or
+//     not listening) or the backend had no free connection. Once bytes may
+//     have reached a worker the request is answered 502 (504 on timeout) and
+//     never replayed, because inference requests need not be idempotent.
+//   - A backend removed by SetBackends gets no new request. Requests already
+//     on it finish; once the last has, its keep-alive connections are closed
+//     and Idle reports it. This is what lets the master
+//     start a replacement worker first and stop the old one only once drained.
+//   - Every response carries X-Request-Id: the client's, or one generated from
+//     a random per-Proxy prefix and a counter. Error bodies are KServe V2
+//     style JSON: {"error":"..."}.
+//
+// Pitfalls for the master:
+//
+//   - Retire a worker in this order: SetBackends without it, wait on Idle
+//     (its pooled connections are closed by then), then stop it. A worker
+//     that exits while still in the pool turns each idle pooled connection
+//     to it into one 502: the next request on it was written before the
+//     close was seen, so it is not retried. Later requests fail to dial and
+//     are retried elsewhere.
+//   - For the same reason workers must keep idle keep-alive connections open
+//     longer than the proxy does (IdleConnTimeout). With fasthttp.Server leave
+//     IdleTimeout and ReadTimeout at zero (unlimited) or set IdleTimeout well
+//     above IdleConnTimeout.
+//   - Upstream responses are read whole before they are written back, and
+//     their headers must fit fasthttp's default 4 KiB read buffer.
+package lb

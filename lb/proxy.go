@@ -1,0 +1,234 @@
+package lb
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+)
+
+// Options configure a Proxy. The zero value is usable.
+type Options struct {
+	// Timeout bounds each proxied request, across every backend tried, from
+	// the start of ServeHTTP until the upstream response is fully read.
+	// Zero means 60s.
+	Timeout time.Duration
+	// MaxConnsPerBackend caps the connections, and so the concurrent
+	// requests, to one backend. A request that finds no free connection on
+	// any backend is answered 503. Zero means 512.
+	MaxConnsPerBackend int
+	// Logger receives upstream failures and recovered panics. The zero value
+	// discards them.
+	Logger zerolog.Logger
+}
+
+const (
+	defaultTimeout  = 60 * time.Second
+	defaultMaxConns = 512
+)
+
+// Proxy forwards requests to the least loaded backend. Its methods are safe
+// for concurrent use; the zero value is not usable, call New.
+type Proxy struct {
+	opts Options
+	log  zerolog.Logger
+
+	pool atomic.Pointer[pool]
+	// turn rotates the scan start of every pick so equal backends share load.
+	turn atomic.Uint64
+	ids  *requestIDs
+
+	mu sync.Mutex // serialises SetBackends, guards known
+	// known holds the pool's backends plus removed ones that may still have
+	// requests in flight, so Idle and Stats can find them.
+	known map[string]*backend
+
+	// panicHook, if set, runs at the start of every ServeHTTP; tests use it
+	// to make the handler panic.
+	panicHook func(*fasthttp.RequestCtx)
+}
+
+// New returns a Proxy with no backends: it answers 503 until SetBackends.
+func New(opts Options) *Proxy {
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaultTimeout
+	}
+	if opts.MaxConnsPerBackend <= 0 {
+		opts.MaxConnsPerBackend = defaultMaxConns
+	}
+	p := &Proxy{
+		opts:  opts,
+		log:   opts.Logger,
+		ids:   newRequestIDs(),
+		known: make(map[string]*backend),
+	}
+	p.pool.Store(&pool{})
+	return p
+}
+
+// ServeHTTP forwards ctx.Request to a backend and writes its answer, or a V2
+// error, into ctx.Response. It is a fasthttp.RequestHandler.
+//
+// Nothing of ctx is used after it returns: fasthttp's HostClient does the
+// upstream exchange synchronously on the caller's goroutine.
+func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) {
+	var buf [idBufSize]byte
+	id := p.requestID(ctx, buf[:0])
+	defer p.recoverPanic(ctx, id)
+	if p.panicHook != nil {
+		p.panicHook(ctx)
+	}
+	p.forward(ctx, id)
+	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
+}
+
+// SetRequestID sets X-Request-Id on a response the caller answered itself
+// (health checks, errors raised before the proxy runs): the client's id, or
+// a new one, so every response carries one, proxied or not.
+func (p *Proxy) SetRequestID(ctx *fasthttp.RequestCtx) {
+	var buf [idBufSize]byte
+	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), p.requestID(ctx, buf[:0]))
+}
+
+// requestID returns the client's X-Request-Id, copied to dst, or a new one
+// that it also sets on the upstream request.
+func (p *Proxy) requestID(ctx *fasthttp.RequestCtx, dst []byte) []byte {
+	if v := ctx.Request.Header.PeekBytes([]byte(HeaderRequestID)); len(v) > 0 {
+		return append(dst, v...)
+	}
+	id := p.ids.next(dst)
+	ctx.Request.Header.SetCanonical([]byte(HeaderRequestID), id)
+	return id
+}
+
+func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	p.log.Error().Interface("panic", r).Bytes("request_id", id).Str("stack", string(debug.Stack())).
+		Msg("lb: recovered panic while proxying; answered 500 and kept serving")
+	writeError(ctx, fasthttp.StatusInternalServerError, "internal error in the proxy")
+	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
+}
+
+// forward sends the client's request upstream and turns failures into V2
+// errors: 503 when no backend took it, 504/502 when it may have been sent.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte) {
+	prepareUpstream(ctx)
+	err := p.Do(&ctx.Request, &ctx.Response, time.Now().Add(p.opts.Timeout))
+	switch {
+	case err == nil:
+		// A worker closing its connection must not close the client's.
+		ctx.Response.Header.ResetConnectionClose()
+	case errors.Is(err, ErrNoBackend):
+		p.log.Warn().Bytes("request_id", id).Err(err).Msg("lb: no backend took the request")
+		writeError(ctx, fasthttp.StatusServiceUnavailable, "no backend available")
+	default:
+		p.log.Warn().Bytes("request_id", id).Err(err).
+			Msg("lb: upstream request failed after it may have been sent; not retried")
+		if isTimeout(err) {
+			writeError(ctx, fasthttp.StatusGatewayTimeout, "upstream timed out")
+		} else {
+			writeError(ctx, fasthttp.StatusBadGateway, "upstream failed before completing its response")
+		}
+	}
+}
+
+// ErrNoBackend is returned (wrapped) by Do when the request reached no
+// backend: the pool is empty, or every backend was unreachable. The caller
+// may safely retry it.
+var ErrNoBackend = errors.New("no backend took the request")
+
+// Do sends req to the backend with the fewest requests in flight and reads
+// its answer into resp. It moves to another backend only while the request
+// is provably unsent (dial failed, no free connection, or its bytes could
+// not be written); each backend is tried at most once (one more time after
+// a write failure, which usually means a stale pooled connection), bounded
+// by the pool size plus slack for pools swapped mid-request. Any other error means the
+// request may have run and is returned as is.
+func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	var triedBuf [8]*backend
+	tried := triedBuf[:0]
+	limit := len(p.pool.Load().backends) + 3
+	var lastErr error
+	staleRetried := false
+	for range limit {
+		b := p.pool.Load().pick(p.turn.Add(1), tried)
+		if b == nil {
+			break
+		}
+		tried = append(tried, b)
+		if !b.acquire() {
+			continue // removed since the pool snapshot was taken
+		}
+		err := p.send(b, req, resp, deadline)
+		if err == nil {
+			return nil
+		}
+		if !neverSent(err) {
+			return fmt.Errorf("backend %s: %w", b.name, err)
+		}
+		var we *requestWriteError
+		if errors.As(err, &we) && !staleRetried {
+			// Most likely a pooled connection the worker closed (it died
+			// or was replaced under the same socket): the next attempt
+			// may dial the same backend afresh, once.
+			staleRetried = true
+			tried = tried[:len(tried)-1]
+		}
+		p.log.Warn().Str("backend", b.name).Err(err).Msg("lb: request not sent to backend; trying another")
+		lastErr = err
+	}
+	if lastErr == nil {
+		return fmt.Errorf("%w: the pool is empty", ErrNoBackend)
+	}
+	return fmt.Errorf("%w: %v", ErrNoBackend, lastErr)
+}
+
+// prepareUpstream adjusts what fasthttp would otherwise change or refuse.
+func prepareUpstream(ctx *fasthttp.RequestCtx) {
+	// The server already recorded the client's Connection: close; the
+	// upstream connection is ours to keep alive.
+	ctx.Request.Header.ResetConnectionClose()
+	// Send the client's Host header as is rather than one rebuilt from the
+	// parsed (lowercased) URI.
+	ctx.Request.UseHostHeader = true
+	// HostClient refuses an https URI on a plain connection; a TLS public
+	// listener must still reach the workers over plain Unix sockets.
+	if ctx.IsTLS() {
+		ctx.Request.URI().SetScheme("http")
+	}
+}
+
+// send does one upstream exchange; the deferred release keeps the in-flight
+// count right even if fasthttp panics.
+func (p *Proxy) send(b *backend, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) (err error) {
+	defer b.release()
+	err = b.client.DoDeadline(req, resp, deadline)
+	if err != nil {
+		b.errors.Add(1)
+	}
+	return err
+}
+
+// neverSent reports whether err proves the backend never got the whole
+// request: the dial failed, no connection was free, or writing it failed.
+func neverSent(err error) bool {
+	var de *dialError
+	var we *requestWriteError
+	return errors.As(err, &de) || errors.As(err, &we) || errors.Is(err, fasthttp.ErrNoFreeConns)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, fasthttp.ErrTimeout) {
+		return true
+	}
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}

@@ -1,0 +1,337 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the master's configuration: what it listens on, which models it
+// serves and how many workers of each role it runs.
+//
+// LoadConfig and ParseConfig return the config as written, with defaults
+// filled in for missing keys and every value validated, but with the values
+// that depend on the machine still unset ("" and 0 mean "auto"). Call Resolve
+// before planning workers. Keeping parsing free of the machine makes it
+// deterministic and lets a reload re-resolve "auto" on the host as it is now.
+//
+// A Config from ParseConfig remembers the file and line each value came
+// from, for error messages (see Where); compare Configs field by field.
+type Config struct {
+	// Listen is the public HTTP (KServe V2) address, host:port. An empty
+	// host (":8000") listens on every interface.
+	Listen string `yaml:"listen"`
+	// RuntimeDir holds the workers' Unix sockets and the control socket.
+	// "" means auto; see Resolve. At most MaxRuntimeDirLen bytes.
+	RuntimeDir string `yaml:"runtime_dir"`
+	// ONNXRuntimeLibrary is the path of libonnxruntime.so. "" means
+	// auto-discover (the ORT_LIBRARY environment variable, next to the
+	// binary, ...); the infer worker does the discovery, not the config.
+	ONNXRuntimeLibrary string `yaml:"onnxruntime_library"`
+	// LogLevel is one of debug, info, warn, error.
+	LogLevel string `yaml:"log_level"`
+	// MaxBodyBytes bounds a request body; larger requests get 413.
+	MaxBodyBytes ByteSize `yaml:"max_body_bytes"`
+	// ShutdownTimeout is how long a stop waits for in-flight requests
+	// before it kills workers. 0 stops without waiting.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+	// BootTimeout is how long a worker may take to load its model and warm
+	// up before the master gives up on it.
+	BootTimeout Duration `yaml:"boot_timeout"`
+	// Models are the models served, at least one. Names are unique.
+	Models []ModelConfig `yaml:"models"`
+	// Prep sizes the CPU stage.
+	Prep PrepConfig `yaml:"prep"`
+	// Infer sizes the inference stage.
+	Infer InferConfig `yaml:"infer"`
+
+	origin configOrigin
+}
+
+// ModelConfig is one served model.
+type ModelConfig struct {
+	// Name is the model's name in URLs (/v2/models/{name}); it matches
+	// [a-zA-Z0-9_.-]+ and is neither "." nor "..".
+	Name string `yaml:"name"`
+	// Path is the .onnx file. A relative path is resolved against the
+	// master's working directory (under systemd, WorkingDirectory=, which
+	// defaults to /), so prefer absolute paths in production.
+	Path string `yaml:"path"`
+}
+
+// PrepConfig sizes the CPU stage (request parsing and preprocessing).
+type PrepConfig struct {
+	// Workers is the number of prep workers; 0 means auto (see Resolve).
+	Workers int `yaml:"workers"`
+	// UpstreamTimeout bounds one prep -> infer call.
+	UpstreamTimeout Duration `yaml:"upstream_timeout"`
+}
+
+// InferConfig sizes the inference stage.
+type InferConfig struct {
+	// Workers is the number of infer workers on a host without GPUs, each
+	// running the CPU execution provider.
+	Workers int `yaml:"workers"`
+	// IntraOpThreads is ONNX Runtime's intra-op thread count per infer
+	// worker; 0 means auto (see Resolve).
+	IntraOpThreads int `yaml:"intra_op_threads"`
+}
+
+// MaxRuntimeDirLen is the longest RuntimeDir accepted. A Unix socket path
+// (sun_path) holds at most 108 bytes including the final NUL; this leaves 27
+// bytes for "/" and a socket name such as "prep-255.sock" or "control.sock".
+const MaxRuntimeDirLen = 80
+
+// Limits on worker counts. They catch typos (workers: 1000) before the
+// master forks a thousand processes.
+const (
+	maxPrepWorkers    = 256
+	maxInferWorkers   = 64
+	maxIntraOpThreads = 1024
+)
+
+// DefaultConfig returns the configuration an empty file yields: the values
+// documented in configs/default.yaml, with "auto" values still unresolved.
+func DefaultConfig() *Config {
+	return &Config{
+		Listen:          "127.0.0.1:8000",
+		LogLevel:        "info",
+		MaxBodyBytes:    64 << 20,
+		ShutdownTimeout: Duration{30 * time.Second},
+		BootTimeout:     Duration{120 * time.Second},
+		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx"}},
+		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}},
+		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0},
+	}
+}
+
+// LoadConfig reads and parses the config file at path; see ParseConfig.
+// The result is not resolved.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the config file: %w", err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig parses one YAML document strictly: unknown keys, values of the
+// wrong type, invalid values and a second document are all errors. Every
+// problem found is reported, joined with errors.Join, each as a *ConfigError
+// that reads "source:LINE: field: problem (what is allowed)". Keys that are
+// missing, or present with no value, keep their defaults. The result is
+// validated but not resolved, and ParseConfig does not look at the model
+// files (see CheckFiles).
+func ParseConfig(data []byte, source string) (*Config, error) {
+	if source == "" {
+		source = "<config>"
+	}
+	c := DefaultConfig()
+	c.origin = configOrigin{source: source, lines: map[string]int{}}
+	root, err := readDocument(data, source)
+	if err != nil {
+		return nil, err
+	}
+	d := &configDecoder{source: source, lines: c.origin.lines}
+	if root != nil {
+		d.config(root, c)
+	}
+	errs := append(d.errs, dropShadowed(d.errs, c.validate())...)
+	if len(errs) > 0 {
+		return nil, joinSorted(errs)
+	}
+	return c, nil
+}
+
+// readDocument decodes the only YAML document in data. It returns nil for
+// an empty file (or one with only comments).
+func readDocument(data []byte, source string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, syntaxError(source, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, &ConfigError{Source: source, Line: next.Line,
+			Problem: "a second YAML document starts here (a config file holds one document; remove this \"---\" and what follows, or merge it into the first)"}
+	case !errors.Is(err, io.EOF):
+		return nil, syntaxError(source, err)
+	}
+	return doc.Content[0], nil
+}
+
+// Where returns "source:line" for the value at a field path such as
+// "listen" or "models[1].path", falling back to the nearest enclosing key
+// that was written in the file, then to the source alone. It returns ""
+// for a Config that was not parsed (DefaultConfig, or built in code).
+func (c *Config) Where(field string) string {
+	if c.origin.source == "" {
+		return ""
+	}
+	if line := c.origin.line(field); line > 0 {
+		return c.origin.source + ":" + strconv.Itoa(line)
+	}
+	return c.origin.source
+}
+
+// YAML returns the config as YAML, every key present, in the order of
+// configs/default.yaml: what `supervisor check` prints. Its output parses
+// back to an equal Config.
+func (c *Config) YAML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("cannot write the config as YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("cannot write the config as YAML: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Resolve replaces "auto" values with what they mean on this machine, in
+// place. It is idempotent and leaves explicit values alone:
+//
+//   - runtime_dir "": /run/supervisor when running as root and /run is
+//     writable, else $XDG_RUNTIME_DIR/supervisor, else
+//     os.TempDir()/supervisor-<uid>; a candidate longer than
+//     MaxRuntimeDirLen is skipped, and /tmp/supervisor-<uid> is the last
+//     resort. Resolve does not create the directory.
+//   - prep.workers 0: max(1, NumCPU-1), leaving a CPU for the master and
+//     infer workers, at most 256.
+//   - infer.intra_op_threads 0: NumCPU / infer.workers, at least 1, so
+//     infer workers do not oversubscribe the CPUs between them.
+//
+// NumCPU is runtime.NumCPU: the CPUs in the process's affinity mask.
+func (c *Config) Resolve() {
+	c.resolve(hostResolveEnv())
+}
+
+// resolveEnv is what Resolve asks of the machine; tests fake it.
+type resolveEnv struct {
+	numCPU      int
+	euid        int
+	getenv      func(string) string
+	tempDir     string
+	runWritable func() bool
+}
+
+func hostResolveEnv() resolveEnv {
+	return resolveEnv{
+		numCPU:      runtime.NumCPU(),
+		euid:        os.Geteuid(),
+		getenv:      os.Getenv,
+		tempDir:     os.TempDir(),
+		runWritable: func() bool { return dirWritable("/run") },
+	}
+}
+
+func (c *Config) resolve(env resolveEnv) {
+	if c.RuntimeDir == "" {
+		c.RuntimeDir = defaultRuntimeDir(env)
+	}
+	cpus := max(env.numCPU, 1)
+	if c.Prep.Workers == 0 {
+		c.Prep.Workers = min(max(1, cpus-1), maxPrepWorkers)
+	}
+	if c.Infer.IntraOpThreads == 0 {
+		c.Infer.IntraOpThreads = max(1, cpus/max(c.Infer.Workers, 1))
+	}
+}
+
+// dirWritable reports whether this process may create entries in dir.
+func dirWritable(dir string) bool {
+	const wOK = 2 // W_OK in <unistd.h>
+	return syscall.Access(dir, wOK) == nil
+}
+
+func defaultRuntimeDir(env resolveEnv) string {
+	uid := strconv.Itoa(env.euid)
+	var candidates []string
+	if env.euid == 0 && env.runWritable() {
+		candidates = append(candidates, "/run/supervisor")
+	}
+	if xdg := env.getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
+		candidates = append(candidates, filepath.Join(xdg, "supervisor"))
+	}
+	if filepath.IsAbs(env.tempDir) {
+		candidates = append(candidates, filepath.Join(env.tempDir, "supervisor-"+uid))
+	}
+	for _, dir := range candidates {
+		if len(dir) <= MaxRuntimeDirLen {
+			return dir
+		}
+	}
+	return "/tmp/supervisor-" + uid
+}
+
+// CheckFiles checks that every model's path names an existing regular file,
+// the check ParseConfig leaves out so that a config can be validated away
+// from the host that will serve it. Every missing model is reported, with
+// the config line that names it.
+func (c *Config) CheckFiles() error {
+	var errs []error
+	for i, m := range c.Models {
+		if err := checkModelFile(m.Path); err != nil {
+			field := fmt.Sprintf("models[%d].path", i)
+			errs = append(errs, &ConfigError{
+				Source:  c.origin.source,
+				Line:    c.origin.line(field),
+				Field:   field,
+				Problem: fmt.Sprintf("model %q: %v", m.Name, err),
+				Err:     err,
+			})
+		}
+	}
+	return joinSorted(errs)
+}
+
+func checkModelFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the message already names the path
+		}
+		hint := ""
+		if !filepath.IsAbs(path) {
+			wd, _ := os.Getwd()
+			hint = fmt.Sprintf("; relative paths are resolved against the working directory %q", wd)
+		}
+		return fmt.Errorf("cannot use model file %q: %w (give the path of the .onnx file%s)", path, err, hint)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("model file %q is a %s, not a regular file (give the path of the .onnx file)", path, fileKindName(fi.Mode()))
+	}
+	return nil
+}
+
+func fileKindName(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}

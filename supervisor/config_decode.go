@@ -1,0 +1,275 @@
+package supervisor
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The config is decoded by walking the yaml.Node tree rather than with
+// yaml.Decoder.KnownFields: the walk knows the line of every value, keeps
+// going after a bad value so that all problems are reported at once, and
+// phrases messages for operators ("unknown key "workerz" in prep") rather
+// than in Go types ("field workerz not found in type supervisor.PrepConfig").
+
+// configOrigin records where a parsed Config's values came from.
+type configOrigin struct {
+	source string
+	lines  map[string]int // field path ("models[1].path") -> line of its value
+}
+
+// line returns the line of field, or of its nearest enclosing field that
+// was written in the file, or 0.
+func (o configOrigin) line(field string) int {
+	for field != "" {
+		if l, ok := o.lines[field]; ok {
+			return l
+		}
+		field = parentFieldPath(field)
+	}
+	return 0
+}
+
+// parentFieldPath returns "models[1]" for "models[1].path", "models" for
+// "models[1]" and "" for "models".
+func parentFieldPath(field string) string {
+	i := strings.LastIndexAny(field, ".[")
+	if i < 0 {
+		return ""
+	}
+	return field[:i]
+}
+
+// fieldWithin reports whether field is outer or lies inside it.
+func fieldWithin(field, outer string) bool {
+	return field == outer || strings.HasPrefix(field, outer+".") || strings.HasPrefix(field, outer+"[")
+}
+
+func childFieldPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+type configDecoder struct {
+	source string
+	lines  map[string]int
+	errs   []error
+}
+
+// configKey decodes the value of one known key; field is its dotted path.
+type configKey struct {
+	name   string
+	decode func(n *yaml.Node, field string)
+}
+
+func (d *configDecoder) errorf(n *yaml.Node, field, format string, args ...any) {
+	d.errs = append(d.errs, &ConfigError{
+		Source: d.source, Line: n.Line, Field: field, Problem: fmt.Sprintf(format, args...),
+	})
+}
+
+// config decodes the document's root node into c, over c's defaults.
+func (d *configDecoder) config(root *yaml.Node, c *Config) {
+	d.mapping(root, "", []configKey{
+		{"listen", d.str(&c.Listen)},
+		{"runtime_dir", d.str(&c.RuntimeDir)},
+		{"onnxruntime_library", d.str(&c.ONNXRuntimeLibrary)},
+		{"log_level", d.str(&c.LogLevel)},
+		{"max_body_bytes", d.byteSize(&c.MaxBodyBytes)},
+		{"shutdown_timeout", d.duration(&c.ShutdownTimeout)},
+		{"boot_timeout", d.duration(&c.BootTimeout)},
+		{"models", func(n *yaml.Node, field string) { d.models(n, field, c) }},
+		{"prep", func(n *yaml.Node, field string) {
+			d.mapping(n, field, []configKey{
+				{"workers", d.integer(&c.Prep.Workers)},
+				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
+			})
+		}},
+		{"infer", func(n *yaml.Node, field string) {
+			d.mapping(n, field, []configKey{
+				{"workers", d.integer(&c.Infer.Workers)},
+				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
+			})
+		}},
+	})
+}
+
+// models replaces the default model list with the one in the file.
+func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, field, "want a list of models (- name: NAME, path: FILE.onnx), got %s", yamlKindName(n))
+		return
+	}
+	c.Models = make([]ModelConfig, len(n.Content))
+	for i, item := range n.Content {
+		m := &c.Models[i]
+		itemField := fmt.Sprintf("%s[%d]", field, i)
+		item = yamlDeref(item)
+		d.lines[itemField] = item.Line
+		if yamlIsNull(item) {
+			continue // reported by validation as a model without name and path
+		}
+		d.mapping(item, itemField, []configKey{
+			{"name", d.str(&m.Name)},
+			{"path", d.str(&m.Path)},
+		})
+	}
+}
+
+// mapping decodes the known keys of a mapping node and reports unknown and
+// repeated keys. A key with no value keeps its default.
+func (d *configDecoder) mapping(n *yaml.Node, field string, keys []configKey) {
+	n = yamlDeref(n)
+	if yamlIsNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		what := "want a mapping"
+		if field == "" {
+			what = "the config must be a mapping"
+		}
+		d.errorf(n, field, "%s with the keys %s, got %s", what, keyNames(keys), yamlKindName(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := yamlDeref(n.Content[i]), yamlDeref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, field, "a key must be a plain name, got %s", yamlKindName(k))
+			continue
+		}
+		child := childFieldPath(field, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			d.errorf(k, child, "set twice, first at line %d (keep one)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		dec := findKey(keys, k.Value)
+		if dec == nil {
+			in := ""
+			if field != "" {
+				in = " in " + field
+			}
+			d.errorf(k, "", "unknown key %q%s (known keys: %s)", k.Value, in, keyNames(keys))
+			continue
+		}
+		// A missing key inside a section is reported at the section's key,
+		// a bad scalar at the scalar itself.
+		d.lines[child] = k.Line
+		if v.Kind == yaml.ScalarNode {
+			d.lines[child] = v.Line
+		}
+		if !yamlIsNull(v) {
+			dec(v, child)
+		}
+	}
+}
+
+func findKey(keys []configKey, name string) func(*yaml.Node, string) {
+	for _, k := range keys {
+		if k.name == name {
+			return k.decode
+		}
+	}
+	return nil
+}
+
+func keyNames(keys []configKey) string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (d *configDecoder) scalar(n *yaml.Node, field, want string) bool {
+	if n.Kind == yaml.ScalarNode {
+		return true
+	}
+	d.errorf(n, field, "want %s, got %s", want, yamlKindName(n))
+	return false
+}
+
+func (d *configDecoder) str(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if d.scalar(n, field, "a string") {
+			*dst = n.Value
+		}
+	}
+}
+
+func (d *configDecoder) integer(dst *int) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if !d.scalar(n, field, "a whole number") {
+			return
+		}
+		if n.ShortTag() != "!!int" {
+			d.errorf(n, field, "%q is not a whole number", n.Value)
+			return
+		}
+		var v int
+		if err := n.Decode(&v); err != nil {
+			d.errorf(n, field, "%q is too large", n.Value)
+			return
+		}
+		*dst = v
+	}
+}
+
+func (d *configDecoder) duration(dst *Duration) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if !d.scalar(n, field, "a duration such as 30s") {
+			return
+		}
+		v, err := parseDuration(n.Value)
+		if err != nil {
+			d.errorf(n, field, "%v", err)
+			return
+		}
+		*dst = v
+	}
+}
+
+func (d *configDecoder) byteSize(dst *ByteSize) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		v, err := byteSizeFromNode(n)
+		if err != nil {
+			d.errorf(n, field, "%v", err)
+			return
+		}
+		*dst = v
+	}
+}
+
+// yamlDeref follows a YAML alias (*name) to the node it names.
+func yamlDeref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func yamlIsNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns the YAML library's "yaml: line 3: ..." into the same
+// "source:3: ..." form as every other config error.
+func syntaxError(source string, err error) error {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return &ConfigError{Source: source, Line: line, Problem: "invalid YAML: " + msg}
+}

@@ -1,0 +1,219 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalidConfig matches every *ConfigError: errors.Is(err,
+// ErrInvalidConfig) tells a config that is wrong (fix the file) from one
+// that could not be read at all.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// ConfigError is one problem with a config, located in its file.
+// Its message reads "source:LINE: field: problem (what is allowed)".
+type ConfigError struct {
+	Source string // the file, or a name such as "<embedded default>"; "" for a Config built in code
+	Line   int    // 1-based line of the offending value or key; 0 if unknown
+	// Field is the path of the offending value, such as "prep.workers" or
+	// "models[1].name"; "" when the problem is not about one value (an
+	// unknown key, a YAML syntax error).
+	Field   string
+	Problem string
+	Err     error // the underlying error, if any (CheckFiles wraps os errors)
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// Unwrap returns the underlying error, so errors.Is(err, fs.ErrNotExist)
+// works on CheckFiles' errors.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Is makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// joinSorted joins errs in file order, so that `supervisor check` reads
+// top to bottom. It returns nil for no errors.
+func joinSorted(errs []error) error {
+	lineOf := func(err error) int {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return ce.Line
+		}
+		return 0
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return lineOf(errs[i]) < lineOf(errs[j]) })
+	return errors.Join(errs...)
+}
+
+// Validate checks every value of c, resolved or not, and reports every
+// problem found (joined with errors.Join). ParseConfig calls it; call it
+// again after changing a Config in code.
+func (c *Config) Validate() error {
+	return joinSorted(c.validate())
+}
+
+var modelNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+
+type configValidator struct {
+	origin configOrigin
+	errs   []error
+}
+
+func (v *configValidator) errorf(field, format string, args ...any) {
+	v.errs = append(v.errs, &ConfigError{
+		Source:  v.origin.source,
+		Line:    v.origin.line(field),
+		Field:   field,
+		Problem: fmt.Sprintf(format, args...),
+	})
+}
+
+func (c *Config) validate() []error {
+	v := &configValidator{origin: c.origin}
+	v.listen(c.Listen)
+	v.runtimeDir(c.RuntimeDir)
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		v.errorf("log_level", "%q is not a log level (use debug, info, warn or error)", c.LogLevel)
+	}
+	if c.MaxBodyBytes <= 0 {
+		v.errorf("max_body_bytes", "%s must be greater than 0 (e.g. 64MiB)", c.MaxBodyBytes)
+	}
+	if c.ShutdownTimeout.Duration < 0 {
+		v.errorf("shutdown_timeout", "%s is negative (use 0 to stop without waiting, or e.g. 30s)", c.ShutdownTimeout)
+	}
+	if c.BootTimeout.Duration <= 0 {
+		v.errorf("boot_timeout", "%s must be greater than 0 (e.g. 120s)", c.BootTimeout)
+	}
+	v.models(c.Models)
+	if c.Prep.Workers < 0 || c.Prep.Workers > maxPrepWorkers {
+		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", c.Prep.Workers, maxPrepWorkers)
+	}
+	if c.Prep.UpstreamTimeout.Duration <= 0 {
+		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", c.Prep.UpstreamTimeout)
+	}
+	if c.Infer.Workers < 1 || c.Infer.Workers > maxInferWorkers {
+		v.errorf("infer.workers", "%d is out of range (use 1 to %d)", c.Infer.Workers, maxInferWorkers)
+	}
+	if c.Infer.IntraOpThreads < 0 || c.Infer.IntraOpThreads > maxIntraOpThreads {
+		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", c.Infer.IntraOpThreads, maxIntraOpThreads)
+	}
+	return v.errs
+}
+
+const listenHelp = "want host:port, e.g. 127.0.0.1:8000, or :8000 for every interface"
+
+func (v *configValidator) listen(addr string) {
+	if addr == "" {
+		v.errorf("listen", "is empty (%s)", listenHelp)
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "missing port"), err == nil && port == "":
+		v.errorf("listen", "%q has no port (%s)", addr, listenHelp)
+		return
+	case err != nil:
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		v.errorf("listen", "%q is not host:port: %v (%s)", addr, err, listenHelp)
+		return
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		v.errorf("listen", "port %q in %q is not a number from 0 to 65535", port, addr)
+	}
+}
+
+func (v *configValidator) runtimeDir(dir string) {
+	switch {
+	case dir == "":
+		// auto; Resolve picks a short enough directory
+	case !filepath.IsAbs(dir):
+		v.errorf("runtime_dir", "%q is a relative path (use an absolute path, or \"\" for the default)", dir)
+	case len(dir) > MaxRuntimeDirLen:
+		v.errorf("runtime_dir", "%q is %d bytes; Unix socket paths are limited to 108 bytes, use a shorter directory (at most %d bytes)",
+			dir, len(dir), MaxRuntimeDirLen)
+	}
+}
+
+func (v *configValidator) models(models []ModelConfig) {
+	if len(models) == 0 {
+		v.errorf("models", "the list is empty (list at least one model, or remove the key to serve models/default.onnx as \"default\")")
+		return
+	}
+	first := map[string]int{} // name -> index of its first use
+	for i, m := range models {
+		field := fmt.Sprintf("models[%d]", i)
+		switch {
+		case m.Name == "":
+			v.errorf(field+".name", "is empty (every model needs a name of letters, digits, '_', '.' and '-')")
+		case !modelNameRE.MatchString(m.Name):
+			v.errorf(field+".name", "%q is not a valid model name (use letters, digits, '_', '.' and '-')", m.Name)
+		case m.Name == "." || m.Name == "..":
+			v.errorf(field+".name", "%q cannot be a model name: it is a path element in URLs", m.Name)
+		default:
+			if j, dup := first[m.Name]; dup {
+				at := ""
+				if l := v.origin.line(fmt.Sprintf("models[%d]", j)); l > 0 {
+					at = fmt.Sprintf(" at line %d", l)
+				}
+				v.errorf(field+".name", "%q is already the name of models[%d]%s (model names must be unique)", m.Name, j, at)
+			} else {
+				first[m.Name] = i
+			}
+		}
+		if m.Path == "" {
+			v.errorf(field+".path", "is empty (give the path of the model's .onnx file)")
+		}
+	}
+}
+
+// dropShadowed removes validation errors about values whose decoding
+// already failed: a value that could not be read keeps its default, and
+// "name is empty" after "models[0] must be a mapping" is noise.
+func dropShadowed(decodeErrs, validateErrs []error) []error {
+	var failed []string
+	for _, err := range decodeErrs {
+		if ce, ok := err.(*ConfigError); ok && ce.Field != "" {
+			failed = append(failed, ce.Field)
+		}
+	}
+	kept := validateErrs[:0]
+	for _, err := range validateErrs {
+		ce, ok := err.(*ConfigError)
+		shadowed := false
+		for _, f := range failed {
+			if ok && fieldWithin(ce.Field, f) {
+				shadowed = true
+			}
+		}
+		if !shadowed {
+			kept = append(kept, err)
+		}
+	}
+	return kept
+}

@@ -1,0 +1,140 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// The control socket speaks one JSON object per line: the CLI sends a
+// ControlRequest, the master answers with a ControlResponse.
+type ControlRequest struct {
+	Cmd string `json:"cmd"` // "status" or "stop"
+}
+
+// ControlResponse is the master's answer. Error is set when the command
+// failed; Status is set for "status".
+type ControlResponse struct {
+	OK     bool    `json:"ok"`
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+}
+
+// controlServer serves the control socket. Stop requests are answered only
+// once the master has finished stopping (finish), so `supervisor stop`
+// returns when every worker is gone.
+type controlServer struct {
+	ln      net.Listener
+	m       *Master
+	mu      sync.Mutex
+	waiters []net.Conn
+	wg      sync.WaitGroup
+}
+
+func (m *Master) startControl(path string) (*controlServer, error) {
+	_ = os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket %q: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket %q: %w", path, err)
+	}
+	c := &controlServer{ln: ln, m: m}
+	c.wg.Add(1)
+	go c.accept()
+	return c, nil
+}
+
+func (c *controlServer) accept() {
+	defer c.wg.Done()
+	for {
+		conn, err := c.ln.Accept()
+		if err != nil {
+			return
+		}
+		c.wg.Add(1)
+		go c.serve(conn)
+	}
+}
+
+func (c *controlServer) serve(conn net.Conn) {
+	defer c.wg.Done()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var req ControlRequest
+	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+		respond(conn, ControlResponse{Error: "bad control request: " + err.Error()})
+		conn.Close()
+		return
+	}
+	switch req.Cmd {
+	case "status":
+		st := c.m.status()
+		respond(conn, ControlResponse{OK: true, Status: &st})
+		conn.Close()
+	case "stop":
+		c.mu.Lock()
+		c.waiters = append(c.waiters, conn)
+		c.mu.Unlock()
+		c.m.log.Info().Msg("stop requested on the control socket")
+		c.m.Stop()
+	default:
+		respond(conn, ControlResponse{Error: fmt.Sprintf("unknown command %q (want status or stop)", req.Cmd)})
+		conn.Close()
+	}
+}
+
+func respond(conn net.Conn, r ControlResponse) {
+	_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_ = json.NewEncoder(conn).Encode(r)
+}
+
+// finish answers the clients waiting for a stop.
+func (c *controlServer) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.waiters {
+		respond(conn, ControlResponse{OK: true})
+		conn.Close()
+	}
+	c.waiters = nil
+}
+
+// close stops accepting and waits for open exchanges; clients waiting on a
+// stop stay connected until finish.
+func (c *controlServer) close() {
+	c.ln.Close()
+	c.wg.Wait()
+}
+
+// errNoMaster means nothing answers on the control socket.
+var errNoMaster = errors.New("no supervisor is running there")
+
+// Control sends one command to the master behind runtimeDir's control
+// socket and returns its answer. timeout bounds the whole exchange.
+func Control(runtimeDir, cmd string, timeout time.Duration) (*ControlResponse, error) {
+	path := ControlSocket(runtimeDir)
+	conn, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w (control socket %q: %v)", errNoMaster, path, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if err := json.NewEncoder(conn).Encode(ControlRequest{Cmd: cmd}); err != nil {
+		return nil, fmt.Errorf("send %q to %q: %w", cmd, path, err)
+	}
+	var resp ControlResponse
+	if err := json.NewDecoder(conn).Decode(&resp); err != nil {
+		return nil, fmt.Errorf("read the answer to %q from %q: %w", cmd, path, err)
+	}
+	if !resp.OK {
+		return &resp, errors.New(resp.Error)
+	}
+	return &resp, nil
+}

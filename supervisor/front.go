@@ -1,0 +1,87 @@
+package supervisor
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/v2"
+)
+
+// Version is the supervisor's version, reported by /v2 and `supervisor
+// version`. Set at build time with -ldflags "-X ...supervisor.Version=...".
+var Version = "dev"
+
+// newFrontServer builds the public fasthttp server: health and server
+// metadata are answered here; everything under /v2/models/ goes through
+// the lb to a prep worker.
+func (m *Master) newFrontServer() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:            m.serveFront,
+		ErrorHandler:       m.frontTransportError,
+		Name:               "supervisor",
+		MaxRequestBodySize: int(m.cfg.MaxBodyBytes),
+		ReadTimeout:        time.Minute,
+		WriteTimeout:       time.Minute,
+		IdleTimeout:        2 * time.Minute,
+		CloseOnShutdown:    true,
+		Logger:             fasthttpLogger{m},
+	}
+}
+
+func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	path := string(ctx.Path())
+	if strings.HasPrefix(path, "/v2/models/") {
+		if !m.ready.Load() {
+			m.reply(ctx, fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping")
+			return
+		}
+		m.proxy.ServeHTTP(ctx)
+		return
+	}
+	switch path {
+	case "/v2/health/live":
+		m.reply(ctx, fasthttp.StatusOK, "")
+	case "/v2/health/ready":
+		if m.ready.Load() {
+			m.reply(ctx, fasthttp.StatusOK, "")
+		} else {
+			m.reply(ctx, fasthttp.StatusServiceUnavailable, "not ready")
+		}
+	case "/v2":
+		ctx.SetContentType("application/json")
+		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", Version))
+	default:
+		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+path)
+	}
+	m.proxy.SetRequestID(ctx)
+}
+
+// reply answers a locally handled route: an empty 200, or a V2 error.
+func (m *Master) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ctx.SetStatusCode(status)
+	if msg != "" {
+		ctx.SetContentType("application/json")
+		ctx.SetBody(v2.AppendError(nil, msg))
+	}
+}
+
+// frontTransportError answers what fasthttp rejects before any handler
+// runs: bodies over max_body_bytes (413) and unparsable requests (400).
+func (m *Master) frontTransportError(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		m.reply(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
+	} else {
+		m.reply(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
+	}
+	m.proxy.SetRequestID(ctx)
+}
+
+// fasthttpLogger routes fasthttp's own messages into the master's log.
+type fasthttpLogger struct{ m *Master }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.m.log.Warn().Msgf(format, args...)
+}

@@ -1,0 +1,233 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// Master is a running supervisor instance.
+type Master struct {
+	cfg     *Config
+	log     zerolog.Logger
+	proxy   *lb.Proxy
+	spawner spawner
+
+	infer, prep []*slot
+	ready       atomic.Bool
+	started     time.Time
+
+	stopOnce sync.Once
+	stopCh   chan struct{}
+}
+
+// New returns a master for a resolved config. exe is the binary to
+// re-execute for workers ("" = this one).
+func New(cfg *Config, log zerolog.Logger, exe string) *Master {
+	return &Master{
+		cfg:     cfg,
+		log:     log,
+		proxy:   lb.New(lb.Options{Timeout: cfg.Prep.UpstreamTimeout.Duration + 5*time.Second, Logger: log}),
+		spawner: spawner{exe: exe},
+		stopCh:  make(chan struct{}),
+	}
+}
+
+// Stop asks Run to drain and return. Safe to call more than once.
+func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
+
+// Run serves until ctx is cancelled or Stop is called, then drains. It
+// returns nil after a clean stop, or the error that prevented startup. When
+// it returns, every worker has been reaped and the runtime dir is cleaned.
+func (m *Master) Run(ctx context.Context) error {
+	m.started = time.Now()
+	rd, err := prepareRuntimeDir(m.cfg.RuntimeDir)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", m.cfg.Listen)
+	if err != nil {
+		rd.cleanup()
+		return fmt.Errorf("listen on %q: %w (is another instance running?)", m.cfg.Listen, err)
+	}
+	front := m.newFrontServer()
+	served := make(chan error, 1)
+	go func() { served <- front.Serve(ln) }()
+	ctl, err := m.startControl(rd.controlSocket())
+	if err != nil {
+		_ = front.Shutdown()
+		rd.cleanup()
+		return err
+	}
+
+	err = m.startWorkers(rd)
+	if err == nil {
+		err = m.serve(ctx, served)
+	}
+	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping)
+	m.shutdown(front)
+	ctl.close()
+	rd.cleanup()
+	// Answer `supervisor stop` last: when it returns, everything is gone.
+	ctl.finish()
+	return err
+}
+
+// serve marks the master ready and blocks until it is told to stop.
+func (m *Master) serve(ctx context.Context, served <-chan error) error {
+	m.ready.Store(true)
+	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
+	m.log.Info().Str("listen", m.cfg.Listen).Int("prep", len(m.prep)).Int("infer", len(m.infer)).
+		Dur("startup", time.Since(m.started)).Msg("serving")
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-m.stopCh:
+		return nil
+	case err := <-served:
+		return fmt.Errorf("public listener failed: %w", err)
+	}
+}
+
+// startWorkers boots the infer pool, then the prep pool, waiting for every
+// slot's first readiness.
+func (m *Master) startWorkers(rd *runtimeDir) error {
+	var inferSockets []string
+	for i := range m.cfg.Infer.Workers {
+		spec := m.inferSpec(i, rd)
+		inferSockets = append(inferSockets, spec.Socket)
+		m.infer = append(m.infer, m.newSlot(spec))
+	}
+	if err := bootAll(m.infer); err != nil {
+		return err
+	}
+	for i := range m.cfg.Prep.Workers {
+		m.prep = append(m.prep, m.newSlot(m.prepSpec(i, rd, inferSockets)))
+	}
+	return bootAll(m.prep)
+}
+
+func (m *Master) newSlot(spec worker.Spec) *slot {
+	return &slot{
+		spec:        spec,
+		spawner:     m.spawner,
+		bootTimeout: m.cfg.BootTimeout.Duration,
+		drain:       m.cfg.ShutdownTimeout.Duration,
+		log:         m.log,
+		changed:     m.poolChanged,
+		state:       stateStarting,
+	}
+}
+
+func (m *Master) baseSpec(role worker.Role, name string, rd *runtimeDir) worker.Spec {
+	return worker.Spec{
+		Role:         role,
+		Name:         name,
+		Socket:       filepath.Join(rd.path, name+".sock"),
+		LogLevel:     m.cfg.LogLevel,
+		DrainTimeout: m.cfg.ShutdownTimeout.Duration,
+	}
+}
+
+func (m *Master) inferSpec(i int, rd *runtimeDir) worker.Spec {
+	s := m.baseSpec(worker.RoleInfer, fmt.Sprintf("infer-%d", i), rd)
+	for _, mc := range m.cfg.Models {
+		s.Models = append(s.Models, worker.Model{Name: mc.Name, Path: mc.Path})
+	}
+	s.ORTLibrary = m.cfg.ONNXRuntimeLibrary
+	s.IntraOpThreads = m.cfg.Infer.IntraOpThreads
+	return s
+}
+
+func (m *Master) prepSpec(i int, rd *runtimeDir, inferSockets []string) worker.Spec {
+	s := m.baseSpec(worker.RolePrep, fmt.Sprintf("prep-%d", i), rd)
+	s.InferSockets = inferSockets
+	s.MaxBodyBytes = int64(m.cfg.MaxBodyBytes)
+	s.UpstreamTimeout = m.cfg.Prep.UpstreamTimeout.Duration
+	return s
+}
+
+// poolChanged hands the lb the prep workers that are ready now.
+func (m *Master) poolChanged() {
+	var bs []lb.Backend
+	for _, s := range m.prep {
+		if p := s.readyProcess(); p != nil {
+			bs = append(bs, lb.Backend{Name: fmt.Sprintf("%s#%d", s.spec.Name, p.pid()), Socket: s.spec.Socket})
+		}
+	}
+	m.proxy.SetBackends(bs)
+}
+
+// shutdown drains the public listener, then stops prep and infer workers.
+func (m *Master) shutdown(front *fasthttp.Server) {
+	m.ready.Store(false)
+	m.log.Info().Dur("shutdown_timeout", m.cfg.ShutdownTimeout.Duration).Msg("stopping: draining in-flight requests")
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ShutdownTimeout.Duration)
+	defer cancel()
+	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
+		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
+	}
+	stopAll(m.prep)
+	stopAll(m.infer)
+	m.log.Info().Msg("stopped")
+}
+
+// bootAll starts every slot and waits for each one's first boot; it
+// returns the boot errors joined (the slots that did boot keep running
+// until stopAll).
+func bootAll(slots []*slot) error {
+	booted := make(chan error, len(slots))
+	for _, s := range slots {
+		s.start(booted)
+	}
+	var errs []error
+	for range slots {
+		if err := <-booted; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopAll stops slots in parallel and waits until their processes are reaped.
+func stopAll(slots []*slot) {
+	var wg sync.WaitGroup
+	for _, s := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stopAndWait()
+		}()
+	}
+	wg.Wait()
+}
+
+// Status is the master's answer to `supervisor status`.
+type Status struct {
+	PID     int            `json:"pid"`
+	Ready   bool           `json:"ready"`
+	Listen  string         `json:"listen"`
+	Started time.Time      `json:"started"`
+	Workers []WorkerStatus `json:"workers"`
+}
+
+func (m *Master) status() Status {
+	st := Status{PID: os.Getpid(), Ready: m.ready.Load(), Listen: m.cfg.Listen, Started: m.started}
+	for _, s := range append(append([]*slot(nil), m.infer...), m.prep...) {
+		st.Workers = append(st.Workers, s.status())
+	}
+	return st
+}

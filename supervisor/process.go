@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// process is one running worker process, from spawn to reaped exit.
+type process struct {
+	spec worker.Spec
+	cmd  *exec.Cmd
+
+	// ready delivers exactly one value: nil once the worker reports ready,
+	// or why it never will.
+	ready chan error
+	// exited is closed once the process has been reaped; err then holds
+	// how it ended.
+	exited chan struct{}
+	err    error
+
+	// liveness is the master's end of the liveness pipe; closing it (or the
+	// master dying) tells the worker its master is gone.
+	liveness *os.File
+}
+
+// spawner starts worker processes. The zero value re-executes this binary.
+type spawner struct {
+	exe string // "" = /proc/self/exe
+}
+
+// spawn starts a worker for spec. The child inherits the ready pipe as fd 3
+// and the liveness pipe as fd 4 and runs in its own process group, so a
+// terminal's Ctrl-C reaches only the master, which decides when workers stop.
+func (s spawner) spawn(spec worker.Spec) (*process, error) {
+	env, err := spec.Environ()
+	if err != nil {
+		return nil, err
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("ready pipe: %w", err)
+	}
+	liveR, liveW, err := os.Pipe()
+	if err != nil {
+		readyR.Close()
+		readyW.Close()
+		return nil, fmt.Errorf("liveness pipe: %w", err)
+	}
+	exe := s.exe
+	if exe == "" {
+		exe = "/proc/self/exe"
+	}
+	cmd := exec.Command(exe, "worker")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.ExtraFiles = []*os.File{readyW, liveR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	readyW.Close()
+	liveR.Close()
+	if err != nil {
+		readyR.Close()
+		liveW.Close()
+		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
+	}
+	p := &process{spec: spec, cmd: cmd, ready: make(chan error, 1), exited: make(chan struct{}), liveness: liveW}
+	go p.readReady(readyR)
+	go p.wait()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+func (p *process) readReady(r *os.File) {
+	defer r.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "ok":
+		p.ready <- nil
+	case strings.HasPrefix(line, "error: "):
+		p.ready <- errors.New(strings.TrimPrefix(line, "error: "))
+	default:
+		// EOF without a word: the worker died before it could say why.
+		<-p.exited
+		p.ready <- fmt.Errorf("exited before it was ready (%v)", describeExit(p.err))
+	}
+}
+
+func (p *process) wait() {
+	p.err = p.cmd.Wait()
+	p.liveness.Close()
+	close(p.exited)
+}
+
+// waitReady waits for the readiness signal, at most timeout. On timeout
+// the process is killed.
+func (p *process) waitReady(timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-p.ready:
+		return err
+	case <-t.C:
+		p.kill()
+		return fmt.Errorf("not ready within boot_timeout (%s): killed", timeout)
+	}
+}
+
+// stop asks the worker to drain and exit (SIGTERM) and kills it if it has
+// not exited within grace.
+func (p *process) stop(grace time.Duration) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		p.kill()
+	}
+}
+
+func (p *process) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// describeExit renders how a process ended: "exit status 1", "signal: killed".
+func describeExit(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}

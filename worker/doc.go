@@ -1,0 +1,18 @@
+// Package worker is the runtime every worker process shares and the contract
+// between the master and its workers.
+//
+// The master re-executes its own binary with the hidden "worker" command and
+// hands the child a Spec (JSON in the SUPERVISOR_WORKER_SPEC environment
+// variable) plus two inherited pipes:
+//
+//   - fd 3, the ready pipe: the worker writes one line when it can serve
+//     ("ok") or why it cannot ("error: ..."), then closes it. Readiness is
+//     this explicit signal, never a timer.
+//   - fd 4, the liveness pipe: the master holds the write end and never
+//     writes. When the master dies, for any reason including SIGKILL, the
+//     worker reads EOF and exits, so workers never outlive their master.
+//
+// A worker serves HTTP on its own Unix socket. On SIGTERM it stops accepting,
+// finishes in-flight requests (bounded by Spec.DrainTimeout) and exits 0.
+// The roles themselves live in worker/prep and worker/infer.
+package worker

@@ -1,0 +1,171 @@
+package prep
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/lb"
+)
+
+// headerLenHeader is Triton's binary tensor extension header.
+const headerLenHeader = "Inference-Header-Content-Length"
+
+type handler struct {
+	models  map[string]*model
+	up      *lb.Proxy
+	timeout time.Duration
+	log     zerolog.Logger
+}
+
+// serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
+func (h *handler) serve(ctx *fasthttp.RequestCtx) {
+	rest, ok := strings.CutPrefix(string(ctx.Path()), "/v2/models/")
+	if !ok {
+		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+		return
+	}
+	name, action, _ := strings.Cut(rest, "/")
+	if v, ok := strings.CutPrefix(action, "versions/"); ok {
+		_, action, _ = strings.Cut(v, "/")
+	}
+	m, ok := h.models[name]
+	if !ok {
+		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
+		return
+	}
+	switch action {
+	case "":
+		if h.allow(ctx, fasthttp.MethodGet) {
+			ctx.SetContentType("application/json")
+			ctx.SetBody(m.metaJSON)
+		}
+	case "ready":
+		if h.allow(ctx, fasthttp.MethodGet) {
+			ctx.SetStatusCode(fasthttp.StatusOK)
+		}
+	case "infer":
+		if h.allow(ctx, fasthttp.MethodPost) {
+			h.infer(ctx, m)
+		}
+	default:
+		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+	}
+}
+
+// allow answers 405 with an Allow header unless the method is want (GET
+// routes also take HEAD).
+func (h *handler) allow(ctx *fasthttp.RequestCtx, want string) bool {
+	m := string(ctx.Method())
+	if m == want || (want == fasthttp.MethodGet && m == fasthttp.MethodHead) {
+		return true
+	}
+	ctx.Response.Header.Set("Allow", want)
+	writeError(ctx, fasthttp.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %q; use %s", m, ctx.Path(), want))
+	return false
+}
+
+func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
+	headerLen := -1
+	if raw := ctx.Request.Header.Peek(headerLenHeader); raw != nil {
+		n, err := strconv.Atoi(string(raw))
+		if err != nil || n < 0 || n > len(ctx.PostBody()) {
+			writeError(ctx, fasthttp.StatusBadRequest, fmt.Sprintf("bad %s header %q: want a length within the body", headerLenHeader, raw))
+			return
+		}
+		headerLen = n
+	}
+	req, err := v2.DecodeInferRequest(ctx.PostBody(), headerLen)
+	if err == nil {
+		err = req.Validate(&m.md)
+	}
+	if err != nil {
+		writeV2Error(ctx, err)
+		return
+	}
+	outs, status, err := h.forward(ctx, m, req)
+	if err != nil {
+		writeError(ctx, status, err.Error())
+		return
+	}
+	body, n := v2.AppendInferResponse(nil, m.md.Name, req, outs)
+	if n >= 0 {
+		ctx.Response.Header.Set(headerLenHeader, strconv.Itoa(n))
+		ctx.SetContentType("application/octet-stream")
+	} else {
+		ctx.SetContentType("application/json")
+	}
+	ctx.Response.SetBodyRaw(body)
+}
+
+// forward runs the request on an infer worker; on failure it returns the
+// HTTP status to answer with.
+func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest) ([]tensor.Tensor, int, error) {
+	outputs := make([]string, len(req.Outputs))
+	for i, o := range req.Outputs {
+		outputs[i] = o.Name
+	}
+	up, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(up)
+	defer fasthttp.ReleaseResponse(resp)
+	up.Header.SetMethod(fasthttp.MethodPost)
+	up.SetRequestURI("http://infer/infer")
+	up.SetBodyRaw(tensor.AppendRequest(nil, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}))
+
+	timeout := h.timeout
+	if req.Timeout > 0 && req.Timeout < timeout {
+		timeout = req.Timeout
+	}
+	if err := h.up.Do(up, resp, time.Now().Add(timeout)); err != nil {
+		h.log.Error().Err(err).Msg("infer worker request failed")
+		switch {
+		case errors.Is(err, fasthttp.ErrTimeout):
+			return nil, fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
+		case errors.Is(err, lb.ErrNoBackend):
+			return nil, fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
+		default:
+			return nil, fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
+		}
+	}
+	if resp.StatusCode() != fasthttp.StatusOK {
+		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", resp.Body())
+	}
+	// The response is released on return: the tensors must not alias it.
+	outs, err := tensor.ParseTensors(append([]byte(nil), resp.Body()...))
+	if err != nil {
+		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
+	}
+	return outs, fasthttp.StatusOK, nil
+}
+
+// transportError answers errors fasthttp raises before the handler runs,
+// such as a body over max_body_bytes.
+func (h *handler) transportError(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
+		return
+	}
+	writeError(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
+}
+
+func writeV2Error(ctx *fasthttp.RequestCtx, err error) {
+	var ve *v2.Error
+	if errors.As(err, &ve) {
+		writeError(ctx, ve.Status, ve.Msg)
+		return
+	}
+	writeError(ctx, fasthttp.StatusBadRequest, err.Error())
+}
+
+func writeError(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(v2.AppendError(nil, msg))
+}

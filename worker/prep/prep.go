@@ -1,0 +1,96 @@
+// Package prep is the CPU stage: it parses KServe V2 requests, validates
+// them against the model's metadata before anything reaches an infer worker,
+// forwards raw tensors to the least-loaded infer worker and turns the
+// outputs back into V2 responses.
+//
+// Model metadata is never configured: at boot the prep worker asks an infer
+// worker, which read it from the model file through ONNX Runtime.
+package prep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// Run is the prep worker's main: learn the models, serve, drain.
+func Run(rt *worker.Runtime) error {
+	timeout := rt.Spec.UpstreamTimeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	if len(rt.Spec.InferSockets) == 0 {
+		rt.Fail(errors.New("no infer worker sockets in the spec"))
+	}
+	up := newUpstream(rt, timeout)
+	models, err := fetchModels(up, timeout)
+	if err != nil {
+		rt.Fail(err)
+	}
+	h := &handler{models: models, up: up, timeout: timeout, log: rt.Log}
+	srv := &fasthttp.Server{
+		Handler:            h.serve,
+		Name:               "supervisor-prep",
+		MaxRequestBodySize: int(rt.Spec.MaxBodyBytes),
+		ErrorHandler:       h.transportError,
+		Logger:             fasthttpLogger{rt},
+	}
+	return rt.Serve(srv)
+}
+
+// newUpstream returns the pool of infer workers this prep worker feeds: the
+// lb's least-connections pick (fewest requests this worker has in flight
+// there) with retry only while a frame is provably unsent.
+func newUpstream(rt *worker.Runtime, timeout time.Duration) *lb.Proxy {
+	up := lb.New(lb.Options{Timeout: timeout, Logger: rt.Log})
+	bs := make([]lb.Backend, len(rt.Spec.InferSockets))
+	for i, s := range rt.Spec.InferSockets {
+		bs[i] = lb.Backend{Name: fmt.Sprintf("infer-%d", i), Socket: s}
+	}
+	up.SetBackends(bs)
+	return up
+}
+
+// model is one served model as the prep stage sees it.
+type model struct {
+	md       tensor.Metadata
+	metaJSON []byte // V2 model metadata response, encoded once
+}
+
+// fetchModels asks the infer workers for the metadata of every model.
+func fetchModels(up *lb.Proxy, timeout time.Duration) (map[string]*model, error) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://infer/metadata")
+	if err := up.Do(req, resp, time.Now().Add(timeout)); err != nil {
+		return nil, fmt.Errorf("fetch model metadata: %w", err)
+	}
+	if resp.StatusCode() != fasthttp.StatusOK {
+		return nil, fmt.Errorf("fetch model metadata: infer worker answered %d: %s", resp.StatusCode(), resp.Body())
+	}
+	var metas []tensor.Metadata
+	if err := json.Unmarshal(resp.Body(), &metas); err != nil {
+		return nil, fmt.Errorf("decode model metadata: %w", err)
+	}
+	models := make(map[string]*model, len(metas))
+	for _, md := range metas {
+		models[md.Name] = &model{md: md, metaJSON: v2.AppendModelMetadata(nil, &md)}
+	}
+	return models, nil
+}
+
+// fasthttpLogger routes fasthttp's own messages into the worker's log.
+type fasthttpLogger struct{ rt *worker.Runtime }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.rt.Log.Warn().Msgf(format, args...)
+}

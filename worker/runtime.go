@@ -1,0 +1,161 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+)
+
+// The file descriptors a worker inherits from the master (see the package doc).
+const (
+	readyFD    = 3
+	livenessFD = 4
+)
+
+// Runtime is a worker process's connection to its master.
+type Runtime struct {
+	Spec *Spec
+	Log  zerolog.Logger
+
+	ready      *os.File
+	masterGone chan struct{}
+	serving    atomic.Bool
+}
+
+// Start wires the worker to its master: it takes the inherited pipes and
+// starts watching the liveness pipe. Call it before loading anything slow,
+// so a master that dies during a long model load still takes the worker down.
+func Start(spec *Spec) *Runtime {
+	r := &Runtime{
+		Spec:       spec,
+		Log:        NewLogger(spec),
+		ready:      os.NewFile(readyFD, "ready-pipe"),
+		masterGone: make(chan struct{}),
+	}
+	// Terminal Ctrl-C reaches the whole process group; the master decides
+	// when workers stop, so workers ignore SIGINT.
+	signal.Ignore(syscall.SIGINT)
+	go r.watchMaster(os.NewFile(livenessFD, "liveness-pipe"))
+	return r
+}
+
+// NewLogger returns the JSON logger every line of a worker goes through,
+// tagged with the worker's identity.
+func NewLogger(spec *Spec) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(spec.LogLevel)
+	if err != nil || spec.LogLevel == "" {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(os.Stderr).Level(lvl).With().Timestamp().
+		Str("role", string(spec.Role)).Str("worker", spec.Name).
+		Int("pid", os.Getpid()).Int("generation", spec.Generation).Logger()
+}
+
+func (r *Runtime) watchMaster(f *os.File) {
+	defer close(r.masterGone)
+	if f == nil {
+		return
+	}
+	// The master never writes: any return (EOF or error) means it is gone.
+	_, _ = io.Copy(io.Discard, f)
+	if !r.serving.Load() {
+		// Still booting (a model load can take minutes): nothing to drain.
+		r.Log.Warn().Msg("master is gone before this worker was ready: exiting")
+		os.Exit(1)
+	}
+}
+
+// Fail reports a boot failure to the master and exits with status 1.
+func (r *Runtime) Fail(err error) {
+	r.Log.Error().Err(err).Msg("worker failed to start")
+	r.signalReady("error: " + err.Error())
+	os.Exit(1)
+}
+
+func (r *Runtime) signalReady(line string) {
+	if r.ready == nil {
+		return
+	}
+	w := bufio.NewWriter(r.ready)
+	_, _ = w.WriteString(line + "\n")
+	_ = w.Flush()
+	_ = r.ready.Close()
+	r.ready = nil
+}
+
+// Serve listens on the spec's socket, tells the master it is ready and
+// serves until SIGTERM or the master's death, then drains in-flight requests
+// (bounded by DrainTimeout) and returns.
+func (r *Runtime) Serve(srv *fasthttp.Server) error {
+	ln, err := ListenUnix(r.Spec.Socket)
+	if err != nil {
+		return err
+	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	r.serving.Store(true)
+	r.signalReady("ok")
+	r.Log.Info().Str("socket", r.Spec.Socket).Msg("worker ready")
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %q: %w", r.Spec.Socket, err)
+	case <-term:
+		r.Log.Info().Msg("SIGTERM: draining")
+	case <-r.masterGone:
+		r.Log.Warn().Msg("master is gone: draining and exiting")
+	}
+	return r.drain(srv)
+}
+
+func (r *Runtime) drain(srv *fasthttp.Server) error {
+	timeout := r.Spec.DrainTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := srv.ShutdownWithContext(ctx)
+	_ = os.Remove(r.Spec.Socket)
+	if errors.Is(err, context.DeadlineExceeded) {
+		r.Log.Warn().Dur("drain_timeout", timeout).Msg("drain timed out; in-flight requests were cut")
+		return nil
+	}
+	r.Log.Info().Msg("drained")
+	return err
+}
+
+// ListenUnix listens on a Unix socket at path, replacing a stale socket file
+// left by a dead process. The socket is private to the owner (0600).
+func ListenUnix(path string) (net.Listener, error) {
+	if len(path) >= 108 {
+		return nil, fmt.Errorf("socket path %q is %d bytes; Unix socket paths are limited to 107: use a shorter runtime_dir", path, len(path))
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %q: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %q: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod %q: %w", path, err)
+	}
+	return ln, nil
+}

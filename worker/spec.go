@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Role names a worker's stage in the pipeline.
+type Role string
+
+// The two worker roles.
+const (
+	RolePrep  Role = "prep"
+	RoleInfer Role = "infer"
+)
+
+// SpecEnv is the environment variable that carries the JSON Spec.
+const SpecEnv = "SUPERVISOR_WORKER_SPEC"
+
+// Model is one model a worker serves.
+type Model struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// Spec is everything a worker needs to know; the master computes it from the
+// config and the plan. Two workers with equal Specs are interchangeable.
+type Spec struct {
+	Role       Role   `json:"role"`
+	Name       string `json:"name"`       // slot name, e.g. "prep-0"
+	Generation int    `json:"generation"` // master generation (reloads, upgrades)
+	Socket     string `json:"socket"`     // Unix socket this worker listens on
+	LogLevel   string `json:"log_level"`
+
+	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
+	DrainTimeout time.Duration `json:"drain_timeout"`
+
+	// Infer role.
+	Models         []Model `json:"models,omitempty"`
+	ORTLibrary     string  `json:"ort_library,omitempty"`
+	IntraOpThreads int     `json:"intra_op_threads,omitempty"`
+
+	// Prep role.
+	InferSockets    []string      `json:"infer_sockets,omitempty"`
+	MaxBodyBytes    int64         `json:"max_body_bytes,omitempty"`
+	UpstreamTimeout time.Duration `json:"upstream_timeout,omitempty"`
+}
+
+// Environ returns the environment entry that passes s to a worker.
+func (s *Spec) Environ() (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode worker spec: %w", err)
+	}
+	return SpecEnv + "=" + string(b), nil
+}
+
+// errNotAWorker is returned when the worker command runs outside a master.
+var errNotAWorker = errors.New("the worker command is started by the supervisor master; it is not meant to be run directly (run `supervisor run` instead)")
+
+// SpecFromEnv reads the Spec the master passed in the environment.
+func SpecFromEnv() (*Spec, error) {
+	raw, ok := os.LookupEnv(SpecEnv)
+	if !ok {
+		return nil, errNotAWorker
+	}
+	var s Spec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", SpecEnv, err)
+	}
+	if s.Socket == "" || s.Name == "" {
+		return nil, fmt.Errorf("%s: name and socket are required", SpecEnv)
+	}
+	return &s, nil
+}
