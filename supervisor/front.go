@@ -34,7 +34,7 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
 	if strings.HasPrefix(path, "/v2/models/") {
-		if !m.ready.Load() {
+		if !m.serving.Load() {
 			m.reply(ctx, fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping")
 			return
 		}

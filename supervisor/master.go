@@ -27,8 +27,13 @@ type Master struct {
 	spawner spawner
 
 	infer, prep []*slot
-	ready       atomic.Bool
-	started     time.Time
+	// ready is what /v2/health/ready reports: every pool has a ready worker
+	// and the master is not stopping. serving gates inference routes: it
+	// stays true while the public listener drains, so requests still
+	// arriving on open keep-alive connections are served, not refused.
+	ready   atomic.Bool
+	serving atomic.Bool
+	started time.Time
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -88,6 +93,7 @@ func (m *Master) Run(ctx context.Context) error {
 
 // serve marks the master ready and blocks until it is told to stop.
 func (m *Master) serve(ctx context.Context, served <-chan error) error {
+	m.serving.Store(true)
 	m.ready.Store(true)
 	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
 	m.log.Info().Str("listen", m.cfg.Listen).Int("prep", len(m.prep)).Int("infer", len(m.infer)).
@@ -180,6 +186,8 @@ func (m *Master) shutdown(front *fasthttp.Server) {
 	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
+	m.serving.Store(false)
+	m.log.Info().Msg("public listener drained; stopping workers")
 	stopAll(m.prep)
 	stopAll(m.infer)
 	m.log.Info().Msg("stopped")

@@ -39,6 +39,9 @@ commands:
 `
 
 func main() {
+	// Millisecond timestamps: lifecycle events (spawn, ready, drain) are
+	// often milliseconds apart.
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	cmd, args := "run", os.Args[1:]
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

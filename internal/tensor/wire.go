@@ -17,9 +17,13 @@ type Request struct {
 // The wire format is a sequence of uvarint-prefixed fields:
 //
 //	request  = magic model nOutputs {name} tensors
-//	tensors  = nTensors {name dtype(1 byte) rank {varint dim} nBytes bytes}
+//	tensors  = nTensors {name dtype(1 byte) rank {varint dim} nBytes pad bytes}
 //
-// Parsed tensors alias the input buffer: no copy of the payload is made.
+// pad is 0-7 zero bytes that put each tensor's data at a multiple of 8 from
+// the start of the frame, so that data parsed in place from an 8-aligned
+// buffer (Go heap allocations are) is naturally aligned for every element
+// type and ONNX Runtime can use it without a copy. Parsed tensors alias the
+// input buffer: no copy of the payload is made.
 const wireMagic = 0x53565431 // "SVT1"
 
 // ErrWire is returned (wrapped) for any malformed frame.
@@ -45,7 +49,7 @@ func ParseRequest(b []byte) (Request, error) {
 	if len(b) < 4 || binary.LittleEndian.Uint32(b) != wireMagic {
 		return r, fmt.Errorf("%w: bad magic", ErrWire)
 	}
-	d := decoder{b: b[4:]}
+	d := decoder{b: b[4:], off: 4}
 	r.Model = d.string()
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
@@ -54,7 +58,7 @@ func ParseRequest(b []byte) (Request, error) {
 	if d.err != nil {
 		return r, d.err
 	}
-	ts, err := ParseTensors(d.b)
+	ts, err := parseTensors(d)
 	r.Inputs = ts
 	return r, err
 }
@@ -71,6 +75,7 @@ func AppendTensors(dst []byte, ts []Tensor) []byte {
 			dst = binary.AppendVarint(dst, dim)
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(t.Data)))
+		dst = append(dst, make([]byte, padding(len(dst)))...)
 		dst = append(dst, t.Data...)
 	}
 	return dst
@@ -79,7 +84,10 @@ func AppendTensors(dst []byte, ts []Tensor) []byte {
 // ParseTensors decodes tensors written by AppendTensors and checks each
 // one's data length against its shape and dtype.
 func ParseTensors(b []byte) ([]Tensor, error) {
-	d := decoder{b: b}
+	return parseTensors(decoder{b: b})
+}
+
+func parseTensors(d decoder) ([]Tensor, error) {
 	n := d.count()
 	ts := make([]Tensor, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
@@ -89,7 +97,7 @@ func ParseTensors(b []byte) ([]Tensor, error) {
 		for j := 0; j < rank && d.err == nil; j++ {
 			t.Shape = append(t.Shape, d.varint())
 		}
-		t.Data = d.bytes()
+		t.Data = d.paddedBytes()
 		if d.err == nil {
 			if err := t.Check(); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrWire, err)
@@ -103,15 +111,26 @@ func ParseTensors(b []byte) ([]Tensor, error) {
 	return ts, d.err
 }
 
+// padding is the number of bytes that bring offset to a multiple of 8.
+func padding(offset int) int { return (8 - offset%8) % 8 }
+
 func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
-// decoder reads fields until the first error, which sticks.
+// decoder reads fields until the first error, which sticks. off is the
+// offset of b within the frame, for alignment padding.
 type decoder struct {
 	b   []byte
+	off int
 	err error
+}
+
+// advance consumes n bytes.
+func (d *decoder) advance(n int) {
+	d.b = d.b[n:]
+	d.off += n
 }
 
 func (d *decoder) fail(what string) {
@@ -127,7 +146,7 @@ func (d *decoder) uvarint() uint64 {
 		d.fail("length")
 		return 0
 	}
-	d.b = d.b[n:]
+	d.advance(n)
 	return v
 }
 
@@ -137,7 +156,7 @@ func (d *decoder) varint() int64 {
 		d.fail("dimension")
 		return 0
 	}
-	d.b = d.b[n:]
+	d.advance(n)
 	return v
 }
 
@@ -156,18 +175,33 @@ func (d *decoder) byte() byte {
 		return 0
 	}
 	c := d.b[0]
-	d.b = d.b[1:]
+	d.advance(1)
 	return c
 }
 
-func (d *decoder) bytes() []byte {
+func (d *decoder) bytes() []byte { return d.take(d.uvarint()) }
+
+// paddedBytes reads a length, skips the alignment padding, then the bytes.
+func (d *decoder) paddedBytes() []byte {
 	n := d.uvarint()
+	if p := padding(d.off); d.err == nil && p > 0 {
+		d.take(uint64(p))
+	}
+	return d.take(n)
+}
+
+// take consumes n bytes and returns them, capacity-limited so appends to
+// them cannot overwrite what follows.
+func (d *decoder) take(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
 	if n > uint64(len(d.b)) {
 		d.fail("data")
 		return nil
 	}
 	v := d.b[:n:n]
-	d.b = d.b[n:]
+	d.advance(int(n))
 	return v
 }
 

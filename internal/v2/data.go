@@ -35,14 +35,17 @@ func (d *decoder) data(in *input) error {
 		return badRequest("%s: data is nested but shape %s has no inner dimensions; send it flat",
 			in.label(), tensor.FormatShape(in.t.Shape))
 	}
-	if p.dtype == tensor.FP32 && !p.nested {
-		if k, end, ok := flatFloat32s(s.b, s.i+1, p.out); ok && k == p.n {
-			s.i = end
-			in.t.Data = p.out
-			return nil
+	var err error
+	if p.dtype == tensor.FP32 && !p.nested && j < len(s.b) && s.b[j] != ']' {
+		var done bool
+		p.k, s.i, done = flatFloat32s(s.b, s.i+1, p.out)
+		if !done {
+			err = p.elements(0, p.k)
 		}
+	} else {
+		err = p.array(0)
 	}
-	if err := p.array(0); err != nil {
+	if err != nil {
 		return err
 	}
 	if p.k != p.n {
@@ -72,13 +75,19 @@ type dataParser struct {
 func (p *dataParser) array(level int) error {
 	s := p.s
 	s.i++ // '['
-	leaf := !p.nested || level == len(p.in.t.Shape)-1
-	count := 0
 	s.ws()
 	if s.peek() == ']' {
 		s.i++
 		return p.checkLevel(level, 0)
 	}
+	return p.elements(level, 0)
+}
+
+// elements reads the rest of an array from the start of an element, count
+// elements in.
+func (p *dataParser) elements(level, count int) error {
+	s := p.s
+	leaf := !p.nested || level == len(p.in.t.Shape)-1
 	for {
 		s.ws()
 		var err error

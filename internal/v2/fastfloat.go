@@ -9,13 +9,15 @@ import (
 
 // flatFloat32s is the fast path for the most common payload: a flat array
 // of FP32 values, as image models take. i is the offset just past '['. It
-// fills out and returns the number of values and the offset past ']'.
+// fills out and returns the number of values written and the offset past
+// ']', with done true.
 //
-// It is optimistic: on anything it does not handle (malformed input, nested
-// arrays, null, more than 19 digits, far exponents, too many values) it
-// returns ok false and the caller parses the array again with the general
-// path, which produces the error message or the result.
-func flatFloat32s(b []byte, i int, out []byte) (k, end int, ok bool) {
+// On anything it does not handle (malformed input, nested arrays, null,
+// more than 19 significant digits, too many values) it stops with done
+// false at the start of the element at fault, having written k values, and
+// the general path carries on from there: it produces the error message or
+// the rest of the values.
+func flatFloat32s(b []byte, i int, out []byte) (k, end int, done bool) {
 	n := len(out) / 4
 	for ; ; k++ {
 		for i < len(b) && isSpace(b[i]) {
@@ -29,17 +31,18 @@ func flatFloat32s(b []byte, i int, out []byte) (k, end int, ok bool) {
 			return k, i, false
 		}
 		binary.LittleEndian.PutUint32(out[4*k:], math.Float32bits(v))
-		for i = j; i < len(b) && isSpace(b[i]); i++ {
+		for j < len(b) && isSpace(b[j]) {
+			j++
 		}
 		switch {
-		case i >= len(b):
+		case j >= len(b):
 			return k, i, false
-		case b[i] == ',':
-			i++
-		case b[i] == ']':
-			return k + 1, i + 1, true
+		case b[j] == ',':
+			i = j + 1
+		case b[j] == ']':
+			return k + 1, j + 1, true
 		default:
-			return k, i, false
+			return k, i, false // the general path rewrites slot k
 		}
 	}
 }
@@ -70,6 +73,16 @@ func fastFloat32(b []byte, i int) (v float32, end int, ok bool) {
 		}
 		nd += i - frac
 		exp = frac - i
+		if nd > maxMantDigits && b[start] == '0' {
+			// Too many digits, but leading zeros of the fraction are not
+			// significant: read it again without them.
+			lead := frac
+			for lead < i && b[lead] == '0' {
+				lead++
+			}
+			mant, _ = fastDigits(b, lead, 0)
+			nd = i - lead
+		}
 	}
 	if nd > maxMantDigits { // mant may have wrapped; the general path copes
 		return 0, i, false

@@ -140,3 +140,13 @@ func TestEightDigits(t *testing.T) {
 		}
 	}
 }
+
+func TestFastFloat32LeadingZeros(t *testing.T) {
+	for _, s := range []string{"0.00000000000000000000000", "0.0000000000000000000000", "-0.000000000000000000001234567890123456789", "0.0078431368619203568", "0.00784313686192035681234"} {
+		want, _ := strconv.ParseFloat(s, 32)
+		got, end, ok := fastFloat32([]byte(s), 0)
+		if ok && (end != len(s) || got != float32(want)) {
+			t.Errorf("fastFloat32(%q) = %v, want %v", s, got, float32(want))
+		}
+	}
+}

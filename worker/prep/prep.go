@@ -16,8 +16,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
-	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
