@@ -54,6 +54,8 @@ type Config struct {
 	Prep PrepConfig `yaml:"prep"`
 	// Infer sizes the inference stage.
 	Infer InferConfig `yaml:"infer"`
+	// Workers governs recycling drains, hang detection and restarts.
+	Workers WorkersConfig `yaml:"workers"`
 
 	origin configOrigin
 }
@@ -75,6 +77,8 @@ type PrepConfig struct {
 	Workers int `yaml:"workers"`
 	// UpstreamTimeout bounds one prep -> infer call.
 	UpstreamTimeout Duration `yaml:"upstream_timeout"`
+	// Recycle says when a prep worker is replaced.
+	Recycle `yaml:",inline"`
 }
 
 // InferConfig sizes the inference stage.
@@ -85,6 +89,42 @@ type InferConfig struct {
 	// IntraOpThreads is ONNX Runtime's intra-op thread count per infer
 	// worker; 0 means auto (see Resolve).
 	IntraOpThreads int `yaml:"intra_op_threads"`
+	// Recycle says when an infer worker is replaced.
+	Recycle `yaml:",inline"`
+}
+
+// Recycle holds a pool's recycling limits (gunicorn semantics); 0 turns a
+// limit off. A worker that reaches one is replaced surge-first: its
+// replacement boots and takes traffic before it is drained and stopped.
+type Recycle struct {
+	// MaxRequests recycles a worker after it has served this many
+	// requests, plus a uniform random integer in [0, MaxRequestsJitter]
+	// drawn at spawn, so a pool's workers do not all recycle at once.
+	MaxRequests       int `yaml:"max_requests"`
+	MaxRequestsJitter int `yaml:"max_requests_jitter"`
+	// MaxRSSBytes recycles a worker whose resident memory exceeds it.
+	MaxRSSBytes ByteSize `yaml:"max_rss_bytes"`
+	// MaxLifetime recycles a worker this long after it became ready.
+	MaxLifetime Duration `yaml:"max_lifetime"`
+}
+
+// WorkersConfig governs every worker's lifecycle.
+type WorkersConfig struct {
+	// DrainTimeout bounds how long a recycled worker may take to finish
+	// its in-flight requests before it is stopped.
+	DrainTimeout Duration `yaml:"drain_timeout"`
+	// HeartbeatTimeout: a ready worker silent for this long is hung; it is
+	// killed and replaced. Model loading is governed by boot_timeout.
+	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
+	// RestartBackoff and RestartBackoffMax: after an unexpected exit or a
+	// failed boot, wait RestartBackoff, doubling up to RestartBackoffMax.
+	RestartBackoff    Duration `yaml:"restart_backoff"`
+	RestartBackoffMax Duration `yaml:"restart_backoff_max"`
+	// DegradedAfter consecutive failed boots mark a slot degraded in status
+	// (the master keeps retrying at RestartBackoffMax).
+	DegradedAfter int `yaml:"degraded_after"`
+	// MaxSurge bounds how many replacements of one pool boot at once.
+	MaxSurge int `yaml:"max_surge"`
 }
 
 // MaxRuntimeDirLen is the longest RuntimeDir accepted. A Unix socket path
@@ -112,6 +152,14 @@ func DefaultConfig() *Config {
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx"}},
 		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}},
 		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0},
+		Workers: WorkersConfig{
+			DrainTimeout:      Duration{30 * time.Second},
+			HeartbeatTimeout:  Duration{10 * time.Second},
+			RestartBackoff:    Duration{100 * time.Millisecond},
+			RestartBackoffMax: Duration{30 * time.Second},
+			DegradedAfter:     5,
+			MaxSurge:          1,
+		},
 	}
 }
 

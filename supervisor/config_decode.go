@@ -85,18 +85,39 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"boot_timeout", d.duration(&c.BootTimeout)},
 		{"models", func(n *yaml.Node, field string) { d.models(n, field, c) }},
 		{"prep", func(n *yaml.Node, field string) {
-			d.mapping(n, field, []configKey{
+			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Prep.Workers)},
 				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
-			})
+			}, d.recycleKeys(&c.Prep.Recycle)...))
 		}},
 		{"infer", func(n *yaml.Node, field string) {
-			d.mapping(n, field, []configKey{
+			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
+			}, d.recycleKeys(&c.Infer.Recycle)...))
+		}},
+		{"workers", func(n *yaml.Node, field string) {
+			w := &c.Workers
+			d.mapping(n, field, []configKey{
+				{"drain_timeout", d.duration(&w.DrainTimeout)},
+				{"heartbeat_timeout", d.duration(&w.HeartbeatTimeout)},
+				{"restart_backoff", d.duration(&w.RestartBackoff)},
+				{"restart_backoff_max", d.duration(&w.RestartBackoffMax)},
+				{"degraded_after", d.integer(&w.DegradedAfter)},
+				{"max_surge", d.integer(&w.MaxSurge)},
 			})
 		}},
 	})
+}
+
+// recycleKeys are the recycling keys every pool section has.
+func (d *configDecoder) recycleKeys(r *Recycle) []configKey {
+	return []configKey{
+		{"max_requests", d.integer(&r.MaxRequests)},
+		{"max_requests_jitter", d.integer(&r.MaxRequestsJitter)},
+		{"max_rss_bytes", d.byteSize(&r.MaxRSSBytes)},
+		{"max_lifetime", d.duration(&r.MaxLifetime)},
+	}
 }
 
 // models replaces the default model list with the one in the file.

@@ -53,6 +53,14 @@ func TestConfigDefaults(t *testing.T) {
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx"}},
 		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}},
 		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0},
+		Workers: WorkersConfig{
+			DrainTimeout:      Duration{30 * time.Second},
+			HeartbeatTimeout:  Duration{10 * time.Second},
+			RestartBackoff:    Duration{100 * time.Millisecond},
+			RestartBackoffMax: Duration{30 * time.Second},
+			DegradedAfter:     5,
+			MaxSurge:          1,
+		},
 	}
 	if have := *DefaultConfig(); !reflect.DeepEqual(have, want) {
 		t.Errorf("DefaultConfig() = %+v, want %+v", have, want)
@@ -157,7 +165,11 @@ func TestConfigValues(t *testing.T) {
 				c.BootTimeout = Duration{5 * time.Second}
 			}},
 		{"explicit auto values", "runtime_dir: /run/s\nprep:\n  workers: 3\ninfer:\n  workers: 2\n  intra_op_threads: 4\n",
-			func(c *Config) { c.RuntimeDir = "/run/s"; c.Prep.Workers = 3; c.Infer = InferConfig{2, 4} }},
+			func(c *Config) {
+				c.RuntimeDir = "/run/s"
+				c.Prep.Workers = 3
+				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4}
+			}},
 		{"runtime_dir of exactly 80 bytes", "runtime_dir: /" + strings.Repeat("r", 79) + "\n",
 			func(c *Config) { c.RuntimeDir = "/" + strings.Repeat("r", 79) }},
 	}
@@ -188,7 +200,7 @@ func TestConfigErrors(t *testing.T) {
 		want []string // each a prefix of one message, in order
 	}{
 		{"unknown key", "listen: :8000\nprep:\n  workers: 2\n  workerz: 3\n",
-			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout)`}},
+			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime)`}},
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
@@ -208,7 +220,7 @@ func TestConfigErrors(t *testing.T) {
 		{"workers a float", "infer:\n  workers: 1.5\n",
 			[]string{`t.yaml:2: infer.workers: "1.5" is not a whole number`}},
 		{"prep not a mapping", "prep: 4\n",
-			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, got "4"`}},
+			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, got "4"`}},
 		{"root not a mapping", "- listen\n",
 			[]string{`t.yaml:1: the config must be a mapping`}},
 		{"string given a list", "log_level:\n  - info\n",
@@ -371,7 +383,8 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	c.BootTimeout = Duration{time.Hour + 90*time.Second}
 	c.Models = append(c.Models, ModelConfig{Name: "b", Path: "/m/b.onnx"})
 	c.Prep = PrepConfig{Workers: 3, UpstreamTimeout: Duration{1500 * time.Millisecond}}
-	c.Infer = InferConfig{Workers: 2, IntraOpThreads: 7}
+	c.Infer = InferConfig{Workers: 2, IntraOpThreads: 7, Recycle: Recycle{MaxRequests: 1000, MaxRequestsJitter: 50, MaxRSSBytes: 1 << 30, MaxLifetime: Duration{time.Hour}}}
+	c.Workers.HeartbeatTimeout = Duration{3 * time.Second}
 
 	resolved := DefaultConfig()
 	resolved.Resolve()

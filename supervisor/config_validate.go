@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrInvalidConfig matches every *ConfigError: errors.Is(err,
@@ -120,7 +121,46 @@ func (c *Config) validate() []error {
 	if c.Infer.IntraOpThreads < 0 || c.Infer.IntraOpThreads > maxIntraOpThreads {
 		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", c.Infer.IntraOpThreads, maxIntraOpThreads)
 	}
+	v.recycle("prep", c.Prep.Recycle)
+	v.recycle("infer", c.Infer.Recycle)
+	v.workers(c.Workers)
 	return v.errs
+}
+
+func (v *configValidator) recycle(pool string, r Recycle) {
+	if r.MaxRequests < 0 {
+		v.errorf(pool+".max_requests", "%d is negative (use 0 for no limit)", r.MaxRequests)
+	}
+	if r.MaxRequestsJitter < 0 {
+		v.errorf(pool+".max_requests_jitter", "%d is negative (use 0 for no jitter)", r.MaxRequestsJitter)
+	}
+	if r.MaxRSSBytes < 0 {
+		v.errorf(pool+".max_rss_bytes", "%s is negative (use 0 for no limit)", r.MaxRSSBytes)
+	}
+	if r.MaxLifetime.Duration < 0 {
+		v.errorf(pool+".max_lifetime", "%s is negative (use 0 for no limit)", r.MaxLifetime)
+	}
+}
+
+func (v *configValidator) workers(w WorkersConfig) {
+	if w.DrainTimeout.Duration < 0 {
+		v.errorf("workers.drain_timeout", "%s is negative (e.g. 30s)", w.DrainTimeout)
+	}
+	if w.HeartbeatTimeout.Duration < 100*time.Millisecond {
+		v.errorf("workers.heartbeat_timeout", "%s is too short (at least 100ms, e.g. 10s)", w.HeartbeatTimeout)
+	}
+	if w.RestartBackoff.Duration <= 0 {
+		v.errorf("workers.restart_backoff", "%s must be greater than 0 (e.g. 100ms)", w.RestartBackoff)
+	}
+	if w.RestartBackoffMax.Duration < w.RestartBackoff.Duration {
+		v.errorf("workers.restart_backoff_max", "%s is less than restart_backoff (%s)", w.RestartBackoffMax, w.RestartBackoff)
+	}
+	if w.DegradedAfter < 1 {
+		v.errorf("workers.degraded_after", "%d must be at least 1", w.DegradedAfter)
+	}
+	if w.MaxSurge < 1 {
+		v.errorf("workers.max_surge", "%d must be at least 1", w.MaxSurge)
+	}
 }
 
 const listenHelp = "want host:port, e.g. 127.0.0.1:8000, or :8000 for every interface"

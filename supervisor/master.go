@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +33,10 @@ type Master struct {
 	ready   atomic.Bool
 	serving atomic.Bool
 	started time.Time
+
+	// upstreamsMu serialises slot changes, so that pushes of the infer
+	// worker list to prep workers cannot overtake each other.
+	upstreamsMu sync.Mutex
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -111,45 +114,56 @@ func (m *Master) serve(ctx context.Context, served <-chan error) error {
 // startWorkers boots the infer pool, then the prep pool, waiting for every
 // slot's first readiness.
 func (m *Master) startWorkers(rd *runtimeDir) error {
-	var inferSockets []string
+	infer := m.newLifecycle(m.cfg.Infer.Recycle)
 	for i := range m.cfg.Infer.Workers {
-		spec := m.inferSpec(i, rd)
-		inferSockets = append(inferSockets, spec.Socket)
-		m.infer = append(m.infer, m.newSlot(spec))
+		m.infer = append(m.infer, m.newSlot(m.inferSpec(i), rd, infer))
 	}
 	if err := bootAll(m.infer); err != nil {
 		return err
 	}
+	prep := m.newLifecycle(m.cfg.Prep.Recycle)
 	for i := range m.cfg.Prep.Workers {
-		m.prep = append(m.prep, m.newSlot(m.prepSpec(i, rd, inferSockets)))
+		m.prep = append(m.prep, m.newSlot(m.prepSpec(i), rd, prep))
 	}
 	return bootAll(m.prep)
 }
 
-func (m *Master) newSlot(spec worker.Spec) *slot {
-	return &slot{
-		spec:        spec,
-		spawner:     m.spawner,
-		bootTimeout: m.cfg.BootTimeout.Duration,
-		drain:       m.cfg.ShutdownTimeout.Duration,
-		log:         m.log,
-		changed:     m.poolChanged,
-		state:       stateStarting,
+func (m *Master) newLifecycle(r Recycle) *lifecycle {
+	w := m.cfg.Workers
+	return &lifecycle{
+		bootTimeout:      m.cfg.BootTimeout.Duration,
+		stopDrain:        m.cfg.ShutdownTimeout.Duration,
+		recycleDrain:     w.DrainTimeout.Duration,
+		heartbeatTimeout: w.HeartbeatTimeout.Duration,
+		backoffBase:      w.RestartBackoff.Duration,
+		backoffMax:       w.RestartBackoffMax.Duration,
+		degradedAfter:    w.DegradedAfter,
+		recycle:          r,
+		surge:            make(chan struct{}, w.MaxSurge),
 	}
 }
 
-func (m *Master) baseSpec(role worker.Role, name string, rd *runtimeDir) worker.Spec {
+func (m *Master) newSlot(spec worker.Spec, rd *runtimeDir, lc *lifecycle) *slot {
+	s := &slot{tmpl: spec, dir: rd.path, spawner: m.spawner, lc: lc, log: m.log, state: stateStarting,
+		hooks: slotHooks{changed: m.slotChanged, retire: m.retire}}
+	if spec.Role == worker.RolePrep {
+		s.hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+	}
+	return s
+}
+
+func (m *Master) baseSpec(role worker.Role, name string) worker.Spec {
 	return worker.Spec{
-		Role:         role,
-		Name:         name,
-		Socket:       filepath.Join(rd.path, name+".sock"),
-		LogLevel:     m.cfg.LogLevel,
-		DrainTimeout: m.cfg.ShutdownTimeout.Duration,
+		Role:              role,
+		Name:              name,
+		LogLevel:          m.cfg.LogLevel,
+		DrainTimeout:      m.cfg.Workers.DrainTimeout.Duration,
+		HeartbeatInterval: max(m.cfg.Workers.HeartbeatTimeout.Duration/4, 25*time.Millisecond),
 	}
 }
 
-func (m *Master) inferSpec(i int, rd *runtimeDir) worker.Spec {
-	s := m.baseSpec(worker.RoleInfer, fmt.Sprintf("infer-%d", i), rd)
+func (m *Master) inferSpec(i int) worker.Spec {
+	s := m.baseSpec(worker.RoleInfer, fmt.Sprintf("infer-%d", i))
 	for _, mc := range m.cfg.Models {
 		s.Models = append(s.Models, worker.Model{Name: mc.Name, Path: mc.Path})
 	}
@@ -158,23 +172,82 @@ func (m *Master) inferSpec(i int, rd *runtimeDir) worker.Spec {
 	return s
 }
 
-func (m *Master) prepSpec(i int, rd *runtimeDir, inferSockets []string) worker.Spec {
-	s := m.baseSpec(worker.RolePrep, fmt.Sprintf("prep-%d", i), rd)
-	s.InferSockets = inferSockets
+func (m *Master) prepSpec(i int) worker.Spec {
+	s := m.baseSpec(worker.RolePrep, fmt.Sprintf("prep-%d", i))
 	s.MaxBodyBytes = int64(m.cfg.MaxBodyBytes)
 	s.UpstreamTimeout = m.cfg.Prep.UpstreamTimeout.Duration
 	return s
 }
 
-// poolChanged hands the lb the prep workers that are ready now.
-func (m *Master) poolChanged() {
+// inferSockets lists the sockets of the infer workers serving now.
+func (m *Master) inferSockets() []string {
+	var socks []string
+	for _, s := range m.infer {
+		if p := s.serving(); p != nil {
+			socks = append(socks, p.spec.Socket)
+		}
+	}
+	return socks
+}
+
+// slotChanged propagates a change of serving process: prep workers are the
+// lb's backends; infer workers are every prep worker's upstreams.
+func (m *Master) slotChanged(s *slot) {
+	m.upstreamsMu.Lock()
+	defer m.upstreamsMu.Unlock()
+	switch s.tmpl.Role {
+	case worker.RolePrep:
+		if p := s.serving(); p != nil {
+			// A prep worker that booted during an infer swap may hold a
+			// stale list: give it the current one before it takes traffic.
+			m.pushUpstreams(p)
+		}
+		m.updateBackends()
+	case worker.RoleInfer:
+		for _, ps := range m.prep {
+			if p := ps.serving(); p != nil {
+				m.pushUpstreams(p)
+			}
+		}
+	}
+}
+
+func backendName(p *process) string { return fmt.Sprintf("%s#%d", p.spec.Name, p.pid()) }
+
+// updateBackends hands the lb the prep workers that serve now.
+func (m *Master) updateBackends() {
 	var bs []lb.Backend
 	for _, s := range m.prep {
-		if p := s.readyProcess(); p != nil {
-			bs = append(bs, lb.Backend{Name: fmt.Sprintf("%s#%d", s.spec.Name, p.pid()), Socket: s.spec.Socket})
+		if p := s.serving(); p != nil {
+			bs = append(bs, lb.Backend{Name: backendName(p), Socket: p.spec.Socket})
 		}
 	}
 	m.proxy.SetBackends(bs)
+}
+
+// pushUpstreams tells a prep worker which infer workers to use.
+func (m *Master) pushUpstreams(p *process) {
+	if err := worker.SetUpstreams(p.spec.Socket, m.inferSockets(), 5*time.Second); err != nil {
+		m.log.Warn().Err(err).Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("could not update the prep worker's infer workers")
+	}
+}
+
+// retire drains a replaced process and stops it. The lb (for prep) or
+// every prep worker (for infer) no longer sends it anything new; a prep
+// worker is stopped once the lb has nothing in flight on it, an infer
+// worker drains its own in-flight requests on SIGTERM.
+func (m *Master) retire(s *slot, p *process) {
+	drain := s.lc.recycleDrain
+	if p.spec.Role == worker.RolePrep {
+		select {
+		case <-m.proxy.Idle(backendName(p)):
+		case <-time.After(drain):
+			m.log.Warn().Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("drain_timeout reached with requests in flight")
+		case <-p.exited:
+		}
+	}
+	p.stop(drain)
+	m.log.Info().Str("worker", p.spec.Name).Int("pid", p.pid()).Str("exit", describeExit(p.err)).Msg("retired worker stopped")
 }
 
 // shutdown drains the public listener, then stops prep and infer workers.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +22,11 @@ type process struct {
 	// ready delivers exactly one value: nil once the worker reports ready,
 	// or why it never will.
 	ready chan error
+	// recycle delivers the worker's request to be replaced (at most one).
+	recycle chan string
+	// lastBeat is the unix-nano time of the last heartbeat (or of
+	// readiness): what hang detection reads.
+	lastBeat atomic.Int64
 	// exited is closed once the process has been reaped; err then holds
 	// how it ended.
 	exited chan struct{}
@@ -71,28 +77,53 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 		liveW.Close()
 		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
 	}
-	p := &process{spec: spec, cmd: cmd, ready: make(chan error, 1), exited: make(chan struct{}), liveness: liveW}
-	go p.readReady(readyR)
+	p := &process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
+		exited: make(chan struct{}), liveness: liveW}
+	go p.readEvents(readyR)
 	go p.wait()
 	return p, nil
 }
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-func (p *process) readReady(r *os.File) {
+// readEvents reads the worker's event pipe until it closes: first the
+// readiness line, then heartbeats and at most one recycle request.
+func (p *process) readEvents(r *os.File) {
 	defer r.Close()
-	line, _ := bufio.NewReader(r).ReadString('\n')
-	line = strings.TrimSpace(line)
-	switch {
-	case line == "ok":
-		p.ready <- nil
-	case strings.HasPrefix(line, "error: "):
-		p.ready <- errors.New(strings.TrimPrefix(line, "error: "))
-	default:
+	sc := bufio.NewScanner(r)
+	if !sc.Scan() {
 		// EOF without a word: the worker died before it could say why.
 		<-p.exited
 		p.ready <- fmt.Errorf("exited before it was ready (%v)", describeExit(p.err))
+		return
 	}
+	switch line := sc.Text(); {
+	case line == "ok":
+		p.lastBeat.Store(time.Now().UnixNano())
+		p.ready <- nil
+	case strings.HasPrefix(line, "error: "):
+		p.ready <- errors.New(strings.TrimPrefix(line, "error: "))
+		return
+	default:
+		p.ready <- fmt.Errorf("said %q instead of ready", line)
+		return
+	}
+	recycled := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "hb":
+			p.lastBeat.Store(time.Now().UnixNano())
+		case strings.HasPrefix(line, "recycle: ") && !recycled:
+			recycled = true
+			p.recycle <- strings.TrimPrefix(line, "recycle: ")
+		}
+	}
+}
+
+// silentFor is how long ago the worker last showed a sign of life.
+func (p *process) silentFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, p.lastBeat.Load()))
 }
 
 func (p *process) wait() {

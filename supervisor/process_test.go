@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,7 +39,7 @@ func helperWorker(behaviour string) {
 	switch behaviour {
 	case "ready":
 		rt := worker.Start(spec)
-		srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") }}
+		srv := &fasthttp.Server{Handler: rt.Count(func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })}
 		if err := rt.Serve(srv); err != nil {
 			os.Exit(2)
 		}
@@ -60,6 +62,9 @@ func helperWorker(behaviour string) {
 func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
 	t.Helper()
 	t.Setenv(helperEnv, behaviour)
+	// The race runtime sleeps 1s at exit by default, which would make a
+	// clean drain look like one that needed killing.
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +74,8 @@ func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return spawner{exe: exe}, worker.Spec{Role: worker.RolePrep, Name: "prep-0", Socket: filepath.Join(dir, "w.sock"), DrainTimeout: time.Second}
+	return spawner{exe: exe}, worker.Spec{Role: worker.RolePrep, Name: "prep-0", Socket: filepath.Join(dir, "w.sock"),
+		DrainTimeout: time.Second, HeartbeatInterval: 50 * time.Millisecond}
 }
 
 func TestProcessReadyThenStop(t *testing.T) {
@@ -148,40 +154,153 @@ func TestWorkerExitsWhenMasterEndsLivenessPipe(t *testing.T) {
 	}
 }
 
-func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
-	sp, spec := testSpawner(t, "ready")
-	changed := make(chan struct{}, 16)
-	s := &slot{spec: spec, spawner: sp, bootTimeout: 30 * time.Second, drain: time.Second,
-		log: zerolog.Nop(), changed: func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
+// testLifecycle is a fast lifecycle for slot tests.
+func testLifecycle() *lifecycle {
+	return &lifecycle{bootTimeout: 30 * time.Second, stopDrain: time.Second, recycleDrain: time.Second,
+		heartbeatTimeout: 2 * time.Second, backoffBase: 10 * time.Millisecond, backoffMax: 100 * time.Millisecond,
+		degradedAfter: 2, surge: make(chan struct{}, 1)}
+}
+
+// testSlot returns a slot running the helper behaviour, with its changes
+// and retirements reported on channels.
+func testSlot(t *testing.T, behaviour string, lc *lifecycle) (*slot, chan struct{}, chan *process) {
+	t.Helper()
+	sp, spec := testSpawner(t, behaviour)
+	changed := make(chan struct{}, 64)
+	retired := make(chan *process, 8)
+	s := &slot{tmpl: spec, dir: filepath.Dir(spec.Socket), spawner: sp, lc: lc, log: zerolog.Nop(),
+		hooks: slotHooks{
+			changed: func(*slot) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			},
+			retire: func(_ *slot, p *process) {
+				p.stop(time.Second)
+				retired <- p
+			},
 		}}
+	return s, changed, retired
+}
+
+// waitSlot waits for cond on the slot's change notifications, bounded.
+func waitSlot(t *testing.T, s *slot, changed <-chan struct{}, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !cond() {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s: %+v", what, s.status())
+		}
+	}
+}
+
+func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
+	s, changed, _ := testSlot(t, "ready", testLifecycle())
 	booted := make(chan error, 1)
 	s.start(booted)
 	defer s.stopAndWait()
 	if err := <-booted; err != nil {
 		t.Fatal(err)
 	}
-	first := s.readyProcess()
-	if first == nil {
-		t.Fatal("no ready process after boot")
-	}
+	first := s.serving()
 	_ = first.cmd.Process.Kill()
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("not restarted: %+v", s.status())
-		}
-		if p := s.readyProcess(); p != nil && p != first {
-			break
-		}
-	}
+	waitSlot(t, s, changed, "a restarted worker", func() bool {
+		p := s.serving()
+		return p != nil && p != first
+	})
 	st := s.status()
 	if st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") || st.State != stateReady {
 		t.Fatalf("status after restart = %+v", st)
 	}
+}
+
+func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
+	lc := testLifecycle()
+	lc.recycle = Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
+	s, changed, retired := testSlot(t, "ready", lc)
+	booted := make(chan error, 1)
+	s.start(booted)
+	defer s.stopAndWait()
+	if err := <-booted; err != nil {
+		t.Fatal(err)
+	}
+	first := s.serving()
+	if n := first.spec.MaxRequests; n < 3 || n > 5 {
+		t.Fatalf("max_requests with jitter = %d, want 3..5", n)
+	}
+	for i := 0; i < first.spec.MaxRequests; i++ {
+		if err := getOK(first.spec.Socket); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	waitSlot(t, s, changed, "a replacement", func() bool { return s.serving() != first })
+	select {
+	case old := <-retired:
+		if old != first {
+			t.Fatal("retired a process other than the recycled one")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the recycled worker was not retired")
+	}
+	// Surge-first: the replacement was serving before the old one was
+	// stopped, and the old one exited cleanly after its drain.
+	if first.err != nil {
+		t.Fatalf("recycled worker exited with %v, want a clean drain", first.err)
+	}
+	if st := s.status(); st.Recycles != 1 || st.Restarts != 0 || st.State != stateReady {
+		t.Fatalf("status = %+v", st)
+	}
+	if err := getOK(s.serving().spec.Socket); err != nil {
+		t.Fatalf("replacement does not serve: %v", err)
+	}
+}
+
+func TestSlotKillsWorkerThatStopsHeartbeating(t *testing.T) {
+	lc := testLifecycle()
+	lc.heartbeatTimeout = 300 * time.Millisecond
+	s, changed, _ := testSlot(t, "ready", lc)
+	s.tmpl.HeartbeatInterval = 50 * time.Millisecond
+	booted := make(chan error, 1)
+	s.start(booted)
+	defer s.stopAndWait()
+	if err := <-booted; err != nil {
+		t.Fatal(err)
+	}
+	first := s.serving()
+	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitSlot(t, s, changed, "the hung worker replaced", func() bool {
+		p := s.serving()
+		return p != nil && p != first
+	})
+	if st := s.status(); st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestSlotMarksRepeatedBootFailuresDegraded(t *testing.T) {
+	s, changed, _ := testSlot(t, "ready", testLifecycle())
+	booted := make(chan error, 1)
+	s.start(booted)
+	defer s.stopAndWait()
+	if err := <-booted; err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(helperEnv, "fail-boot") // every later boot fails
+	_ = s.serving().cmd.Process.Kill()
+	waitSlot(t, s, changed, "degraded", func() bool { return s.status().State == stateDegraded })
+}
+
+// getOK does one GET on a worker's socket.
+func getOK(socket string) error {
+	c := &fasthttp.HostClient{Addr: "w", Dial: func(string) (net.Conn, error) { return net.Dial("unix", socket) }}
+	code, _, err := c.Get(nil, "http://w/")
+	if err == nil && code != 200 {
+		err = fmt.Errorf("status %d", code)
+	}
+	return err
 }

@@ -2,10 +2,13 @@ package supervisor
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+	psutil "github.com/shirou/gopsutil/v3/process"
 
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -14,38 +17,66 @@ import (
 const (
 	stateStarting   = "starting"
 	stateReady      = "ready"
+	stateRecycling  = "recycling" // ready, with its replacement booting
 	stateRestarting = "restarting"
+	stateDegraded   = "degraded" // boot keeps failing; still retrying
 	stateStopping   = "stopping"
 	stateStopped    = "stopped"
 )
 
-// Restart backoff after an unexpected exit: doubling from backoffBase up to
-// backoffMax; a worker that stayed up for backoffReset starts over at base.
-const (
-	backoffBase  = 100 * time.Millisecond
-	backoffMax   = 30 * time.Second
-	backoffReset = 10 * time.Second
-)
+// lifecycle is how a pool's slots treat their workers.
+type lifecycle struct {
+	bootTimeout      time.Duration
+	stopDrain        time.Duration // on master stop
+	recycleDrain     time.Duration // for a replaced worker
+	heartbeatTimeout time.Duration
+	backoffBase      time.Duration
+	backoffMax       time.Duration
+	degradedAfter    int
+	recycle          Recycle
+	// surge holds one token per replacement booting in the pool
+	// (capacity max_surge).
+	surge chan struct{}
+}
+
+// backoffReset: a worker that stayed up this long restarts at base backoff.
+const backoffReset = 10 * time.Second
+
+// slotHooks are what a slot needs from the master.
+type slotHooks struct {
+	// prepare completes a spec just before its process is spawned (prep
+	// workers get the current infer sockets).
+	prepare func(*worker.Spec)
+	// changed is called whenever the slot's serving process changes.
+	changed func(*slot)
+	// retire drains a replaced process and stops it.
+	retire func(*slot, *process)
+}
 
 // slot keeps one worker position (e.g. "prep-0") filled: it spawns the
-// worker, waits for its readiness, and restarts it with exponential backoff
-// when it exits unexpectedly. One goroutine (run) owns the process; the
-// mutex guards only what status and the lb read.
+// worker, waits for its readiness, restarts it with exponential backoff
+// when it exits or hangs, and replaces it surge-first when it reaches a
+// recycling limit. One goroutine (run) owns the processes; the mutex
+// guards only what status and the lb read.
 type slot struct {
-	spec        worker.Spec
-	spawner     spawner
-	bootTimeout time.Duration
-	drain       time.Duration
-	log         zerolog.Logger
-	changed     func() // called when the ready process changes
+	tmpl    worker.Spec // Socket is filled per process
+	dir     string      // runtime dir
+	spawner spawner
+	lc      *lifecycle
+	hooks   slotHooks
+	log     zerolog.Logger
 
-	stop chan struct{} // closed by stopAndWait
-	done chan struct{} // closed when run returns
+	stop     chan struct{} // closed by stopAndWait
+	done     chan struct{} // closed when run returns
+	retiring sync.WaitGroup
 
 	mu       sync.Mutex
 	state    string
-	current  *process // nil unless ready
+	current  *process // nil unless serving
+	seq      int
 	restarts int
+	recycles int
+	failures int // consecutive failed boots
 	lastExit string
 }
 
@@ -55,34 +86,64 @@ type WorkerStatus struct {
 	Role     string `json:"role"`
 	PID      int    `json:"pid,omitempty"`
 	State    string `json:"state"`
-	Socket   string `json:"socket"`
+	Socket   string `json:"socket,omitempty"`
 	Restarts int    `json:"restarts"`
+	Recycles int    `json:"recycles"`
 	LastExit string `json:"last_exit,omitempty"`
+	// RecycleAt is the request count at which this worker asks to be
+	// replaced (max_requests + its jitter); 0 = never.
+	RecycleAt int `json:"recycle_at,omitempty"`
 }
 
 func (s *slot) status() WorkerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := WorkerStatus{Name: s.spec.Name, Role: string(s.spec.Role), State: s.state,
-		Socket: s.spec.Socket, Restarts: s.restarts, LastExit: s.lastExit}
-	if s.current != nil {
-		st.PID = s.current.pid()
+	st := WorkerStatus{Name: s.tmpl.Name, Role: string(s.tmpl.Role), State: s.state,
+		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
+	if p := s.current; p != nil {
+		st.PID, st.Socket, st.RecycleAt = p.pid(), p.spec.Socket, p.spec.MaxRequests
 	}
 	return st
 }
 
-// readyProcess returns the serving process, or nil.
-func (s *slot) readyProcess() *process {
+// serving returns the process that takes traffic, or nil.
+func (s *slot) serving() *process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.current
 }
 
-func (s *slot) set(state string, p *process) {
+func (s *slot) setState(state string) {
+	s.mu.Lock()
+	s.state = state
+	s.mu.Unlock()
+}
+
+// setServing makes p the serving process and tells the master.
+func (s *slot) setServing(state string, p *process) {
 	s.mu.Lock()
 	s.state, s.current = state, p
 	s.mu.Unlock()
-	s.changed()
+	s.hooks.changed(s)
+}
+
+// nextSpec is the spec of the slot's next process: its own socket (so a
+// replacement can listen while the old one serves) and its own
+// max_requests draw.
+func (s *slot) nextSpec() worker.Spec {
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	spec := s.tmpl
+	spec.Socket = filepath.Join(s.dir, fmt.Sprintf("%s.%d.sock", spec.Name, seq))
+	if r := s.lc.recycle; r.MaxRequests > 0 {
+		spec.MaxRequests = r.MaxRequests + rand.IntN(r.MaxRequestsJitter+1)
+	}
+	if s.hooks.prepare != nil {
+		s.hooks.prepare(&spec)
+	}
+	return spec
 }
 
 // start runs the slot in its own goroutine; the first boot's outcome goes
@@ -91,93 +152,235 @@ func (s *slot) start(booted chan<- error) {
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.done)
-		s.run(s.stop, booted)
+		s.run(booted)
 	}()
 }
 
-// stopAndWait stops the slot's worker (drained) and waits for the slot to
-// finish. Safe on a slot that was never started.
+// stopAndWait stops the slot's worker (drained) and waits until it and any
+// worker being retired are reaped. Safe on a slot that was never started.
 func (s *slot) stopAndWait() {
 	if s.stop == nil {
 		return
 	}
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
+	close(s.stop)
 	<-s.done
+	s.retiring.Wait()
 }
 
-// run keeps the slot filled until stop is closed. The first boot's outcome
-// goes to booted: a worker that cannot start at all is a startup error for
-// the master, not something to retry forever.
-func (s *slot) run(stop <-chan struct{}, booted chan<- error) {
+func (s *slot) stopping() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// run keeps the slot filled until stop is closed. A worker that cannot
+// start at its first boot is a startup error for the master, reported on
+// booted, not something to retry forever.
+func (s *slot) run(booted chan<- error) {
 	first := true
-	backoff := backoffBase
+	backoff := s.lc.backoffBase
 	for {
-		s.set(stateStarting, nil)
-		p, err := s.boot(stop)
+		s.setServing(s.bootingState(), nil)
+		p, err := s.boot()
 		if first {
 			booted <- err
+			first = false
 			if err != nil {
-				s.set(stateStopped, nil)
+				s.setState(stateStopped)
 				return
 			}
-			first = false
 		}
 		if err == nil {
-			s.set(stateReady, p)
 			since := time.Now()
-			select {
-			case <-p.exited:
-				s.exitedUnexpectedly(p)
-				if time.Since(since) > backoffReset {
-					backoff = backoffBase
-				}
-			case <-stop:
-				s.set(stateStopping, nil)
-				p.stop(s.drain)
-				s.set(stateStopped, nil)
+			if s.serve(p) {
+				s.setServing(stateStopped, nil)
 				return
 			}
-		} else if isStopped(stop) {
-			s.set(stateStopped, nil)
+			if time.Since(since) > backoffReset {
+				backoff = s.lc.backoffBase
+			}
+		} else if s.stopping() {
+			s.setState(stateStopped)
 			return
 		} else {
-			s.log.Error().Err(err).Str("worker", s.spec.Name).Msg("worker failed to boot")
+			s.bootFailed(err)
 		}
-		s.set(stateRestarting, nil)
-		select {
-		case <-time.After(backoff):
-		case <-stop:
-			s.set(stateStopped, nil)
+		if !s.wait(backoff) {
+			s.setState(stateStopped)
 			return
 		}
-		backoff = min(2*backoff, backoffMax)
+		backoff = min(2*backoff, s.lc.backoffMax)
 	}
+}
+
+// wait sleeps d unless the slot is stopped first; it reports whether the
+// slot should go on.
+func (s *slot) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.stop:
+		return false
+	}
+}
+
+// bootingState is starting, or degraded while boots keep failing.
+func (s *slot) bootingState() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failures >= s.lc.degradedAfter {
+		return stateDegraded
+	}
+	return stateStarting
+}
+
+func (s *slot) bootFailed(err error) {
+	s.mu.Lock()
+	s.failures++
+	degraded := s.failures >= s.lc.degradedAfter
+	s.mu.Unlock()
+	state := stateRestarting
+	if degraded {
+		state = stateDegraded
+	}
+	s.setState(state)
+	s.log.Error().Err(err).Str("worker", s.tmpl.Name).Bool("degraded", degraded).Msg("worker failed to boot")
 }
 
 // boot spawns a process and waits for it to be ready.
-func (s *slot) boot(stop <-chan struct{}) (*process, error) {
-	p, err := s.spawner.spawn(s.spec)
+func (s *slot) boot() (*process, error) {
+	p, err := s.spawner.spawn(s.nextSpec())
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info().Str("worker", s.spec.Name).Int("pid", p.pid()).Msg("worker spawned")
+	s.log.Info().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Str("socket", p.spec.Socket).Msg("worker spawned")
 	ready := make(chan error, 1)
-	go func() { ready <- p.waitReady(s.bootTimeout) }()
+	go func() { ready <- p.waitReady(s.lc.bootTimeout) }()
 	select {
 	case err := <-ready:
 		if err != nil {
 			p.kill()
-			return nil, fmt.Errorf("worker %s (pid %d): %w", s.spec.Name, p.pid(), err)
+			return nil, fmt.Errorf("worker %s (pid %d): %w", s.tmpl.Name, p.pid(), err)
 		}
+		s.mu.Lock()
+		s.failures = 0
+		s.mu.Unlock()
 		return p, nil
-	case <-stop:
-		p.stop(s.drain)
-		return nil, fmt.Errorf("worker %s: stopped while booting", s.spec.Name)
+	case <-s.stop:
+		p.stop(s.lc.stopDrain)
+		return nil, fmt.Errorf("worker %s: stopped while booting", s.tmpl.Name)
 	}
+}
+
+// serve watches a ready process: it returns true when the slot is stopped
+// (the process drained and reaped), false when the process died or hung
+// and must be restarted. Recycling limits replace it surge-first without
+// returning.
+func (s *slot) serve(p *process) (stopped bool) {
+	s.setServing(stateReady, p)
+	check := time.NewTicker(max(s.lc.heartbeatTimeout/4, 25*time.Millisecond))
+	defer check.Stop()
+	lifetime := s.lifetimeTimer()
+	var retry <-chan time.Time // a failed replacement is retried later
+	retryDelay := s.lc.backoffBase
+	for {
+		var reason string
+		select {
+		case <-p.exited:
+			s.exitedUnexpectedly(p)
+			return false
+		case <-s.stop:
+			s.setServing(stateStopping, nil)
+			p.stop(s.lc.stopDrain)
+			return true
+		case reason = <-p.recycle:
+		case <-lifetime:
+			reason = fmt.Sprintf("ready for %s (max_lifetime)", s.lc.recycle.MaxLifetime)
+		case <-retry:
+			reason = "retrying a failed replacement"
+		case now := <-check.C:
+			if silent := p.silentFor(now); silent > s.lc.heartbeatTimeout {
+				s.log.Error().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Dur("silent", silent).
+					Msg("worker stopped heart-beating: killing it")
+				p.kill()
+				continue // the exit is handled above
+			}
+			reason = s.overRSS(p)
+		}
+		if reason == "" {
+			continue
+		}
+		if next := s.replace(p, reason); next != nil {
+			p = next
+			lifetime = s.lifetimeTimer()
+			retry, retryDelay = nil, s.lc.backoffBase
+		} else if !s.stopping() {
+			retry = time.After(retryDelay)
+			retryDelay = min(2*retryDelay, s.lc.backoffMax)
+		}
+	}
+}
+
+func (s *slot) lifetimeTimer() <-chan time.Time {
+	if d := s.lc.recycle.MaxLifetime.Duration; d > 0 {
+		return time.After(d)
+	}
+	return nil
+}
+
+// overRSS returns a recycle reason when p's resident memory is over
+// max_rss_bytes, read with gopsutil.
+func (s *slot) overRSS(p *process) string {
+	limit := uint64(s.lc.recycle.MaxRSSBytes)
+	if limit == 0 {
+		return ""
+	}
+	proc, err := psutil.NewProcess(int32(p.pid()))
+	if err != nil {
+		return ""
+	}
+	mem, err := proc.MemoryInfo()
+	if err != nil || mem.RSS <= limit {
+		return ""
+	}
+	return fmt.Sprintf("RSS %d bytes is over max_rss_bytes %d", mem.RSS, limit)
+}
+
+// replace boots a successor for old while old keeps serving, swaps it in,
+// and hands old to the master to drain and stop. It returns the successor,
+// or nil (old still serving) when the successor failed to boot.
+func (s *slot) replace(old *process, reason string) *process {
+	log := s.log.With().Str("worker", s.tmpl.Name).Int("pid", old.pid()).Str("reason", reason).Logger()
+	select {
+	case s.lc.surge <- struct{}{}:
+	case <-s.stop:
+		return nil
+	}
+	defer func() { <-s.lc.surge }()
+	log.Info().Msg("recycling: booting a replacement")
+	s.setState(stateRecycling)
+	next, err := s.boot()
+	if err != nil {
+		log.Error().Err(err).Msg("replacement failed to boot; the old worker keeps serving")
+		s.setState(stateReady)
+		return nil
+	}
+	s.mu.Lock()
+	s.recycles++
+	s.mu.Unlock()
+	s.setServing(stateReady, next)
+	log.Info().Int("new_pid", next.pid()).Msg("replacement serving; draining the old worker")
+	s.retiring.Add(1)
+	go func() {
+		defer s.retiring.Done()
+		s.hooks.retire(s, old)
+	}()
+	return next
 }
 
 func (s *slot) exitedUnexpectedly(p *process) {
@@ -186,14 +389,6 @@ func (s *slot) exitedUnexpectedly(p *process) {
 	s.restarts++
 	s.lastExit = how
 	s.mu.Unlock()
-	s.log.Error().Str("worker", s.spec.Name).Int("pid", p.pid()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
-}
-
-func isStopped(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
+	s.setServing(stateRestarting, nil)
+	s.log.Error().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
 }

@@ -5,9 +5,11 @@
 // hands the child a Spec (JSON in the SUPERVISOR_WORKER_SPEC environment
 // variable) plus two inherited pipes:
 //
-//   - fd 3, the ready pipe: the worker writes one line when it can serve
-//     ("ok") or why it cannot ("error: ..."), then closes it. Readiness is
-//     this explicit signal, never a timer.
+//   - fd 3, the event pipe: the worker writes one line when it can serve
+//     ("ok") or why it cannot ("error: ..."). Readiness is this explicit
+//     signal, never a timer. A ready worker keeps writing: "hb" every
+//     HeartbeatInterval, and "recycle: <reason>" once when it wants to be
+//     replaced (MaxRequests reached).
 //   - fd 4, the liveness pipe: the master holds the write end and never
 //     writes. When the master dies, for any reason including SIGKILL, the
 //     worker reads EOF and exits, so workers never outlive their master.

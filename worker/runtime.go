@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,7 +20,7 @@ import (
 
 // The file descriptors a worker inherits from the master (see the package doc).
 const (
-	readyFD    = 3
+	eventsFD   = 3
 	livenessFD = 4
 )
 
@@ -28,9 +29,11 @@ type Runtime struct {
 	Spec *Spec
 	Log  zerolog.Logger
 
-	ready      *os.File
+	events     *os.File
+	eventsMu   sync.Mutex
 	masterGone chan struct{}
 	serving    atomic.Bool
+	requests   atomic.Int64
 }
 
 // Start wires the worker to its master: it takes the inherited pipes and
@@ -40,7 +43,7 @@ func Start(spec *Spec) *Runtime {
 	r := &Runtime{
 		Spec:       spec,
 		Log:        NewLogger(spec),
-		ready:      os.NewFile(readyFD, "ready-pipe"),
+		events:     os.NewFile(eventsFD, "event-pipe"),
 		masterGone: make(chan struct{}),
 	}
 	// Terminal Ctrl-C reaches the whole process group; the master decides
@@ -79,19 +82,51 @@ func (r *Runtime) watchMaster(f *os.File) {
 // Fail reports a boot failure to the master and exits with status 1.
 func (r *Runtime) Fail(err error) {
 	r.Log.Error().Err(err).Msg("worker failed to start")
-	r.signalReady("error: " + err.Error())
+	r.event("error: " + strings.ReplaceAll(err.Error(), "\n", "; "))
 	os.Exit(1)
 }
 
-func (r *Runtime) signalReady(line string) {
-	if r.ready == nil {
+// event writes one line to the master. A failed write means the master is
+// gone, which the liveness pipe reports on its own.
+func (r *Runtime) event(line string) {
+	if r.events == nil {
 		return
 	}
-	w := bufio.NewWriter(r.ready)
-	_, _ = w.WriteString(line + "\n")
-	_ = w.Flush()
-	_ = r.ready.Close()
-	r.ready = nil
+	r.eventsMu.Lock()
+	defer r.eventsMu.Unlock()
+	_, _ = r.events.WriteString(line + "\n")
+}
+
+func (r *Runtime) heartbeat(stop <-chan struct{}) {
+	if r.Spec.HeartbeatInterval <= 0 {
+		return
+	}
+	t := time.NewTicker(r.Spec.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.event("hb")
+		case <-stop:
+			return
+		}
+	}
+}
+
+// Count wraps a handler so that every request counts towards MaxRequests;
+// reaching it asks the master, once, for a replacement. The worker keeps
+// serving until the master has one ready and drains this one.
+func (r *Runtime) Count(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	limit := int64(r.Spec.MaxRequests)
+	if limit <= 0 {
+		return h
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		h(ctx)
+		if r.requests.Add(1) == limit {
+			r.event(fmt.Sprintf("recycle: served %d requests (max_requests)", limit))
+		}
+	}
 }
 
 // Serve listens on the spec's socket, tells the master it is ready and
@@ -109,7 +144,10 @@ func (r *Runtime) Serve(srv *fasthttp.Server) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	r.serving.Store(true)
-	r.signalReady("ok")
+	r.event("ok")
+	stopBeat := make(chan struct{})
+	defer close(stopBeat)
+	go r.heartbeat(stopBeat)
 	r.Log.Info().Str("socket", r.Spec.Socket).Msg("worker ready")
 
 	select {

@@ -37,6 +37,13 @@ type Spec struct {
 
 	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
 	DrainTimeout time.Duration `json:"drain_timeout"`
+	// HeartbeatInterval is how often the worker tells the master it is
+	// alive (0 = never, for tests). The master kills a worker that stays
+	// silent for its heartbeat timeout.
+	HeartbeatInterval time.Duration `json:"heartbeat_interval,omitempty"`
+	// MaxRequests asks the master for a replacement after this many
+	// requests (0 = never). The master has already added the jitter.
+	MaxRequests int `json:"max_requests,omitempty"`
 
 	// Infer role.
 	Models         []Model `json:"models,omitempty"`

@@ -85,6 +85,7 @@ type options struct {
 	prepWorkers  int
 	inferWorkers int
 	maxBodyBytes string
+	recycle      string // YAML lines for both pools' recycling keys
 	extra        string // appended YAML
 }
 
@@ -140,13 +141,15 @@ models:
   - {name: fixed, path: %s}
 prep:
   workers: %d
+  %s
 infer:
   workers: %d
   intra_op_threads: 1
+  %s
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes,
 		filepath.Join(modelsDir, "default.onnx"), filepath.Join(modelsDir, "mlp.onnx"),
 		filepath.Join(modelsDir, "types.onnx"), filepath.Join(modelsDir, "fixed.onnx"),
-		o.prepWorkers, o.inferWorkers, o.extra)
+		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

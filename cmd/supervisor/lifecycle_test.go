@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -80,4 +81,46 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 	}
 	t.Logf("%d requests succeeded (%d of them in flight at SIGTERM), %d connection errors after the listener closed",
 		ok.Load(), spanning.Load(), connErrs.Load())
+}
+
+// TestRecyclingDropsNoRequest recycles prep and infer workers after a few
+// requests each while clients keep sending: surge-first replacement must
+// not fail a single request.
+func TestRecyclingDropsNoRequest(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 2, recycle: "max_requests: 25\n  max_requests_jitter: 5"})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	const clients, perClient = 4, 150
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range perClient {
+				if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, resp))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of %d requests failed during recycling, first: %v", n, clients*perClient, firstErr.Load())
+	}
+	// 600 requests through 2 prep workers and 1 infer worker (limits <= 30)
+	// must recycle both pools; a replacement may still be booting.
+	recycles := map[string]int{}
+	pollUntil(t, 60*time.Second, "both pools recycled", func() bool {
+		clear(recycles)
+		for _, w := range in.status().Workers {
+			recycles[w.Role] += w.Recycles
+			if w.Restarts != 0 {
+				t.Fatalf("worker %s restarted %d times: recycling must not look like a crash", w.Name, w.Restarts)
+			}
+		}
+		return recycles["prep"] > 0 && recycles["infer"] > 0
+	})
+	t.Logf("recycles by pool: %v", recycles)
 }

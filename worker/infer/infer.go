@@ -33,7 +33,7 @@ func Run(rt *worker.Runtime) error {
 	}
 	defer s.close()
 	srv := &fasthttp.Server{
-		Handler:            s.handle,
+		Handler:            rt.Count(s.handle),
 		Name:               "supervisor-infer",
 		MaxRequestBodySize: maxFrameBytes,
 		Logger:             fasthttpLogger{rt},

@@ -1,6 +1,7 @@
 package prep
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // headerLenHeader is Triton's binary tensor extension header.
@@ -27,6 +29,10 @@ type handler struct {
 
 // serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
 func (h *handler) serve(ctx *fasthttp.RequestCtx) {
+	if string(ctx.Path()) == worker.UpstreamsPath {
+		h.setUpstreams(ctx)
+		return
+	}
 	rest, ok := strings.CutPrefix(string(ctx.Path()), "/v2/models/")
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
@@ -58,6 +64,21 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 	}
+}
+
+// setUpstreams is the master's PUT of the current infer worker sockets.
+func (h *handler) setUpstreams(ctx *fasthttp.RequestCtx) {
+	if !h.allow(ctx, fasthttp.MethodPut) {
+		return
+	}
+	var sockets []string
+	if err := json.Unmarshal(ctx.PostBody(), &sockets); err != nil {
+		writeError(ctx, fasthttp.StatusBadRequest, "want a JSON array of socket paths: "+err.Error())
+		return
+	}
+	setUpstreams(h.up, sockets)
+	h.log.Info().Strs("infer_sockets", sockets).Msg("infer workers updated")
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
 
 // allow answers 405 with an Allow header unless the method is want (GET

@@ -30,14 +30,15 @@ func Run(rt *worker.Runtime) error {
 	if len(rt.Spec.InferSockets) == 0 {
 		rt.Fail(errors.New("no infer worker sockets in the spec"))
 	}
-	up := newUpstream(rt, timeout)
+	up := lb.New(lb.Options{Timeout: timeout, Logger: rt.Log})
+	setUpstreams(up, rt.Spec.InferSockets)
 	models, err := fetchModels(up, timeout)
 	if err != nil {
 		rt.Fail(err)
 	}
 	h := &handler{models: models, up: up, timeout: timeout, log: rt.Log}
 	srv := &fasthttp.Server{
-		Handler:            h.serve,
+		Handler:            rt.Count(h.serve),
 		Name:               "supervisor-prep",
 		MaxRequestBodySize: int(rt.Spec.MaxBodyBytes),
 		ErrorHandler:       h.transportError,
@@ -46,17 +47,17 @@ func Run(rt *worker.Runtime) error {
 	return rt.Serve(srv)
 }
 
-// newUpstream returns the pool of infer workers this prep worker feeds: the
-// lb's least-connections pick (fewest requests this worker has in flight
-// there) with retry only while a frame is provably unsent.
-func newUpstream(rt *worker.Runtime, timeout time.Duration) *lb.Proxy {
-	up := lb.New(lb.Options{Timeout: timeout, Logger: rt.Log})
-	bs := make([]lb.Backend, len(rt.Spec.InferSockets))
-	for i, s := range rt.Spec.InferSockets {
-		bs[i] = lb.Backend{Name: fmt.Sprintf("infer-%d", i), Socket: s}
+// setUpstreams points the pool of infer workers this prep worker feeds at
+// sockets: the lb's least-connections pick (fewest requests this worker has
+// in flight there) with retry only while a frame is provably unsent. Each
+// socket is its own backend name, so a replacement infer worker (new
+// socket) is a new backend and the old one drains.
+func setUpstreams(up *lb.Proxy, sockets []string) {
+	bs := make([]lb.Backend, len(sockets))
+	for i, s := range sockets {
+		bs[i] = lb.Backend{Name: s, Socket: s}
 	}
 	up.SetBackends(bs)
-	return up
 }
 
 // model is one served model as the prep stage sees it.

@@ -1,0 +1,34 @@
+// Package batch is a per-model dynamic batcher with Triton's semantics: it
+// queues inference requests, concatenates compatible ones along dimension 0
+// into one run of the model, and splits the outputs back, so that a model
+// whose cost per run dwarfs its cost per row serves many more rows a second.
+//
+// The model:
+//
+//   - Requests wait in one queue per shape key: the datatype and non-batch
+//     dimensions of every input. Requests with different keys never share a
+//     batch, so concatenation is always well formed.
+//   - Within a key the queue is ordered by priority, then arrival. A batch is
+//     the longest prefix of that order that fits in MaxBatchSize rows; it is
+//     never reordered to fill a gap.
+//   - A key's batch is dispatched, when an instance is free, as soon as it is
+//     full (MaxBatchSize rows, or the next request would not fit), or has
+//     reached a preferred size (the largest available one), or its oldest
+//     request has waited MaxQueueDelay, or the Batcher is closing.
+//   - At most Instances batches run at once. When several keys are ready the
+//     one whose first request ranks highest goes first.
+//   - A request whose context ends or whose Deadline passes while it is
+//     queued leaves the queue and is never run. Once its batch has started
+//     it runs to the end and its caller gets the result.
+//   - MaxBatchSize 0 turns batching off: each request runs on its own, with
+//     its shapes as given, still under the queue, priority and Instances
+//     limits.
+//
+// Every request is validated against the model's metadata before it is
+// queued, so that one malformed request cannot fail the others it would have
+// shared a batch with.
+//
+// One goroutine (loop.go) owns the queue; Submit, cancellation, finished
+// batches, the delay timer and Close reach it through channels. Batches run
+// on their own goroutines and touch only their requests and the statistics.
+package batch

@@ -1,0 +1,100 @@
+package batch
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// execute runs one batch, answers its requests and tells the loop the
+// instance is free again. dispatched is when the batch left the queue.
+func (b *Batcher) execute(items []*pending, dispatched time.Time) {
+	defer func() { b.finishc <- struct{}{} }()
+	rows := 0
+	for _, p := range items {
+		rows += p.rows
+	}
+	t0 := b.clock.Now()
+	inputs := items[0].inputs
+	if len(items) > 1 {
+		inputs = concat(items, rows)
+	}
+	t1 := b.clock.Now()
+	outs, err := b.run(inputs)
+	t2 := b.clock.Now()
+	var parts [][]tensor.Tensor
+	if err == nil {
+		parts, err = b.split(outs, items, rows)
+	}
+	t3 := b.clock.Now()
+	b.stats.batch(items, rows, dispatched, err == nil, [3]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)})
+	for i, p := range items {
+		if err != nil {
+			p.done <- result{err: err}
+		} else {
+			p.done <- result{outputs: parts[i]}
+		}
+	}
+}
+
+// concat joins the requests' inputs along dimension 0, with one allocation
+// per input. Every request has the same shape key, so only dimension 0
+// differs.
+func concat(items []*pending, rows int) []tensor.Tensor {
+	first := items[0].inputs
+	out := make([]tensor.Tensor, len(first))
+	for i, t := range first {
+		size := 0
+		for _, p := range items {
+			size += len(p.inputs[i].Data)
+		}
+		data := make([]byte, 0, size)
+		for _, p := range items {
+			data = append(data, p.inputs[i].Data...)
+		}
+		shape := append([]int64{int64(rows)}, t.Shape[1:]...)
+		out[i] = tensor.Tensor{Name: t.Name, DType: t.DType, Shape: shape, Data: data}
+	}
+	return out
+}
+
+// split cuts each output back into the requests' rows, in order. With
+// batching off the outputs belong to the one request as they are.
+func (b *Batcher) split(outs []tensor.Tensor, items []*pending, rows int) ([][]tensor.Tensor, error) {
+	if b.cfg.MaxBatchSize == 0 {
+		return [][]tensor.Tensor{outs}, nil
+	}
+	for i := range outs {
+		if err := splittable(&outs[i], rows); err != nil {
+			return nil, fmt.Errorf("model %q: %w", b.md.Name, err)
+		}
+	}
+	parts := make([][]tensor.Tensor, len(items))
+	for i := range parts {
+		parts[i] = make([]tensor.Tensor, len(outs))
+	}
+	for j, o := range outs {
+		rowBytes := len(o.Data) / rows
+		off := 0
+		for i, p := range items {
+			end := off + p.rows*rowBytes
+			shape := append([]int64{int64(p.rows)}, o.Shape[1:]...)
+			parts[i][j] = tensor.Tensor{Name: o.Name, DType: o.DType, Shape: shape, Data: o.Data[off:end:end]}
+			off = end
+		}
+	}
+	return parts, nil
+}
+
+// splittable checks that an output has one row per batch row.
+func splittable(o *tensor.Tensor, rows int) error {
+	if len(o.Shape) == 0 || o.Shape[0] != int64(rows) {
+		return fmt.Errorf("output %q has shape %s for a batch of %d rows, so it cannot be split back into requests: the model's dimension 0 must be the batch (set max_batch_size to 0)",
+			o.Name, tensor.FormatShape(o.Shape), rows)
+	}
+	if err := o.Check(); err != nil {
+		return fmt.Errorf("output of a batch of %d rows: %w", rows, err)
+	}
+	return nil
+}

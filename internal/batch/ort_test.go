@@ -1,0 +1,95 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// openMLP opens the MLP model on one intra-op thread.
+func openMLP(tb testing.TB) *ort.Session {
+	tb.Helper()
+	m, err := onnxmodel.MLP(1).Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return orttest.Open(tb, "mlp", m, ort.Options{IntraOpThreads: 1})
+}
+
+// runAll binds a session to a RunFunc returning every output.
+func runAll(s *ort.Session) batch.RunFunc {
+	return func(in []tensor.Tensor) ([]tensor.Tensor, error) { return s.Run(in, nil) }
+}
+
+func mlpRow(r *rand.Rand) tensor.Tensor {
+	x := make([]float32, onnxmodel.MLPIn)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return tensor.Tensor{Name: "x", DType: tensor.FP32, Shape: []int64{1, onnxmodel.MLPIn}, Data: orttest.F32Bytes(x)}
+}
+
+// TestBatchedMatchesUnbatchedWithORT sends 16 concurrent rows through the
+// MLP in batches of 8 (the delay is too long to matter, so only full
+// batches form) and checks each answer bit for bit against running its row
+// alone.
+func TestBatchedMatchesUnbatchedWithORT(t *testing.T) {
+	s := openMLP(t)
+	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour}, s.Metadata(), runAll(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.WarmUp(); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	rows := make([]tensor.Tensor, 16)
+	want := make([][]byte, len(rows))
+	for i := range rows {
+		rows[i] = mlpRow(r)
+		out, err := s.Run([]tensor.Tensor{rows[i]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = out[0].Data
+	}
+	type answer struct {
+		i   int
+		out []tensor.Tensor
+		err error
+	}
+	answers := make(chan answer, len(rows))
+	for i, x := range rows {
+		go func() {
+			out, err := b.Submit(context.Background(), batch.Request{Inputs: []tensor.Tensor{x}})
+			answers <- answer{i, out, err}
+		}()
+	}
+	for range rows {
+		var a answer
+		select {
+		case a = <-answers:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request never finished")
+		}
+		if a.err != nil {
+			t.Fatalf("row %d: %v", a.i, a.err)
+		}
+		if y := a.out[0]; tensor.FormatShape(y.Shape) != "[1,4]" || !bytes.Equal(y.Data, want[a.i]) {
+			t.Errorf("row %d: batched y %v %v, unbatched %v", a.i, y.Shape, orttest.F32s(y.Data), orttest.F32s(want[a.i]))
+		}
+	}
+	st := b.Stats()
+	if len(st.BatchStats) != 1 || st.BatchStats[0].BatchSize != 8 || st.BatchStats[0].ComputeInfer.Count != 2 {
+		t.Errorf("batch stats %+v, want two batches of 8", st.BatchStats)
+	}
+}

@@ -1,0 +1,166 @@
+package batch
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// Request is one inference request: its inputs and how urgent it is.
+type Request struct {
+	// Inputs must name every model input exactly once, in any order. With
+	// batching on, they must all have the same dimension 0 (the request's
+	// rows), between 1 and MaxBatchSize. Their Data is read, never written,
+	// and must not change until Submit returns.
+	Inputs []tensor.Tensor
+	// Priority follows Triton: 1 is the highest priority and larger values
+	// are lower. 0 means unset and ranks after every set value, as if the
+	// model's default priority level were its lowest. Negative values are
+	// rejected. Equal priorities are served in arrival order.
+	Priority int
+	// Deadline, if not zero, is when the request stops being worth running:
+	// if it is still queued then, it is dropped and Submit returns
+	// ErrTimeout. It is a wall-clock time, like a context deadline.
+	Deadline time.Time
+}
+
+// result is what a batch hands back to one Submit.
+type result struct {
+	outputs []tensor.Tensor
+	err     error
+}
+
+// The states of a pending request. The loop moves queued→started when it
+// puts the request in a batch; whoever first sees its context end moves
+// queued→dropped. Exactly one of the two wins, so a dropped request is
+// never run.
+const (
+	stateQueued int32 = iota
+	stateStarted
+	stateDropped
+)
+
+// pending is a validated request on its way through the queue.
+type pending struct {
+	ctx    context.Context
+	inputs []tensor.Tensor // in model input order
+	rows   int             // dimension 0; 1 when batching is off
+	key    string          // shape key: requests batch only with equal keys
+	rank   int             // priority, lower first
+	done   chan result     // buffered: a batch never waits for its caller
+
+	state atomic.Int32
+
+	// Owned by the loop.
+	seq      uint64    // arrival order
+	enqueued time.Time // when the loop queued it
+	inQueue  bool
+}
+
+// prepare validates r against the model and builds its pending request.
+func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
+	if r.Priority < 0 {
+		return nil, fmt.Errorf("%w: priority %d is negative: use 1 for the highest, or 0 for the default", ErrBadRequest, r.Priority)
+	}
+	inputs, err := orderInputs(b.md, r.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
+	}
+	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1)}
+	if p.rank == 0 {
+		p.rank = math.MaxInt
+	}
+	if b.cfg.MaxBatchSize > 0 {
+		if p.rows, err = batchRows(inputs, b.cfg.MaxBatchSize); err != nil {
+			return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
+		}
+		p.key = shapeKey(inputs)
+	}
+	return p, nil
+}
+
+// orderInputs checks each input against its spec and returns them in model
+// input order.
+func orderInputs(md tensor.Metadata, in []tensor.Tensor) ([]tensor.Tensor, error) {
+	ordered := make([]tensor.Tensor, len(md.Inputs))
+	seen := make([]bool, len(md.Inputs))
+	for _, t := range in {
+		i := specIndex(md.Inputs, t.Name)
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("there is no input %q", t.Name)
+		case seen[i]:
+			return nil, fmt.Errorf("input %q is given twice", t.Name)
+		case t.DType != md.Inputs[i].DType:
+			return nil, fmt.Errorf("input %q has datatype %s, the model expects %s", t.Name, t.DType, md.Inputs[i].DType)
+		}
+		if err := md.Inputs[i].Accepts(t.Shape); err != nil {
+			return nil, err
+		}
+		if err := t.Check(); err != nil {
+			return nil, err
+		}
+		ordered[i], seen[i] = t, true
+	}
+	for i, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("input %q is missing", md.Inputs[i].Name)
+		}
+	}
+	return ordered, nil
+}
+
+func specIndex(specs []tensor.Spec, name string) int {
+	for i, s := range specs {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// batchRows returns the rows the inputs share along dimension 0.
+func batchRows(inputs []tensor.Tensor, max int) (int, error) {
+	rows := inputs[0].Shape[0]
+	for _, t := range inputs[1:] {
+		if t.Shape[0] != rows {
+			return 0, fmt.Errorf("inputs %q and %q have %d and %d rows: all inputs of a request must have the same dimension 0",
+				inputs[0].Name, t.Name, rows, t.Shape[0])
+		}
+	}
+	switch {
+	case rows < 1:
+		return 0, fmt.Errorf("input %q has no rows (shape %s)", inputs[0].Name, tensor.FormatShape(inputs[0].Shape))
+	case rows > int64(max):
+		return 0, fmt.Errorf("the request has %d rows, more than the model's max_batch_size of %d: split it into smaller requests", rows, max)
+	}
+	return int(rows), nil
+}
+
+// shapeKey encodes what must match for requests to share a batch: each
+// input's datatype and dimensions past the first, in model input order.
+func shapeKey(inputs []tensor.Tensor) string {
+	var k []byte
+	for _, t := range inputs {
+		k = append(k, byte(t.DType))
+		k = binary.AppendUvarint(k, uint64(len(t.Shape)))
+		for _, d := range t.Shape[1:] {
+			k = binary.AppendVarint(k, d)
+		}
+	}
+	return string(k)
+}
+
+// before reports whether p is served before q: higher priority, then
+// earlier arrival.
+func (p *pending) before(q *pending) bool {
+	if p.rank != q.rank {
+		return p.rank < q.rank
+	}
+	return p.seq < q.seq
+}

@@ -1,0 +1,76 @@
+// Package shm is the shared-memory scoreboard: one memory-mapped file per
+// supervisor instance through which every worker publishes what it is doing,
+// and from which the master, the prep workers (least-loaded choice),
+// /metrics and `supervisor status` read, without asking anyone.
+//
+// # Model
+//
+// The master creates the board (Create) with a fixed number of slots, one
+// per worker position, and claims a slot (Slot.Claim) before it spawns the
+// worker that will own it. The worker opens the board (Open) and updates its
+// own slot: pid, state, counters, histograms, heartbeat. Readers (Open or
+// OpenReadOnly) take Snapshots at any time; the CLI needs nothing from the
+// master but read permission on the file.
+//
+// # Invariants
+//
+//   - Writers never lock and readers never block writers. Every field is a
+//     64-bit word updated with sync/atomic; a request costs a handful of
+//     atomic adds and no allocation.
+//   - A slot has one writer at a time: the master while it claims the slot
+//     (the worker must not exist yet, or must have exited), then the worker.
+//     Counter updates may come from any number of goroutines of that worker.
+//   - The identity strings (role, name, models, device, cpus) are written
+//     only by Claim, inside a per-slot seqlock: the sequence word is odd
+//     while Claim writes. Readers copy the slot and retry when the sequence
+//     was odd or changed, so a snapshot holds one claim's identity, never a
+//     mix of two. Claim also zeroes the counters, so a snapshot never pairs
+//     one worker's identity with another's counts.
+//   - Create builds the file under a temporary name and renames it into
+//     place: nobody ever sees a half-written header, and a process that
+//     still maps an older board keeps a valid (now unlinked) mapping. Nobody
+//     shrinks a mapped board, so readers cannot fault.
+//   - A slot whose worker vanished is recognisable (SlotSnapshot.Stale): its
+//     pid no longer exists, or its generation is older than the header's.
+//
+// # Layout (version 1)
+//
+// All integers are 64-bit words in the host's byte order (little-endian on
+// amd64 and arm64; the board never leaves the host), except the four 32-bit
+// size fields. Times are Unix nanoseconds, 0 meaning unset. The header is
+// 128 bytes; slot i starts at 128 + i*1024.
+//
+//	header                        slot (1024 bytes)
+//	  0 magic "SCOREBRD"            0 seq (seqlock)     512 latency buckets [20]
+//	  8 version uint32              8 state             672 latency sum (ns)
+//	 12 header size uint32         16 pid               680 queue-time buckets [20]
+//	 16 slot size uint32           24 generation        840 queue-time sum (ns)
+//	 20 slot count uint32          32 recycle after     848 batch-size buckets [10]
+//	 24 master pid                 40 spawned           928 batch-size sum
+//	 32 generation                 48 ready             936 reserved
+//	 40 master start               56 heartbeat
+//	 48 reserved                   64 requests
+//	                               72 in-flight
+//	                               80 errors
+//	                               88 queue depth
+//	                               96 reserved
+//	                              128 role   [16]byte
+//	                              144 name   [48]byte
+//	                              192 models [128]byte (comma-separated)
+//	                              320 device [64]byte
+//	                              384 cpus   [128]byte
+//
+// Strings are NUL-padded and truncated (at a UTF-8 boundary) to their field.
+// Histogram buckets are non-cumulative counters, the last one catching
+// everything above the largest bound; see LatencyBounds and
+// BatchSizeBounds. Any change to this layout must bump LayoutVersion.
+//
+// # Soundness of the atomics
+//
+// The fields are accessed through unsafe pointers into the mapping. This is
+// sound because mmap returns page-aligned memory, the header size and slot
+// size are multiples of 8 and every field offset is a multiple of 8, so every
+// 64-bit word is naturally aligned; the memory is outside the Go heap, so the
+// garbage collector never moves it. Atomic instructions on shared mappings
+// are coherent across processes on the same host.
+package shm
