@@ -13,13 +13,16 @@ GOTESTFLAGS ?= -race -timeout 20m
 
 export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: all setup build models run test bench lint fmt clean
+.PHONY: all setup setup-system build models run test bench lint fmt clean
 
 all: build
 
-## setup: fetch ONNX Runtime and Go modules, generate the models
-setup: $(ORT_LIB) $(MODELS)
+## setup: Debian build packages (libturbojpeg), ONNX Runtime, Go modules, models
+setup: setup-system $(ORT_LIB) $(MODELS)
 	$(GO) mod download
+
+setup-system:
+	scripts/setup-system
 
 $(ORT_LIB): scripts/fetch-ort
 	scripts/fetch-ort $(ORT_DIR)
@@ -28,7 +31,7 @@ $(MODELS): $(wildcard internal/onnxmodel/*.go cmd/genmodels/*.go)
 	$(GO) run ./cmd/genmodels -o models
 
 ## build: the supervisor binary in bin/
-build:
+build: setup-system
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/supervisor
 
 ## run: set up, build and serve the default model on 127.0.0.1:8000

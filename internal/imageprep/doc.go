@@ -1,0 +1,36 @@
+// Package imageprep turns one encoded image (JPEG or PNG) into the input
+// tensor of an image model: decode, resize, reorder channels, normalise and
+// convert to the model's element type, written straight into a caller's
+// buffer (a slice of a batch tensor or a shared-memory slot).
+//
+// The model: a Config describes the tensor a model wants; Preprocess reads
+// only the image's header before deciding to decode (so a decompression bomb
+// costs nothing), decodes to 8-bit RGB, and resamples into dst in one
+// separable pass per axis. Normalisation and the dtype conversion are a
+// 256-entry table per channel, because every resampled value is an 8-bit
+// sample first.
+//
+// Invariants:
+//
+//   - Bilinear resizing is Pillow's Image.resize(size, BILINEAR): the same
+//     support-scaled triangle filter, the same 22-bit fixed-point weights and
+//     the same rounding to 8 bits after each pass. Given the same RGB pixels
+//     the result is identical, bit for bit. Nearest is Pillow's NEAREST.
+//   - With cgo, JPEGs are decoded by libjpeg-turbo (the library Debian's
+//     Pillow uses). When the photo is more than twice the resize's size,
+//     it is decoded at a DCT scale (1/8 to 7/8): the smallest that keeps
+//     at least twice the resize's size per side, as Pillow's reducing_gap
+//     of 2 does. This saves a third or more on large photos, and is the
+//     one place results differ from Pillow's Image.resize, which decodes
+//     at full size: a few levels near sharp edges.
+//   - Without cgo, JPEGs are decoded by image/jpeg at full size; its IDCT
+//     and chroma upsampling differ slightly from libjpeg's.
+//   - PNGs are decoded by image/png after png.DecodeConfig has checked the
+//     size. Alpha is dropped, not composited, as Pillow's convert("RGB")
+//     does; 16-bit samples keep their high byte.
+//   - Preprocess is safe for concurrent use; its scratch buffers come from
+//     a sync.Pool, so steady-state calls allocate little beyond what the
+//     PNG decoder allocates.
+//
+// EXIF orientation is not applied, as Pillow's Image.open does not apply it.
+package imageprep

@@ -1,0 +1,64 @@
+package imageprep
+
+import "math"
+
+// fp16Bits rounds f to the nearest IEEE binary16, ties to even. Values
+// beyond ±65504 (after rounding) become ±Inf; NaN stays a quiet NaN.
+func fp16Bits(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff {
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15 // biased binary16 exponent; < 1 means subnormal
+	sig := mant | 1<<23
+	shift := uint(13)
+	if exp == 0 { // float32 subnormals are far below binary16's range
+		return sign
+	}
+	if e < 1 {
+		shift += uint(1 - e)
+		e = 1
+		if shift > 24 {
+			return sign
+		}
+	}
+	q := sig >> shift
+	rem, half := sig&(1<<shift-1), uint32(1)<<(shift-1)
+	if rem > half || (rem == half && q&1 == 1) {
+		q++ // a carry into the exponent is exactly right
+	}
+	// q still holds the hidden bit for normals, hence e-1.
+	v := uint32(e-1)<<10 + q
+	if v >= 0x7c00 {
+		return sign | 0x7c00
+	}
+	return sign | uint16(v)
+}
+
+// fp16To32 widens binary16 bits to float32, exactly. Tests use it to read
+// FP16 tensors back.
+func fp16To32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := int(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise, float32 has the range
+		exp = 1
+		for frac&0x400 == 0 {
+			frac <<= 1
+			exp--
+		}
+		frac &= 0x3ff
+	}
+	return math.Float32frombits(sign | uint32(exp+127-15)<<23 | frac<<13)
+}

@@ -1,0 +1,99 @@
+//go:build cgo
+
+package imageprep
+
+/*
+#cgo LDFLAGS: -lturbojpeg
+#include <turbojpeg.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// decompressor owns one TurboJPEG handle; a handle is not safe for
+// concurrent use, so each call takes one from the pool. The handle is
+// destroyed when the pool drops the decompressor and the GC collects it, or
+// at once after an error: a handle that failed mid-stream is left in a
+// state that makes its next header read fail.
+type decompressor struct {
+	h       C.tjhandle
+	cleanup runtime.Cleanup
+}
+
+var decompressors = sync.Pool{New: func() any {
+	d := &decompressor{h: C.tjInitDecompress()}
+	if d.h != nil {
+		d.cleanup = runtime.AddCleanup(d, func(h C.tjhandle) { C.tjDestroy(h) }, d.h)
+	}
+	return d
+}}
+
+// release returns d to the pool, or destroys its handle if err is set.
+func (d *decompressor) release(err error) {
+	if err == nil {
+		decompressors.Put(d)
+		return
+	}
+	d.cleanup.Stop()
+	C.tjDestroy(d.h)
+	d.h = nil
+}
+
+// errString is TurboJPEG's message for the last error on d's handle.
+func (d *decompressor) errString() string { return C.GoString(C.tjGetErrorStr2(d.h)) }
+
+// decodeJPEG reads the JPEG's header, checks its size, and decodes it with
+// libjpeg-turbo at the smallest DCT scale that keeps at least dctGap times
+// the resize's size. Warnings are errors: a truncated JPEG decodes with a grey bottom
+// in libjpeg and fails in Pillow, so it is ErrCorrupt here.
+func (c *Config) decodeJPEG(data []byte, s *scratch) (p pixels, err error) {
+	d := decompressors.Get().(*decompressor)
+	if d.h == nil {
+		return pixels{}, fmt.Errorf("imageprep: could not create a TurboJPEG decompressor: %s",
+			C.GoString(C.tjGetErrorStr2(nil)))
+	}
+	defer func() { d.release(err) }()
+	buf := (*C.uchar)(unsafe.Pointer(unsafe.SliceData(data)))
+	size := C.ulong(len(data))
+	var w, h, subsamp, cs C.int
+	if C.tjDecompressHeader3(d.h, buf, size, &w, &h, &subsamp, &cs) != 0 {
+		return pixels{}, fmt.Errorf("%w: JPEG header: %s", ErrCorrupt, d.errString())
+	}
+	if err := c.checkSize("JPEG", int(w), int(h)); err != nil {
+		return pixels{}, err
+	}
+	if cs == C.TJCS_CMYK || cs == C.TJCS_YCCK {
+		return pixels{}, fmt.Errorf("%w: CMYK JPEG; convert it to RGB", ErrUnsupportedFormat)
+	}
+	f := scaleFactor{1, 1}
+	if !c.fullDecode {
+		g := c.geometry(int(w), int(h))
+		f = pickScale(scaleFactors(), int(w), int(h), dctGap*g.rw, dctGap*g.rh)
+	}
+	sw, sh := f.scaled(int(w)), f.scaled(int(h))
+	s.rgb = grow(s.rgb, sw*sh*3)
+	if C.tjDecompress2(d.h, buf, size, (*C.uchar)(unsafe.Pointer(&s.rgb[0])),
+		C.int(sw), 0, C.int(sh), C.TJPF_RGB, 0) != 0 {
+		return pixels{}, fmt.Errorf("%w: JPEG of %d×%d: %s", ErrCorrupt, w, h, d.errString())
+	}
+	return pixels{pix: s.rgb, w: sw, h: sh, stride: sw * 3, bpp: 3, origW: int(w), origH: int(h)}, nil
+}
+
+// scaleFactors lists the DCT scaling factors this libjpeg-turbo offers.
+func scaleFactors() []scaleFactor {
+	var n C.int
+	p := C.tjGetScalingFactors(&n)
+	if p == nil {
+		return nil
+	}
+	fs := make([]scaleFactor, 0, int(n))
+	for _, f := range unsafe.Slice(p, int(n)) {
+		fs = append(fs, scaleFactor{int(f.num), int(f.denom)})
+	}
+	return fs
+}

@@ -1,0 +1,27 @@
+//go:build !cgo
+
+package imageprep
+
+import (
+	"bytes"
+	"fmt"
+	"image/jpeg"
+)
+
+// decodeJPEG reads the JPEG's header, checks its size, and decodes it with
+// image/jpeg, at full size: without cgo there is no DCT-domain scaling, so
+// large photos cost several times more than with libjpeg-turbo.
+func (c *Config) decodeJPEG(data []byte, s *scratch) (pixels, error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return pixels{}, fmt.Errorf("%w: JPEG header: %v", ErrCorrupt, err)
+	}
+	if err := c.checkSize("JPEG", cfg.Width, cfg.Height); err != nil {
+		return pixels{}, err
+	}
+	img, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		return pixels{}, fmt.Errorf("%w: JPEG of %d×%d: %v", ErrCorrupt, cfg.Width, cfg.Height, err)
+	}
+	return rgbPixels(img, s), nil
+}

@@ -1,0 +1,154 @@
+package imageprep
+
+// pixels is a decoded image: rows of 8-bit samples, bpp bytes per pixel,
+// the first three R, G, B.
+type pixels struct {
+	pix          []byte
+	w, h         int // decoded size
+	stride, bpp  int
+	origW, origH int // size the header declares; a DCT-scaled decode is smaller
+}
+
+// geometry says how an image maps onto the tensor: resize the whole image
+// to rw×rh, then keep the Width×Height window whose top left is (ox, oy).
+type geometry struct{ rw, rh, ox, oy int }
+
+// geometry computes the mapping for an image of w×h pixels.
+func (c *Config) geometry(w, h int) geometry {
+	W, H := c.Width, c.Height
+	if c.Resize != ShorterCrop {
+		return geometry{rw: W, rh: H}
+	}
+	g := geometry{rw: W, rh: H}
+	if int64(w)*int64(H) <= int64(h)*int64(W) { // the width binds
+		g.rh = max(H, int(int64(h)*int64(W)/int64(w)))
+	} else {
+		g.rw = max(W, int(int64(w)*int64(H)/int64(h)))
+	}
+	// torchvision's CenterCrop rounds the offset with Python's round: half
+	// to even.
+	g.ox, g.oy = halfEven(g.rw-W), halfEven(g.rh-H)
+	return g
+}
+
+// halfEven is round(n/2), ties to even.
+func halfEven(n int) int {
+	q := n / 2
+	if n%2 == 1 && q%2 == 1 {
+		q++
+	}
+	return q
+}
+
+// resample writes src, mapped by g, into w's tensor.
+func (c *Config) resample(wr *writer, src pixels, s *scratch) {
+	g := c.geometry(src.origW, src.origH)
+	s.row = grow(s.row, c.Width*3)
+	if c.Interpolation == Nearest {
+		nearest(wr, src, g, s)
+		return
+	}
+	bilinear(wr, src, g, s)
+}
+
+// bilinear is Pillow's two-pass resize: horizontal into 8-bit rows, then
+// vertical, rounding to 8 bits after each pass.
+func bilinear(wr *writer, src pixels, g geometry, s *scratch) {
+	W, H := wr.w, wr.h
+	s.kx.build(src.w, g.rw, g.ox, W)
+	s.ky.build(src.h, g.rh, g.oy, H)
+	first, rows := s.ky.first, s.ky.last-s.ky.first
+	s.tmp = grow(s.tmp, rows*W*3)
+	for r := range rows {
+		horizontal(s.tmp[r*W*3:(r+1)*W*3], src.pix[(first+r)*src.stride:], src.bpp, &s.kx)
+	}
+	s.acc = grow(s.acc, W*3)
+	for y := range H {
+		vertical(s.row, s.acc, s.tmp, W*3, s.ky.start[y]-first, s.ky.w[y*s.ky.ksize:][:s.ky.n[y]])
+		wr.put(y, s.row)
+	}
+}
+
+// horizontal resamples one row of bpp-byte pixels into out, 3 bytes per
+// pixel. The loops are written so the compiler can drop bounds checks.
+func horizontal(out, in []byte, bpp int, k *kernel) {
+	const half = 1 << (precisionBits - 1)
+	for x := range len(out) / 3 {
+		w := k.w[x*k.ksize:][:k.n[x]]
+		p := in[k.start[x]*bpp:]
+		s0, s1, s2 := int32(half), int32(half), int32(half)
+		if bpp == 3 {
+			p = p[:3*len(w)]
+			for len(p) >= 3 && len(w) > 0 {
+				wt := w[0]
+				s0 += int32(p[0]) * wt
+				s1 += int32(p[1]) * wt
+				s2 += int32(p[2]) * wt
+				p, w = p[3:], w[1:]
+			}
+		} else {
+			for _, wt := range w {
+				q := p[:3]
+				s0 += int32(q[0]) * wt
+				s1 += int32(q[1]) * wt
+				s2 += int32(q[2]) * wt
+				p = p[bpp:]
+			}
+		}
+		o := out[3*x : 3*x+3]
+		o[0], o[1], o[2] = clip8(s0), clip8(s1), clip8(s2)
+	}
+}
+
+// vertical computes one output row from the rows of tmp (n bytes each)
+// starting at row start, weighted by w.
+func vertical(out []byte, acc []int32, tmp []byte, n, start int, w []int32) {
+	const half = 1 << (precisionBits - 1)
+	acc = acc[:n]
+	for i := range acc {
+		acc[i] = half
+	}
+	for i, wt := range w {
+		row := tmp[(start+i)*n:][:n]
+		a := acc[:len(row)]
+		for j, v := range row {
+			a[j] += int32(v) * wt
+		}
+	}
+	out = out[:n]
+	for j, a := range acc {
+		out[j] = clip8(a)
+	}
+}
+
+// nearest is Pillow's NEAREST resize: output pixel i takes input pixel
+// floor((i+0.5)×in/out), with the coordinate accumulated in steps as
+// Pillow's ImagingScaleAffine does, so rounding agrees too.
+func nearest(wr *writer, src pixels, g geometry, s *scratch) {
+	W, H := wr.w, wr.h
+	s.idx = grow(s.idx, W+H)
+	xs, ys := s.idx[:W], s.idx[W:]
+	nearestIndex(xs, src.w, g.rw, g.ox)
+	nearestIndex(ys, src.h, g.rh, g.oy)
+	for y := range H {
+		in := src.pix[ys[y]*src.stride:]
+		for x, xi := range xs {
+			copy(s.row[3*x:3*x+3], in[xi*src.bpp:xi*src.bpp+3])
+		}
+		wr.put(y, s.row)
+	}
+}
+
+// nearestIndex fills idx with the source indices of outputs
+// from..from+len(idx)-1 of a resize from inSize to outSize.
+func nearestIndex(idx []int, inSize, outSize, from int) {
+	step := float64(inSize) / float64(outSize)
+	pos := step * 0.5
+	for range from {
+		pos += step
+	}
+	for i := range idx {
+		idx[i] = min(int(pos), inSize-1)
+		pos += step
+	}
+}
