@@ -260,6 +260,9 @@ func (m *Master) shutdown(front *fasthttp.Server) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
 	m.serving.Store(false)
+	// Release the lb's connections to prep workers so their drains need
+	// not wait for them.
+	m.proxy.SetBackends(nil)
 	m.log.Info().Msg("public listener drained; stopping workers")
 	stopAll(m.prep)
 	stopAll(m.infer)

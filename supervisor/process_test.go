@@ -298,6 +298,7 @@ func TestSlotMarksRepeatedBootFailuresDegraded(t *testing.T) {
 // getOK does one GET on a worker's socket.
 func getOK(socket string) error {
 	c := &fasthttp.HostClient{Addr: "w", Dial: func(string) (net.Conn, error) { return net.Dial("unix", socket) }}
+	defer c.CloseIdleConnections() // a draining worker waits for its clients to leave
 	code, _, err := c.Get(nil, "http://w/")
 	if err == nil && code != 200 {
 		err = fmt.Errorf("status %d", code)
