@@ -2,14 +2,13 @@ package batch
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
@@ -99,7 +98,7 @@ func (m *fakeModel) run(in []tensor.Tensor) ([]tensor.Tensor, error) {
 	if len(in) != 1 || in[0].Name != "x" || in[0].Check() != nil {
 		return nil, fmt.Errorf("fake model: bad inputs %+v", in)
 	}
-	x := f32s(in[0].Data)
+	x := orttest.F32s(in[0].Data)
 	m.mu.Lock()
 	m.calls = append(m.calls, x)
 	m.shape = append(m.shape, append([]int64(nil), in[0].Shape...))
@@ -115,7 +114,7 @@ func (m *fakeModel) run(in []tensor.Tensor) ([]tensor.Tensor, error) {
 	for i, v := range x {
 		y[i] = 2 * v
 	}
-	return []tensor.Tensor{{Name: "y", DType: tensor.FP32, Shape: append([]int64(nil), in[0].Shape...), Data: f32Bytes(y)}}, nil
+	return []tensor.Tensor{{Name: "y", DType: tensor.FP32, Shape: append([]int64(nil), in[0].Shape...), Data: orttest.F32Bytes(y)}}, nil
 }
 
 // snapshot returns the values and shapes of every call so far.
@@ -221,7 +220,7 @@ func rowsReq(id, rows, cols int) Request {
 		x[i] = float32(id*1000 + i)
 	}
 	return Request{Inputs: []tensor.Tensor{{Name: "x", DType: tensor.FP32,
-		Shape: []int64{int64(rows), int64(cols)}, Data: f32Bytes(x)}}}
+		Shape: []int64{int64(rows), int64(cols)}, Data: orttest.F32Bytes(x)}}}
 }
 
 // checkDoubled checks that o answers r with y = 2x, of r's shape.
@@ -237,28 +236,12 @@ func checkDoubled(t *testing.T, r Request, o outcome) {
 	if tensor.FormatShape(y.Shape) != tensor.FormatShape(x.Shape) {
 		t.Fatalf("output shape %v, want %v", y.Shape, x.Shape)
 	}
-	xs, ys := f32s(x.Data), f32s(y.Data)
+	xs, ys := orttest.F32s(x.Data), orttest.F32s(y.Data)
 	for i := range xs {
 		if ys[i] != 2*xs[i] {
 			t.Fatalf("y[%d] = %v, want %v", i, ys[i], 2*xs[i])
 		}
 	}
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, f := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b
-}
-
-func f32s(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // ids returns the request ids (value/1000) seen in one call, in order, once
