@@ -39,6 +39,8 @@ type Proxy struct {
 	log  zerolog.Logger
 
 	pool atomic.Pointer[pool]
+	// timeout is opts.Timeout, changeable while serving (reloads).
+	timeout atomic.Int64
 	// turn rotates the scan start of every pick so equal backends share load.
 	turn atomic.Uint64
 	ids  *requestIDs
@@ -68,7 +70,22 @@ func New(opts Options) *Proxy {
 		known: make(map[string]*backend),
 	}
 	p.pool.Store(&pool{})
+	p.timeout.Store(int64(opts.Timeout))
 	return p
+}
+
+// SetTimeout changes the bound on each proxied request (see
+// Options.Timeout) for requests that start from now on. Existing backends
+// keep their connections' I/O timeouts until they are replaced, so a
+// longer timeout applies fully to workers added after the change.
+func (p *Proxy) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		d = defaultTimeout
+	}
+	p.mu.Lock()
+	p.opts.Timeout = d
+	p.mu.Unlock()
+	p.timeout.Store(int64(d))
 }
 
 // ServeHTTP forwards ctx.Request to a backend and writes its answer, or a V2
@@ -121,7 +138,7 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 // errors: 503 when no backend took it, 504/502 when it may have been sent.
 func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte) {
 	prepareUpstream(ctx)
-	err := p.Do(&ctx.Request, &ctx.Response, time.Now().Add(p.opts.Timeout))
+	err := p.Do(&ctx.Request, &ctx.Response, time.Now().Add(time.Duration(p.timeout.Load())))
 	switch {
 	case err == nil:
 		// A worker closing its connection must not close the client's.

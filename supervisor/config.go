@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -383,3 +385,26 @@ func fileKindName(m os.FileMode) string {
 	}
 	return "special file"
 }
+
+// RuntimeDirOf reads only runtime_dir from a config file, leniently: the
+// CLI uses it to reach a master when the file as a whole does not load
+// (the master then reports the errors). "" when it cannot tell.
+func RuntimeDirOf(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var partial struct {
+		RuntimeDir string `yaml:"runtime_dir"`
+	}
+	if yaml.Unmarshal(data, &partial) == nil {
+		return partial.RuntimeDir
+	}
+	// Broken YAML elsewhere: look for the key's own line.
+	if m := runtimeDirLine.FindSubmatch(data); m != nil {
+		return strings.Trim(string(m[1]), `"' `)
+	}
+	return ""
+}
+
+var runtimeDirLine = regexp.MustCompile(`(?m)^runtime_dir:[ \t]*([^#\n]*)`)

@@ -14,31 +14,40 @@ import (
 // The control socket speaks one JSON object per line: the CLI sends a
 // ControlRequest, the master answers with a ControlResponse.
 type ControlRequest struct {
-	Cmd string `json:"cmd"` // "status" or "stop"
+	Cmd string `json:"cmd"` // "status", "reload", "upgrade" or "stop"
 }
 
 // ControlResponse is the master's answer. Error is set when the command
-// failed; Status is set for "status".
+// failed; Status is set for "status", Result for "reload" and "upgrade".
 type ControlResponse struct {
-	OK     bool    `json:"ok"`
-	Error  string  `json:"error,omitempty"`
-	Status *Status `json:"status,omitempty"`
+	OK     bool      `json:"ok"`
+	Error  string    `json:"error,omitempty"`
+	Status *Status   `json:"status,omitempty"`
+	Result *OpResult `json:"result,omitempty"`
 }
 
-// controlServer serves the control socket. Stop requests are answered only
-// once the master has finished stopping (finish), so `supervisor stop`
-// returns when every worker is gone.
+// controlServer serves the control socket. Stop and successful upgrade
+// requests are answered only once this master has finished stopping
+// (finish), so `supervisor stop` returns when every worker is gone, and
+// `supervisor upgrade` when the new master serves alone.
 type controlServer struct {
 	ln      net.Listener
 	m       *Master
 	mu      sync.Mutex
-	waiters []net.Conn
+	waiters []waiter
 	wg      sync.WaitGroup
 }
 
+// waiter is a client answered when the master has stopped.
+type waiter struct {
+	conn net.Conn
+	resp ControlResponse
+}
+
+// startControl listens on the control socket, or takes it over from the
+// master that started this one (upgrade).
 func (m *Master) startControl(path string) (*controlServer, error) {
-	_ = os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	ln, err := m.opts.Upgrader.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("control socket %q: %w", path, err)
 	}
@@ -78,16 +87,36 @@ func (c *controlServer) serve(conn net.Conn) {
 		st := c.m.status()
 		respond(conn, ControlResponse{OK: true, Status: &st})
 		conn.Close()
+	case "reload":
+		c.m.log.Info().Msg("reload requested on the control socket")
+		res := c.m.Reload()
+		respond(conn, ControlResponse{OK: res.OK, Error: res.Error, Result: &res})
+		conn.Close()
+	case "upgrade":
+		c.m.log.Info().Msg("upgrade requested on the control socket")
+		if err := c.m.Upgrade(); err != nil {
+			_, res := c.m.history.last()
+			respond(conn, ControlResponse{Error: err.Error(), Result: res})
+			conn.Close()
+			return
+		}
+		_, res := c.m.history.last()
+		c.wait(conn, ControlResponse{OK: true, Result: res})
 	case "stop":
-		c.mu.Lock()
-		c.waiters = append(c.waiters, conn)
-		c.mu.Unlock()
 		c.m.log.Info().Msg("stop requested on the control socket")
+		c.wait(conn, ControlResponse{OK: true})
 		c.m.Stop()
 	default:
-		respond(conn, ControlResponse{Error: fmt.Sprintf("unknown command %q (want status or stop)", req.Cmd)})
+		respond(conn, ControlResponse{Error: fmt.Sprintf("unknown command %q (want status, reload, upgrade or stop)", req.Cmd)})
 		conn.Close()
 	}
+}
+
+// wait answers conn with resp once the master has stopped.
+func (c *controlServer) wait(conn net.Conn, resp ControlResponse) {
+	c.mu.Lock()
+	c.waiters = append(c.waiters, waiter{conn, resp})
+	c.mu.Unlock()
 }
 
 func respond(conn net.Conn, r ControlResponse) {
@@ -99,9 +128,9 @@ func respond(conn net.Conn, r ControlResponse) {
 func (c *controlServer) finish() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, conn := range c.waiters {
-		respond(conn, ControlResponse{OK: true})
-		conn.Close()
+	for _, w := range c.waiters {
+		respond(w.conn, w.resp)
+		w.conn.Close()
 	}
 	c.waiters = nil
 }
@@ -134,6 +163,9 @@ func Control(runtimeDir, cmd string, timeout time.Duration) (*ControlResponse, e
 		return nil, fmt.Errorf("read the answer to %q from %q: %w", cmd, path, err)
 	}
 	if !resp.OK {
+		if resp.Error == "" {
+			resp.Error = cmd + " failed"
+		}
 		return &resp, errors.New(resp.Error)
 	}
 	return &resp, nil

@@ -22,7 +22,11 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		Handler:            m.serveFront,
 		ErrorHandler:       m.frontTransportError,
 		Name:               "supervisor",
-		MaxRequestBodySize: int(m.cfg.MaxBodyBytes),
+		MaxRequestBodySize: int(m.cfg().MaxBodyBytes),
+		// Per request, so that a reload's max_body_bytes applies at once.
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{MaxRequestBodySize: int(m.maxBody.Load())}
+		},
 		ReadTimeout:        time.Minute,
 		WriteTimeout:       time.Minute,
 		IdleTimeout:        2 * time.Minute,
@@ -32,6 +36,15 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	m.route(ctx)
+	if m.draining.Load() {
+		// Keep-alive clients reconnect: to the new master after an
+		// upgrade, or to a closed port after a stop.
+		ctx.SetConnectionClose()
+	}
+}
+
+func (m *Master) route(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
 	if strings.HasPrefix(path, "/v2/models/") {
 		if !m.serving.Load() {

@@ -10,7 +10,7 @@ import (
 
 func TestFrontAnswers503UntilReady(t *testing.T) {
 	cfg := DefaultConfig()
-	m := New(cfg, zerolog.Nop(), "")
+	m := New(cfg, zerolog.Nop(), Options{})
 	for _, path := range []string{"/v2/health/ready", "/v2/models/default/infer"} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(path)

@@ -6,53 +6,99 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // Master is a running supervisor instance.
 type Master struct {
-	cfg     *Config
+	conf    atomic.Pointer[Config]
+	opts    Options
 	log     zerolog.Logger
 	proxy   *lb.Proxy
 	spawner spawner
+	rd      *runtimeDir
+	ctl     *controlServer
 
-	infer, prep []*slot
+	infer, prep *pool
 	// ready is what /v2/health/ready reports: every pool has a ready worker
 	// and the master is not stopping. serving gates inference routes: it
 	// stays true while the public listener drains, so requests still
 	// arriving on open keep-alive connections are served, not refused.
 	ready   atomic.Bool
 	serving atomic.Bool
-	started time.Time
+	// draining: responses ask clients to close their connection, so that
+	// keep-alive clients move to the listener's next owner.
+	draining atomic.Bool
+	maxBody  atomic.Int64
+	started  time.Time
 
 	// upstreamsMu serialises slot changes, so that pushes of the infer
-	// worker list to prep workers cannot overtake each other.
+	// worker list to prep workers cannot overtake each other. Taken
+	// before poolsMu, never after.
 	upstreamsMu sync.Mutex
+
+	// opsMu serialises reloads and upgrades; generation counts the
+	// configs applied (1 = the first).
+	opsMu      sync.Mutex
+	generation atomic.Int64
+	upgraded   atomic.Bool
+	reloads    reloadQueue
+	history    history
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
 }
 
-// New returns a master for a resolved config. exe is the binary to
-// re-execute for workers ("" = this one).
-func New(cfg *Config, log zerolog.Logger, exe string) *Master {
-	return &Master{
-		cfg:     cfg,
+// Options are what a master needs besides its config.
+type Options struct {
+	// Exe is the binary re-executed for workers ("" = this one).
+	Exe string
+	// Load re-reads the config for a reload; nil disables reloads.
+	Load func() (*Config, error)
+	// Upgrader hands listeners to a new binary (tableflip); nil serves
+	// without upgrades.
+	Upgrader Upgrader
+}
+
+// New returns a master for a resolved config.
+func New(cfg *Config, log zerolog.Logger, opts Options) *Master {
+	if opts.Upgrader == nil {
+		opts.Upgrader = noUpgrades{}
+	}
+	m := &Master{
+		opts:    opts,
 		log:     log,
-		proxy:   lb.New(lb.Options{Timeout: cfg.Prep.UpstreamTimeout.Duration + 5*time.Second, Logger: log}),
-		spawner: spawner{exe: exe},
+		proxy:   lb.New(lb.Options{Timeout: proxyTimeout(cfg), Logger: log}),
+		spawner: spawner{exe: opts.Exe},
+		infer:   &pool{role: worker.RoleInfer},
+		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 	}
+	m.conf.Store(cfg)
+	m.maxBody.Store(int64(cfg.MaxBodyBytes))
+	m.generation.Store(generationFromEnv())
+	return m
 }
+
+// cfg is the config in force (reloads replace it).
+func (m *Master) cfg() *Config { return m.conf.Load() }
+
+// proxyTimeout bounds a request through the lb: a prep worker's upstream
+// call plus its own work.
+func proxyTimeout(cfg *Config) time.Duration { return cfg.Prep.UpstreamTimeout.Duration + 5*time.Second }
 
 // Stop asks Run to drain and return. Safe to call more than once.
 func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
@@ -60,129 +106,265 @@ func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
 // Run serves until ctx is cancelled or Stop is called, then drains. It
 // returns nil after a clean stop, or the error that prevented startup. When
 // it returns, every worker has been reaped and the runtime dir is cleaned.
+// After an upgrade it returns once this master has drained and stopped its
+// workers, leaving the listeners to the new master.
 func (m *Master) Run(ctx context.Context) error {
 	m.started = time.Now()
-	rd, err := prepareRuntimeDir(m.cfg.RuntimeDir)
+	cfg := m.cfg()
+	up := m.opts.Upgrader
+	rd, err := prepareRuntimeDir(cfg.RuntimeDir, up.HasParent())
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", m.cfg.Listen)
+	m.rd = rd
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
+	defer signal.Stop(signals)
+
+	ln, err := up.Listen("tcp", cfg.Listen)
 	if err != nil {
 		rd.cleanup()
-		return fmt.Errorf("listen on %q: %w (is another instance running?)", m.cfg.Listen, err)
+		return fmt.Errorf("listen on %q: %w (is another instance running?)", cfg.Listen, err)
 	}
 	front := m.newFrontServer()
 	served := make(chan error, 1)
-	go func() { served <- front.Serve(ln) }()
+	serveFront := func() { go func() { served <- front.Serve(ln) }() }
+	if !up.HasParent() {
+		// Health checks get answers (503) while workers boot.
+		serveFront()
+	}
 	ctl, err := m.startControl(rd.controlSocket())
 	if err != nil {
 		_ = front.Shutdown()
 		rd.cleanup()
 		return err
 	}
+	m.ctl = ctl
 
-	err = m.startWorkers(rd)
-	if err == nil {
-		err = m.serve(ctx, served)
+	err = m.startWorkers()
+	if err == nil && up.HasParent() {
+		// The previous master serves the shared listener until this one
+		// is ready: accepting earlier would answer its clients 503.
+		serveFront()
 	}
-	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping)
-	m.shutdown(front)
+	if err == nil {
+		err = m.becomeReady()
+	}
+	if err == nil {
+		err = m.serve(ctx, served, signals)
+	}
+	if !m.upgraded.Load() {
+		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
+	}
+	m.shutdown(front, ln)
 	ctl.close()
 	rd.cleanup()
+	if !m.upgraded.Load() {
+		up.Stop()
+	}
 	// Answer `supervisor stop` last: when it returns, everything is gone.
 	ctl.finish()
 	return err
 }
 
-// serve marks the master ready and blocks until it is told to stop.
-func (m *Master) serve(ctx context.Context, served <-chan error) error {
+// becomeReady tells the parent master (after an upgrade) and systemd that
+// this master serves.
+func (m *Master) becomeReady() error {
+	if err := m.rd.own(); err != nil {
+		return err
+	}
+	if err := m.opts.Upgrader.Ready(); err != nil {
+		return fmt.Errorf("signal readiness to the previous master: %w", err)
+	}
 	m.serving.Store(true)
 	m.ready.Store(true)
-	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
-	m.log.Info().Str("listen", m.cfg.Listen).Int("prep", len(m.prep)).Int("infer", len(m.infer)).
-		Dur("startup", time.Since(m.started)).Msg("serving")
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-m.stopCh:
-		return nil
-	case err := <-served:
-		return fmt.Errorf("public listener failed: %w", err)
+	lines := []string{daemon.SdNotifyReady, m.statusLine()}
+	if m.opts.Upgrader.HasParent() {
+		// This master takes over from the one that started it (systemd
+		// accepts this with NotifyAccess=all).
+		lines = append(lines, fmt.Sprintf("MAINPID=%d", os.Getpid()))
 	}
+	notify(lines...)
+	return nil
+}
+
+// serve blocks until the master is told to stop, handling reload and
+// upgrade signals and systemd's watchdog meanwhile.
+func (m *Master) serve(ctx context.Context, served <-chan error, signals <-chan os.Signal) error {
+	cfg := m.cfg()
+	m.log.Info().Str("listen", cfg.Listen).Int("prep", len(m.prep.list())).Int("infer", len(m.infer.list())).
+		Int64("generation", m.generation.Load()).Dur("startup", time.Since(m.started)).Msg("serving")
+	var watchdog <-chan time.Time
+	if m.opts.Upgrader.HasParent() && os.Getenv("WATCHDOG_PID") != "" {
+		// systemd addressed the watchdog to the master this one replaced;
+		// MAINPID= made this one the service's main process.
+		os.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	}
+	if d, _ := daemon.SdWatchdogEnabled(false); d > 0 {
+		t := time.NewTicker(d / 2)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.stopCh:
+			return nil
+		case err := <-served:
+			if m.upgraded.Load() {
+				return nil
+			}
+			return fmt.Errorf("public listener failed: %w", err)
+		case sig := <-signals:
+			m.onSignal(sig)
+		case <-watchdog:
+			notify(daemon.SdNotifyWatchdog)
+		}
+	}
+}
+
+// onSignal starts what SIGHUP (reload) and SIGUSR2 (upgrade) ask for; the
+// outcome is logged and shown by `supervisor status`.
+func (m *Master) onSignal(sig os.Signal) {
+	switch sig {
+	case syscall.SIGHUP:
+		m.log.Info().Msg("SIGHUP: reloading the config")
+		go m.Reload()
+	case syscall.SIGUSR2:
+		m.log.Info().Msg("SIGUSR2: upgrading the binary")
+		go func() { _ = m.Upgrade() }()
+	}
+}
+
+// pool is one stage's workers: their slots, the templates the slots were
+// given, and the lifecycle they share.
+type pool struct {
+	role  worker.Role
+	mu    sync.RWMutex
+	slots []*slot
+	specs []worker.Spec // the template each slot was last given
+	lc    *lifecycle
+}
+
+// list returns the pool's slots now.
+func (p *pool) list() []*slot {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]*slot(nil), p.slots...)
 }
 
 // startWorkers boots the infer pool, then the prep pool, waiting for every
 // slot's first readiness.
-func (m *Master) startWorkers(rd *runtimeDir) error {
-	infer := m.newLifecycle(m.cfg.Infer.Recycle)
-	for i := range m.cfg.Infer.Workers {
-		m.infer = append(m.infer, m.newSlot(m.inferSpec(i), rd, infer))
+func (m *Master) startWorkers() error {
+	cfg := m.cfg()
+	for _, p := range []*pool{m.infer, m.prep} {
+		p.lc = m.newLifecycle(cfg, p.role, nil)
+		specs := m.specs(cfg, p.role)
+		p.mu.Lock()
+		for _, spec := range specs {
+			p.slots = append(p.slots, m.newSlot(spec, p.lc))
+			p.specs = append(p.specs, spec)
+		}
+		slots := append([]*slot(nil), p.slots...)
+		p.mu.Unlock()
+		if err := bootAll(slots); err != nil {
+			return err
+		}
 	}
-	if err := bootAll(m.infer); err != nil {
-		return err
-	}
-	prep := m.newLifecycle(m.cfg.Prep.Recycle)
-	for i := range m.cfg.Prep.Workers {
-		m.prep = append(m.prep, m.newSlot(m.prepSpec(i), rd, prep))
-	}
-	return bootAll(m.prep)
+	return nil
 }
 
-func (m *Master) newLifecycle(r Recycle) *lifecycle {
-	w := m.cfg.Workers
+// newLifecycle is a pool's lifecycle under cfg. surge is the pool's
+// current surge semaphore, kept across reloads unless max_surge changed,
+// so a reload cannot let more replacements boot at once than allowed.
+func (m *Master) newLifecycle(cfg *Config, role worker.Role, surge chan struct{}) *lifecycle {
+	w := cfg.Workers
+	r := cfg.Prep.Recycle
+	if role == worker.RoleInfer {
+		r = cfg.Infer.Recycle
+	}
+	if surge == nil || cap(surge) != w.MaxSurge {
+		surge = make(chan struct{}, w.MaxSurge)
+	}
 	return &lifecycle{
-		bootTimeout:      m.cfg.BootTimeout.Duration,
-		stopDrain:        m.cfg.ShutdownTimeout.Duration,
+		bootTimeout:      cfg.BootTimeout.Duration,
+		stopDrain:        cfg.ShutdownTimeout.Duration,
 		recycleDrain:     w.DrainTimeout.Duration,
 		heartbeatTimeout: w.HeartbeatTimeout.Duration,
 		backoffBase:      w.RestartBackoff.Duration,
 		backoffMax:       w.RestartBackoffMax.Duration,
 		degradedAfter:    w.DegradedAfter,
 		recycle:          r,
-		surge:            make(chan struct{}, w.MaxSurge),
+		surge:            surge,
 	}
 }
 
-func (m *Master) newSlot(spec worker.Spec, rd *runtimeDir, lc *lifecycle) *slot {
-	s := &slot{tmpl: spec, dir: rd.path, spawner: m.spawner, lc: lc, log: m.log, state: stateStarting,
-		hooks: slotHooks{changed: m.slotChanged, retire: m.retire}}
+func (m *Master) newSlot(spec worker.Spec, lc *lifecycle) *slot {
+	hooks := slotHooks{changed: m.slotChanged, retire: m.retire}
 	if spec.Role == worker.RolePrep {
-		s.hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
 	}
-	return s
+	return newSlot(spec, lc, m.rd.path, m.spawner, hooks, m.log)
 }
 
-func (m *Master) baseSpec(role worker.Role, name string) worker.Spec {
+// specs are the templates of a pool's workers under cfg.
+func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
+	models := modelSpecs(cfg)
+	gen := int(m.generation.Load())
+	var specs []worker.Spec
+	if role == worker.RoleInfer {
+		for i := range cfg.Infer.Workers {
+			s := baseSpec(cfg, role, fmt.Sprintf("infer-%d", i), gen)
+			s.Models = models
+			s.ORTLibrary = cfg.ONNXRuntimeLibrary
+			s.IntraOpThreads = cfg.Infer.IntraOpThreads
+			specs = append(specs, s)
+		}
+		return specs
+	}
+	for i := range cfg.Prep.Workers {
+		s := baseSpec(cfg, role, fmt.Sprintf("prep-%d", i), gen)
+		// Prep workers learn the models' metadata from infer workers at
+		// boot, so a model change replaces them too.
+		s.Models = models
+		s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
+		s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
+		specs = append(specs, s)
+	}
+	return specs
+}
+
+func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {
 	return worker.Spec{
 		Role:              role,
 		Name:              name,
-		LogLevel:          m.cfg.LogLevel,
-		DrainTimeout:      m.cfg.Workers.DrainTimeout.Duration,
-		HeartbeatInterval: max(m.cfg.Workers.HeartbeatTimeout.Duration/4, 25*time.Millisecond),
+		Generation:        gen,
+		LogLevel:          cfg.LogLevel,
+		DrainTimeout:      cfg.Workers.DrainTimeout.Duration,
+		HeartbeatInterval: max(cfg.Workers.HeartbeatTimeout.Duration/4, 25*time.Millisecond),
 	}
 }
 
-func (m *Master) inferSpec(i int) worker.Spec {
-	s := m.baseSpec(worker.RoleInfer, fmt.Sprintf("infer-%d", i))
-	for _, mc := range m.cfg.Models {
-		s.Models = append(s.Models, worker.Model{Name: mc.Name, Path: mc.Path})
+// modelSpecs lists the models with a version made of each file's size and
+// modification time, so that a reload after a model file was replaced in
+// place restarts the workers that serve it.
+func modelSpecs(cfg *Config) []worker.Model {
+	var ms []worker.Model
+	for _, mc := range cfg.Models {
+		wm := worker.Model{Name: mc.Name, Path: mc.Path}
+		if fi, err := os.Stat(mc.Path); err == nil {
+			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+		ms = append(ms, wm)
 	}
-	s.ORTLibrary = m.cfg.ONNXRuntimeLibrary
-	s.IntraOpThreads = m.cfg.Infer.IntraOpThreads
-	return s
-}
-
-func (m *Master) prepSpec(i int) worker.Spec {
-	s := m.baseSpec(worker.RolePrep, fmt.Sprintf("prep-%d", i))
-	s.MaxBodyBytes = int64(m.cfg.MaxBodyBytes)
-	s.UpstreamTimeout = m.cfg.Prep.UpstreamTimeout.Duration
-	return s
+	return ms
 }
 
 // inferSockets lists the sockets of the infer workers serving now.
 func (m *Master) inferSockets() []string {
 	var socks []string
-	for _, s := range m.infer {
+	for _, s := range m.infer.list() {
 		if p := s.serving(); p != nil {
 			socks = append(socks, p.spec.Socket)
 		}
@@ -195,19 +377,27 @@ func (m *Master) inferSockets() []string {
 func (m *Master) slotChanged(s *slot) {
 	m.upstreamsMu.Lock()
 	defer m.upstreamsMu.Unlock()
-	switch s.tmpl.Role {
-	case worker.RolePrep:
+	if s.role == worker.RolePrep {
 		if p := s.serving(); p != nil {
 			// A prep worker that booted during an infer swap may hold a
 			// stale list: give it the current one before it takes traffic.
 			m.pushUpstreams(p)
 		}
+	}
+	m.propagate(s.role)
+}
+
+// propagate hands the workers that serve now to their clients: prep
+// workers to the lb, infer workers to every prep worker. The caller holds
+// upstreamsMu.
+func (m *Master) propagate(role worker.Role) {
+	if role == worker.RolePrep {
 		m.updateBackends()
-	case worker.RoleInfer:
-		for _, ps := range m.prep {
-			if p := ps.serving(); p != nil {
-				m.pushUpstreams(p)
-			}
+		return
+	}
+	for _, ps := range m.prep.list() {
+		if p := ps.serving(); p != nil {
+			m.pushUpstreams(p)
 		}
 	}
 }
@@ -217,7 +407,7 @@ func backendName(p *process) string { return fmt.Sprintf("%s#%d", p.spec.Name, p
 // updateBackends hands the lb the prep workers that serve now.
 func (m *Master) updateBackends() {
 	var bs []lb.Backend
-	for _, s := range m.prep {
+	for _, s := range m.prep.list() {
 		if p := s.serving(); p != nil {
 			bs = append(bs, lb.Backend{Name: backendName(p), Socket: p.spec.Socket})
 		}
@@ -236,8 +426,7 @@ func (m *Master) pushUpstreams(p *process) {
 // every prep worker (for infer) no longer sends it anything new; a prep
 // worker is stopped once the lb has nothing in flight on it, an infer
 // worker drains its own in-flight requests on SIGTERM.
-func (m *Master) retire(s *slot, p *process) {
-	drain := s.lc.recycleDrain
+func (m *Master) retire(_ *slot, p *process, drain time.Duration) {
 	if p.spec.Role == worker.RolePrep {
 		select {
 		case <-m.proxy.Idle(backendName(p)):
@@ -250,12 +439,19 @@ func (m *Master) retire(s *slot, p *process) {
 	m.log.Info().Str("worker", p.spec.Name).Int("pid", p.pid()).Str("exit", describeExit(p.err)).Msg("retired worker stopped")
 }
 
-// shutdown drains the public listener, then stops prep and infer workers.
-func (m *Master) shutdown(front *fasthttp.Server) {
+// shutdown stops accepting, lets connected clients finish (their
+// responses ask them to close), then stops prep and infer workers. After
+// an upgrade the new master accepts on the same socket meanwhile, so a
+// client that reconnects reaches it.
+func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
 	m.ready.Store(false)
-	m.log.Info().Dur("shutdown_timeout", m.cfg.ShutdownTimeout.Duration).Msg("stopping: draining in-flight requests")
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ShutdownTimeout.Duration)
+	timeout := m.cfg().ShutdownTimeout.Duration
+	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	m.draining.Store(true)
+	_ = ln.Close()
+	drain.WaitForClientsToLeave(front, min(timeout, drain.ClientGrace))
 	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
@@ -264,8 +460,8 @@ func (m *Master) shutdown(front *fasthttp.Server) {
 	// not wait for them.
 	m.proxy.SetBackends(nil)
 	m.log.Info().Msg("public listener drained; stopping workers")
-	stopAll(m.prep)
-	stopAll(m.infer)
+	stopAll(m.prep.list())
+	stopAll(m.infer.list())
 	m.log.Info().Msg("stopped")
 }
 
@@ -301,16 +497,23 @@ func stopAll(slots []*slot) {
 
 // Status is the master's answer to `supervisor status`.
 type Status struct {
-	PID     int            `json:"pid"`
-	Ready   bool           `json:"ready"`
-	Listen  string         `json:"listen"`
-	Started time.Time      `json:"started"`
-	Workers []WorkerStatus `json:"workers"`
+	PID        int            `json:"pid"`
+	Version    string         `json:"version"`
+	Ready      bool           `json:"ready"`
+	Listen     string         `json:"listen"`
+	Started    time.Time      `json:"started"`
+	Generation int64          `json:"generation"`
+	Workers    []WorkerStatus `json:"workers"`
+	// LastReload and LastUpgrade are the latest outcomes, if any.
+	LastReload  *OpResult `json:"last_reload,omitempty"`
+	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
 }
 
 func (m *Master) status() Status {
-	st := Status{PID: os.Getpid(), Ready: m.ready.Load(), Listen: m.cfg.Listen, Started: m.started}
-	for _, s := range append(append([]*slot(nil), m.infer...), m.prep...) {
+	st := Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
+		Started: m.started, Generation: m.generation.Load()}
+	st.LastReload, st.LastUpgrade = m.history.last()
+	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		st.Workers = append(st.Workers, s.status())
 	}
 	return st

@@ -168,20 +168,19 @@ func testSlot(t *testing.T, behaviour string, lc *lifecycle) (*slot, chan struct
 	sp, spec := testSpawner(t, behaviour)
 	changed := make(chan struct{}, 64)
 	retired := make(chan *process, 8)
-	s := &slot{tmpl: spec, dir: filepath.Dir(spec.Socket), spawner: sp, lc: lc, log: zerolog.Nop(),
-		hooks: slotHooks{
-			changed: func(*slot) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			},
-			retire: func(_ *slot, p *process) {
-				p.stop(time.Second)
-				retired <- p
-			},
-		}}
-	return s, changed, retired
+	hooks := slotHooks{
+		changed: func(*slot) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+		retire: func(_ *slot, p *process, _ time.Duration) {
+			p.stop(time.Second)
+			retired <- p
+		},
+	}
+	return newSlot(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
 }
 
 // waitSlot waits for cond on the slot's change notifications, bounded.

@@ -7,15 +7,25 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
 // runtimeDir is the directory that holds one instance's Unix sockets, its
 // control socket and its pid file. Two instances with different runtime
-// dirs never touch each other's files.
+// dirs never touch each other's files. During an upgrade two masters of
+// the same instance share it: each names its worker sockets after its own
+// pid, and the shared files (control socket, pid file) belong to the
+// master that serves.
 type runtimeDir struct {
 	path    string
 	created bool
+
+	mu sync.Mutex
+	// owner: this master owns the shared files and removes them on exit.
+	// A master started by an upgrade owns them once ready; one that hands
+	// over to an upgrade no longer does.
+	owner bool
 }
 
 const (
@@ -26,45 +36,73 @@ const (
 // ControlSocket is the path of the control socket inside a runtime dir.
 func ControlSocket(dir string) string { return filepath.Join(dir, controlSocketName) }
 
+// PIDFile is the path of the serving master's pid file inside a runtime dir.
+func PIDFile(dir string) string { return filepath.Join(dir, pidFileName) }
+
 // prepareRuntimeDir creates dir (0700) and claims it: it refuses a dir whose
 // control socket still answers (another live instance) and clears files a
-// dead instance left behind.
-func prepareRuntimeDir(dir string) (*runtimeDir, error) {
-	rd := &runtimeDir{path: dir}
+// dead instance left behind. A master started by an upgrade (inherited)
+// shares the dir with its parent and claims nothing yet.
+func prepareRuntimeDir(dir string, inherited bool) (*runtimeDir, error) {
+	rd := &runtimeDir{path: dir, owner: !inherited}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		rd.created = true
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create runtime_dir %q: %w", dir, err)
 	}
+	if inherited {
+		return rd, nil
+	}
 	if c, err := net.DialTimeout("unix", rd.controlSocket(), time.Second); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("runtime_dir %q is in use by a running supervisor (its control socket answers); stop it first or use another runtime_dir", dir)
 	}
-	rd.removeOwnFiles()
-	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := os.WriteFile(filepath.Join(dir, pidFileName), pid, 0o644); err != nil {
-		return nil, fmt.Errorf("write pid file in %q: %w", dir, err)
+	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	for _, s := range socks {
+		_ = os.Remove(s)
 	}
+	_ = os.Remove(PIDFile(dir))
 	return rd, nil
 }
 
 func (rd *runtimeDir) controlSocket() string { return ControlSocket(rd.path) }
 
-// removeOwnFiles deletes sockets and the pid file; it leaves anything else
-// an operator put there alone.
-func (rd *runtimeDir) removeOwnFiles() {
-	socks, _ := filepath.Glob(filepath.Join(rd.path, "*.sock"))
-	for _, s := range socks {
-		_ = os.Remove(s)
+// own makes this master the owner of the shared files and writes its pid.
+func (rd *runtimeDir) own() error {
+	rd.mu.Lock()
+	rd.owner = true
+	rd.mu.Unlock()
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if err := os.WriteFile(PIDFile(rd.path), pid, 0o644); err != nil {
+		return fmt.Errorf("write pid file in %q: %w", rd.path, err)
 	}
-	_ = os.Remove(filepath.Join(rd.path, pidFileName))
+	return nil
 }
 
-// cleanup removes this instance's files, and the directory itself when this
-// instance created it and nothing else is left in it.
+// disown hands the shared files to the master that took over.
+func (rd *runtimeDir) disown() {
+	rd.mu.Lock()
+	rd.owner = false
+	rd.mu.Unlock()
+}
+
+// cleanup removes this master's worker sockets; and, when it owns them, the
+// control socket, the pid file and the directory itself if this instance
+// created it and nothing else is left in it.
 func (rd *runtimeDir) cleanup() {
-	rd.removeOwnFiles()
+	mine, _ := filepath.Glob(filepath.Join(rd.path, ownSocketPrefix()+"*.sock"))
+	for _, s := range mine {
+		_ = os.Remove(s)
+	}
+	rd.mu.Lock()
+	owner := rd.owner
+	rd.mu.Unlock()
+	if !owner {
+		return
+	}
+	_ = os.Remove(rd.controlSocket())
+	_ = os.Remove(PIDFile(rd.path))
 	if rd.created {
 		_ = os.Remove(rd.path) // fails harmlessly when not empty
 	}

@@ -3,7 +3,9 @@ package supervisor
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,6 +41,16 @@ type lifecycle struct {
 	surge chan struct{}
 }
 
+// workerSocketName names a worker's socket after its master's pid (base 36
+// to keep paths short), so that during an upgrade two masters' workers
+// share the runtime dir without colliding: "<pid>.<slot>.<seq>.sock".
+func workerSocketName(slot string, seq int) string {
+	return ownSocketPrefix() + slot + "." + strconv.FormatInt(int64(seq), 36) + ".sock"
+}
+
+// ownSocketPrefix starts the name of every socket this master's workers use.
+func ownSocketPrefix() string { return strconv.FormatInt(int64(os.Getpid()), 36) + "." }
+
 // backoffReset: a worker that stayed up this long restarts at base backoff.
 const backoffReset = 10 * time.Second
 
@@ -49,8 +61,18 @@ type slotHooks struct {
 	prepare func(*worker.Spec)
 	// changed is called whenever the slot's serving process changes.
 	changed func(*slot)
-	// retire drains a replaced process and stops it.
-	retire func(*slot, *process)
+	// retire drains a replaced process (bounded by drain) and stops it.
+	retire func(s *slot, p *process, drain time.Duration)
+}
+
+// reconfig asks a slot to adopt a new template and lifecycle (a reload).
+type reconfig struct {
+	tmpl worker.Spec
+	lc   *lifecycle
+	// replace: the worker's effective spec changed, so the serving worker
+	// is replaced surge-first; otherwise only the next spawn uses tmpl.
+	replace bool
+	done    chan error // buffered; nil once the slot serves the new spec
 }
 
 // slot keeps one worker position (e.g. "prep-0") filled: it spawns the
@@ -59,12 +81,17 @@ type slotHooks struct {
 // recycling limit. One goroutine (run) owns the processes; the mutex
 // guards only what status and the lb read.
 type slot struct {
+	name string // e.g. "prep-0"; never changes
+	role worker.Role
+	// tmpl and lc belong to the run goroutine once the slot has started; a
+	// reload hands it new ones through reconf.
 	tmpl    worker.Spec // Socket is filled per process
-	dir     string      // runtime dir
-	spawner spawner
 	lc      *lifecycle
+	dir     string // runtime dir
+	spawner spawner
 	hooks   slotHooks
 	log     zerolog.Logger
+	reconf  chan reconfig
 
 	stop     chan struct{} // closed by stopAndWait
 	done     chan struct{} // closed when run returns
@@ -93,15 +120,22 @@ type WorkerStatus struct {
 	// RecycleAt is the request count at which this worker asks to be
 	// replaced (max_requests + its jitter); 0 = never.
 	RecycleAt int `json:"recycle_at,omitempty"`
+	// Generation is the config generation the worker was spawned with.
+	Generation int64 `json:"generation"`
+}
+
+func newSlot(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks slotHooks, log zerolog.Logger) *slot {
+	return &slot{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
+		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig)}
 }
 
 func (s *slot) status() WorkerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := WorkerStatus{Name: s.tmpl.Name, Role: string(s.tmpl.Role), State: s.state,
+	st := WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
 		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
 	if p := s.current; p != nil {
-		st.PID, st.Socket, st.RecycleAt = p.pid(), p.spec.Socket, p.spec.MaxRequests
+		st.PID, st.Socket, st.RecycleAt, st.Generation = p.pid(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
 	}
 	return st
 }
@@ -136,7 +170,7 @@ func (s *slot) nextSpec() worker.Spec {
 	seq := s.seq
 	s.mu.Unlock()
 	spec := s.tmpl
-	spec.Socket = filepath.Join(s.dir, fmt.Sprintf("%s.%d.sock", spec.Name, seq))
+	spec.Socket = filepath.Join(s.dir, workerSocketName(spec.Name, seq))
 	if r := s.lc.recycle; r.MaxRequests > 0 {
 		spec.MaxRequests = r.MaxRequests + rand.IntN(r.MaxRequestsJitter+1)
 	}
@@ -182,6 +216,7 @@ func (s *slot) stopping() bool {
 func (s *slot) run(booted chan<- error) {
 	first := true
 	backoff := s.lc.backoffBase
+	var reloaded chan error // a reload waiting for the next boot's outcome
 	for {
 		s.setServing(s.bootingState(), nil)
 		p, err := s.boot()
@@ -192,6 +227,10 @@ func (s *slot) run(booted chan<- error) {
 				s.setState(stateStopped)
 				return
 			}
+		}
+		if reloaded != nil {
+			reloaded <- err
+			reloaded = nil
 		}
 		if err == nil {
 			since := time.Now()
@@ -208,7 +247,8 @@ func (s *slot) run(booted chan<- error) {
 		} else {
 			s.bootFailed(err)
 		}
-		if !s.wait(backoff) {
+		var next bool
+		if next, reloaded = s.wait(backoff); !next {
 			s.setState(stateStopped)
 			return
 		}
@@ -217,15 +257,37 @@ func (s *slot) run(booted chan<- error) {
 }
 
 // wait sleeps d unless the slot is stopped first; it reports whether the
-// slot should go on.
-func (s *slot) wait(d time.Duration) bool {
+// slot should go on. A reload during the wait ends it early: the new spec
+// boots at once, and the returned channel gets that boot's outcome.
+func (s *slot) wait(d time.Duration) (bool, chan error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return true, nil
+	case r := <-s.reconf:
+		s.tmpl, s.lc = r.tmpl, r.lc
+		return true, r.done
 	case <-s.stop:
-		return false
+		return false, nil
+	}
+}
+
+// reconfigure hands the slot a reload and waits until the slot serves it:
+// a replaced worker is ready, or a restarting slot has booted the new
+// spec. The error says why the slot still runs its old worker.
+func (s *slot) reconfigure(r reconfig) error {
+	r.done = make(chan error, 1)
+	select {
+	case s.reconf <- r:
+	case <-s.done:
+		return fmt.Errorf("%s: stopped", s.name)
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-s.done:
+		return fmt.Errorf("%s: stopped during the reload", s.name)
 	}
 }
 
@@ -249,7 +311,7 @@ func (s *slot) bootFailed(err error) {
 		state = stateDegraded
 	}
 	s.setState(state)
-	s.log.Error().Err(err).Str("worker", s.tmpl.Name).Bool("degraded", degraded).Msg("worker failed to boot")
+	s.log.Error().Err(err).Str("worker", s.name).Bool("degraded", degraded).Msg("worker failed to boot")
 }
 
 // boot spawns a process and waits for it to be ready.
@@ -258,14 +320,14 @@ func (s *slot) boot() (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Str("socket", p.spec.Socket).Msg("worker spawned")
+	s.log.Info().Str("worker", s.name).Int("pid", p.pid()).Str("socket", p.spec.Socket).Msg("worker spawned")
 	ready := make(chan error, 1)
 	go func() { ready <- p.waitReady(s.lc.bootTimeout) }()
 	select {
 	case err := <-ready:
 		if err != nil {
 			p.kill()
-			return nil, fmt.Errorf("worker %s (pid %d): %w", s.tmpl.Name, p.pid(), err)
+			return nil, fmt.Errorf("worker %s (pid %d): %w", s.name, p.pid(), err)
 		}
 		s.mu.Lock()
 		s.failures = 0
@@ -273,7 +335,7 @@ func (s *slot) boot() (*process, error) {
 		return p, nil
 	case <-s.stop:
 		p.stop(s.lc.stopDrain)
-		return nil, fmt.Errorf("worker %s: stopped while booting", s.tmpl.Name)
+		return nil, fmt.Errorf("worker %s: stopped while booting", s.name)
 	}
 }
 
@@ -303,9 +365,15 @@ func (s *slot) serve(p *process) (stopped bool) {
 			reason = fmt.Sprintf("ready for %s (max_lifetime)", s.lc.recycle.MaxLifetime)
 		case <-retry:
 			reason = "retrying a failed replacement"
+		case r := <-s.reconf:
+			if next, ok := s.applyReload(p, r); ok {
+				p = next
+				lifetime = s.lifetimeTimer()
+			}
+			continue
 		case now := <-check.C:
 			if silent := p.silentFor(now); silent > s.lc.heartbeatTimeout {
-				s.log.Error().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Dur("silent", silent).
+				s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Dur("silent", silent).
 					Msg("worker stopped heart-beating: killing it")
 				p.kill()
 				continue // the exit is handled above
@@ -315,7 +383,7 @@ func (s *slot) serve(p *process) (stopped bool) {
 		if reason == "" {
 			continue
 		}
-		if next := s.replace(p, reason); next != nil {
+		if next, _ := s.replace(p, reason); next != nil {
 			p = next
 			lifetime = s.lifetimeTimer()
 			retry, retryDelay = nil, s.lc.backoffBase
@@ -351,15 +419,37 @@ func (s *slot) overRSS(p *process) string {
 	return fmt.Sprintf("RSS %d bytes is over max_rss_bytes %d", mem.RSS, limit)
 }
 
+// applyReload adopts r's template and lifecycle for a serving p. When the
+// spec changed, p is replaced surge-first; if the replacement fails, the
+// slot keeps p and its old template, so later restarts stay on the config
+// that works. It returns the process serving afterwards and whether that
+// is a new one.
+func (s *slot) applyReload(p *process, r reconfig) (*process, bool) {
+	oldTmpl, oldLC := s.tmpl, s.lc
+	s.tmpl, s.lc = r.tmpl, r.lc
+	if !r.replace {
+		r.done <- nil
+		return p, false
+	}
+	next, err := s.replace(p, "reload")
+	if err != nil {
+		s.tmpl, s.lc = oldTmpl, oldLC
+		r.done <- fmt.Errorf("%s: the new worker failed to boot, the old one keeps serving: %w", s.name, err)
+		return p, false
+	}
+	r.done <- nil
+	return next, true
+}
+
 // replace boots a successor for old while old keeps serving, swaps it in,
 // and hands old to the master to drain and stop. It returns the successor,
-// or nil (old still serving) when the successor failed to boot.
-func (s *slot) replace(old *process, reason string) *process {
-	log := s.log.With().Str("worker", s.tmpl.Name).Int("pid", old.pid()).Str("reason", reason).Logger()
+// or an error (old still serving) when the successor failed to boot.
+func (s *slot) replace(old *process, reason string) (*process, error) {
+	log := s.log.With().Str("worker", s.name).Int("pid", old.pid()).Str("reason", reason).Logger()
 	select {
 	case s.lc.surge <- struct{}{}:
 	case <-s.stop:
-		return nil
+		return nil, fmt.Errorf("%s: stopped", s.name)
 	}
 	defer func() { <-s.lc.surge }()
 	log.Info().Msg("recycling: booting a replacement")
@@ -368,7 +458,7 @@ func (s *slot) replace(old *process, reason string) *process {
 	if err != nil {
 		log.Error().Err(err).Msg("replacement failed to boot; the old worker keeps serving")
 		s.setState(stateReady)
-		return nil
+		return nil, err
 	}
 	s.mu.Lock()
 	s.recycles++
@@ -376,11 +466,12 @@ func (s *slot) replace(old *process, reason string) *process {
 	s.setServing(stateReady, next)
 	log.Info().Int("new_pid", next.pid()).Msg("replacement serving; draining the old worker")
 	s.retiring.Add(1)
+	drain := s.lc.recycleDrain
 	go func() {
 		defer s.retiring.Done()
-		s.hooks.retire(s, old)
+		s.hooks.retire(s, old, drain)
 	}()
-	return next
+	return next, nil
 }
 
 func (s *slot) exitedUnexpectedly(p *process) {
@@ -390,5 +481,5 @@ func (s *slot) exitedUnexpectedly(p *process) {
 	s.lastExit = how
 	s.mu.Unlock()
 	s.setServing(stateRestarting, nil)
-	s.log.Error().Str("worker", s.tmpl.Name).Int("pid", p.pid()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
+	s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
 }

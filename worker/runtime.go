@@ -16,6 +16,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/drain"
 )
 
 // The file descriptors a worker inherits from the master (see the package doc).
@@ -168,7 +170,9 @@ func (r *Runtime) drain(srv *fasthttp.Server) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	r.waitForClientsToLeave(srv, min(timeout, 5*time.Second))
+	// The master has taken this worker out of its clients' pools, so they
+	// close their connections soon.
+	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace))
 	err := srv.ShutdownWithContext(ctx)
 	_ = os.Remove(r.Spec.Socket)
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -177,25 +181,6 @@ func (r *Runtime) drain(srv *fasthttp.Server) error {
 	}
 	r.Log.Info().Msg("drained")
 	return err
-}
-
-// waitForClientsToLeave keeps serving until the clients (the lb, prep
-// workers) have closed their connections, at most grace. The master takes a
-// worker out of its clients' pools before SIGTERM and they close idle
-// connections to removed backends, so this is short. Closing idle
-// keep-alive connections from this side instead races with a client that
-// has just written a request on one: the request would be lost.
-func (r *Runtime) waitForClientsToLeave(srv *fasthttp.Server, grace time.Duration) {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(grace)
-	for srv.GetOpenConnectionsCount() > 0 {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return
-		}
-	}
 }
 
 // ListenUnix listens on a Unix socket at path, replacing a stale socket file

@@ -24,6 +24,9 @@ const SpecEnv = "SUPERVISOR_WORKER_SPEC"
 type Model struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
+	// Version tells model files apart at the same path (size and
+	// modification time), so a reload notices a replaced file.
+	Version string `json:"version,omitempty"`
 }
 
 // Spec is everything a worker needs to know; the master computes it from the

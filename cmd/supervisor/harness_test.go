@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,7 +73,7 @@ type instance struct {
 	config     string
 	url        string
 	runtimeDir string
-	log        *syncBuffer
+	log        *logFile
 
 	exited chan struct{}
 	err    error
@@ -87,6 +86,8 @@ type options struct {
 	maxBodyBytes string
 	recycle      string // YAML lines for both pools' recycling keys
 	extra        string // appended YAML
+	bin          string   // binary to run (default binPath)
+	env          []string // added to the environment
 }
 
 func freePort(t *testing.T) int {
@@ -125,7 +126,7 @@ func startInstance(t *testing.T, o options) *instance {
 		url:        fmt.Sprintf("http://127.0.0.1:%d", port),
 		runtimeDir: filepath.Join(rdParent, "run"),
 		config:     filepath.Join(t.TempDir(), "supervisor.yaml"),
-		log:        &syncBuffer{},
+		log:        newLogFile(t),
 		exited:     make(chan struct{}),
 	}
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
@@ -153,8 +154,15 @@ infer:
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in.cmd = exec.Command(binPath, "run", "-c", in.config)
-	in.cmd.Stdout, in.cmd.Stderr = in.log, in.log
+	bin := binPath
+	if o.bin != "" {
+		bin = o.bin
+	}
+	in.cmd = exec.Command(bin, "run", "-c", in.config)
+	in.cmd.Env = append(os.Environ(), o.env...)
+	// A file, not a pipe: a master started by an upgrade inherits it, and
+	// Wait must not wait for that master to close it.
+	in.cmd.Stdout, in.cmd.Stderr = in.log.f, in.log.f
 	if err := in.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +176,10 @@ infer:
 		default:
 			_ = in.cmd.Process.Kill()
 			<-in.exited
+		}
+		// A master started by an upgrade outlives the first one.
+		if pid := in.servingPID(); pid > 0 && pid != in.cmd.Process.Pid {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if t.Failed() {
 			t.Logf("supervisor log:\n%s", in.log.String())
@@ -290,20 +302,31 @@ func processGone(pid int) bool {
 	return len(f) > 2 && f[2] == "X"
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's two output streams.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// logFile collects the output of a master and of the masters its upgrades
+// start.
+type logFile struct{ f *os.File }
+
+func newLogFile(t *testing.T) *logFile {
+	f, err := os.Create(filepath.Join(t.TempDir(), "supervisor.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &logFile{f}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func (l *logFile) String() string {
+	b, _ := os.ReadFile(l.f.Name())
+	return string(b)
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// servingPID is the pid in the instance's pid file: the master that serves.
+func (in *instance) servingPID() int {
+	b, err := os.ReadFile(supervisor.PIDFile(in.runtimeDir))
+	if err != nil {
+		return 0
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	return pid
 }

@@ -4,6 +4,8 @@
 //	supervisor [run] [-c FILE]     serve (the default command)
 //	supervisor check [-c FILE]     validate the config and print the effective one
 //	supervisor status [-c FILE] [--json]
+//	supervisor reload [-c FILE]    re-read the config; wait until it serves
+//	supervisor upgrade [-c FILE]   hand over to the binary now on disk
 //	supervisor stop [-c FILE]      drain and stop a running instance
 //	supervisor version
 package main
@@ -16,9 +18,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cloudflare/tableflip"
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/configs"
@@ -34,6 +38,9 @@ commands:
   run      serve (default)                  -c FILE
   check    validate a config, print it      -c FILE
   status   show the workers of an instance  -c FILE | --runtime-dir DIR, --json
+  reload   re-read the config (as SIGHUP)   -c FILE | --runtime-dir DIR
+  upgrade  restart on the binary on disk    -c FILE | --runtime-dir DIR
+           without dropping a request (as SIGUSR2)
   stop     drain and stop an instance       -c FILE | --runtime-dir DIR
   version  print the version
 `
@@ -54,6 +61,10 @@ func main() {
 		err = check(args)
 	case "status":
 		err = status(args)
+	case "reload":
+		err = reload(args)
+	case "upgrade":
+		err = upgrade(args)
 	case "stop":
 		err = stop(args)
 	case "version":
@@ -125,17 +136,33 @@ func run(args []string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel)
+	// tableflip passes the listeners and the control socket to the binary
+	// an upgrade starts, and tells this one when that binary is ready.
+	upg, err := tableflip.New(tableflip.Options{UpgradeTimeout: cfg.BootTimeout.Duration + 30*time.Second})
+	if err != nil {
+		return fmt.Errorf("set up upgrades: %w", err)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	return supervisor.New(cfg, log, "").Run(ctx)
+	load := func() (*supervisor.Config, error) {
+		cfg, err := f.loadConfig()
+		if err == nil {
+			err = cfg.CheckFiles()
+		}
+		return cfg, err
+	}
+	return supervisor.New(cfg, log, supervisor.Options{Load: load, Upgrader: upg}).Run(ctx)
 }
 
+// newLogger logs JSON to stderr. The level is global so that a reload can
+// change it.
 func newLogger(level string) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
-	return zerolog.New(os.Stderr).Level(lvl).With().Timestamp().
+	zerolog.SetGlobalLevel(lvl)
+	return zerolog.New(os.Stderr).With().Timestamp().
 		Str("role", "master").Int("pid", os.Getpid()).Logger()
 }
 
@@ -165,10 +192,7 @@ func status(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := f.loadConfig()
-	if err != nil {
-		return err
-	}
+	cfg := f.controlConfig()
 	resp, err := supervisor.Control(cfg.RuntimeDir, "status", 5*time.Second)
 	if err != nil {
 		return err
@@ -199,15 +223,72 @@ func printStatus(st *supervisor.Status) {
 	}
 }
 
+// reload asks the master to re-read its config and waits for the outcome.
+// A config that does not load is the master's to report (it logs it and
+// keeps serving), so only runtime_dir is needed here.
+func reload(args []string) error {
+	f, err := parseFlags("reload", args)
+	if err != nil {
+		return err
+	}
+	cfg := f.controlConfig()
+	wait := 2*cfg.BootTimeout.Duration + cfg.Workers.DrainTimeout.Duration + 30*time.Second
+	resp, err := supervisor.Control(cfg.RuntimeDir, "reload", wait)
+	if err != nil {
+		return fmt.Errorf("reload failed: %w", err)
+	}
+	r := resp.Result
+	fmt.Fprintf(os.Stderr, "supervisor: reloaded in %s: generation %d serves (replaced %s; started %s; stopped %s)\n",
+		r.Took, r.Generation, names(r.Replaced), names(r.Started), names(r.Stopped))
+	return nil
+}
+
+func names(ns []string) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	return strings.Join(ns, ", ")
+}
+
+// upgrade asks the master to start the binary now at its path; it returns
+// once the new master serves and the old one has drained and exited.
+func upgrade(args []string) error {
+	f, err := parseFlags("upgrade", args)
+	if err != nil {
+		return err
+	}
+	cfg := f.controlConfig()
+	wait := cfg.BootTimeout.Duration + 2*cfg.ShutdownTimeout.Duration + 90*time.Second
+	resp, err := supervisor.Control(cfg.RuntimeDir, "upgrade", wait)
+	if err != nil {
+		return fmt.Errorf("upgrade failed: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "supervisor: upgraded in %s: master pid %d serves; the old master drained and exited\n",
+		resp.Result.Took, resp.Result.NewPID)
+	return nil
+}
+
+// controlConfig is the config a control command uses to find the
+// instance: the whole file when it loads, or else only its runtime_dir.
+func (f *cliFlags) controlConfig() *supervisor.Config {
+	if cfg, err := f.loadConfig(); err == nil {
+		return cfg
+	}
+	cfg := supervisor.DefaultConfig()
+	cfg.RuntimeDir = f.runtimeDir
+	if cfg.RuntimeDir == "" && f.config != "" {
+		cfg.RuntimeDir = supervisor.RuntimeDirOf(f.config)
+	}
+	cfg.Resolve()
+	return cfg
+}
+
 func stop(args []string) error {
 	f, err := parseFlags("stop", args)
 	if err != nil {
 		return err
 	}
-	cfg, err := f.loadConfig()
-	if err != nil {
-		return err
-	}
+	cfg := f.controlConfig()
 	// The master answers once every worker is gone; allow for a full drain.
 	_, err = supervisor.Control(cfg.RuntimeDir, "stop", 2*cfg.ShutdownTimeout.Duration+30*time.Second)
 	if err != nil {

@@ -1,0 +1,252 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// OpResult is the outcome of a reload or an upgrade, as the CLI prints it
+// and status keeps it.
+type OpResult struct {
+	Op         string    `json:"op"` // "reload" or "upgrade"
+	OK         bool      `json:"ok"`
+	Error      string    `json:"error,omitempty"`
+	Generation int64     `json:"generation"`
+	At         time.Time `json:"at"`
+	Took       string    `json:"took"`
+	// Replaced, Started and Stopped name the workers a reload changed.
+	Replaced []string `json:"replaced,omitempty"`
+	Started  []string `json:"started,omitempty"`
+	Stopped  []string `json:"stopped,omitempty"`
+	// NewPID is the master an upgrade handed over to.
+	NewPID int `json:"new_pid,omitempty"`
+}
+
+func (r *OpResult) finish(err error, gen int64) {
+	r.OK, r.Generation, r.Took = err == nil, gen, time.Since(r.At).Round(time.Millisecond).String()
+	if err != nil {
+		r.Error = err.Error()
+	}
+}
+
+// history keeps the last reload and upgrade outcomes.
+type history struct {
+	mu              sync.Mutex
+	reload, upgrade *OpResult
+}
+
+func (h *history) set(r OpResult) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r.Op == "upgrade" {
+		h.upgrade = &r
+	} else {
+		h.reload = &r
+	}
+}
+
+func (h *history) last() (reload, upgrade *OpResult) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reload, h.upgrade
+}
+
+// reloadQueue coalesces reloads: requests that arrive while one runs are
+// all answered by the single reload that runs next, which reads the config
+// as it is by then. Reloads never interleave.
+type reloadQueue struct {
+	mu      sync.Mutex
+	running bool
+	waiting []chan OpResult
+}
+
+func (q *reloadQueue) request(run func() OpResult) <-chan OpResult {
+	ch := make(chan OpResult, 1)
+	q.mu.Lock()
+	q.waiting = append(q.waiting, ch)
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go q.loop(run)
+	}
+	return ch
+}
+
+func (q *reloadQueue) loop(run func() OpResult) {
+	for {
+		q.mu.Lock()
+		batch := q.waiting
+		q.waiting = nil
+		if len(batch) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		res := run()
+		for _, ch := range batch {
+			ch <- res
+		}
+	}
+}
+
+// Reload re-reads and applies the config (SIGHUP, `supervisor reload`) and
+// returns once the new generation serves. An invalid config changes
+// nothing: the old one keeps serving and the error (with its file:line)
+// is returned.
+func (m *Master) Reload() OpResult { return <-m.reloads.request(m.reload) }
+
+func (m *Master) reload() OpResult {
+	m.opsMu.Lock()
+	defer m.opsMu.Unlock()
+	res := OpResult{Op: "reload", At: time.Now()}
+	err := m.applyReload(&res)
+	res.finish(err, m.generation.Load())
+	m.history.set(res)
+	log := m.log.Info()
+	if err != nil {
+		log = m.log.Error().Err(err)
+	}
+	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
+		Strs("stopped", res.Stopped).Str("took", res.Took).Msg("reload finished")
+	if m.ready.Load() {
+		notify("READY=1", m.statusLine())
+	}
+	return res
+}
+
+func (m *Master) applyReload(res *OpResult) error {
+	switch {
+	case m.upgraded.Load():
+		return errors.New("this master has been upgraded and is draining; reload the new one")
+	case !m.ready.Load():
+		return errors.New("the master is still starting or stopping")
+	case m.opts.Load == nil:
+		return errors.New("this master was started without a config to reload")
+	}
+	notifyReloading()
+	cfg, err := m.opts.Load()
+	if err != nil {
+		return fmt.Errorf("the new config is invalid, the old one keeps serving:\n%w", err)
+	}
+	if err := reloadable(m.cfg(), cfg); err != nil {
+		return err
+	}
+	m.generation.Add(1)
+	m.conf.Store(cfg)
+	m.applySettings(cfg)
+	// Infer first: prep workers booted next get the new infer workers.
+	return errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
+}
+
+// reloadable rejects changes a running master cannot apply in place.
+func reloadable(old, cfg *Config) error {
+	var errs []error
+	if old.Listen != cfg.Listen {
+		errs = append(errs, fmt.Errorf("listen: changing it (%s to %s) needs `supervisor upgrade` or a restart; nothing was changed", old.Listen, cfg.Listen))
+	}
+	if old.RuntimeDir != cfg.RuntimeDir {
+		errs = append(errs, fmt.Errorf("runtime_dir: changing it (%s to %s) needs a restart; nothing was changed", old.RuntimeDir, cfg.RuntimeDir))
+	}
+	return errors.Join(errs...)
+}
+
+// applySettings applies what needs no new worker: the lb's timeout, the
+// public body limit and the master's log level.
+func (m *Master) applySettings(cfg *Config) {
+	m.proxy.SetTimeout(proxyTimeout(cfg))
+	m.maxBody.Store(int64(cfg.MaxBodyBytes))
+	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
+		zerolog.SetGlobalLevel(lvl)
+	}
+}
+
+// reconcile brings a pool to cfg: slots whose worker spec changed get a
+// surge-first replacement, the others only the new lifecycle; new slots
+// boot; slots beyond the new size drain and stop.
+func (m *Master) reconcile(cfg *Config, p *pool, res *OpResult) error {
+	specs := m.specs(cfg, p.role)
+	p.mu.Lock()
+	lc := m.newLifecycle(cfg, p.role, p.lc.surge)
+	keep := min(len(p.slots), len(specs))
+	kept, removed := p.slots[:keep:keep], p.slots[keep:]
+	oldSpecs := append([]worker.Spec(nil), p.specs[:keep]...)
+	var added []*slot
+	for _, spec := range specs[keep:] {
+		added = append(added, m.newSlot(spec, lc))
+	}
+	p.slots, p.specs, p.lc = append(kept, added...), specs, lc
+	p.mu.Unlock()
+
+	if len(removed) > 0 {
+		m.upstreamsMu.Lock()
+		m.propagate(p.role)
+		m.upstreamsMu.Unlock()
+		stopAll(removed)
+		for _, s := range removed {
+			res.Stopped = append(res.Stopped, s.name)
+		}
+	}
+
+	errs := make([]error, keep)
+	var wg sync.WaitGroup
+	for i, s := range kept {
+		replace := !sameWorker(oldSpecs[i], specs[i])
+		if replace {
+			res.Replaced = append(res.Replaced, s.name)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = s.reconfigure(reconfig{tmpl: specs[i], lc: lc, replace: replace}); errs[i] != nil {
+				p.mu.Lock()
+				p.specs[i] = oldSpecs[i]
+				p.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	if err := bootAll(added); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range added {
+		select {
+		case <-s.done: // its first boot failed: drop it
+			p.remove(s)
+		default:
+			res.Started = append(res.Started, s.name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// remove takes a slot out of the pool.
+func (p *pool) remove(s *slot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.slots {
+		if x == s {
+			p.slots = append(p.slots[:i:i], p.slots[i+1:]...)
+			p.specs = append(p.specs[:i:i], p.specs[i+1:]...)
+			return
+		}
+	}
+}
+
+// sameWorker reports whether two templates make interchangeable workers:
+// equal but for the generation and what each process gets at spawn.
+func sameWorker(a, b worker.Spec) bool {
+	for _, s := range []*worker.Spec{&a, &b} {
+		s.Generation, s.Socket, s.MaxRequests, s.InferSockets = 0, "", 0, nil
+	}
+	return reflect.DeepEqual(a, b)
+}

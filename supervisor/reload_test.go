@@ -1,0 +1,109 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// TestReloadsCoalesce: reloads asked for while one runs are all answered
+// by one more run, never by runs of their own, and runs never overlap.
+func TestReloadsCoalesce(t *testing.T) {
+	var q reloadQueue
+	var runs, running atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 8)
+	run := func() OpResult {
+		if running.Add(1) != 1 {
+			t.Error("two reloads ran at once")
+		}
+		defer running.Add(-1)
+		n := runs.Add(1)
+		started <- struct{}{}
+		<-release
+		return OpResult{Generation: int64(n)}
+	}
+	first := q.request(run)
+	<-started // the first run is in progress
+	var queued []<-chan OpResult
+	for range 3 {
+		queued = append(queued, q.request(run))
+	}
+	close(release)
+	if r := recv(t, first); r.Generation != 1 {
+		t.Fatalf("first reload answered by run %d, want 1", r.Generation)
+	}
+	for i, ch := range queued {
+		if r := recv(t, ch); r.Generation != 2 {
+			t.Fatalf("queued reload %d answered by run %d, want 2 (one coalesced run)", i, r.Generation)
+		}
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("%d runs for 4 requests, want 2", n)
+	}
+}
+
+func recv(t *testing.T, ch <-chan OpResult) OpResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload result within 10s")
+		return OpResult{}
+	}
+}
+
+func TestSameWorkerIgnoresPerProcessFields(t *testing.T) {
+	a := worker.Spec{Role: worker.RoleInfer, Name: "infer-0", IntraOpThreads: 2,
+		Models: []worker.Model{{Name: "m", Path: "/m.onnx", Version: "1-2"}}}
+	b := a
+	b.Generation, b.Socket, b.MaxRequests, b.InferSockets = 7, "/x.sock", 100, []string{"/y.sock"}
+	if !sameWorker(a, b) {
+		t.Error("specs differing only in generation, socket, max_requests draw and infer sockets should be the same worker")
+	}
+	c := a
+	c.IntraOpThreads = 3
+	if sameWorker(a, c) {
+		t.Error("a thread count change must replace the worker")
+	}
+	d := a
+	d.Models = []worker.Model{{Name: "m", Path: "/m.onnx", Version: "1-3"}}
+	if sameWorker(a, d) {
+		t.Error("a model file replaced in place must replace the worker")
+	}
+}
+
+func TestReloadRejectsListenAndRuntimeDirChanges(t *testing.T) {
+	old := DefaultConfig()
+	cfg := DefaultConfig()
+	if err := reloadable(old, cfg); err != nil {
+		t.Fatalf("same config: %v", err)
+	}
+	cfg.Listen, cfg.RuntimeDir = "127.0.0.1:9999", "/tmp/elsewhere"
+	err := reloadable(old, cfg)
+	if err == nil || !strings.Contains(err.Error(), "listen:") || !strings.Contains(err.Error(), "runtime_dir:") {
+		t.Fatalf("want errors naming listen and runtime_dir, got %v", err)
+	}
+}
+
+func TestRuntimeDirOfBrokenConfig(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"valid":  "runtime_dir: /run/a\nlisten: 127.0.0.1:1\n",
+		"broken": "listen: [\nruntime_dir: \"/run/a\" # here\n",
+	} {
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := RuntimeDirOf(path); got != "/run/a" {
+			t.Errorf("%s: RuntimeDirOf = %q, want /run/a", name, got)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Upgrader hands listening sockets to a new binary and tells the old one
+// when the new one is ready: the part of *tableflip.Upgrader a master uses.
+type Upgrader interface {
+	// Listen returns the listener inherited from the previous master for
+	// this address, or a new one.
+	Listen(network, addr string) (net.Listener, error)
+	// HasParent reports whether this master was started by an upgrade.
+	HasParent() bool
+	// Ready tells the previous master that this one serves.
+	Ready() error
+	// Upgrade starts the new binary and waits until it is Ready or failed.
+	Upgrade() error
+	// WaitForParent waits until the previous master has exited.
+	WaitForParent(ctx context.Context) error
+	// Stop prevents further upgrades; the master is going away for good.
+	Stop()
+}
+
+// noUpgrades serves without upgrades (tests, embedded masters).
+type noUpgrades struct{}
+
+func (noUpgrades) Listen(network, addr string) (net.Listener, error) {
+	return net.Listen(network, addr)
+}
+func (noUpgrades) HasParent() bool                     { return false }
+func (noUpgrades) Ready() error                        { return nil }
+func (noUpgrades) WaitForParent(context.Context) error { return nil }
+func (noUpgrades) Stop()                               {}
+func (noUpgrades) Upgrade() error {
+	return errors.New("this master was started without upgrade support")
+}
+
+// generationEnv carries the config generation to the master an upgrade
+// starts, so that generations keep counting across binaries.
+const generationEnv = "SUPERVISOR_GENERATION"
+
+func generationFromEnv() int64 {
+	if g, err := strconv.ParseInt(os.Getenv(generationEnv), 10, 64); err == nil && g > 0 {
+		return g
+	}
+	return 1
+}
+
+// Upgrade starts the binary at this master's path (replaced on disk by the
+// new build) with the same arguments; it inherits the listeners and the
+// control socket, boots its own workers and reports ready. Then this
+// master stops accepting, drains and exits (Run returns). If the new
+// binary fails before it is ready, this master keeps serving and the
+// error says why.
+func (m *Master) Upgrade() error {
+	m.opsMu.Lock()
+	defer m.opsMu.Unlock()
+	res := OpResult{Op: "upgrade", At: time.Now()}
+	err := m.upgrade()
+	res.finish(err, m.generation.Load())
+	if err == nil {
+		res.NewPID = readPID(PIDFile(m.rd.path))
+		m.log.Info().Int("new_pid", res.NewPID).Dur("took", time.Since(res.At)).Msg("upgrade: the new master serves; draining this one")
+	} else {
+		m.log.Error().Err(err).Msg("upgrade failed; this master keeps serving")
+		notify(m.statusLine())
+	}
+	m.history.set(res)
+	return err
+}
+
+// parentStillRunning is tableflip's answer to an upgrade asked for before
+// the previous master has exited.
+const parentStillRunning = "parent hasn't exited"
+
+func (m *Master) upgrade() error {
+	if m.upgraded.Load() {
+		return errors.New("this master has already been upgraded and is draining")
+	}
+	if !m.ready.Load() {
+		return errors.New("the master is still starting or stopping")
+	}
+	up := m.opts.Upgrader
+	// The previous master must be gone before this one can hand over.
+	wait := m.cfg().ShutdownTimeout.Duration + 30*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := up.WaitForParent(ctx); errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the previous master has not exited after %s", wait)
+	}
+	os.Setenv(generationEnv, strconv.FormatInt(m.generation.Load()+1, 10))
+	notify("STATUS=upgrading: starting the new binary")
+	m.log.Info().Msg("upgrade: starting the new binary")
+	var err error
+	// WaitForParent can return just before tableflip notices the exit.
+	for range 50 {
+		if err = up.Upgrade(); err == nil || !strings.Contains(err.Error(), parentStillRunning) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
+	}
+	m.upgraded.Store(true)
+	m.rd.disown()
+	// New control connections go to the new master from now on.
+	_ = m.ctl.ln.Close()
+	m.Stop()
+	return nil
+}
+
+// readPID reads a pid file; 0 if it cannot.
+func readPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
