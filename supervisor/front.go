@@ -27,11 +27,11 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{MaxRequestBodySize: int(m.maxBody.Load())}
 		},
-		ReadTimeout:        time.Minute,
-		WriteTimeout:       time.Minute,
-		IdleTimeout:        2 * time.Minute,
-		CloseOnShutdown:    true,
-		Logger:             fasthttpLogger{m},
+		ReadTimeout:     time.Minute,
+		WriteTimeout:    time.Minute,
+		IdleTimeout:     2 * time.Minute,
+		CloseOnShutdown: true,
+		Logger:          fasthttpLogger{m},
 	}
 }
 

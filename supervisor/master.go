@@ -98,7 +98,9 @@ func (m *Master) cfg() *Config { return m.conf.Load() }
 
 // proxyTimeout bounds a request through the lb: a prep worker's upstream
 // call plus its own work.
-func proxyTimeout(cfg *Config) time.Duration { return cfg.Prep.UpstreamTimeout.Duration + 5*time.Second }
+func proxyTimeout(cfg *Config) time.Duration {
+	return cfg.Prep.UpstreamTimeout.Duration + 5*time.Second
+}
 
 // Stop asks Run to drain and return. Safe to call more than once.
 func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }

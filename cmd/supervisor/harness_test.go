@@ -84,8 +84,8 @@ type options struct {
 	prepWorkers  int
 	inferWorkers int
 	maxBodyBytes string
-	recycle      string // YAML lines for both pools' recycling keys
-	extra        string // appended YAML
+	recycle      string   // YAML lines for both pools' recycling keys
+	extra        string   // appended YAML
 	bin          string   // binary to run (default binPath)
 	env          []string // added to the environment
 }
