@@ -165,7 +165,7 @@ func (m *Master) baseSpec(role worker.Role, name string) worker.Spec {
 func (m *Master) inferSpec(i int) worker.Spec {
 	s := m.baseSpec(worker.RoleInfer, fmt.Sprintf("infer-%d", i))
 	for _, mc := range m.cfg.Models {
-		s.Models = append(s.Models, worker.Model{Name: mc.Name, Path: mc.Path})
+		s.Models = append(s.Models, worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching)})
 	}
 	s.ORTLibrary = m.cfg.ONNXRuntimeLibrary
 	s.IntraOpThreads = m.cfg.Infer.IntraOpThreads

@@ -24,6 +24,9 @@ const SpecEnv = "SUPERVISOR_WORKER_SPEC"
 type Model struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
+	// Batching configures the model's batcher; nil means batching off
+	// with the default queue bound and one instance.
+	Batching *Batching `json:"batching,omitempty"`
 }
 
 // Spec is everything a worker needs to know; the master computes it from the
