@@ -42,10 +42,11 @@ run: setup build
 test: setup build
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
 
-## bench: Go benchmarks and the served-vs-raw load run
+## bench: Go benchmarks and the served-vs-raw load runs (default model, MLP), batching on and off; CSVs in out/bench/
 bench: setup build
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/ort/ ./internal/v2/ ./lb/
-	scripts/bench-serve
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/ort/ ./internal/v2/ ./lb/ ./internal/batch/
+	MODEL=default scripts/bench-serve
+	MODEL=mlp scripts/bench-serve
 
 ## lint: gofmt, go vet, staticcheck
 lint:

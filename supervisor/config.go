@@ -71,6 +71,8 @@ type ModelConfig struct {
 	// master's working directory (under systemd, WorkingDirectory=, which
 	// defaults to /), so prefer absolute paths in production.
 	Path string `yaml:"path"`
+	// Batching is the model's dynamic batcher; nil means DefaultBatching.
+	Batching *BatchingConfig `yaml:"batching,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
@@ -151,7 +153,7 @@ func DefaultConfig() *Config {
 		MaxBodyBytes:    64 << 20,
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
-		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx"}},
+		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}},
 		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0},
 		Workers: WorkersConfig{

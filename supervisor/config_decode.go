@@ -138,6 +138,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 		d.mapping(item, itemField, []configKey{
 			{"name", d.str(&m.Name)},
 			{"path", d.str(&m.Path)},
+			{"batching", d.batching(&m.Batching)},
 		})
 	}
 }

@@ -354,7 +354,7 @@ func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {
 func modelSpecs(cfg *Config) []worker.Model {
 	var ms []worker.Model
 	for _, mc := range cfg.Models {
-		wm := worker.Model{Name: mc.Name, Path: mc.Path}
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching)}
 		if fi, err := os.Stat(mc.Path); err == nil {
 			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
 		}

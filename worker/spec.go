@@ -27,6 +27,9 @@ type Model struct {
 	// Version tells model files apart at the same path (size and
 	// modification time), so a reload notices a replaced file.
 	Version string `json:"version,omitempty"`
+	// Batching configures the model's batcher; nil means batching off
+	// with the default queue bound and one instance.
+	Batching *Batching `json:"batching,omitempty"`
 }
 
 // Spec is everything a worker needs to know; the master computes it from the

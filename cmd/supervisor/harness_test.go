@@ -88,6 +88,33 @@ type options struct {
 	extra        string   // appended YAML
 	bin          string   // binary to run (default binPath)
 	env          []string // added to the environment
+	// batching maps a model name to its batching section as a YAML flow
+	// mapping, such as "{max_batch_size: 8}".
+	batching map[string]string
+	// models adds models to the four generated ones: name -> .onnx path.
+	models map[string]string
+}
+
+// modelsYAML lists the generated models and o.models, each with its
+// batching section from o.batching.
+func (o options) modelsYAML() string {
+	paths := map[string]string{}
+	names := []string{"default", "mlp", "types", "fixed"}
+	for _, n := range names {
+		paths[n] = filepath.Join(modelsDir, n+".onnx")
+	}
+	for n, p := range o.models {
+		names, paths[n] = append(names, n), p
+	}
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  - {name: %s, path: %s", n, paths[n])
+		if bt, ok := o.batching[n]; ok {
+			fmt.Fprintf(&b, ", batching: %s", bt)
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
 }
 
 func freePort(t *testing.T) int {
@@ -136,20 +163,14 @@ max_body_bytes: %s
 shutdown_timeout: 10s
 boot_timeout: 60s
 models:
-  - {name: default, path: %s}
-  - {name: mlp, path: %s}
-  - {name: types, path: %s}
-  - {name: fixed, path: %s}
-prep:
+%sprep:
   workers: %d
   %s
 infer:
   workers: %d
   intra_op_threads: 1
   %s
-%s`, port, in.runtimeDir, lib, o.maxBodyBytes,
-		filepath.Join(modelsDir, "default.onnx"), filepath.Join(modelsDir, "mlp.onnx"),
-		filepath.Join(modelsDir, "types.onnx"), filepath.Join(modelsDir, "fixed.onnx"),
+%s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML(),
 		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

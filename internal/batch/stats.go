@@ -33,6 +33,10 @@ type InferenceStats struct {
 	ComputeInput  Duration `json:"compute_input"`
 	ComputeInfer  Duration `json:"compute_infer"`
 	ComputeOutput Duration `json:"compute_output"`
+	// CacheHit and CacheMiss are always zero (there is no response cache);
+	// they complete Triton's shape for clients that read them.
+	CacheHit  Duration `json:"cache_hit"`
+	CacheMiss Duration `json:"cache_miss"`
 }
 
 // BatchStats are the totals for one formed batch size, as in Triton's
@@ -46,6 +50,10 @@ type BatchStats struct {
 
 // Stats is a snapshot of one Batcher's counters since New.
 type Stats struct {
+	// LastInference is when the last successful batch finished, in
+	// milliseconds since the Unix epoch, as Triton's last_inference; 0
+	// means never.
+	LastInference int64 `json:"last_inference"`
 	// InferenceCount is the rows run and ExecutionCount the batches run,
 	// successfully; their ratio is the mean batch size.
 	InferenceCount uint64         `json:"inference_count"`
@@ -123,6 +131,7 @@ func (r *recorder) batch(items []*pending, rows int, dispatched time.Time, ok bo
 	}
 	r.s.InferenceCount += uint64(rows)
 	r.s.ExecutionCount++
+	r.s.LastInference = dispatched.Add(compute[0] + compute[1] + compute[2]).UnixMilli()
 	bs := r.batches[rows]
 	if bs == nil {
 		bs = &BatchStats{BatchSize: rows}

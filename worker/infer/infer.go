@@ -1,17 +1,25 @@
 // Package infer is the inference worker: it loads every configured model into
-// ONNX Runtime, warms each one up, and runs tensor frames sent by prep
-// workers over its Unix socket.
+// ONNX Runtime, warms each one up at every batch size it may run, and runs
+// tensor frames sent by prep workers over its Unix socket.
 //
 // Endpoints (internal, spoken only by prep workers):
 //
 //	GET  /metadata  JSON array of tensor.Metadata, one per model
-//	POST /infer     body: tensor.Request frame; reply: tensor frame of outputs,
-//	                or a non-200 status with the error message as text
+//	POST /infer     body: tensor.Request frame, with the request's priority
+//	                and deadline in worker.PriorityHeader and
+//	                worker.DeadlineHeader; reply: tensor frame of outputs, or
+//	                a non-200 status with the error message as text (503
+//	                with Retry-After when the model's queue is full or the
+//	                request's deadline passed while it was queued)
+//	GET  /stats     JSON object: model name -> batch.Stats since the worker
+//	                started; prep workers sum them over every infer worker
+//
+// Each model's requests go through its own dynamic batcher (internal/batch),
+// configured by worker.Model.Batching.
 package infer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -41,9 +49,9 @@ func Run(rt *worker.Runtime) error {
 	return rt.Serve(srv)
 }
 
-// server is the infer worker's state: its sessions by model name.
+// server is the infer worker's state: its models by name.
 type server struct {
-	sessions map[string]*ort.Session
+	models   map[string]*model
 	metaJSON []byte
 }
 
@@ -52,22 +60,17 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{sessions: map[string]*ort.Session{}}
+	s := &server{models: map[string]*model{}}
 	var metas []tensor.Metadata
 	for _, m := range rt.Spec.Models {
-		sess, err := ort.Open(m.Path, m.Name, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads})
+		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads})
 		if err != nil {
 			s.close()
-			return nil, fmt.Errorf("model %q: %w", m.Name, err)
+			return nil, err
 		}
-		s.sessions[m.Name] = sess
-		md := sess.Metadata()
-		if err := warmUp(sess, &md); err != nil {
-			s.close()
-			return nil, fmt.Errorf("model %q: warm-up inference failed: %w", m.Name, err)
-		}
-		rt.Log.Info().Str("model", m.Name).Str("path", m.Path).Msg("model loaded and warmed up")
-		metas = append(metas, md)
+		s.models[m.Name] = mod
+		rt.Log.Info().Str("model", m.Name).Str("path", m.Path).Any("batching", m.Batching).Msg("model loaded and warmed up")
+		metas = append(metas, mod.md)
 	}
 	b, err := json.Marshal(metas)
 	if err != nil {
@@ -79,29 +82,9 @@ func load(rt *worker.Runtime) (*server, error) {
 }
 
 func (s *server) close() {
-	for _, sess := range s.sessions {
-		_ = sess.Close()
+	for _, m := range s.models {
+		m.close()
 	}
-}
-
-// warmUp runs one inference on zero-filled inputs (dynamic dimensions = 1),
-// so the first client request does not pay ORT's first-run cost.
-func warmUp(sess *ort.Session, md *tensor.Metadata) error {
-	inputs := make([]tensor.Tensor, len(md.Inputs))
-	for i, in := range md.Inputs {
-		shape := make([]int64, len(in.Shape))
-		for j, d := range in.Shape {
-			shape[j] = max(d, 1)
-		}
-		n, err := tensor.NumElements(shape)
-		if err != nil {
-			return err
-		}
-		inputs[i] = tensor.Tensor{Name: in.Name, DType: in.DType, Shape: shape,
-			Data: make([]byte, n*int64(in.DType.Size()))}
-	}
-	_, err := sess.Run(inputs, nil)
-	return err
 }
 
 func (s *server) handle(ctx *fasthttp.RequestCtx) {
@@ -111,6 +94,8 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 	case "/metadata":
 		ctx.SetContentType("application/json")
 		ctx.SetBody(s.metaJSON)
+	case "/stats":
+		s.stats(ctx)
 	default:
 		ctx.Error("not found", fasthttp.StatusNotFound)
 	}
@@ -122,20 +107,22 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 		return
 	}
-	sess, ok := s.sessions[req.Model]
+	m, ok := s.models[req.Model]
 	if !ok {
 		ctx.Error(fmt.Sprintf("unknown model %q", req.Model), fasthttp.StatusNotFound)
 		return
 	}
-	outs, err := sess.Run(req.Inputs, req.Outputs)
-	if errors.Is(err, ort.ErrBadInput) {
+	r, err := schedule(ctx, req.Inputs)
+	if err != nil {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 		return
 	}
+	outs, err := m.submit(r)
+	if err == nil {
+		outs, err = m.selectOutputs(outs, req.Outputs)
+	}
 	if err != nil {
-		// Prep validated the request against this model's metadata, so
-		// any other failure is the server's, not the client's.
-		ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+		replyError(ctx, err)
 		return
 	}
 	ctx.SetContentType("application/octet-stream")

@@ -23,6 +23,7 @@ const headerLenHeader = "Inference-Header-Content-Length"
 type handler struct {
 	models  map[string]*model
 	up      *lb.Proxy
+	infers  *inferSockets // every infer worker, for statistics
 	timeout time.Duration
 	log     zerolog.Logger
 }
@@ -36,6 +37,12 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	rest, ok := strings.CutPrefix(string(ctx.Path()), "/v2/models/")
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+		return
+	}
+	if rest == "stats" { // Triton's statistics of every model
+		if h.allow(ctx, fasthttp.MethodGet) {
+			h.stats(ctx, "")
+		}
 		return
 	}
 	name, action, _ := strings.Cut(rest, "/")
@@ -61,6 +68,10 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		if h.allow(ctx, fasthttp.MethodPost) {
 			h.infer(ctx, m)
 		}
+	case "stats":
+		if h.allow(ctx, fasthttp.MethodGet) {
+			h.stats(ctx, name)
+		}
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 	}
@@ -77,6 +88,7 @@ func (h *handler) setUpstreams(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	setUpstreams(h.up, sockets)
+	h.infers.set(sockets)
 	h.log.Info().Strs("infer_sockets", sockets).Msg("infer workers updated")
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
@@ -141,21 +153,24 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	up.SetBodyRaw(tensor.AppendRequest(nil, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}))
 
 	timeout := h.timeout
-	if req.Timeout > 0 && req.Timeout < timeout {
-		timeout = req.Timeout
-	}
+	setSchedule(up, req, timeout)
 	if err := h.up.Do(up, resp, time.Now().Add(timeout)); err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):
 			return nil, fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
 		case errors.Is(err, lb.ErrNoBackend):
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 			return nil, fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
 		default:
 			return nil, fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
 		}
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
+		// A full queue's or an expired request's 503 says when to retry.
+		if ra := resp.Header.Peek(fasthttp.HeaderRetryAfter); len(ra) > 0 {
+			ctx.Response.Header.SetBytesV(fasthttp.HeaderRetryAfter, ra)
+		}
 		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", resp.Body())
 	}
 	// The response is released on return: the tensors must not alias it.

@@ -36,7 +36,7 @@ func Run(rt *worker.Runtime) error {
 	if err != nil {
 		rt.Fail(err)
 	}
-	h := &handler{models: models, up: up, timeout: timeout, log: rt.Log}
+	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log}
 	srv := &fasthttp.Server{
 		Handler:            rt.Count(h.serve),
 		Name:               "supervisor-prep",

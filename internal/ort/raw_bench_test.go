@@ -1,0 +1,72 @@
+package ort_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// BenchmarkRaw is the in-process ceiling scripts/bench-serve compares the
+// served numbers with: one model run after another, as an infer worker with
+// one batcher instance runs them, at each batch size, on $BENCH_THREADS
+// intra-op threads (default 1; the bench sets the served worker's count).
+// Sub-benchmarks are named model=NAME/batch=ROWS.
+func BenchmarkRaw(b *testing.B) {
+	threads := 1
+	if v, err := strconv.Atoi(os.Getenv("BENCH_THREADS")); err == nil && v > 0 {
+		threads = v
+	}
+	models := []struct {
+		name  string
+		model *onnxmodel.Model
+		input string
+		row   []int64
+		sizes []int
+	}{
+		{"default", onnxmodel.Default(onnxmodel.DefaultSeed), "input", []int64{3, 224, 224}, []int{1, 4, 8, 16}},
+		{"mlp", onnxmodel.MLP(onnxmodel.DefaultSeed), "x", []int64{onnxmodel.MLPIn}, []int{1, 8, 32, 64}},
+	}
+	for _, m := range models {
+		raw, err := m.model.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, rows := range m.sizes {
+			b.Run(fmt.Sprintf("model=%s/batch=%d", m.name, rows), func(b *testing.B) {
+				s := orttest.Open(b, m.name, raw, ort.Options{IntraOpThreads: threads})
+				benchmarkRun(b, s, randomInput(m.input, rows, m.row))
+			})
+		}
+	}
+}
+
+func randomInput(name string, rows int, row []int64) tensor.Tensor {
+	shape := append([]int64{int64(rows)}, row...)
+	n, _ := tensor.NumElements(shape)
+	r := rand.New(rand.NewPCG(1, 1))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.Float32()
+	}
+	return tensor.Tensor{Name: name, DType: tensor.FP32, Shape: shape, Data: orttest.F32Bytes(x)}
+}
+
+func benchmarkRun(b *testing.B, s *ort.Session, x tensor.Tensor) {
+	in := []tensor.Tensor{x}
+	if _, err := s.Run(in, nil); err != nil { // warm up: first Run plans memory
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Run(in, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(x.Shape[0])*float64(b.N)/b.Elapsed().Seconds(), "infer/s")
+}

@@ -1,0 +1,86 @@
+package infer
+
+import (
+	"fmt"
+
+	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// model is one served model: its ONNX Runtime session behind its dynamic
+// batcher. Every request goes through the batcher, batching on or off, so
+// that the queue bound, request timeouts, priorities and the instance count
+// hold for every model.
+type model struct {
+	md      tensor.Metadata
+	sess    *ort.Session
+	batcher *batch.Batcher
+}
+
+// openModel loads m, starts its batcher and warms up every batch size the
+// batcher may form, so that no request pays ONNX Runtime's first run of a
+// shape.
+func openModel(m worker.Model, opts ort.Options) (*model, error) {
+	sess, err := ort.Open(m.Path, m.Name, opts)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", m.Name, err)
+	}
+	md := sess.Metadata()
+	b, err := batch.New(batchConfig(m.Batching), md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
+		return sess.Run(in, nil)
+	})
+	if err != nil {
+		_ = sess.Close()
+		return nil, fmt.Errorf("%w (model file %q, its batching section in the config)", err, m.Path)
+	}
+	mod := &model{md: md, sess: sess, batcher: b}
+	if err := b.WarmUp(); err != nil {
+		mod.close()
+		return nil, err
+	}
+	return mod, nil
+}
+
+// batchConfig maps the spec's batching settings; nil is batching off.
+func batchConfig(b *worker.Batching) batch.Config {
+	if b == nil {
+		return batch.Config{}
+	}
+	return batch.Config{
+		MaxBatchSize:        b.MaxBatchSize,
+		MaxQueueDelay:       b.MaxQueueDelay,
+		PreferredBatchSizes: b.PreferredBatchSizes,
+		MaxQueueSize:        b.MaxQueueSize,
+		Instances:           b.Instances,
+	}
+}
+
+// close runs what is queued, then releases the session.
+func (m *model) close() {
+	m.batcher.Close()
+	_ = m.sess.Close()
+}
+
+// selectOutputs returns the outputs named in names, in that order, from
+// outs in model output order; no names means all of them.
+func (m *model) selectOutputs(outs []tensor.Tensor, names []string) ([]tensor.Tensor, error) {
+	if len(names) == 0 {
+		return outs, nil
+	}
+	sel := make([]tensor.Tensor, len(names))
+	for k, name := range names {
+		j := -1
+		for i, spec := range m.md.Outputs {
+			if spec.Name == name {
+				j = i
+			}
+		}
+		if j < 0 {
+			return nil, fmt.Errorf("%w: model %q has no output %q", batch.ErrBadRequest, m.md.Name, name)
+		}
+		sel[k] = outs[j]
+	}
+	return sel, nil
+}

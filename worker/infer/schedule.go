@@ -1,0 +1,66 @@
+package infer
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// retryAfterSeconds is the Retry-After sent with a 503 from a full queue or
+// an expired request. Queues drain in milliseconds to seconds; one second
+// is the smallest value the header can say.
+const retryAfterSeconds = "1"
+
+// schedule reads the request's priority and deadline from the headers
+// prep sets (worker.PriorityHeader, worker.DeadlineHeader).
+func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, error) {
+	r := batch.Request{Inputs: inputs}
+	if v := ctx.Request.Header.Peek(worker.PriorityHeader); len(v) > 0 {
+		p, err := strconv.Atoi(string(v))
+		if err != nil {
+			return r, errors.New("bad " + worker.PriorityHeader + " header " + strconv.Quote(string(v)))
+		}
+		r.Priority = p
+	}
+	if v := ctx.Request.Header.Peek(worker.DeadlineHeader); len(v) > 0 {
+		ns, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return r, errors.New("bad " + worker.DeadlineHeader + " header " + strconv.Quote(string(v)))
+		}
+		r.Deadline = time.Unix(0, ns)
+	}
+	return r, nil
+}
+
+// submit runs one request through m's batcher. The context is not the
+// fasthttp one: that ends when the server starts draining, and a queued
+// request must still run then. The request's deadline bounds its wait.
+func (m *model) submit(r batch.Request) ([]tensor.Tensor, error) {
+	return m.batcher.Submit(context.Background(), r)
+}
+
+// replyError answers a failed request with the status its cause calls for:
+// 503 with Retry-After when the model is overloaded (queue full, request
+// expired in the queue, shutting down), 400 for the request's own faults,
+// 500 for the rest.
+func replyError(ctx *fasthttp.RequestCtx, err error) {
+	switch {
+	case errors.Is(err, batch.ErrQueueFull), errors.Is(err, batch.ErrTimeout),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, batch.ErrClosed):
+		ctx.Error(err.Error(), fasthttp.StatusServiceUnavailable)
+		// After Error, which resets the response.
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfterSeconds)
+	case errors.Is(err, batch.ErrBadRequest), errors.Is(err, ort.ErrBadInput):
+		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+	default:
+		ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+	}
+}
