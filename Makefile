@@ -13,7 +13,10 @@ GOTESTFLAGS ?= -race -timeout 20m
 
 export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+
+.PHONY: all setup setup-system build models run test bench lint fmt clean install
 
 all: build
 
@@ -47,6 +50,17 @@ bench: setup build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/ort/ ./internal/v2/ ./lb/ ./internal/batch/
 	MODEL=default scripts/bench-serve
 	MODEL=mlp scripts/bench-serve
+
+## install: binary, ONNX Runtime, systemd unit, default config (kept if
+## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor
+install: build $(ORT_LIB) $(MODELS)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/supervisor
+	install -D -m 0644 $(ORT_LIB) $(DESTDIR)$(PREFIX)/lib/supervisor/libonnxruntime.so.1
+	install -D -m 0644 systemd/supervisor.service $(DESTDIR)/etc/systemd/system/supervisor.service
+	sed -i 's#/usr/local/bin/supervisor#$(PREFIX)/bin/supervisor#g' $(DESTDIR)/etc/systemd/system/supervisor.service
+	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml
+	install -d $(DESTDIR)/var/lib/supervisor/models
+	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/supervisor/models/
 
 ## lint: gofmt, go vet, staticcheck
 lint:

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
 // Config is the master's configuration: what it listens on, which models it
@@ -339,6 +341,10 @@ func defaultRuntimeDir(env resolveEnv) string {
 // the config line that names it.
 func (c *Config) CheckFiles() error {
 	var errs []error
+	if err := c.checkORTLibrary(); err != nil {
+		errs = append(errs, &ConfigError{Source: c.origin.source, Line: c.origin.line("onnxruntime_library"),
+			Field: "onnxruntime_library", Problem: err.Error(), Err: err})
+	}
 	for i, m := range c.Models {
 		if err := checkModelFile(m.Path); err != nil {
 			field := fmt.Sprintf("models[%d].path", i)
@@ -352,6 +358,19 @@ func (c *Config) CheckFiles() error {
 		}
 	}
 	return joinSorted(errs)
+}
+
+// checkORTLibrary checks that the library workers will load exists: the
+// configured path, or the one ort.FindLibrary finds.
+func (c *Config) checkORTLibrary() error {
+	if c.ONNXRuntimeLibrary == "" {
+		_, err := ort.FindLibrary()
+		return err
+	}
+	if _, err := os.Stat(c.ONNXRuntimeLibrary); err != nil {
+		return fmt.Errorf("ONNX Runtime library: %w", err)
+	}
+	return nil
 }
 
 func checkModelFile(path string) error {

@@ -11,9 +11,14 @@ import (
 // library, relative to the repository root.
 const libRelPath = "third_party/onnxruntime/libonnxruntime.so.1"
 
+// installedRelPath is where `make install` puts it, relative to the
+// directory above the installed binary (PREFIX).
+const installedRelPath = "lib/supervisor/libonnxruntime.so.1"
+
 // FindLibrary returns the path of libonnxruntime.so.1, looking in order at:
-// $ORT_LIBRARY; <dir of the executable>/../third_party/onnxruntime/ (an
-// installed bin/ next to third_party/); and third_party/onnxruntime/ in the
+// $ORT_LIBRARY; <dir of the executable>/../lib/supervisor/ (`make
+// install`); <dir of the executable>/../third_party/onnxruntime/ (bin/ in
+// the repository); and third_party/onnxruntime/ in the
 // working directory or any of its parents, so that `go test` run in any
 // package directory finds the repository's copy.
 func FindLibrary() (string, error) {
@@ -24,9 +29,10 @@ func FindLibrary() (string, error) {
 		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "..", libRelPath)
-		if fileExists(p) {
-			return filepath.Clean(p), nil
+		for _, rel := range []string{installedRelPath, libRelPath} {
+			if p := filepath.Join(filepath.Dir(exe), "..", rel); fileExists(p) {
+				return filepath.Clean(p), nil
+			}
 		}
 	}
 	if wd, err := os.Getwd(); err == nil {

@@ -1,0 +1,144 @@
+// Package systemd holds the unit file; its tests check the unit against
+// what the master expects of systemd and, where systemd-analyze is
+// installed, against systemd itself.
+package systemd
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor"
+)
+
+// directives reads the [Service] section's key=value lines.
+func directives(t *testing.T) map[string][]string {
+	t.Helper()
+	f, err := os.Open("supervisor.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := map[string][]string{}
+	section := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			section = line
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && section == "[Service]" && !strings.HasPrefix(line, "#") {
+			d[k] = append(d[k], v)
+		}
+	}
+	return d
+}
+
+func TestUnitMatchesTheMaster(t *testing.T) {
+	d := directives(t)
+	want := map[string]string{
+		"Type":             "notify", // READY=1 once workers are ready
+		"NotifyAccess":     "all",    // an upgraded master sends MAINPID=
+		"KillMode":         "mixed",  // the master stops its own workers
+		"Restart":          "on-failure",
+		"RuntimeDirectory": "supervisor",
+	}
+	for k, v := range want {
+		if got := d[k]; len(got) != 1 || got[0] != v {
+			t.Errorf("%s=%v, want %s", k, got, v)
+		}
+	}
+	for _, k := range []string{"WatchdogSec", "LimitNOFILE", "ExecStart", "ExecStop"} {
+		if len(d[k]) == 0 {
+			t.Errorf("%s is missing", k)
+		}
+	}
+	if r := d["ExecReload"]; len(r) != 1 || !strings.Contains(r[0], "supervisor reload") {
+		t.Errorf("ExecReload=%v, want `supervisor reload` (it waits for the outcome)", r)
+	}
+	// The stop bound must exceed the master's drain: the public listener
+	// and then the workers, each bounded by shutdown_timeout.
+	stop, err := time.ParseDuration(firstOr(d["TimeoutStopSec"], "0") + "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drain := 2 * supervisor.DefaultConfig().ShutdownTimeout.Duration; stop <= drain {
+		t.Errorf("TimeoutStopSec=%s is not above the default drain bound %s", stop, drain)
+	}
+	if len(d["PrivateDevices"]) != 0 {
+		t.Error("PrivateDevices= hides the GPUs from the infer workers")
+	}
+}
+
+func firstOr(v []string, def string) string {
+	if len(v) == 0 {
+		return def
+	}
+	return v[0]
+}
+
+// TestUnitVerifies runs systemd-analyze verify with ExecStart pointing at
+// a real binary (verify checks that it exists).
+func TestUnitVerifies(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed (Debian package systemd)")
+	}
+	bin := os.Getenv("SUPERVISOR_BIN")
+	if bin == "" {
+		t.Skip("SUPERVISOR_BIN is not set (make test sets it)")
+	}
+	unit, err := os.ReadFile("supervisor.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "supervisor.service")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(unit), "/usr/local/bin/supervisor", bin)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "supervisor.service") {
+			t.Errorf("systemd-analyze verify: %s", line)
+		}
+	}
+}
+
+// TestMakeInstall installs into a scratch DESTDIR and checks that the
+// installed binary finds the installed ONNX Runtime and config.
+func TestMakeInstall(t *testing.T) {
+	if os.Getenv("SUPERVISOR_BIN") == "" {
+		t.Skip("SUPERVISOR_BIN is not set: run under `make test`, which has set up the tree")
+	}
+	dest := t.TempDir()
+	cmd := exec.Command("make", "-C", "..", "install", "DESTDIR="+dest, "PREFIX=/opt/sv")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	for _, f := range []string{"opt/sv/bin/supervisor", "opt/sv/lib/supervisor/libonnxruntime.so.1",
+		"etc/systemd/system/supervisor.service", "etc/supervisor/supervisor.yaml", "var/lib/supervisor/models/default.onnx"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("not installed: %v", err)
+		}
+	}
+	unit, _ := os.ReadFile(filepath.Join(dest, "etc/systemd/system/supervisor.service"))
+	if !strings.Contains(string(unit), "ExecStart=/opt/sv/bin/supervisor run") {
+		t.Error("the installed unit does not run the installed binary")
+	}
+	// The installed binary checks the installed config from its working
+	// directory; it finds ONNX Runtime next to itself (lib/supervisor).
+	check := exec.Command(filepath.Join(dest, "opt/sv/bin/supervisor"), "check", "-c", filepath.Join(dest, "etc/supervisor/supervisor.yaml"))
+	check.Dir = filepath.Join(dest, "var/lib/supervisor")
+	check.Env = append(os.Environ(), "ORT_LIBRARY=")
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("installed supervisor check: %v\n%s", err, out)
+	}
+}
