@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -58,11 +59,7 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 	case "/v2/health/live":
 		m.reply(ctx, fasthttp.StatusOK, "")
 	case "/v2/health/ready":
-		if m.ready.Load() {
-			m.reply(ctx, fasthttp.StatusOK, "")
-		} else {
-			m.reply(ctx, fasthttp.StatusServiceUnavailable, "not ready")
-		}
+		m.health(ctx)
 	case "/v2":
 		ctx.SetContentType("application/json")
 		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", Version))
@@ -70,6 +67,38 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+path)
 	}
 	m.proxy.SetRequestID(ctx)
+}
+
+// health answers /v2/health/ready: 200 while every pool has a serving
+// worker, 503 otherwise. Slots whose boots keep failing are listed in the
+// body ({"degraded": [...]}) either way, so a probe log shows them.
+func (m *Master) health(ctx *fasthttp.RequestCtx) {
+	ready, degraded := m.ready.Load(), []string(nil)
+	for _, p := range []*pool{m.infer, m.prep} {
+		serving := false
+		for _, s := range p.list() {
+			serving = serving || s.serving() != nil
+			if s.status().State == stateDegraded {
+				degraded = append(degraded, s.name)
+			}
+		}
+		ready = ready && serving
+	}
+	status, msg := fasthttp.StatusOK, ""
+	if !ready {
+		status, msg = fasthttp.StatusServiceUnavailable, "not ready: a worker pool has no serving worker, or the master is starting or stopping"
+	}
+	if len(degraded) == 0 {
+		m.reply(ctx, status, msg)
+		return
+	}
+	body, _ := json.Marshal(struct {
+		Error    string   `json:"error,omitempty"`
+		Degraded []string `json:"degraded"`
+	}{msg, degraded})
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
 }
 
 // reply answers a locally handled route: an empty 200, or a V2 error.

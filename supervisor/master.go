@@ -506,6 +506,8 @@ type Status struct {
 	Started    time.Time      `json:"started"`
 	Generation int64          `json:"generation"`
 	Workers    []WorkerStatus `json:"workers"`
+	// Degraded names the slots whose boots keep failing.
+	Degraded []string `json:"degraded,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
@@ -516,7 +518,11 @@ func (m *Master) status() Status {
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
-		st.Workers = append(st.Workers, s.status())
+		ws := s.status()
+		st.Workers = append(st.Workers, ws)
+		if ws.State == stateDegraded {
+			st.Degraded = append(st.Degraded, ws.Name)
+		}
 	}
 	return st
 }

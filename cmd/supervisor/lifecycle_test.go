@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,12 +20,49 @@ func TestWorkersDieWithTheMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-in.exited
-	for _, w := range st.Workers {
-		// Orphans are reparented and reaped by init once they exit.
-		pollUntil(t, 30*time.Second, w.Name+" exits after its master was SIGKILLed", func() bool {
-			return processGone(w.PID)
+	// Within 2s of the master's death; orphans are reaped by init.
+	pollUntil(t, 2*time.Second, "every worker exits after its master was SIGKILLed", func() bool {
+		for _, w := range st.Workers {
+			if !processGone(w.PID) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestSIGKILLedWorkersUnderLoad kills a prep and then an infer worker with
+// SIGKILL while clients keep sending to pools of two: only requests in
+// flight on the killed worker may fail (at most one per client and kill),
+// and each pool recovers its worker.
+func TestSIGKILLedWorkersUnderLoad(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 2, inferWorkers: 2})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	const clients = 4
+	l := startLoad(in, clients, "/v2/models/mlp/infer", body)
+	l.waitFor(t, 200)
+	l.phase.Store(events)
+	for _, name := range []string{"prep-0", "infer-0"} {
+		var victim int
+		for _, w := range in.status().Workers {
+			if w.Name == name {
+				victim = w.PID
+			}
+		}
+		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		pollUntil(t, 60*time.Second, name+" replaced after SIGKILL", func() bool {
+			for _, w := range in.status().Workers {
+				if w.Name == name && w.PID != victim && w.State == "ready" {
+					return true
+				}
+			}
+			return false
 		})
+		l.waitFor(t, 100)
 	}
+	l.finishAllowing(t, "SIGKILL of prep-0 then infer-0", 2*clients)
 }
 
 // TestSIGTERMDrainsInFlightRequests keeps clients busy while the master is
@@ -123,4 +163,57 @@ func TestRecyclingDropsNoRequest(t *testing.T) {
 		return recycles["prep"] > 0 && recycles["infer"] > 0
 	})
 	t.Logf("recycles by pool: %v", recycles)
+}
+
+// TestWorkerThatCannotBootDegradesItsSlot breaks a model file under a
+// running instance and kills one of two infer workers: its restarts fail
+// and back off, status and /v2/health/ready name it degraded, the other
+// keeps serving, and once the file is back the slot recovers on its own.
+func TestWorkerThatCannotBootDegradesItsSlot(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "extra.onnx")
+	good, err := os.ReadFile(filepath.Join(modelsDir, "mlp.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := startInstance(t, options{prepWorkers: 1, inferWorkers: 2, models: map[string]string{"extra": model},
+		extra: "workers:\n  restart_backoff: 50ms\n  restart_backoff_max: 200ms\n  degraded_after: 2\n"})
+	if err := os.WriteFile(model, []byte("not an onnx model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var victim int
+	for _, w := range in.status().Workers {
+		if w.Name == "infer-0" {
+			victim = w.PID
+		}
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 60*time.Second, "infer-0 degraded in status", func() bool {
+		st := in.status()
+		return len(st.Degraded) == 1 && st.Degraded[0] == "infer-0"
+	})
+	code, resp, _ := in.get("/v2/health/ready")
+	if code != http.StatusOK || !strings.Contains(string(resp), `"degraded":["infer-0"]`) {
+		t.Fatalf("ready with infer-1 serving and infer-0 degraded: %d %s", code, resp)
+	}
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	for range 20 {
+		if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
+			t.Fatalf("infer-1 should keep serving: %d %s", code, resp)
+		}
+	}
+	if err := os.WriteFile(model, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 60*time.Second, "infer-0 recovers once its model loads again", func() bool {
+		st := in.status()
+		return len(st.Degraded) == 0 && st.Workers[0].State == "ready"
+	})
+	if code, resp, _ := in.get("/v2/health/ready"); code != http.StatusOK || len(resp) != 0 {
+		t.Fatalf("ready after recovery: %d %s", code, resp)
+	}
 }

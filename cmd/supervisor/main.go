@@ -211,15 +211,27 @@ func printStatus(st *supervisor.Status) {
 	if st.Ready {
 		state = "ready"
 	}
-	fmt.Printf("master pid %d, %s, listening on %s, up %s\n\n", st.PID, state, st.Listen,
-		time.Since(st.Started).Truncate(time.Second))
-	fmt.Printf("%-10s %-6s %-8s %-11s %-9s %s\n", "WORKER", "ROLE", "PID", "STATE", "RESTARTS", "SOCKET")
+	fmt.Printf("master pid %d (%s), %s, listening on %s, up %s, generation %d\n", st.PID, st.Version, state, st.Listen,
+		time.Since(st.Started).Truncate(time.Second), st.Generation)
+	if len(st.Degraded) > 0 {
+		fmt.Printf("DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
+	}
+	for _, r := range []*supervisor.OpResult{st.LastReload, st.LastUpgrade} {
+		if r != nil {
+			outcome := "ok"
+			if !r.OK {
+				outcome = "FAILED: " + r.Error
+			}
+			fmt.Printf("last %s: %s, %s ago (took %s)\n", r.Op, outcome, time.Since(r.At).Truncate(time.Second), r.Took)
+		}
+	}
+	fmt.Printf("\n%-10s %-6s %-4s %-8s %-11s %-9s %-9s %s\n", "WORKER", "ROLE", "GEN", "PID", "STATE", "RESTARTS", "RECYCLES", "SOCKET")
 	for _, w := range st.Workers {
 		pid := "-"
 		if w.PID > 0 {
 			pid = fmt.Sprint(w.PID)
 		}
-		fmt.Printf("%-10s %-6s %-8s %-11s %-9d %s\n", w.Name, w.Role, pid, w.State, w.Restarts, w.Socket)
+		fmt.Printf("%-10s %-6s %-4d %-8s %-11s %-9d %-9d %s\n", w.Name, w.Role, w.Generation, pid, w.State, w.Restarts, w.Recycles, w.Socket)
 	}
 }
 
