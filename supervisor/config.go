@@ -38,6 +38,10 @@ type Config struct {
 	// RuntimeDir holds the workers' Unix sockets and the control socket.
 	// "" means auto; see Resolve. At most MaxRuntimeDirLen bytes.
 	RuntimeDir string `yaml:"runtime_dir"`
+	// ControlGroup, when set, makes the control socket group-owned by this
+	// group (name or numeric id) and 0660, so its members may run the CLI;
+	// "" keeps it 0600, owner only.
+	ControlGroup string `yaml:"control_group"`
 	// ONNXRuntimeLibrary is the path of libonnxruntime.so. "" means
 	// auto-discover (the ORT_LIBRARY environment variable, next to the
 	// binary, ...); the infer worker does the discovery, not the config.

@@ -78,6 +78,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 	d.mapping(root, "", []configKey{
 		{"listen", d.str(&c.Listen)},
 		{"runtime_dir", d.str(&c.RuntimeDir)},
+		{"control_group", d.str(&c.ControlGroup)},
 		{"onnxruntime_library", d.str(&c.ONNXRuntimeLibrary)},
 		{"log_level", d.str(&c.LogLevel)},
 		{"max_body_bytes", d.byteSize(&c.MaxBodyBytes)},

@@ -207,6 +207,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
 			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching)`}},
+		{"unknown control group", "control_group: no-such-group-xyz\n",
+			[]string{`t.yaml:1: control_group: group "no-such-group-xyz" does not exist`}},
 		{"key set twice", "listen: :1\nlisten: :2\n",
 			[]string{`t.yaml:2: listen: set twice, first at line 1 (keep one)`}},
 		{"negative workers", "prep:\n  workers: -1\n",

@@ -94,6 +94,11 @@ func (c *Config) validate() []error {
 	v := &configValidator{origin: c.origin}
 	v.listen(c.Listen)
 	v.runtimeDir(c.RuntimeDir)
+	if c.ControlGroup != "" {
+		if _, err := lookupGroup(c.ControlGroup); err != nil {
+			v.errorf("control_group", "%v", err)
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

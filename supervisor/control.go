@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -51,14 +53,47 @@ func (m *Master) startControl(path string) (*controlServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket %q: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	if err := m.secureControlSocket(path); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("control socket %q: %w", path, err)
+		return nil, err
 	}
 	c := &controlServer{ln: ln, m: m}
 	c.wg.Add(1)
 	go c.accept()
 	return c, nil
+}
+
+// secureControlSocket gives the control socket its owner and mode: 0600,
+// or 0660 owned by control_group. The socket is a master's whole control
+// surface (stop, reload, upgrade), so it is never world-accessible.
+func (m *Master) secureControlSocket(path string) error {
+	mode := os.FileMode(0o600)
+	if g := m.cfg().ControlGroup; g != "" {
+		gid, err := lookupGroup(g)
+		if err != nil {
+			return fmt.Errorf("control_group: %w", err)
+		}
+		if err := os.Chown(path, -1, gid); err != nil {
+			return fmt.Errorf("control socket %q: %w", path, err)
+		}
+		mode = 0o660
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return fmt.Errorf("control socket %q: %w", path, err)
+	}
+	return nil
+}
+
+// lookupGroup resolves a group name or numeric id to a gid.
+func lookupGroup(g string) (int, error) {
+	grp, err := user.LookupGroup(g)
+	if err != nil {
+		grp, err = user.LookupGroupId(g)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("group %q does not exist", g)
+	}
+	return strconv.Atoi(grp.Gid)
 }
 
 func (c *controlServer) accept() {

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/supervisor"
 )
 
 // v2Tensor is a V2 request/response tensor as a client writes it.
@@ -360,5 +363,36 @@ func TestKilledWorkerIsRestarted(t *testing.T) {
 		if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
 			t.Fatalf("after restarting %s: %d %s", role, code, resp)
 		}
+	}
+}
+
+// TestControlSocketPermissions: the control socket is 0600 by default and
+// 0660 owned by control_group when one is set (as root, a group other than
+// the master's own, so the chown shows).
+func TestControlSocketPermissions(t *testing.T) {
+	other, otherGID := fmt.Sprint(os.Getgid()), os.Getgid()
+	if g, err := user.LookupGroup("daemon"); err == nil && os.Getuid() == 0 {
+		other = g.Name
+		otherGID, _ = strconv.Atoi(g.Gid)
+	}
+	for _, group := range []string{"", other} {
+		extra := ""
+		if group != "" {
+			extra = "control_group: \"" + group + "\"\n"
+		}
+		in := startInstance(t, options{prepWorkers: 1, extra: extra})
+		fi, err := os.Stat(supervisor.ControlSocket(in.runtimeDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMode, wantGID := os.FileMode(0o600), os.Getgid()
+		if group != "" {
+			wantMode, wantGID = 0o660, otherGID
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().Perm() != wantMode || int(st.Gid) != wantGID {
+			t.Errorf("control_group %q: socket mode %v gid %d, want %v gid %d", group, fi.Mode().Perm(), st.Gid, wantMode, wantGID)
+		}
+		in.terminate(30 * time.Second)
 	}
 }
