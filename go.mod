@@ -11,6 +11,7 @@ require (
 	github.com/valyala/fasthttp v1.74.0
 	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )

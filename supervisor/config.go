@@ -64,6 +64,10 @@ type Config struct {
 	Infer InferConfig `yaml:"infer"`
 	// Workers governs recycling drains, hang detection and restarts.
 	Workers WorkersConfig `yaml:"workers"`
+	// Limits bound clients of the public listener.
+	Limits LimitsConfig `yaml:"limits"`
+	// Auth is optional API-key authentication on the public listener.
+	Auth AuthConfig `yaml:"auth"`
 
 	origin configOrigin
 }
@@ -170,6 +174,8 @@ func DefaultConfig() *Config {
 			DegradedAfter:     5,
 			MaxSurge:          1,
 		},
+		Limits: defaultLimits(),
+		Auth:   defaultAuth(),
 	}
 }
 

@@ -108,6 +108,8 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"max_surge", d.integer(&w.MaxSurge)},
 			})
 		}},
+		{"limits", d.limits(&c.Limits)},
+		{"auth", d.auth(&c.Auth)},
 	})
 }
 

@@ -61,6 +61,9 @@ func TestConfigDefaults(t *testing.T) {
 			DegradedAfter:     5,
 			MaxSurge:          1,
 		},
+		Limits: LimitsConfig{MaxHeaderBytes: 16 << 10, ReadTimeout: Duration{time.Minute}, WriteTimeout: Duration{time.Minute},
+			IdleTimeout: Duration{2 * time.Minute}, MaxConnections: 10000, MaxInFlight: 4096},
+		Auth: AuthConfig{ExemptHealth: true, RateBurst: 1},
 	}
 	if have := *DefaultConfig(); !reflect.DeepEqual(have, want) {
 		t.Errorf("DefaultConfig() = %+v, want %+v", have, want)

@@ -94,6 +94,8 @@ func (c *Config) validate() []error {
 	v := &configValidator{origin: c.origin}
 	v.listen(c.Listen)
 	v.runtimeDir(c.RuntimeDir)
+	v.limits(c.Limits)
+	v.auth(c.Auth)
 	if c.ControlGroup != "" {
 		if _, err := lookupGroup(c.ControlGroup); err != nil {
 			v.errorf("control_group", "%v", err)

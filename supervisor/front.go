@@ -3,8 +3,8 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -19,30 +19,55 @@ var Version = "dev"
 // metadata are answered here; everything under /v2/models/ goes through
 // the lb to a prep worker.
 func (m *Master) newFrontServer() *fasthttp.Server {
+	l := m.cfg().Limits
 	return &fasthttp.Server{
-		Handler:            m.serveFront,
-		ErrorHandler:       m.frontTransportError,
-		Name:               "supervisor",
+		Handler:      m.serveFront,
+		ErrorHandler: m.frontTransportError,
+		Name:         "supervisor",
+		// The header block must fit the read buffer: larger gets 431.
+		ReadBufferSize:     int(l.MaxHeaderBytes),
 		MaxRequestBodySize: int(m.cfg().MaxBodyBytes),
-		// Per request, so that a reload's max_body_bytes applies at once.
+		// Per request, so that a reload's body limit and timeouts apply
+		// at once (the header read stays bound by the first ReadTimeout).
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-			return fasthttp.RequestConfig{MaxRequestBodySize: int(m.maxBody.Load())}
+			c := m.cfg()
+			return fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes),
+				ReadTimeout: c.Limits.ReadTimeout.Duration, WriteTimeout: c.Limits.WriteTimeout.Duration}
 		},
-		ReadTimeout:     time.Minute,
-		WriteTimeout:    time.Minute,
-		IdleTimeout:     2 * time.Minute,
+		ReadTimeout:     l.ReadTimeout.Duration,
+		WriteTimeout:    l.WriteTimeout.Duration,
+		IdleTimeout:     l.IdleTimeout.Duration,
+		Concurrency:     l.MaxConnections,
 		CloseOnShutdown: true,
 		Logger:          fasthttpLogger{m},
 	}
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
-	m.route(ctx)
+	if m.keys.Load().check(m, ctx) {
+		m.route(ctx)
+	} else {
+		m.proxy.SetRequestID(ctx)
+	}
 	if m.draining.Load() {
 		// Keep-alive clients reconnect: to the new master after an
 		// upgrade, or to a closed port after a stop.
 		ctx.SetConnectionClose()
 	}
+}
+
+// admit counts a request against max_in_flight; false (answered 503 with
+// Retry-After) when the listener is at its cap. A true answer must be
+// paired with a release.
+func (m *Master) admit(ctx *fasthttp.RequestCtx) bool {
+	limit := int64(m.cfg().Limits.MaxInFlight)
+	if n := m.inFlight.Add(1); limit > 0 && n > limit {
+		m.inFlight.Add(-1)
+		ctx.Response.Header.Set("Retry-After", "1")
+		m.reply(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit))
+		return false
+	}
+	return true
 }
 
 func (m *Master) route(ctx *fasthttp.RequestCtx) {
@@ -52,7 +77,10 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 			m.reply(ctx, fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping")
 			return
 		}
-		m.proxy.ServeHTTP(ctx)
+		if m.admit(ctx) {
+			m.proxy.ServeHTTP(ctx)
+			m.inFlight.Add(-1)
+		}
 		return
 	}
 	switch path {
@@ -113,9 +141,13 @@ func (m *Master) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
 // frontTransportError answers what fasthttp rejects before any handler
 // runs: bodies over max_body_bytes (413) and unparsable requests (400).
 func (m *Master) frontTransportError(ctx *fasthttp.RequestCtx, err error) {
-	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		m.reply(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
-	} else {
+	case errors.As(err, &small):
+		m.reply(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, "request header is larger than limits.max_header_bytes")
+	default:
 		m.reply(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
 	}
 	m.proxy.SetRequestID(ctx)

@@ -42,7 +42,10 @@ type Master struct {
 	// draining: responses ask clients to close their connection, so that
 	// keep-alive clients move to the listener's next owner.
 	draining atomic.Bool
-	maxBody  atomic.Int64
+	// keys are the API keys in force (nil = no authentication); inFlight
+	// counts proxied requests against limits.max_in_flight.
+	keys     atomic.Pointer[apiKeys]
+	inFlight atomic.Int64
 	started  time.Time
 
 	// upstreamsMu serialises slot changes, so that pushes of the infer
@@ -88,7 +91,6 @@ func New(cfg *Config, log zerolog.Logger, opts Options) *Master {
 		stopCh:  make(chan struct{}),
 	}
 	m.conf.Store(cfg)
-	m.maxBody.Store(int64(cfg.MaxBodyBytes))
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -119,6 +121,12 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	m.rd = rd
+	keys, err := loadAPIKeys(cfg.Auth)
+	if err != nil {
+		rd.cleanup()
+		return err
+	}
+	m.keys.Store(keys)
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
 	defer signal.Stop(signals)

@@ -140,8 +140,13 @@ func (m *Master) applyReload(res *OpResult) error {
 	if err := reloadable(m.cfg(), cfg); err != nil {
 		return err
 	}
+	keys, err := loadAPIKeys(cfg.Auth)
+	if err != nil {
+		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
+	}
 	m.generation.Add(1)
 	m.conf.Store(cfg)
+	m.keys.Store(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.
 	return errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
@@ -159,11 +164,10 @@ func reloadable(old, cfg *Config) error {
 	return errors.Join(errs...)
 }
 
-// applySettings applies what needs no new worker: the lb's timeout, the
-// public body limit and the master's log level.
+// applySettings applies what needs no new worker and is not read from the
+// config per request: the lb's timeout and the master's log level.
 func (m *Master) applySettings(cfg *Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
-	m.maxBody.Store(int64(cfg.MaxBodyBytes))
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
 		zerolog.SetGlobalLevel(lvl)
 	}

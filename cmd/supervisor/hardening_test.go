@@ -1,0 +1,166 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestListenerLimits sends what each limit on the public listener is for:
+// an oversize header (431), a header and a body trickled slower than
+// read_timeout (the connection is cut), connections beyond
+// max_connections (503) and requests beyond max_in_flight (503 with
+// Retry-After). Every answer is checked, and a normal request still
+// succeeds afterwards.
+func TestListenerLimits(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1,
+		batching: map[string]string{"mlp": "{max_batch_size: 8, max_queue_delay: 1500ms}"},
+		extra: "limits:\n  max_header_bytes: 2KiB\n  read_timeout: 500ms\n  max_connections: 4\n  max_in_flight: 2\n"})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+
+	t.Run("oversize header", func(t *testing.T) {
+		resp := rawExchange(t, in, "GET /v2 HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", 4096)+"\r\n\r\n")
+		if !strings.HasPrefix(resp, "HTTP/1.1 431") || !strings.Contains(resp, `"error":"request header is larger than limits.max_header_bytes"`) {
+			t.Fatalf("oversize header answered:\n%.300s", resp)
+		}
+	})
+	for name, parts := range map[string][]string{
+		"slow header": {"GET /v2 HTTP/1.1\r\n", "Host: x\r\n", "X-A: 1\r\n", "X-B: 2\r\n", "X-C: 3\r\n"},
+		"slow body":   {"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", "\"in", "put", "s\":"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if cut := trickle(t, in, parts, 300*time.Millisecond); !cut {
+				t.Fatal("the server kept a connection that trickles bytes for longer than read_timeout")
+			}
+		})
+	}
+	t.Run("max in flight", func(t *testing.T) {
+		// Each request waits max_queue_delay (1.5s) in the batcher, so of
+		// three sent at once two hold the listener at its cap and the
+		// third is shed.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		var retryAfter string
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, _, hdr := in.post("/v2/models/mlp/infer", body, nil)
+				mu.Lock()
+				defer mu.Unlock()
+				codes[code]++
+				if code == http.StatusServiceUnavailable {
+					retryAfter = hdr.Get("Retry-After")
+				}
+			}()
+		}
+		wg.Wait()
+		if codes[http.StatusOK] != 2 || codes[http.StatusServiceUnavailable] != 1 || retryAfter == "" {
+			t.Fatalf("3 requests at once with max_in_flight 2: %v (Retry-After %q), want two 200s and one 503 with Retry-After", codes, retryAfter)
+		}
+	})
+	t.Run("too many connections", func(t *testing.T) {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		// Open them all at once: idle ones are cut after read_timeout.
+		for range 8 {
+			c, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		var refused string
+		for _, c := range conns[4:] {
+			_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			if b, _ := io.ReadAll(c); len(b) > 0 {
+				refused = string(b)
+				break
+			}
+		}
+		if !strings.Contains(refused, " 503 ") {
+			t.Fatalf("8 idle connections with max_connections 4: no 503 (got %q)", refused)
+		}
+	})
+	// The refused connections are gone; a new one is served.
+	pollUntil(t, 5*time.Second, "a normal request succeeds after the limits", func() bool {
+		code, _, _ := in.post("/v2/models/mlp/infer", body, nil)
+		return code == http.StatusOK
+	})
+}
+
+// trickle writes parts every gap and reports whether the server cut the
+// connection within 5s.
+func trickle(t *testing.T, in *instance, parts []string, gap time.Duration) bool {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	closed := make(chan struct{})
+	go func() {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, conn)
+		close(closed)
+	}()
+	tick := time.NewTicker(gap)
+	defer tick.Stop()
+	deadline := time.After(5 * time.Second)
+	for i := 0; ; i++ {
+		if _, err := conn.Write([]byte(parts[i%len(parts)])); err != nil {
+			return true
+		}
+		select {
+		case <-closed:
+			return true
+		case <-deadline:
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// TestAPIKeys: with keys configured a request needs one (401 without, 401
+// with a wrong one), either header form works, health stays open, and a
+// key over its rate gets 429.
+func TestAPIKeys(t *testing.T) {
+	const key = "test-key-0123456789abcdef"
+	in := startInstance(t, options{prepWorkers: 1,
+		extra: "auth:\n  api_keys: [" + key + "]\n  rate_limit: 1\n  rate_burst: 3\n"})
+	if code, _, _ := in.get("/v2/health/ready"); code != http.StatusOK {
+		t.Fatalf("health without a key: %d, want 200 (exempt_health)", code)
+	}
+	for name, hdr := range map[string]map[string]string{
+		"missing": nil,
+		"wrong":   {"Authorization": "Bearer not-the-key-0123456789"},
+		"empty":   {"X-API-Key": ""},
+	} {
+		code, resp, h := in.do(http.MethodGet, "/v2/models/default", nil, hdr)
+		if code != http.StatusUnauthorized || !strings.Contains(string(resp), `"error"`) || h.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s key: %d %s (WWW-Authenticate %q), want 401 with a V2 error", name, code, resp, h.Get("WWW-Authenticate"))
+		}
+	}
+	codes := map[int]int{}
+	for i := range 6 {
+		hdr := map[string]string{"Authorization": "Bearer " + key}
+		if i%2 == 1 {
+			hdr = map[string]string{"X-API-Key": key}
+		}
+		code, _, _ := in.do(http.MethodGet, "/v2/models/default", nil, hdr)
+		codes[code]++
+	}
+	// A burst of 3 at 1/s: six requests in well under 3s see at least two 429s.
+	if codes[http.StatusOK] < 3 || codes[http.StatusTooManyRequests] < 2 || codes[http.StatusOK]+codes[http.StatusTooManyRequests] != 6 {
+		t.Fatalf("six quick requests with the key: %v, want 3+ 200s and 2+ 429s", codes)
+	}
+}

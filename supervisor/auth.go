@@ -1,0 +1,123 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/time/rate"
+)
+
+// apiKeys is the set of accepted API keys and each key's rate limiter.
+// Keys are kept as SHA-256 digests and compared in constant time, so
+// neither the comparison's timing nor a memory dump gives a key away.
+type apiKeys struct {
+	keys         []apiKey
+	exemptHealth bool
+}
+
+type apiKey struct {
+	digest  [sha256.Size]byte
+	limiter *rate.Limiter // nil = no rate limit
+}
+
+// loadAPIKeys builds the key set from the config (inline keys and the
+// keys file). No keys means authentication is off: nil.
+func loadAPIKeys(a AuthConfig) (*apiKeys, error) {
+	raw := append([]string(nil), a.APIKeys...)
+	if a.APIKeysFile != "" {
+		fromFile, err := readKeysFile(a.APIKeysFile)
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, fromFile...)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	ks := &apiKeys{exemptHealth: a.ExemptHealth}
+	for _, k := range raw {
+		key := apiKey{digest: sha256.Sum256([]byte(k))}
+		if a.RateLimit > 0 {
+			key.limiter = rate.NewLimiter(rate.Limit(a.RateLimit), max(a.RateBurst, 1))
+		}
+		ks.keys = append(ks.keys, key)
+	}
+	return ks, nil
+}
+
+// readKeysFile reads one key per line; blank lines and # comments are
+// skipped.
+func readKeysFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth.api_keys_file: %w", err)
+	}
+	defer f.Close()
+	var keys []string
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		k := strings.TrimSpace(sc.Text())
+		if k == "" || strings.HasPrefix(k, "#") {
+			continue
+		}
+		if len(k) < minAPIKeyLen {
+			return nil, fmt.Errorf("%s:%d: the key is %d characters; use at least %d", path, line, len(k), minAPIKeyLen)
+		}
+		keys = append(keys, k)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("auth.api_keys_file: %w", err)
+	}
+	return keys, nil
+}
+
+// check answers a request that may not pass (401 without a valid key, 429
+// over the key's rate) and reports whether it may.
+func (ks *apiKeys) check(m *Master, ctx *fasthttp.RequestCtx) bool {
+	if ks == nil || (ks.exemptHealth && bytes.HasPrefix(ctx.Path(), []byte("/v2/health/"))) {
+		return true
+	}
+	key := presentedKey(&ctx.Request.Header)
+	if key == nil {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="supervisor"`)
+		m.reply(ctx, fasthttp.StatusUnauthorized, "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>")
+		return false
+	}
+	digest := sha256.Sum256(key)
+	var match *apiKey
+	for i := range ks.keys {
+		// No early exit: every key is compared.
+		if subtle.ConstantTimeCompare(digest[:], ks.keys[i].digest[:]) == 1 {
+			match = &ks.keys[i]
+		}
+	}
+	if match == nil {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="supervisor", error="invalid_token"`)
+		m.reply(ctx, fasthttp.StatusUnauthorized, "invalid API key")
+		return false
+	}
+	if match.limiter != nil && !match.limiter.Allow() {
+		ctx.Response.Header.Set("Retry-After", "1")
+		m.reply(ctx, fasthttp.StatusTooManyRequests, "rate limit exceeded for this API key")
+		return false
+	}
+	return true
+}
+
+// presentedKey is the key from "Authorization: Bearer <key>" or
+// "X-API-Key: <key>"; nil when neither is there.
+func presentedKey(h *fasthttp.RequestHeader) []byte {
+	if v := h.Peek("Authorization"); len(v) > 7 && strings.EqualFold(string(v[:7]), "bearer ") {
+		return bytes.TrimSpace(v[7:])
+	}
+	if v := h.Peek("X-API-Key"); len(v) > 0 {
+		return v
+	}
+	return nil
+}

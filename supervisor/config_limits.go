@@ -1,0 +1,156 @@
+package supervisor
+
+import (
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// LimitsConfig bounds what one client, or a flood of them, can make the
+// public listener do: oversize or slow requests are cut off, and overload
+// is shed with 503 + Retry-After instead of queueing without bound.
+type LimitsConfig struct {
+	// MaxHeaderBytes bounds a request's header block; larger gets 431.
+	MaxHeaderBytes ByteSize `yaml:"max_header_bytes"`
+	// ReadTimeout bounds reading one whole request, header and body, so a
+	// client trickling bytes (slowloris) cannot hold a connection.
+	ReadTimeout Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing one response, so a client that never
+	// reads cannot hold one either.
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// IdleTimeout closes keep-alive connections idle this long.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxConnections caps open client connections; beyond it new ones are
+	// answered 503 and closed.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxInFlight caps requests being served at once across the listener;
+	// beyond it a request gets 503 with Retry-After at once. 0 = no cap.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// AuthConfig is optional API-key authentication on the public listener.
+// With no keys (neither listed nor in a file) every request is allowed.
+type AuthConfig struct {
+	// APIKeys are accepted keys, sent as "Authorization: Bearer <key>" or
+	// "X-API-Key: <key>". Prefer APIKeysFile, which keeps keys out of the
+	// config.
+	APIKeys []string `yaml:"api_keys,flow"`
+	// APIKeysFile holds one key per line (# comments and blank lines are
+	// skipped); it is re-read on reload.
+	APIKeysFile string `yaml:"api_keys_file"`
+	// ExemptHealth lets /v2/health/* through without a key, for probes.
+	ExemptHealth bool `yaml:"exempt_health"`
+	// RateLimit is each key's sustained requests per second, 0 = none;
+	// RateBurst is how many it may send at once above that (at least 1).
+	RateLimit int `yaml:"rate_limit"`
+	RateBurst int `yaml:"rate_burst"`
+}
+
+func defaultLimits() LimitsConfig {
+	return LimitsConfig{
+		MaxHeaderBytes: 16 << 10,
+		ReadTimeout:    Duration{60 * time.Second},
+		WriteTimeout:   Duration{60 * time.Second},
+		IdleTimeout:    Duration{120 * time.Second},
+		MaxConnections: 10000,
+		MaxInFlight:    4096,
+	}
+}
+
+func defaultAuth() AuthConfig { return AuthConfig{ExemptHealth: true, RateBurst: 1} }
+
+func (d *configDecoder) limits(l *LimitsConfig) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		d.mapping(n, field, []configKey{
+			{"max_header_bytes", d.byteSize(&l.MaxHeaderBytes)},
+			{"read_timeout", d.duration(&l.ReadTimeout)},
+			{"write_timeout", d.duration(&l.WriteTimeout)},
+			{"idle_timeout", d.duration(&l.IdleTimeout)},
+			{"max_connections", d.integer(&l.MaxConnections)},
+			{"max_in_flight", d.integer(&l.MaxInFlight)},
+		})
+	}
+}
+
+func (d *configDecoder) auth(a *AuthConfig) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		d.mapping(n, field, []configKey{
+			{"api_keys", d.strs(&a.APIKeys)},
+			{"api_keys_file", d.str(&a.APIKeysFile)},
+			{"exempt_health", d.boolean(&a.ExemptHealth)},
+			{"rate_limit", d.integer(&a.RateLimit)},
+			{"rate_burst", d.integer(&a.RateBurst)},
+		})
+	}
+}
+
+func (d *configDecoder) boolean(dst *bool) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if !d.scalar(n, field, "true or false") {
+			return
+		}
+		if n.ShortTag() != "!!bool" || n.Decode(dst) != nil {
+			d.errorf(n, field, "%q is not true or false", n.Value)
+		}
+	}
+}
+
+// strs decodes a list of strings; the empty list leaves nil.
+func (d *configDecoder) strs(dst *[]string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, field, "want a list of strings such as [a, b], got %s", yamlKindName(n))
+			return
+		}
+		var vs []string
+		for _, item := range n.Content {
+			item = yamlDeref(item)
+			if item.Kind != yaml.ScalarNode {
+				d.errorf(item, field, "want a string, got %s", yamlKindName(item))
+				continue
+			}
+			vs = append(vs, item.Value)
+		}
+		*dst = vs
+	}
+}
+
+func (v *configValidator) limits(l LimitsConfig) {
+	if l.MaxHeaderBytes < 1<<10 || l.MaxHeaderBytes > 1<<20 {
+		v.errorf("limits.max_header_bytes", "%s is out of range (use 1KiB to 1MiB)", l.MaxHeaderBytes)
+	}
+	for field, d := range map[string]Duration{"read_timeout": l.ReadTimeout, "write_timeout": l.WriteTimeout, "idle_timeout": l.IdleTimeout} {
+		if d.Duration < 100*time.Millisecond {
+			v.errorf("limits."+field, "%s is too short (at least 100ms)", d)
+		}
+	}
+	if l.MaxConnections < 1 {
+		v.errorf("limits.max_connections", "%d must be at least 1", l.MaxConnections)
+	}
+	if l.MaxInFlight < 0 {
+		v.errorf("limits.max_in_flight", "%d is negative (use 0 for no cap)", l.MaxInFlight)
+	}
+}
+
+func (v *configValidator) auth(a AuthConfig) {
+	for i, k := range a.APIKeys {
+		if len(k) < minAPIKeyLen {
+			v.errorf("auth.api_keys", "key %d is %d characters; use at least %d (e.g. `openssl rand -hex 16`)", i+1, len(k), minAPIKeyLen)
+		}
+	}
+	if a.APIKeysFile != "" {
+		if _, err := os.Stat(a.APIKeysFile); err != nil {
+			v.errorf("auth.api_keys_file", "%v", err)
+		}
+	}
+	if a.RateLimit < 0 {
+		v.errorf("auth.rate_limit", "%d is negative (use 0 for no limit)", a.RateLimit)
+	}
+	if a.RateBurst < 1 {
+		v.errorf("auth.rate_burst", "%d must be at least 1", a.RateBurst)
+	}
+}
+
+// minAPIKeyLen rejects keys short enough to guess.
+const minAPIKeyLen = 16
