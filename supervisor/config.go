@@ -69,6 +69,12 @@ type ModelConfig struct {
 	// master's working directory (under systemd, WorkingDirectory=, which
 	// defaults to /), so prefer absolute paths in production.
 	Path string `yaml:"path"`
+	// Preprocess says what clients send: the input tensors (nil, or kind
+	// tensor) or encoded images (kind image). See config_image.go.
+	Preprocess *PreprocessConfig `yaml:"preprocess,omitempty"`
+	// Postprocess sets up the classification extension; nil means raw
+	// scores without labels, and only on request.
+	Postprocess *PostprocessConfig `yaml:"postprocess,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
@@ -347,10 +353,17 @@ func (c *Config) CheckFiles() error {
 			})
 		}
 	}
+	errs = append(errs, c.labelsFileErrors()...)
 	return joinSorted(errs)
 }
 
 func checkModelFile(path string) error {
+	return checkRegularFile(path, "model file", "the .onnx file")
+}
+
+// checkRegularFile checks that path names a regular file; what names the
+// file in the message and want what to give instead.
+func checkRegularFile(path, what, want string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -362,10 +375,10 @@ func checkModelFile(path string) error {
 			wd, _ := os.Getwd()
 			hint = fmt.Sprintf("; relative paths are resolved against the working directory %q", wd)
 		}
-		return fmt.Errorf("cannot use model file %q: %w (give the path of the .onnx file%s)", path, err, hint)
+		return fmt.Errorf("cannot use %s %q: %w (give the path of %s%s)", what, path, err, want, hint)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("model file %q is a %s, not a regular file (give the path of the .onnx file)", path, fileKindName(fi.Mode()))
+		return fmt.Errorf("%s %q is a %s, not a regular file (give the path of %s)", what, path, fileKindName(fi.Mode()), want)
 	}
 	return nil
 }

@@ -138,6 +138,8 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 		d.mapping(item, itemField, []configKey{
 			{"name", d.str(&m.Name)},
 			{"path", d.str(&m.Path)},
+			{"preprocess", d.preprocess(&m.Preprocess)},
+			{"postprocess", d.postprocess(&m.Postprocess)},
 		})
 	}
 }

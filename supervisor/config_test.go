@@ -158,7 +158,9 @@ func TestConfigValues(t *testing.T) {
 		{"key without value keeps default", "listen:\nprep:\n  workers: ~\n",
 			func(c *Config) {}},
 		{"models replace the default", "models:\n  - {name: a, path: /m/a.onnx}\n  - name: b.v2\n    path: b.onnx\n",
-			func(c *Config) { c.Models = []ModelConfig{{"a", "/m/a.onnx"}, {"b.v2", "b.onnx"}} }},
+			func(c *Config) {
+				c.Models = []ModelConfig{{Name: "a", Path: "/m/a.onnx"}, {Name: "b.v2", Path: "b.onnx"}}
+			}},
 		{"anchors and aliases", "prep:\n  upstream_timeout: &t 5s\nboot_timeout: *t\n",
 			func(c *Config) {
 				c.Prep.UpstreamTimeout = Duration{5 * time.Second}
@@ -204,7 +206,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
-			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path)`}},
+			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path,`}},
 		{"key set twice", "listen: :1\nlisten: :2\n",
 			[]string{`t.yaml:2: listen: set twice, first at line 1 (keep one)`}},
 		{"negative workers", "prep:\n  workers: -1\n",
@@ -272,7 +274,7 @@ func TestConfigErrors(t *testing.T) {
 		{"models not a list", "models:\n  name: a\n",
 			[]string{`t.yaml:2: models: want a list of models`}},
 		{"model not a mapping", "models:\n  - a.onnx\n",
-			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path, got "a.onnx"`}},
+			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path,`}},
 		{"runtime_dir too long", "runtime_dir: " + long + "\n",
 			[]string{`t.yaml:1: runtime_dir: "` + long + `" is 81 bytes; Unix socket paths are limited to 108 bytes, use a shorter directory (at most 80 bytes)`}},
 		{"relative runtime_dir", "runtime_dir: run\n",

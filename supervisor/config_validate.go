@@ -229,6 +229,7 @@ func (v *configValidator) models(models []ModelConfig) {
 		if m.Path == "" {
 			v.errorf(field+".path", "is empty (give the path of the model's .onnx file)")
 		}
+		v.modelProcessing(field, m)
 	}
 }
 

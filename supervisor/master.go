@@ -176,6 +176,7 @@ func (m *Master) prepSpec(i int) worker.Spec {
 	s := m.baseSpec(worker.RolePrep, fmt.Sprintf("prep-%d", i))
 	s.MaxBodyBytes = int64(m.cfg.MaxBodyBytes)
 	s.UpstreamTimeout = m.cfg.Prep.UpstreamTimeout.Duration
+	s.Processing = m.cfg.processing()
 	return s
 }
 

@@ -87,6 +87,7 @@ type options struct {
 	maxBodyBytes string
 	recycle      string // YAML lines for both pools' recycling keys
 	extra        string // appended YAML
+	models       string // YAML list items appended to models:, indented by 2
 }
 
 func freePort(t *testing.T) int {
@@ -139,6 +140,7 @@ models:
   - {name: mlp, path: %s}
   - {name: types, path: %s}
   - {name: fixed, path: %s}
+%s
 prep:
   workers: %d
   %s
@@ -148,7 +150,7 @@ infer:
   %s
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes,
 		filepath.Join(modelsDir, "default.onnx"), filepath.Join(modelsDir, "mlp.onnx"),
-		filepath.Join(modelsDir, "types.onnx"), filepath.Join(modelsDir, "fixed.onnx"),
+		filepath.Join(modelsDir, "types.onnx"), filepath.Join(modelsDir, "fixed.onnx"), o.models,
 		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
