@@ -83,6 +83,12 @@ type ModelConfig struct {
 	Path string `yaml:"path"`
 	// Batching is the model's dynamic batcher; nil means DefaultBatching.
 	Batching *BatchingConfig `yaml:"batching,omitempty"`
+	// Preprocess says what clients send: the input tensors (nil, or kind
+	// tensor) or encoded images (kind image). See config_image.go.
+	Preprocess *PreprocessConfig `yaml:"preprocess,omitempty"`
+	// Postprocess sets up the classification extension; nil means raw
+	// scores without labels, and only on request.
+	Postprocess *PostprocessConfig `yaml:"postprocess,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
@@ -367,6 +373,7 @@ func (c *Config) CheckFiles() error {
 			})
 		}
 	}
+	errs = append(errs, c.labelsFileErrors()...)
 	return joinSorted(errs)
 }
 
@@ -384,6 +391,12 @@ func (c *Config) checkORTLibrary() error {
 }
 
 func checkModelFile(path string) error {
+	return checkRegularFile(path, "model file", "the .onnx file")
+}
+
+// checkRegularFile checks that path names a regular file; what names the
+// file in the message and want what to give instead.
+func checkRegularFile(path, what, want string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -395,10 +408,10 @@ func checkModelFile(path string) error {
 			wd, _ := os.Getwd()
 			hint = fmt.Sprintf("; relative paths are resolved against the working directory %q", wd)
 		}
-		return fmt.Errorf("cannot use model file %q: %w (give the path of the .onnx file%s)", path, err, hint)
+		return fmt.Errorf("cannot use %s %q: %w (give the path of %s%s)", what, path, err, want, hint)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("model file %q is a %s, not a regular file (give the path of the .onnx file)", path, fileKindName(fi.Mode()))
+		return fmt.Errorf("%s %q is a %s, not a regular file (give the path of %s)", what, path, fileKindName(fi.Mode()), want)
 	}
 	return nil
 }

@@ -142,6 +142,8 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"name", d.str(&m.Name)},
 			{"path", d.str(&m.Path)},
 			{"batching", d.batching(&m.Batching)},
+			{"preprocess", d.preprocess(&m.Preprocess)},
+			{"postprocess", d.postprocess(&m.Postprocess)},
 		})
 	}
 }

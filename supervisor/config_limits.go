@@ -85,17 +85,6 @@ func (d *configDecoder) auth(a *AuthConfig) func(*yaml.Node, string) {
 	}
 }
 
-func (d *configDecoder) boolean(dst *bool) func(*yaml.Node, string) {
-	return func(n *yaml.Node, field string) {
-		if !d.scalar(n, field, "true or false") {
-			return
-		}
-		if n.ShortTag() != "!!bool" || n.Decode(dst) != nil {
-			d.errorf(n, field, "%q is not true or false", n.Value)
-		}
-	}
-}
-
 // strs decodes a list of strings; the empty list leaves nil.
 func (d *configDecoder) strs(dst *[]string) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {

@@ -237,6 +237,7 @@ func (v *configValidator) models(models []ModelConfig) {
 			v.errorf(field+".path", "is empty (give the path of the model's .onnx file)")
 		}
 		v.batching(field+".batching", m.Batching)
+		v.modelProcessing(field, m)
 	}
 }
 

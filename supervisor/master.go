@@ -340,6 +340,7 @@ func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
 		s.Models = models
 		s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 		s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
+		s.Processing = cfg.processing()
 		specs = append(specs, s)
 	}
 	return specs

@@ -60,6 +60,7 @@ type Spec struct {
 	InferSockets    []string      `json:"infer_sockets,omitempty"`
 	MaxBodyBytes    int64         `json:"max_body_bytes,omitempty"`
 	UpstreamTimeout time.Duration `json:"upstream_timeout,omitempty"`
+	Processing      []Processing  `json:"processing,omitempty"`
 }
 
 // Environ returns the environment entry that passes s to a worker.

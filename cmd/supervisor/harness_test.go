@@ -93,6 +93,8 @@ type options struct {
 	batching map[string]string
 	// models adds models to the four generated ones: name -> .onnx path.
 	models map[string]string
+	// modelItems are YAML list items appended to models:, indented by 2.
+	modelItems string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -170,7 +172,7 @@ infer:
   workers: %d
   intra_op_threads: 1
   %s
-%s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML(),
+%s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
 		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -53,19 +53,53 @@ func (c *Config) resample(wr *writer, src pixels, s *scratch) {
 
 // bilinear is Pillow's two-pass resize: horizontal into 8-bit rows, then
 // vertical, rounding to 8 bits after each pass.
+//
+// An axis whose size does not change is copied, not resampled, as Pillow
+// does (its weights would be exactly 1 and 0 anyway): a 224×224 image
+// headed for a 224×224 tensor is only converted.
 func bilinear(wr *writer, src pixels, g geometry, s *scratch) {
 	W, H := wr.w, wr.h
-	s.kx.build(src.w, g.rw, g.ox, W)
-	s.ky.build(src.h, g.rh, g.oy, H)
-	first, rows := s.ky.first, s.ky.last-s.ky.first
+	sameX, sameY := src.w == g.rw, src.h == g.rh
+	first, rows := g.oy, H
+	if !sameY {
+		s.ky.build(src.h, g.rh, g.oy, H)
+		first, rows = s.ky.first, s.ky.last-s.ky.first
+	}
+	if !sameX {
+		s.kx.build(src.w, g.rw, g.ox, W)
+	}
 	s.tmp = grow(s.tmp, rows*W*3)
 	for r := range rows {
-		horizontal(s.tmp[r*W*3:(r+1)*W*3], src.pix[(first+r)*src.stride:], src.bpp, &s.kx)
+		out, in := s.tmp[r*W*3:(r+1)*W*3], src.pix[(first+r)*src.stride:]
+		if sameX {
+			copyRGB(out, in[g.ox*src.bpp:], src.bpp)
+		} else {
+			horizontal(out, in, src.bpp, &s.kx)
+		}
+	}
+	if sameY {
+		for y := range H {
+			wr.put(y, s.tmp[y*W*3:(y+1)*W*3])
+		}
+		return
 	}
 	s.acc = grow(s.acc, W*3)
 	for y := range H {
 		vertical(s.row, s.acc, s.tmp, W*3, s.ky.start[y]-first, s.ky.w[y*s.ky.ksize:][:s.ky.n[y]])
 		wr.put(y, s.row)
+	}
+}
+
+// copyRGB copies len(out)/3 pixels of bpp bytes from in, keeping R, G, B.
+func copyRGB(out, in []byte, bpp int) {
+	if bpp == 3 {
+		copy(out, in[:len(out)])
+		return
+	}
+	for x := range len(out) / 3 {
+		q := in[x*bpp : x*bpp+3]
+		o := out[3*x : 3*x+3]
+		o[0], o[1], o[2] = q[0], q[1], q[2]
 	}
 }
 
@@ -79,12 +113,21 @@ func horizontal(out, in []byte, bpp int, k *kernel) {
 		s0, s1, s2 := int32(half), int32(half), int32(half)
 		if bpp == 3 {
 			p = p[:3*len(w)]
-			for len(p) >= 3 && len(w) > 0 {
-				wt := w[0]
-				s0 += int32(p[0]) * wt
-				s1 += int32(p[1]) * wt
-				s2 += int32(p[2]) * wt
-				p, w = p[3:], w[1:]
+			i := 0
+			for ; i+1 < len(w); i += 2 { // two taps per iteration
+				j := 3 * i
+				if j+5 >= len(p) { // never: proves the loads in range
+					break
+				}
+				w0, w1 := w[i], w[i+1]
+				s0 += int32(p[j])*w0 + int32(p[j+3])*w1
+				s1 += int32(p[j+1])*w0 + int32(p[j+4])*w1
+				s2 += int32(p[j+2])*w0 + int32(p[j+5])*w1
+			}
+			if i < len(w) && 3*i+2 < len(p) {
+				s0 += int32(p[3*i]) * w[i]
+				s1 += int32(p[3*i+1]) * w[i]
+				s2 += int32(p[3*i+2]) * w[i]
 			}
 		} else {
 			for _, wt := range w {
@@ -108,7 +151,19 @@ func vertical(out []byte, acc []int32, tmp []byte, n, start int, w []int32) {
 	for i := range acc {
 		acc[i] = half
 	}
-	for i, wt := range w {
+	// Two rows per sweep of acc: half the loads and stores of acc.
+	i := 0
+	for ; i+1 < len(w); i += 2 {
+		w0, w1 := w[i], w[i+1]
+		r0 := tmp[(start+i)*n:][:n]
+		r1 := tmp[(start+i+1)*n:][:n]
+		a := acc[:n]
+		for j := range a {
+			a[j] += int32(r0[j])*w0 + int32(r1[j])*w1
+		}
+	}
+	if i < len(w) {
+		wt := w[i]
 		row := tmp[(start+i)*n:][:n]
 		a := acc[:len(row)]
 		for j, v := range row {

@@ -6,8 +6,10 @@ import "fmt"
 // The zero value is Invalid.
 type DType uint8
 
-// The element types the pipeline carries. BYTES (strings) is not among them
-// yet: no stage produces or consumes it.
+// The element types the pipeline carries. Bytes (V2's BYTES) is carried only
+// between a client and the prep stage: encoded images in, classification
+// strings out. No model input or output here has it, so it never reaches an
+// infer worker.
 const (
 	Invalid DType = iota
 	Bool
@@ -23,6 +25,9 @@ const (
 	FP32
 	FP64
 	BF16
+	// Bytes is V2's BYTES: variable-length byte strings, serialised as
+	// Triton does (see AppendBytesElement). Its Size is 0.
+	Bytes
 )
 
 var dtypeNames = [...]string{
@@ -40,6 +45,7 @@ var dtypeNames = [...]string{
 	FP32:    "FP32",
 	FP64:    "FP64",
 	BF16:    "BF16",
+	Bytes:   "BYTES",
 }
 
 var dtypeSizes = [...]int{
@@ -56,7 +62,8 @@ func (d DType) String() string {
 	return "INVALID"
 }
 
-// Size is the number of bytes one element occupies; 0 for Invalid.
+// Size is the number of bytes one element occupies; 0 for Invalid and for
+// Bytes, whose elements vary in length.
 func (d DType) Size() int {
 	if int(d) < len(dtypeSizes) {
 		return dtypeSizes[d]
@@ -65,7 +72,7 @@ func (d DType) Size() int {
 }
 
 // Valid reports whether d names a supported element type.
-func (d DType) Valid() bool { return d > Invalid && d <= BF16 }
+func (d DType) Valid() bool { return d > Invalid && d <= Bytes }
 
 // ParseDType maps a V2 datatype name ("FP32", "INT64", ...) to a DType.
 // It returns Invalid, false for unknown or unsupported names.

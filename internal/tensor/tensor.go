@@ -8,7 +8,8 @@ import (
 
 // Tensor is one named tensor with its data as raw little-endian bytes in
 // row-major order. len(Data) == NumElements(Shape) * DType.Size() for a
-// well-formed tensor; Check verifies it.
+// well-formed tensor, except Bytes tensors, whose Data holds NumElements
+// length-prefixed elements (see AppendBytesElement); Check verifies it.
 type Tensor struct {
 	Name  string
 	DType DType
@@ -24,6 +25,12 @@ func (t *Tensor) Check() error {
 	n, err := NumElements(t.Shape)
 	if err != nil {
 		return fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	if t.DType == Bytes {
+		if _, err := BytesElements(t.Data, n); err != nil {
+			return fmt.Errorf("tensor %q: shape %s of BYTES: %w", t.Name, FormatShape(t.Shape), err)
+		}
+		return nil
 	}
 	if want := n * int64(t.DType.Size()); int64(len(t.Data)) != want {
 		return fmt.Errorf("tensor %q: shape %s of %s needs %d bytes, got %d",

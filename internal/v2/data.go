@@ -24,7 +24,7 @@ func (d *decoder) data(in *input) error {
 		dtype: in.t.DType,
 		size:  in.t.DType.Size(),
 		n:     int(in.n),
-		out:   make([]byte, int(in.n)*in.t.DType.Size()),
+		out:   make([]byte, int(in.n)*in.t.DType.Size()), // BYTES: appended to
 	}
 	j := s.i + 1
 	for j < len(s.b) && isSpace(s.b[j]) {
@@ -152,6 +152,8 @@ func (p *dataParser) value() error {
 	switch c := s.peek(); {
 	case c == '[':
 		return p.nestingErr(len(p.in.t.Shape), true)
+	case p.dtype == tensor.Bytes:
+		return p.bytes()
 	case p.dtype == tensor.Bool:
 		return p.bool()
 	case c == 'n' && isFloat(p.dtype):
@@ -198,6 +200,25 @@ func (p *dataParser) value() error {
 		}
 		putUint(out, v, p.size)
 	}
+	p.k++
+	return nil
+}
+
+// bytes reads one JSON string as a BYTES element: its unescaped bytes,
+// length-prefixed (tensor.AppendBytesElement).
+func (p *dataParser) bytes() error {
+	s := p.s
+	if s.peek() != '"' {
+		if s.kind() == "no valid JSON value" {
+			return s.syntax("a value")
+		}
+		return badRequest("%s: data[%d] must be a string, got %s", p.in.label(), p.k, s.kind())
+	}
+	v, err := s.str()
+	if err != nil {
+		return err
+	}
+	p.out = tensor.AppendBytesElement(p.out, v)
 	p.k++
 	return nil
 }

@@ -86,7 +86,7 @@ func TestDecodeRequestFields(t *testing.T) {
 	if !r.BinaryOutputs || r.Timeout != 1500*time.Microsecond || r.Priority != 2 {
 		t.Errorf("parameters: binary %v timeout %v priority %d", r.BinaryOutputs, r.Timeout, r.Priority)
 	}
-	want := []RequestedOutput{{"y", false}, {"z", true}} // z inherits binary_data_output
+	want := []RequestedOutput{{Name: "y"}, {Name: "z", Binary: true}} // z inherits binary_data_output
 	if fmt.Sprint(r.Outputs) != fmt.Sprint(want) {
 		t.Errorf("Outputs = %v, want %v", r.Outputs, want)
 	}
@@ -154,5 +154,51 @@ func TestDecodeBinaryInputs(t *testing.T) {
 		if err := r.Inputs[i].Check(); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+func TestDecodeBytes(t *testing.T) {
+	want := [][]byte{[]byte("/9j/4A=="), []byte("a\"b\u00e9")}
+	check := func(t *testing.T, r *InferRequest) {
+		t.Helper()
+		in := r.Inputs[0]
+		if in.DType != tensor.Bytes || fmt.Sprint(in.Shape) != "[2 1]" {
+			t.Fatalf("input = %s %v", in.DType, in.Shape)
+		}
+		got, err := tensor.BytesElements(in.Data, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("element %d = %q, want %q", i, got[i], want[i])
+			}
+		}
+	}
+	t.Run("json nested", func(t *testing.T) {
+		check(t, mustDecode(t, request(`"name":"s","shape":[2,1],"datatype":"BYTES","data":[["/9j/4A=="],["a\"b\u00e9"]]`)))
+	})
+	t.Run("json flat, data first", func(t *testing.T) {
+		check(t, mustDecode(t, request(`"data":["/9j/4A==","a\"bé"],"name":"s","shape":[2,1],"datatype":"BYTES"`)))
+	})
+	t.Run("binary", func(t *testing.T) {
+		var data []byte
+		for _, e := range want {
+			data = tensor.AppendBytesElement(data, e)
+		}
+		header := fmt.Sprintf(`{"inputs":[{"name":"s","shape":[2,1],"datatype":"BYTES","parameters":{"binary_data_size":%d}}]}`, len(data))
+		r, err := DecodeInferRequest(append([]byte(header), data...), len(header))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, r)
+	})
+}
+
+func TestDecodeClassification(t *testing.T) {
+	r := mustDecode(t, `{"inputs":[],"outputs":[{"name":"p","parameters":{"classification":3,"binary_data":true}},{"name":"q"}]}`)
+	want := []RequestedOutput{{Name: "p", Binary: true, Classification: 3}, {Name: "q"}}
+	if fmt.Sprint(r.Outputs) != fmt.Sprint(want) {
+		t.Errorf("Outputs = %v, want %v", r.Outputs, want)
 	}
 }

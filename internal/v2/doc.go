@@ -31,5 +31,13 @@
 //     floating-point input as NaN. Clients that need exact non-finite values
 //     ask for binary outputs.
 //   - Nested "data" must either be flat or nest exactly as the shape does.
-//   - BYTES (string) tensors are not supported yet.
+//   - BYTES inputs are Triton's: JSON "data" holds strings (their
+//     unescaped bytes are the elements; binary payloads such as images are
+//     sent base64-encoded and decoded by whoever consumes the input), and
+//     binary data holds each element as a 4-byte little-endian length and
+//     the bytes. A decoded BYTES tensor's Data is always the latter form.
+//     BYTES outputs are written as JSON strings or, binary, the same way.
+//   - parameters.classification on a requested output (Triton's
+//     classification extension) is decoded into RequestedOutput; applying
+//     it is the caller's business.
 package v2

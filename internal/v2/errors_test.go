@@ -33,7 +33,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"no datatype", x(`"shape":[1],"data":[1]`), `input "x" has no "datatype"`},
 		{"datatype type", x(`"datatype":true`), `input "x": "datatype" must be a string, got a boolean`},
 		{"unknown datatype", x(`"shape":[1],"datatype":"FP8","data":[1]`), `input "x": unknown datatype "FP8"; use one of BOOL,`},
-		{"bytes", x(`"shape":[1],"datatype":"BYTES","data":["a"]`), `input "x": BYTES inputs are not supported by this model server yet`},
+		{"bytes element type", x(`"shape":[2],"datatype":"BYTES","data":["a",1]`), `input "x": data[1] must be a string, got a number`},
+		{"bytes too few", x(`"shape":[2],"datatype":"BYTES","data":["a"]`), `input "x": shape [2] needs 2 values but data has 1`},
+		{"bytes huge shape", x(`"shape":[100000],"datatype":"BYTES","data":["a"]`), `input "x": shape [100000] needs 100000 values but the request is too short`},
 		{"no shape", x(`"datatype":"FP32","data":[1]`), `input "x" has no "shape"`},
 		{"shape type", x(`"shape":"1","datatype":"FP32"`), `input "x": "shape" must be an array of non-negative integers, got a string`},
 		{"shape negative", x(`"shape":[-1],"datatype":"FP32"`), `input "x": shape[0] must be a non-negative integer, got -1`},
@@ -74,7 +76,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"output no name", `{"inputs":[],"outputs":[{}]}`, `outputs[0] has no "name"`},
 		{"output duplicate", `{"inputs":[],"outputs":[{"name":"y"},{"name":"y"}]}`, `output "y" is requested more than once`},
 		{"output binary type", `{"inputs":[],"outputs":[{"name":"y","parameters":{"binary_data":1}}]}`, `outputs[0].parameters.binary_data must be true or false, got a number`},
-		{"classification", `{"inputs":[],"outputs":[{"name":"y","parameters":{"classification":3}}]}`, `the classification extension is not supported`},
+		{"classification type", `{"inputs":[],"outputs":[{"name":"y","parameters":{"classification":"3"}}]}`, `outputs[0].parameters.classification must be a non-negative integer, got a string`},
+		{"classification negative", `{"inputs":[],"outputs":[{"name":"y","parameters":{"classification":-3}}]}`, `outputs[0].parameters.classification must be an integer from 0 to 1048576, got -3`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,6 +103,9 @@ func TestDecodeBinaryErrors(t *testing.T) {
 		{"short binary", header + "1234", len(header), `input "a": binary_data_size is 8 but only 4 bytes of binary data remain`},
 		{"extra binary", header + "123456789", len(header), "1 bytes of binary data after the JSON header belong to no input"},
 		{"header cut short", header + "12345678", len(header) - 1, "malformed JSON"},
+		{"bytes truncated element", bytesHeader(2, 9) + "\x03\x00\x00\x00abc\x05\x00", len(bytesHeader(2, 9)), `input "s": binary BYTES data for shape [2]: element 1: 2 bytes left, too few for its 4-byte length`},
+		{"bytes length past end", bytesHeader(1, 6) + "\x09\x00\x00\x00ab", len(bytesHeader(1, 6)), `element 0: length 9 but only 2 bytes left`},
+		{"bytes trailing", bytesHeader(1, 7) + "\x01\x00\x00\x00abc", len(bytesHeader(1, 7)), `2 bytes after the last of 1 elements`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,4 +113,10 @@ func TestDecodeBinaryErrors(t *testing.T) {
 			wantError(t, err, c.want)
 		})
 	}
+}
+
+// bytesHeader is the JSON header of a binary request with one BYTES input
+// "s" of n elements in size bytes.
+func bytesHeader(n, size int) string {
+	return fmt.Sprintf(`{"inputs":[{"name":"s","shape":[%d],"datatype":"BYTES","parameters":{"binary_data_size":%d}}]}`, n, size)
 }

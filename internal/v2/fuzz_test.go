@@ -10,6 +10,7 @@ import (
 
 func FuzzDecodeInferRequest(f *testing.F) {
 	binHeader := `{"inputs":[{"name":"a","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}},{"name":"b","shape":[1],"datatype":"INT8","data":[1]}]}`
+	bytesSeed := `{"inputs":[{"name":"img","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":11}}]}`
 	seeds := []struct {
 		body      string
 		headerLen int
@@ -31,6 +32,14 @@ func FuzzDecodeInferRequest(f *testing.F) {
 		{request(`"name":5,"shape":"a","datatype":[],"data":{}`), -1},
 		{request(`"name":"x","shape":[1],"datatype":"INT32","data":[1.5]`), -1},
 		{binHeader + "\x00", len(binHeader)},
+		// BYTES (encoded images): JSON strings, nested, binary
+		// length-prefixed, and broken prefixes.
+		{request(`"name":"img","shape":[2],"datatype":"BYTES","data":["/9j/4AAQ","iVBORw0KGgo="]`), -1},
+		{request(`"name":"img","shape":[1,1],"datatype":"BYTES","data":[["\u00ff\u00d8\\\"x"]]`), -1},
+		{bytesSeed + "\x03\x00\x00\x00\xff\xd8\xff\x00\x00\x00\x00", len(bytesSeed)},
+		{bytesSeed + "\xff\xff\xff\xff\xff\xd8\xff\x00\x00\x00", len(bytesSeed)},
+		{bytesSeed + "\x01\x00\x00\x00", len(bytesSeed)},
+		{`{"inputs":[],"outputs":[{"name":"y","parameters":{"classification":5,"binary_data":true}}]}`, -1},
 		{binHeader, len(binHeader) + 5},
 	}
 	for _, s := range seeds {

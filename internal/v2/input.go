@@ -150,16 +150,16 @@ func (d *decoder) finishInput(in *input) error {
 		return badRequest(`inputs[%d] has no "name"`, in.index)
 	case !in.hasDType:
 		return badRequest(`%s has no "datatype"`, in.label())
-	case in.dtype == "BYTES":
-		return badRequest("%s: BYTES inputs are not supported by this model server yet", in.label())
 	case !in.t.DType.Valid():
-		return badRequest("%s: unknown datatype %q; use one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BF16", in.label(), in.dtype)
+		return badRequest("%s: unknown datatype %q; use one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BF16, BYTES", in.label(), in.dtype)
 	case !in.hasShape:
 		return badRequest(`%s has no "shape"`, in.label())
 	case in.shapeErr != nil:
 		return badRequest("%s: %v", in.label(), in.shapeErr)
 	case in.hasData && in.binSize >= 0:
 		return badRequest(`%s has both "data" and parameters.binary_data_size; send one of them`, in.label())
+	case in.binSize >= 0 && in.t.DType == tensor.Bytes:
+		return nil // elements vary in length: binary checks them
 	case in.binSize >= 0:
 		if want := in.n * int64(in.t.DType.Size()); in.binSize != want {
 			return badRequest("%s: binary_data_size is %d but shape %s of %s needs %d bytes", in.label(), in.binSize, tensor.FormatShape(in.t.Shape), in.t.DType, want)

@@ -15,6 +15,11 @@ type RequestedOutput struct {
 	// parameters.binary_data when given, else the request's
 	// binary_data_output.
 	Binary bool
+	// Classification is parameters.classification, Triton's
+	// classification extension: return the top Classification classes of
+	// each batch item as BYTES "score:index[:label]" instead of the
+	// tensor. 0 means the tensor itself.
+	Classification int
 }
 
 // InferRequest is a decoded V2 infer request.
@@ -194,7 +199,7 @@ func (d *decoder) outputList() error {
 				o.Name, hasName = string(v), true
 				return err
 			case "parameters":
-				return d.outputParameters(i, &o.Binary, &explicit)
+				return d.outputParameters(i, &o, &explicit)
 			}
 			return s.skip(3)
 		})
@@ -213,7 +218,11 @@ func (d *decoder) outputList() error {
 	})
 }
 
-func (d *decoder) outputParameters(i int, binary, explicit *bool) error {
+// maxClassification bounds parameters.classification: more classes than
+// any classifier has.
+const maxClassification = 1 << 20
+
+func (d *decoder) outputParameters(i int, o *RequestedOutput, explicit *bool) error {
 	s := &d.s
 	if s.peek() != '{' {
 		return badRequest(`outputs[%d]: "parameters" must be an object, got %s`, i, s.kind())
@@ -222,9 +231,11 @@ func (d *decoder) outputParameters(i int, binary, explicit *bool) error {
 		switch string(key) {
 		case "binary_data":
 			*explicit = true
-			return d.boolParam("outputs["+strconv.Itoa(i)+"].parameters.binary_data", binary)
+			return d.boolParam("outputs["+strconv.Itoa(i)+"].parameters.binary_data", &o.Binary)
 		case "classification":
-			return badRequest("outputs[%d]: the classification extension is not supported; ask for the raw output", i)
+			k, err := d.uintParam("outputs["+strconv.Itoa(i)+"].parameters.classification", maxClassification)
+			o.Classification = int(k)
+			return err
 		}
 		return s.skip(4)
 	})
@@ -250,6 +261,12 @@ func (d *decoder) binary(body []byte, headerLen int) error {
 		}
 		in.t.Data = rest[:in.binSize:in.binSize]
 		rest = rest[in.binSize:]
+		if in.t.DType == tensor.Bytes {
+			if _, err := tensor.BytesElements(in.t.Data, in.n); err != nil {
+				return badRequest("%s: binary BYTES data for shape %s: %v (each element is a 4-byte little-endian length, then the bytes)",
+					in.label(), tensor.FormatShape(in.t.Shape), err)
+			}
+		}
 	}
 	if len(rest) != 0 {
 		return badRequest("%d bytes of binary data after the JSON header belong to no input; check binary_data_size and Inference-Header-Content-Length", len(rest))

@@ -97,6 +97,9 @@ func appendOutput(dst []byte, t *tensor.Tensor, bin bool) []byte {
 // appendData writes t's values as a flat JSON array. A trailing partial
 // element (a malformed tensor) is ignored rather than read out of bounds.
 func appendData(dst []byte, t *tensor.Tensor) []byte {
+	if t.DType == tensor.Bytes {
+		return appendBytesData(dst, t)
+	}
 	size := t.DType.Size()
 	if size == 0 {
 		return append(dst, "[]"...)
@@ -153,4 +156,24 @@ func readUint(b []byte) uint64 {
 func signExtend(v uint64, size int) int64 {
 	shift := 64 - 8*size
 	return int64(v<<shift) >> shift
+}
+
+// appendBytesData writes a BYTES tensor's elements as a flat array of JSON
+// strings (invalid UTF-8 becomes U+FFFD; ask for binary output to get the
+// bytes exactly). Malformed data ends the array where it stops parsing.
+func appendBytesData(dst []byte, t *tensor.Tensor) []byte {
+	dst = append(dst, '[')
+	b := t.Data
+	for i := 0; len(b) >= 4; i++ {
+		n := binary.LittleEndian.Uint32(b)
+		if uint64(n) > uint64(len(b)-4) {
+			break
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, string(b[4:4+n]))
+		b = b[4+n:]
+	}
+	return append(dst, ']')
 }

@@ -106,18 +106,19 @@ func (h *handler) allow(ctx *fasthttp.RequestCtx, want string) bool {
 }
 
 func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
-	headerLen := -1
-	if raw := ctx.Request.Header.Peek(headerLenHeader); raw != nil {
-		n, err := strconv.Atoi(string(raw))
-		if err != nil || n < 0 || n > len(ctx.PostBody()) {
-			writeError(ctx, fasthttp.StatusBadRequest, fmt.Sprintf("bad %s header %q: want a length within the body", headerLenHeader, raw))
-			return
-		}
-		headerLen = n
+	if m.image != nil {
+		h.inferImages(ctx, m)
+		return
 	}
-	req, err := v2.DecodeInferRequest(ctx.PostBody(), headerLen)
+	if isImageBody(ctx) {
+		writeError(ctx, fasthttp.StatusBadRequest, fmt.Sprintf(
+			"model %q takes V2 tensors, not image bodies (Content-Type %q); its config has no preprocess kind: image",
+			m.md.Name, ctx.Request.Header.ContentType()))
+		return
+	}
+	req, err := decodeV2(ctx)
 	if err == nil {
-		err = req.Validate(&m.md)
+		err = req.Validate(&m.api)
 	}
 	if err != nil {
 		writeV2Error(ctx, err)
@@ -126,6 +127,30 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	outs, status, err := h.forward(ctx, m, req)
 	if err != nil {
 		writeError(ctx, status, err.Error())
+		return
+	}
+	h.respond(ctx, m, req, outs)
+}
+
+// decodeV2 decodes a V2 infer request, JSON or with binary tensors.
+func decodeV2(ctx *fasthttp.RequestCtx) (*v2.InferRequest, error) {
+	headerLen := -1
+	if raw := ctx.Request.Header.Peek(headerLenHeader); raw != nil {
+		n, err := strconv.Atoi(string(raw))
+		if err != nil || n < 0 || n > len(ctx.PostBody()) {
+			return nil, &v2.Error{Status: fasthttp.StatusBadRequest,
+				Msg: fmt.Sprintf("bad %s header %q: want a length within the body", headerLenHeader, raw)}
+		}
+		headerLen = n
+	}
+	return v2.DecodeInferRequest(ctx.PostBody(), headerLen)
+}
+
+// respond postprocesses the outputs (classification) and writes the V2
+// response.
+func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
+	if err := m.postprocess(req, outs); err != nil {
+		writeError(ctx, fasthttp.StatusInternalServerError, "postprocessing failed: "+err.Error())
 		return
 	}
 	body, n := v2.AppendInferResponse(nil, m.md.Name, req, outs)

@@ -36,6 +36,9 @@ func Run(rt *worker.Runtime) error {
 	if err != nil {
 		rt.Fail(err)
 	}
+	if err := applyProcessing(models, rt.Spec.Processing, rt.Log); err != nil {
+		rt.Fail(err)
+	}
 	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log}
 	srv := &fasthttp.Server{
 		Handler:            rt.Count(h.serve),
@@ -62,8 +65,15 @@ func setUpstreams(up *lb.Proxy, sockets []string) {
 
 // model is one served model as the prep stage sees it.
 type model struct {
-	md       tensor.Metadata
-	metaJSON []byte // V2 model metadata response, encoded once
+	md tensor.Metadata // as the infer workers declare it
+	// api is the model as clients see it: md, except that an image
+	// model's input is the BYTES vector of encoded images.
+	api      tensor.Metadata
+	metaJSON []byte // V2 model metadata response of api, encoded once
+	// image, for an image model, builds its input from encoded images.
+	image *imageInput
+	// classify is the configured classification postprocessing, if any.
+	classify *classifier
 }
 
 // fetchModels asks the infer workers for the metadata of every model.
@@ -84,7 +94,7 @@ func fetchModels(up *lb.Proxy, timeout time.Duration) (map[string]*model, error)
 	}
 	models := make(map[string]*model, len(metas))
 	for _, md := range metas {
-		models[md.Name] = &model{md: md, metaJSON: v2.AppendModelMetadata(nil, &md)}
+		models[md.Name] = &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md)}
 	}
 	return models, nil
 }

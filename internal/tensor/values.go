@@ -1,0 +1,71 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Float64s returns the elements of a numeric tensor widened to float64, for
+// postprocessing such as ranking classes. Every FP16, BF16, FP32 and integer
+// value up to 2^53 is exact; Bool is 0 or 1. Bytes tensors are an error.
+func (t *Tensor) Float64s() ([]float64, error) {
+	size := t.DType.Size()
+	if size == 0 {
+		return nil, fmt.Errorf("tensor %q: %s has no numeric values", t.Name, t.DType)
+	}
+	out := make([]float64, len(t.Data)/size)
+	for i := range out {
+		out[i] = elementFloat64(t.DType, t.Data[i*size:(i+1)*size])
+	}
+	return out, nil
+}
+
+func elementFloat64(d DType, b []byte) float64 {
+	switch d {
+	case FP32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	case FP64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	case FP16:
+		return float64(fp16To32(binary.LittleEndian.Uint16(b)))
+	case BF16:
+		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+	case Int8:
+		return float64(int8(b[0]))
+	case Int16:
+		return float64(int16(binary.LittleEndian.Uint16(b)))
+	case Int32:
+		return float64(int32(binary.LittleEndian.Uint32(b)))
+	case Int64:
+		return float64(int64(binary.LittleEndian.Uint64(b)))
+	case Bool, Uint8:
+		return float64(b[0])
+	case Uint16:
+		return float64(binary.LittleEndian.Uint16(b))
+	case Uint32:
+		return float64(binary.LittleEndian.Uint32(b))
+	}
+	return float64(binary.LittleEndian.Uint64(b))
+}
+
+// fp16To32 widens IEEE binary16 bits to float32, exactly.
+func fp16To32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := int(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise; float32 has the range
+		exp = 1
+		for frac&0x400 == 0 {
+			frac <<= 1
+			exp--
+		}
+		frac &= 0x3ff
+	}
+	return math.Float32frombits(sign | uint32(exp+127-15)<<23 | frac<<13)
+}

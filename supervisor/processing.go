@@ -1,0 +1,30 @@
+package supervisor
+
+import "github.com/supervisor-dev/supervisor/worker"
+
+// processing turns the models' preprocess and postprocess sections into
+// what prep workers are told (worker.Spec.Processing). Models with neither,
+// or with kind: tensor and no postprocess, are left out: they are served
+// tensor in, tensor out.
+func (c *Config) processing() []worker.Processing {
+	var ps []worker.Processing
+	for _, m := range c.Models {
+		p := worker.Processing{Model: m.Name}
+		if pre := m.Preprocess; pre != nil && pre.Kind == KindImage {
+			p.Image = &worker.ImageInput{
+				Width: pre.Width, Height: pre.Height,
+				Resize: pre.Resize, Interpolation: pre.Interpolation, ChannelOrder: pre.ChannelOrder,
+				Scale: pre.Scale, Mean: pre.Mean, Std: pre.Std,
+				Layout: pre.Layout, DType: pre.DType,
+				MaxPixels: pre.MaxPixels, MaxImages: pre.MaxImages,
+			}
+		}
+		if post := m.Postprocess; post != nil {
+			p.Classify = &worker.Classify{Output: post.Output, Labels: post.Labels, Softmax: post.Softmax, TopK: post.TopK}
+		}
+		if p.Image != nil || p.Classify != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}

@@ -1,0 +1,157 @@
+package prep
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// imageInput is an image model's input as the prep stage builds it: the
+// model's declared input, filled one decoded image per batch item.
+type imageInput struct {
+	cfg       imageprep.Config
+	spec      tensor.Spec // the model's declared input
+	maxImages int
+}
+
+// newImageInput checks the configured preprocessing against the model's
+// declared input and fills in what the config left to the model (size,
+// dtype). The errors name the config key to change.
+func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, error) {
+	if len(md.Inputs) != 1 {
+		return nil, fmt.Errorf("preprocess kind image fills the model's only input, but it has %d inputs (%s)",
+			len(md.Inputs), specList(md.Inputs))
+	}
+	spec := md.Inputs[0]
+	c := imageprep.Config{
+		Width: in.Width, Height: in.Height, Resize: in.Resize, Interpolation: in.Interpolation,
+		ChannelOrder: in.ChannelOrder, Scale: in.Scale, Mean: in.Mean, Std: in.Std,
+		Layout: in.Layout, MaxPixels: in.MaxPixels,
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("input %q %s %s: %s", spec.Name, spec.DType, tensor.FormatShape(spec.Shape), fmt.Sprintf(format, args...))
+	}
+	if c.Layout == "" {
+		c.Layout = imageprep.NCHW
+	}
+	if len(spec.Shape) != 4 {
+		return nil, bad("an image input must have 4 dimensions ([batch,3,height,width] or [batch,height,width,3])")
+	}
+	ch, h, w := spec.Shape[1], spec.Shape[2], spec.Shape[3]
+	if c.Layout == imageprep.NHWC {
+		h, w, ch = spec.Shape[1], spec.Shape[2], spec.Shape[3]
+	}
+	if ch != 3 && ch != -1 {
+		return nil, bad("has %d channels where layout %s puts them; images have 3 (check preprocess.layout)", ch, c.Layout)
+	}
+	var err error
+	if c.Width, err = side("width", c.Width, w); err != nil {
+		return nil, bad("%v", err)
+	}
+	if c.Height, err = side("height", c.Height, h); err != nil {
+		return nil, bad("%v", err)
+	}
+	switch {
+	case in.DType == "":
+		c.DType = spec.DType
+	default:
+		c.DType, _ = tensor.ParseDType(in.DType)
+		if c.DType != spec.DType {
+			return nil, bad("preprocess.dtype is %s, the model wants %s (leave dtype unset to follow the model)", c.DType, spec.DType)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, bad("%v", err)
+	}
+	return &imageInput{cfg: c, spec: spec, maxImages: max(in.MaxImages, 1)}, nil
+}
+
+// side reconciles a configured width or height (0 = unset) with the
+// model's dimension (-1 = dynamic).
+func side(key string, configured int, model int64) (int, error) {
+	switch {
+	case configured == 0 && model < 1:
+		return 0, fmt.Errorf("the model's %s is dynamic: set preprocess.%s", key, key)
+	case configured == 0:
+		return int(model), nil
+	case model >= 1 && int64(configured) != model:
+		return 0, fmt.Errorf("preprocess.%s is %d, the model's is %d (leave it unset to follow the model)", key, configured, model)
+	}
+	return configured, nil
+}
+
+// clientSpec is the input clients send: the encoded images as a BYTES
+// vector, one element per image. A model with a fixed batch of 1 still
+// takes several images: each is run on its own.
+func (im *imageInput) clientSpec() tensor.Spec {
+	return tensor.Spec{Name: im.spec.Name, DType: tensor.Bytes, Shape: []int64{-1}}
+}
+
+// chunk is how many images go to the infer worker in one tensor, for n
+// images in the request; 0 when the model cannot take n.
+func (im *imageInput) chunk(n int) int {
+	switch b := im.spec.Shape[0]; {
+	case b < 1:
+		return n
+	case b == 1 || int64(n) == b:
+		return int(b)
+	}
+	return 0
+}
+
+// imageError is a client's image the prep stage refuses (400).
+type imageError struct{ msg string }
+
+func (e *imageError) Error() string { return e.msg }
+
+// tensors decodes the images into the model's input, chunk images per
+// tensor. An undecodable, unsupported or oversized image is an
+// *imageError naming it.
+func (im *imageInput) tensors(images [][]byte) ([]tensor.Tensor, error) {
+	n := len(images)
+	switch {
+	case n == 0:
+		return nil, &imageError{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
+	case n > im.maxImages:
+		return nil, &imageError{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.maxImages)}
+	}
+	per := im.chunk(n)
+	if per == 0 {
+		return nil, &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
+	}
+	size := im.cfg.ImageBytes()
+	out := make([]tensor.Tensor, 0, n/per)
+	for start := 0; start < n; start += per {
+		t := tensor.Tensor{Name: im.spec.Name, DType: im.cfg.DType, Shape: im.cfg.Shape(per), Data: make([]byte, per*size)}
+		for j := range per {
+			i := start + j
+			if err := im.cfg.Preprocess(t.Data[j*size:(j+1)*size], images[i]); err != nil {
+				if isImageError(err) {
+					return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%d bytes): %v", im.spec.Name, i, n, len(images[i]), err)}
+				}
+				return nil, err
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func isImageError(err error) bool {
+	return errors.Is(err, imageprep.ErrCorrupt) || errors.Is(err, imageprep.ErrUnsupportedFormat) ||
+		errors.Is(err, imageprep.ErrTooManyPixels)
+}
+
+func specList(specs []tensor.Spec) string {
+	s := ""
+	for i, sp := range specs {
+		if i > 0 {
+			s += ", "
+		}
+		s += sp.Name
+	}
+	return s
+}

@@ -1,0 +1,153 @@
+package prep
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+)
+
+// isImageBody reports whether the request body is one raw image
+// (Content-Type image/jpeg, image/png, ...): the form for curl users.
+func isImageBody(ctx *fasthttp.RequestCtx) bool {
+	return bytes.HasPrefix(bytes.ToLower(ctx.Request.Header.ContentType()), []byte("image/"))
+}
+
+// inferImages serves an image model: the images, as a raw body or a V2
+// BYTES input, become the model's input tensor, run on an infer worker one
+// chunk at a time (see imageInput.chunk), and the outputs of the chunks
+// are concatenated along the batch dimension.
+func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
+	req, images, err := imageRequest(ctx, m)
+	if err != nil {
+		writeV2Error(ctx, err)
+		return
+	}
+	inputs, err := m.image.tensors(images)
+	if err != nil {
+		var ie *imageError
+		if errors.As(err, &ie) {
+			writeError(ctx, fasthttp.StatusBadRequest, ie.msg)
+			return
+		}
+		writeError(ctx, fasthttp.StatusInternalServerError, "preprocessing failed: "+err.Error())
+		return
+	}
+	var outs []tensor.Tensor
+	for _, in := range inputs {
+		sub := *req
+		sub.Inputs = []tensor.Tensor{in}
+		o, status, err := h.forward(ctx, m, &sub)
+		if err != nil {
+			writeError(ctx, status, err.Error())
+			return
+		}
+		if outs, err = concatBatch(outs, o); err != nil {
+			writeError(ctx, fasthttp.StatusInternalServerError, err.Error())
+			return
+		}
+	}
+	h.respond(ctx, m, req, outs)
+}
+
+// imageRequest reads the images a request carries. A raw body is one
+// image, answered with every output (the configured top_k classes in place
+// of the classified output's scores). A V2 request must have the model's
+// one input as BYTES of shape [n] or [n,1]; its elements are the encoded
+// images, raw or base64 (JSON strings cannot carry raw bytes).
+func imageRequest(ctx *fasthttp.RequestCtx, m *model) (*v2.InferRequest, [][]byte, error) {
+	if isImageBody(ctx) {
+		req := &v2.InferRequest{}
+		if c := m.classify; c != nil && c.topK > 0 {
+			req.Outputs = []v2.RequestedOutput{{Name: c.output, Classification: c.topK}}
+			for _, o := range m.md.Outputs {
+				if o.Name != c.output {
+					req.Outputs = append(req.Outputs, v2.RequestedOutput{Name: o.Name})
+				}
+			}
+		}
+		return req, [][]byte{ctx.PostBody()}, nil
+	}
+	req, err := decodeV2(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range req.Inputs {
+		if t := &req.Inputs[i]; t.DType == tensor.Bytes && len(t.Shape) == 2 && t.Shape[1] == 1 {
+			t.Shape = t.Shape[:1] // Triton clients often send [n,1]
+		}
+	}
+	if err := req.Validate(&m.api); err != nil {
+		return nil, nil, err
+	}
+	in := &req.Inputs[0]
+	images, err := tensor.BytesElements(in.Data, in.Shape[0])
+	if err != nil { // Validate's Check makes this unreachable
+		return nil, nil, &v2.Error{Status: fasthttp.StatusBadRequest, Msg: fmt.Sprintf("input %q: %v", in.Name, err)}
+	}
+	for i, img := range images {
+		if images[i], err = unbase64(img); err != nil {
+			return nil, nil, &v2.Error{Status: fasthttp.StatusBadRequest,
+				Msg: fmt.Sprintf("input %q: image %d is neither JPEG nor PNG bytes nor valid base64 of them: %v", in.Name, i, err)}
+		}
+	}
+	return req, images, nil
+}
+
+// unbase64 returns an element's image bytes: its base64 decoding
+// (standard alphabet, padding optional) when it is all base64 text, else
+// the element itself. Binary image formats are never all base64 text (a
+// JPEG starts with 0xff, a PNG with 0x89), and anything else is left for
+// the decoder to name its format.
+func unbase64(e []byte) ([]byte, error) {
+	if !isBase64Text(e) {
+		return e, nil
+	}
+	// Unpadded text decodes to more than StdEncoding.DecodedLen says.
+	dec := make([]byte, base64.RawStdEncoding.DecodedLen(len(e)))
+	n, err := base64.StdEncoding.Decode(dec, e)
+	if err != nil {
+		var err2 error
+		if n, err2 = base64.RawStdEncoding.Decode(dec, e); err2 == nil {
+			err = nil
+		}
+	}
+	return dec[:n], err
+}
+
+// isBase64Text reports whether e is non-empty and holds only base64
+// characters, padding and line breaks.
+func isBase64Text(e []byte) bool {
+	for _, c := range e {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+			c == '+' || c == '/' || c == '=' || c == '\r' || c == '\n') {
+			return false
+		}
+	}
+	return len(e) > 0
+}
+
+// concatBatch appends the outputs of one more chunk to acc along the
+// first (batch) dimension.
+func concatBatch(acc, next []tensor.Tensor) ([]tensor.Tensor, error) {
+	if acc == nil {
+		return next, nil
+	}
+	if len(acc) != len(next) {
+		return nil, fmt.Errorf("the infer worker returned %d outputs for one chunk of images and %d for another", len(acc), len(next))
+	}
+	for i := range acc {
+		a, b := &acc[i], &next[i]
+		if a.Name != b.Name || a.DType != b.DType || len(a.Shape) == 0 || len(a.Shape) != len(b.Shape) {
+			return nil, fmt.Errorf("output %q: chunks of images gave outputs that do not stack along a batch dimension", a.Name)
+		}
+		a.Data = append(a.Data, b.Data...)
+		a.Shape[0] += b.Shape[0]
+	}
+	return acc, nil
+}

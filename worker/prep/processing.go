@@ -1,0 +1,125 @@
+package prep
+
+import (
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/supervisor-dev/supervisor/internal/classify"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// classifier is a model's configured classification postprocessing.
+type classifier struct {
+	output string // the output it ranks
+	c      classify.Classifier
+	topK   int // classes a raw image body's response carries; 0 = scores
+}
+
+// applyProcessing sets up what the master configured for each model
+// (worker.Spec.Processing) once the models' metadata is known. An error
+// names the model and what does not fit, and fails the worker's boot: a
+// config that cannot serve its model is not served half-way.
+func applyProcessing(models map[string]*model, procs []worker.Processing, log zerolog.Logger) error {
+	for _, p := range procs {
+		m, ok := models[p.Model]
+		if !ok {
+			return fmt.Errorf("model %q has preprocess or postprocess settings but the infer workers do not serve it", p.Model)
+		}
+		if p.Image != nil {
+			im, err := newImageInput(&m.md, p.Image)
+			if err != nil {
+				return fmt.Errorf("model %q: %w", p.Model, err)
+			}
+			m.image = im
+			m.api.Inputs = []tensor.Spec{im.clientSpec()}
+			m.metaJSON = v2.AppendModelMetadata(nil, &m.api)
+		}
+		if p.Classify != nil {
+			c, err := newClassifier(&m.md, p.Classify, log)
+			if err != nil {
+				return fmt.Errorf("model %q: postprocess: %w", p.Model, err)
+			}
+			m.classify = c
+		}
+	}
+	return nil
+}
+
+func newClassifier(md *tensor.Metadata, cfg *worker.Classify, log zerolog.Logger) (*classifier, error) {
+	out := cfg.Output
+	if out == "" {
+		if len(md.Outputs) != 1 {
+			return nil, fmt.Errorf("the model has %d outputs (%s): set postprocess.output to the one to classify", len(md.Outputs), specList(md.Outputs))
+		}
+		out = md.Outputs[0].Name
+	}
+	spec, ok := md.Output(out)
+	if !ok {
+		return nil, fmt.Errorf("output %q does not exist (the model's outputs are: %s)", out, specList(md.Outputs))
+	}
+	c := &classifier{output: out, c: classify.Classifier{Softmax: cfg.Softmax}, topK: cfg.TopK}
+	if cfg.Labels == "" {
+		return c, nil
+	}
+	labels, err := classify.ReadLabels(cfg.Labels)
+	if err != nil {
+		return nil, err
+	}
+	c.c.Labels = labels
+	if n, ok := classes(spec.Shape); ok && n != int64(len(labels)) {
+		log.Warn().Str("output", out).Int64("classes", n).Int("labels", len(labels)).Str("labels_file", cfg.Labels).
+			Msg("the labels file does not have one label per class; classes past its end are reported by index only")
+	}
+	return c, nil
+}
+
+// classes is the number of classes of an output [batch, ...]: the product
+// of its dimensions after the first, when they are fixed.
+func classes(shape []int64) (int64, bool) {
+	if len(shape) < 2 {
+		return 0, false
+	}
+	n, err := tensor.NumElements(shape[1:])
+	for _, d := range shape[1:] {
+		if d < 0 {
+			return 0, false
+		}
+	}
+	return n, err == nil
+}
+
+// postprocess applies the classification extension: each requested output
+// with parameters.classification K is replaced by its top K classes.
+func (m *model) postprocess(req *v2.InferRequest, outs []tensor.Tensor) error {
+	for _, o := range req.Outputs {
+		if o.Classification > 0 {
+			if err := m.classifyOutput(outs, o.Name, o.Classification); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// classifyOutput replaces the output called name in outs with its top k
+// classes, with the model's labels and softmax when it is the configured
+// output.
+func (m *model) classifyOutput(outs []tensor.Tensor, name string, k int) error {
+	c := &classify.Classifier{}
+	if m.classify != nil && m.classify.output == name {
+		c = &m.classify.c
+	}
+	for i := range outs {
+		if outs[i].Name == name {
+			t, err := c.Classify(&outs[i], k)
+			if err != nil {
+				return err
+			}
+			outs[i] = t
+		}
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package worker
+
+// Processing is what a prep worker does to one model's requests beyond
+// decoding and validating V2 tensors. The master sends one per model that
+// has a preprocess or postprocess section; a model without one is served
+// tensor in, tensor out.
+type Processing struct {
+	// Model is the model's name, as in Spec.Models.
+	Model string `json:"model"`
+	// Image makes the model's only input an encoded image: clients send
+	// JPEG/PNG bytes (a V2 BYTES tensor, or a raw image body) and the prep
+	// worker decodes and resizes them into the input tensor. nil means
+	// the input is a tensor, sent as one.
+	Image *ImageInput `json:"image,omitempty"`
+	// Classify sets how the classification extension ranks one output.
+	// nil means raw scores without labels, and only on request.
+	Classify *Classify `json:"classify,omitempty"`
+}
+
+// ImageInput is the tensor one image becomes (see internal/imageprep's
+// Config for the exact semantics of each field). Zero values mean what the
+// config documents: 0 and "" size and dtype come from the model's input.
+type ImageInput struct {
+	Width         int        `json:"width,omitempty"`
+	Height        int        `json:"height,omitempty"`
+	Resize        string     `json:"resize,omitempty"`        // stretch | shorter-crop
+	Interpolation string     `json:"interpolation,omitempty"` // bilinear | nearest
+	ChannelOrder  string     `json:"channel_order,omitempty"` // RGB | BGR
+	Scale         float32    `json:"scale,omitempty"`
+	Mean          [3]float32 `json:"mean"`
+	Std           [3]float32 `json:"std"`
+	Layout        string     `json:"layout,omitempty"` // NCHW | NHWC
+	DType         string     `json:"dtype,omitempty"`  // FP32 | FP16 | UINT8; "" = the model input's
+	MaxPixels     int        `json:"max_pixels,omitempty"`
+	MaxImages     int        `json:"max_images,omitempty"`
+}
+
+// Classify is the classification postprocessing of one model output.
+type Classify struct {
+	// Output is the output ranked; "" means the model's only output.
+	Output string `json:"output,omitempty"`
+	// Labels is the labels file (one per line, in class order); "" means
+	// none.
+	Labels string `json:"labels,omitempty"`
+	// Softmax turns the scores into probabilities before ranking.
+	Softmax bool `json:"softmax,omitempty"`
+	// TopK is how many classes a raw image body's response carries, in
+	// place of the output's scores; 0 returns the scores.
+	TopK int `json:"top_k,omitempty"`
+}
