@@ -16,7 +16,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install
+.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz
 
 all: build
 
@@ -61,6 +61,10 @@ install: build $(ORT_LIB) $(MODELS)
 	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml
 	install -d $(DESTDIR)/var/lib/supervisor/models
 	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/supervisor/models/
+
+## fuzz: every fuzz target for FUZZTIME (default 20s) each; crashers become seeds
+fuzz: setup
+	scripts/fuzz
 
 ## lint: gofmt, go vet, staticcheck
 lint:

@@ -8,9 +8,12 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The control socket speaks one JSON object per line: the CLI sends a
@@ -84,6 +87,55 @@ func (m *Master) secureControlSocket(path string) error {
 	return nil
 }
 
+// allowPeer checks the connecting process's credentials (SO_PEERCRED):
+// root, the master's own user and members of control_group may control
+// the master. The socket's mode already says the same; this holds even if
+// the file's mode was loosened by hand.
+func (m *Master) allowPeer(conn net.Conn) error {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("read peer credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || credErr != nil {
+		return fmt.Errorf("read peer credentials: %v", errors.Join(err, credErr))
+	}
+	if cred.Uid == 0 || int(cred.Uid) == os.Geteuid() || m.inControlGroup(cred) {
+		return nil
+	}
+	return fmt.Errorf("permission denied: uid %d (pid %d) may not control this supervisor (allowed: root, uid %d, members of control_group)",
+		cred.Uid, cred.Pid, os.Geteuid())
+}
+
+// inControlGroup reports whether the peer belongs to control_group, as
+// its primary group or a supplementary one.
+func (m *Master) inControlGroup(cred *unix.Ucred) bool {
+	g := m.cfg().ControlGroup
+	if g == "" {
+		return false
+	}
+	gid, err := lookupGroup(g)
+	if err != nil {
+		return false
+	}
+	if int(cred.Gid) == gid {
+		return true
+	}
+	u, err := user.LookupId(strconv.Itoa(int(cred.Uid)))
+	if err != nil {
+		return false
+	}
+	ids, _ := u.GroupIds()
+	return slices.Contains(ids, strconv.Itoa(gid))
+}
+
 // lookupGroup resolves a group name or numeric id to a gid.
 func lookupGroup(g string) (int, error) {
 	grp, err := user.LookupGroup(g)
@@ -110,6 +162,12 @@ func (c *controlServer) accept() {
 
 func (c *controlServer) serve(conn net.Conn) {
 	defer c.wg.Done()
+	if err := c.m.allowPeer(conn); err != nil {
+		c.m.log.Warn().Err(err).Msg("control socket: refused a peer")
+		respond(conn, ControlResponse{Error: err.Error()})
+		conn.Close()
+		return
+	}
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var req ControlRequest
 	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {

@@ -4,10 +4,16 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor"
 )
 
 // TestListenerLimits sends what each limit on the public listener is for:
@@ -162,5 +168,33 @@ func TestAPIKeys(t *testing.T) {
 	// A burst of 3 at 1/s: six requests in well under 3s see at least two 429s.
 	if codes[http.StatusOK] < 3 || codes[http.StatusTooManyRequests] < 2 || codes[http.StatusOK]+codes[http.StatusTooManyRequests] != 6 {
 		t.Fatalf("six quick requests with the key: %v, want 3+ 200s and 2+ 429s", codes)
+	}
+}
+
+// TestControlSocketRefusesOtherUsers loosens the control socket's mode by
+// hand (a misconfiguration) and connects as an unprivileged user: the
+// master still refuses it, from the peer's credentials (SO_PEERCRED).
+func TestControlSocketRefusesOtherUsers(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run the CLI as another user")
+	}
+	in := startInstance(t, options{prepWorkers: 1})
+	sock := supervisor.ControlSocket(in.runtimeDir)
+	for _, p := range []string{filepath.Dir(filepath.Dir(sock)), filepath.Dir(sock)} {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "status", "--runtime-dir", in.runtimeDir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "permission denied: uid 65534") {
+		t.Fatalf("status as uid 65534: %v\n%s\nwant a refusal naming the uid", err, out)
+	}
+	if out, err := in.cli("status"); err != nil {
+		t.Fatalf("status as root after a refusal: %v\n%s", err, out)
 	}
 }

@@ -108,3 +108,22 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseTensors: prep workers parse what infer workers answer; a
+// damaged frame must be an error, never a panic or an inconsistent tensor.
+func FuzzParseTensors(f *testing.F) {
+	f.Add(AppendTensors(nil, sampleRequest().Inputs))
+	f.Add([]byte{})
+	f.Add(AppendTensors(nil, nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ts, err := ParseTensors(b)
+		if err != nil {
+			return
+		}
+		for i := range ts {
+			if err := ts[i].Check(); err != nil {
+				t.Fatalf("accepted an inconsistent tensor: %v", err)
+			}
+		}
+	})
+}
