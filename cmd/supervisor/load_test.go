@@ -23,6 +23,7 @@ type load struct {
 	sent    atomic.Int64
 	failed  atomic.Int64
 	first   atomic.Value // string: the first failure
+	reasons sync.Map     // failure reason ("502", "transport error") -> *atomic.Int64
 	phase   atomic.Int32 // index into latencies
 	mu      sync.Mutex
 	latency [2][]time.Duration // steady, events
@@ -62,6 +63,12 @@ func (l *load) client() {
 		if code != http.StatusOK {
 			l.failed.Add(1)
 			l.first.CompareAndSwap(nil, fmt.Sprintf("status %d (0 = transport error): %s", code, resp))
+			reason := fmt.Sprint(code)
+			if code == 0 {
+				reason = "transport error"
+			}
+			n, _ := l.reasons.LoadOrStore(reason, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
 			continue
 		}
 		l.mu.Lock()
@@ -97,6 +104,16 @@ func (l *load) finishAllowing(t *testing.T, what string, allowed int64) {
 	}
 	t.Logf("%s: %d requests, %d failed (first: %v); p99 steady %s (%d requests), during events %s (%d requests), ratio %.2f",
 		what, l.sent.Load(), l.failed.Load(), l.first.Load(), s, len(l.latency[steady]), e, len(l.latency[events]), ratio)
+}
+
+// failures returns the failed requests by reason.
+func (l *load) failures() map[string]int64 {
+	m := map[string]int64{}
+	l.reasons.Range(func(k, v any) bool {
+		m[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return m
 }
 
 func p99(ds []time.Duration) time.Duration {
