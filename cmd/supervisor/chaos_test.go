@@ -92,4 +92,3 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
-
