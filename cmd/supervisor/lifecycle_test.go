@@ -129,26 +129,12 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 func TestRecyclingDropsNoRequest(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 2, recycle: "max_requests: 25\n  max_requests_jitter: 5"})
 	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
-	const clients, perClient = 4, 150
-	var failed atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perClient {
-				if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, resp))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := failed.Load(); n != 0 {
-		t.Fatalf("%d of %d requests failed during recycling, first: %v", n, clients*perClient, firstErr.Load())
-	}
+	// Recycling starts with the first requests, so every latency counts
+	// as "during events".
+	l := startLoad(in, 4, "/v2/models/mlp/infer", body)
+	l.phase.Store(events)
+	l.waitFor(t, 600)
+	l.finish(t, "recycling every ~25 requests")
 	// 600 requests through 2 prep workers and 1 infer worker (limits <= 30)
 	// must recycle both pools; a replacement may still be booting.
 	recycles := map[string]int{}
@@ -216,4 +202,33 @@ func TestWorkerThatCannotBootDegradesItsSlot(t *testing.T) {
 	if code, resp, _ := in.get("/v2/health/ready"); code != http.StatusOK || len(resp) != 0 {
 		t.Fatalf("ready after recovery: %d %s", code, resp)
 	}
+}
+
+// TestSIGTERMWaitsForSlowRequests holds four requests in the batcher for
+// 1.5s each (max_queue_delay), sends SIGTERM once all four are queued, and
+// expects every one to complete with 200 before the master exits cleanly.
+func TestSIGTERMWaitsForSlowRequests(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1,
+		batching: map[string]string{"mlp": "{max_batch_size: 8, max_queue_delay: 1500ms}"}})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	const slow = 4
+	codes := make(chan int, slow)
+	for range slow {
+		go func() {
+			code, _, _ := in.post("/v2/models/mlp/infer", body, nil)
+			codes <- code
+		}()
+	}
+	pollUntil(t, 10*time.Second, "four requests queued in the batcher", func() bool {
+		_, stats, _ := in.get("/v2/models/mlp/stats")
+		return strings.Contains(string(stats), fmt.Sprintf(`"queue_depth":%d`, slow))
+	})
+	start := time.Now()
+	in.terminate(30 * time.Second)
+	for range slow {
+		if code := <-codes; code != http.StatusOK {
+			t.Fatalf("a request in flight at SIGTERM got %d, want 200", code)
+		}
+	}
+	t.Logf("SIGTERM with %d slow requests in flight: all completed; the master exited after %s", slow, time.Since(start).Round(time.Millisecond))
 }
