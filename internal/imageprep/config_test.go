@@ -94,8 +94,8 @@ func TestLayoutsAndNormalisation(t *testing.T) {
 							}
 							var got float32
 							if dt == tensor.FP16 {
-								got = fp16To32(binary.LittleEndian.Uint16(dst[2*i:]))
-								want = fp16To32(fp16Bits(want))
+								got = tensor.FP16To32(binary.LittleEndian.Uint16(dst[2*i:]))
+								want = tensor.FP16To32(fp16Bits(want))
 							} else {
 								got = math.Float32frombits(binary.LittleEndian.Uint32(dst[4*i:]))
 							}
@@ -124,8 +124,8 @@ func TestFP16Bits(t *testing.T) {
 		if got := fp16Bits(tt.f); got != tt.want {
 			t.Errorf("fp16Bits(%v) = %#04x, want %#04x", tt.f, got, tt.want)
 		}
-		if got := fp16To32(tt.want); tt.want != 0x7c00 && !math.IsInf(float64(tt.f), 0) && fp16Bits(got) != tt.want {
-			t.Errorf("fp16To32(%#04x) = %v does not round-trip", tt.want, got)
+		if got := tensor.FP16To32(tt.want); tt.want != 0x7c00 && !math.IsInf(float64(tt.f), 0) && fp16Bits(got) != tt.want {
+			t.Errorf("tensor.FP16To32(%#04x) = %v does not round-trip", tt.want, got)
 		}
 	}
 	if h := fp16Bits(float32(math.NaN())); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {

@@ -40,25 +40,3 @@ func fp16Bits(f float32) uint16 {
 	}
 	return sign | uint16(v)
 }
-
-// fp16To32 widens binary16 bits to float32, exactly. Tests use it to read
-// FP16 tensors back.
-func fp16To32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := int(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise, float32 has the range
-		exp = 1
-		for frac&0x400 == 0 {
-			frac <<= 1
-			exp--
-		}
-		frac &= 0x3ff
-	}
-	return math.Float32frombits(sign | uint32(exp+127-15)<<23 | frac<<13)
-}

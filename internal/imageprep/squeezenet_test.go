@@ -76,7 +76,7 @@ func TestSqueezeNetTop1(t *testing.T) {
 func argmaxFP16(b []byte) (int, float32) {
 	best, bestP := 0, float32(-1)
 	for i := 0; i+1 < len(b); i += 2 {
-		if p := fp16To32(binary.LittleEndian.Uint16(b[i:])); p > bestP {
+		if p := tensor.FP16To32(binary.LittleEndian.Uint16(b[i:])); p > bestP {
 			best, bestP = i/2, p
 		}
 	}

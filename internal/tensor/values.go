@@ -28,7 +28,7 @@ func elementFloat64(d DType, b []byte) float64 {
 	case FP64:
 		return math.Float64frombits(binary.LittleEndian.Uint64(b))
 	case FP16:
-		return float64(fp16To32(binary.LittleEndian.Uint16(b)))
+		return float64(FP16To32(binary.LittleEndian.Uint16(b)))
 	case BF16:
 		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
 	case Int8:
@@ -47,25 +47,4 @@ func elementFloat64(d DType, b []byte) float64 {
 		return float64(binary.LittleEndian.Uint32(b))
 	}
 	return float64(binary.LittleEndian.Uint64(b))
-}
-
-// fp16To32 widens IEEE binary16 bits to float32, exactly.
-func fp16To32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := int(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise; float32 has the range
-		exp = 1
-		for frac&0x400 == 0 {
-			frac <<= 1
-			exp--
-		}
-		frac &= 0x3ff
-	}
-	return math.Float32frombits(sign | uint32(exp+127-15)<<23 | frac<<13)
 }

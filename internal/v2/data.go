@@ -182,9 +182,9 @@ func (p *dataParser) value() error {
 	case tensor.FP64:
 		binary.LittleEndian.PutUint64(out, math.Float64bits(num.float64(tok)))
 	case tensor.FP16:
-		binary.LittleEndian.PutUint16(out, num.half(tok, fp16From64))
+		binary.LittleEndian.PutUint16(out, num.half(tok, tensor.FP16From64))
 	case tensor.BF16:
-		binary.LittleEndian.PutUint16(out, num.half(tok, bf16From64))
+		binary.LittleEndian.PutUint16(out, num.half(tok, tensor.BF16From64))
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		lo, hi := signedRange(p.size)
 		v, ok := num.int(lo, hi)

@@ -186,8 +186,8 @@ func (n *number) float64(tok []byte) float64 {
 	return v
 }
 
-// half returns tok rounded to a 16-bit float by round (fp16From64 or
-// bf16From64). Rounding from the float64 nearest to tok could differ from
+// half returns tok rounded to a 16-bit float by round (tensor.FP16From64 or
+// tensor.BF16From64). Rounding from the float64 nearest to tok could differ from
 // rounding tok itself only when that float64 is exactly a tie of the 16-bit
 // format, which needs a literal of 17 or more significant digits within
 // 2^-53 of the tie; we accept that case.

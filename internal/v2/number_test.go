@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
 // randomLiterals returns JSON number literals that stress the float
@@ -96,10 +98,10 @@ func TestHalfFromLiteral(t *testing.T) {
 		f, _ := strconv.ParseFloat(s, 64)
 		b := []byte(s)
 		n, _, _ := scanNumber(b, 0)
-		if got, want := n.half(b, fp16From64), fp16From64(f); got != want {
+		if got, want := n.half(b, tensor.FP16From64), tensor.FP16From64(f); got != want {
 			t.Errorf("FP16 %q = %#04x, want %#04x", s, got, want)
 		}
-		if got, want := n.half(b, bf16From64), bf16From64(f); got != want {
+		if got, want := n.half(b, tensor.BF16From64), tensor.BF16From64(f); got != want {
 			t.Errorf("BF16 %q = %#04x, want %#04x", s, got, want)
 		}
 	}

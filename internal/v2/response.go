@@ -118,9 +118,9 @@ func appendData(dst []byte, t *tensor.Tensor) []byte {
 		case tensor.FP64:
 			dst = appendFloat(dst, math.Float64frombits(binary.LittleEndian.Uint64(v)), 64)
 		case tensor.FP16:
-			dst = appendFloat(dst, float64(fp16To32(binary.LittleEndian.Uint16(v))), 32)
+			dst = appendFloat(dst, float64(tensor.FP16To32(binary.LittleEndian.Uint16(v))), 32)
 		case tensor.BF16:
-			dst = appendFloat(dst, float64(bf16To32(binary.LittleEndian.Uint16(v))), 32)
+			dst = appendFloat(dst, float64(tensor.BF16To32(binary.LittleEndian.Uint16(v))), 32)
 		case tensor.Bool:
 			dst = strconv.AppendBool(dst, v[0] != 0)
 		case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:

@@ -1,4 +1,4 @@
-package v2
+package tensor
 
 import (
 	"math"
@@ -61,8 +61,8 @@ func TestHalfRoundingMatchesReference(t *testing.T) {
 		round func(float64) uint16
 		ref   *halfReference
 	}{
-		{"FP16", fp16From64, newHalfReference(fp16To32, 0x7c00)},
-		{"BF16", bf16From64, newHalfReference(bf16To32, 0x7f80)},
+		{"FP16", FP16From64, newHalfReference(FP16To32, 0x7c00)},
+		{"BF16", BF16From64, newHalfReference(BF16To32, 0x7f80)},
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, f := range formats {
@@ -111,19 +111,19 @@ func TestHalfSpecialValues(t *testing.T) {
 		{3.4028235e38, 0x7c00, 0x7f80}, // BF16: rounds past its max to Inf
 	}
 	for _, c := range cases {
-		if got := fp16From32(c.in); got != c.fp16 {
-			t.Errorf("fp16From32(%g) = %#04x, want %#04x", c.in, got, c.fp16)
+		if got := FP16From32(c.in); got != c.fp16 {
+			t.Errorf("FP16From32(%g) = %#04x, want %#04x", c.in, got, c.fp16)
 		}
-		if got := bf16From32(c.in); got != c.bf16 {
-			t.Errorf("bf16From32(%g) = %#04x, want %#04x", c.in, got, c.bf16)
+		if got := BF16From32(c.in); got != c.bf16 {
+			t.Errorf("BF16From32(%g) = %#04x, want %#04x", c.in, got, c.bf16)
 		}
 	}
 	nan := float32(math.NaN())
-	if h := fp16From32(nan); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
-		t.Errorf("fp16From32(NaN) = %#04x, not a NaN", h)
+	if h := FP16From32(nan); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
+		t.Errorf("FP16From32(NaN) = %#04x, not a NaN", h)
 	}
-	if h := bf16From32(nan); h&0x7f80 != 0x7f80 || h&0x7f == 0 {
-		t.Errorf("bf16From32(NaN) = %#04x, not a NaN", h)
+	if h := BF16From32(nan); h&0x7f80 != 0x7f80 || h&0x7f == 0 {
+		t.Errorf("BF16From32(NaN) = %#04x, not a NaN", h)
 	}
 }
 
@@ -132,17 +132,17 @@ func TestHalfSpecialValues(t *testing.T) {
 func TestHalfWidenRoundTrips(t *testing.T) {
 	for i := 0; i < 1<<16; i++ {
 		h := uint16(i)
-		if f := fp16To32(h); f == f && fp16From32(f) != h {
-			t.Errorf("FP16 %#04x -> %g -> %#04x", h, f, fp16From32(f))
+		if f := FP16To32(h); f == f && FP16From32(f) != h {
+			t.Errorf("FP16 %#04x -> %g -> %#04x", h, f, FP16From32(f))
 		}
-		if f := bf16To32(h); f == f && bf16From32(f) != h {
-			t.Errorf("BF16 %#04x -> %g -> %#04x", h, f, bf16From32(f))
+		if f := BF16To32(h); f == f && BF16From32(f) != h {
+			t.Errorf("BF16 %#04x -> %g -> %#04x", h, f, BF16From32(f))
 		}
 	}
-	if f := fp16To32(0x0001); f != 5.960464477539063e-08 {
+	if f := FP16To32(0x0001); f != 5.960464477539063e-08 {
 		t.Errorf("smallest FP16 subnormal widens to %g", f)
 	}
-	if f := fp16To32(0x3555); f != 0.333251953125 {
+	if f := FP16To32(0x3555); f != 0.333251953125 {
 		t.Errorf("FP16 0x3555 widens to %g", f)
 	}
 }

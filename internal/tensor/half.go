@@ -1,4 +1,4 @@
-package v2
+package tensor
 
 import "math"
 
@@ -12,17 +12,17 @@ const (
 	bf16Exp, bf16Mant = 8, 7
 )
 
-// fp16From64 rounds f to the nearest FP16, ties to even; beyond ±65504 it
+// FP16From64 rounds f to the nearest FP16, ties to even; beyond ±65504 it
 // is ±Inf and NaN stays NaN.
-func fp16From64(f float64) uint16 { return roundHalf(f, fp16Exp, fp16Mant) }
+func FP16From64(f float64) uint16 { return roundHalf(f, fp16Exp, fp16Mant) }
 
-// bf16From64 rounds f to the nearest BF16, ties to even.
-func bf16From64(f float64) uint16 { return roundHalf(f, bf16Exp, bf16Mant) }
+// BF16From64 rounds f to the nearest BF16, ties to even.
+func BF16From64(f float64) uint16 { return roundHalf(f, bf16Exp, bf16Mant) }
 
-// fp16From32 and bf16From32 are the float32 conversions the encoder and
+// FP16From32 and BF16From32 are the float32 conversions the encoder and
 // tests use.
-func fp16From32(f float32) uint16 { return fp16From64(float64(f)) }
-func bf16From32(f float32) uint16 { return bf16From64(float64(f)) }
+func FP16From32(f float32) uint16 { return FP16From64(float64(f)) }
+func BF16From32(f float32) uint16 { return BF16From64(float64(f)) }
 
 // roundHalf rounds f to a binary float with expBits exponent and mantBits
 // fraction bits, returned in the low 1+expBits+mantBits bits.
@@ -87,5 +87,5 @@ func halfTo32(h uint16, expBits, mantBits uint) float32 {
 	return math.Float32frombits(sign | exp32<<23 | frac<<(23-mantBits))
 }
 
-func fp16To32(h uint16) float32 { return halfTo32(h, fp16Exp, fp16Mant) }
-func bf16To32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+func FP16To32(h uint16) float32 { return halfTo32(h, fp16Exp, fp16Mant) }
+func BF16To32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
