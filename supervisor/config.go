@@ -60,6 +60,10 @@ type Config struct {
 	Infer InferConfig `yaml:"infer"`
 	// Workers governs recycling drains, hang detection and restarts.
 	Workers WorkersConfig `yaml:"workers"`
+	// Metrics is the /metrics and /status listener.
+	Metrics MetricsConfig `yaml:"metrics"`
+	// RequestLog logs slow requests and a sample of the others.
+	RequestLog RequestLogConfig `yaml:"request_log"`
 
 	origin configOrigin
 }
@@ -166,6 +170,8 @@ func DefaultConfig() *Config {
 			DegradedAfter:     5,
 			MaxSurge:          1,
 		},
+		Metrics:    defaultMetrics(),
+		RequestLog: defaultRequestLog(),
 	}
 }
 

@@ -75,7 +75,7 @@ func (d *configDecoder) errorf(n *yaml.Node, field, format string, args ...any) 
 
 // config decodes the document's root node into c, over c's defaults.
 func (d *configDecoder) config(root *yaml.Node, c *Config) {
-	d.mapping(root, "", []configKey{
+	d.mapping(root, "", append([]configKey{
 		{"listen", d.str(&c.Listen)},
 		{"runtime_dir", d.str(&c.RuntimeDir)},
 		{"onnxruntime_library", d.str(&c.ONNXRuntimeLibrary)},
@@ -107,7 +107,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"max_surge", d.integer(&w.MaxSurge)},
 			})
 		}},
-	})
+	}, d.metricsKeys(c)...))
 }
 
 // recycleKeys are the recycling keys every pool section has.

@@ -61,6 +61,8 @@ func TestConfigDefaults(t *testing.T) {
 			DegradedAfter:     5,
 			MaxSurge:          1,
 		},
+		Metrics:    MetricsConfig{Listen: "127.0.0.1:8002"},
+		RequestLog: RequestLogConfig{SlowThreshold: Duration{time.Second}},
 	}
 	if have := *DefaultConfig(); !reflect.DeepEqual(have, want) {
 		t.Errorf("DefaultConfig() = %+v, want %+v", have, want)

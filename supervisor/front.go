@@ -37,7 +37,9 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
 	m.route(ctx)
+	m.logRequest(ctx, time.Since(start))
 	if m.draining.Load() {
 		// Keep-alive clients reconnect: to the new master after an
 		// upgrade, or to a closed port after a stop.

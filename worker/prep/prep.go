@@ -18,6 +18,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -35,6 +36,11 @@ func Run(rt *worker.Runtime) error {
 	models, err := fetchModels(up, timeout)
 	if err != nil {
 		rt.Fail(err)
+	}
+	for i, m := range rt.Spec.Models {
+		if mod := models[m.Name]; mod != nil {
+			mod.counters = rt.Slot().Model(i)
+		}
 	}
 	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log}
 	srv := &fasthttp.Server{
@@ -64,6 +70,9 @@ func setUpstreams(up *lb.Proxy, sockets []string) {
 type model struct {
 	md       tensor.Metadata
 	metaJSON []byte // V2 model metadata response, encoded once
+	// counters are the model's requests in the scoreboard (Triton's
+	// success and failure counts); the zero value when there is none.
+	counters shm.ModelSlot
 }
 
 // fetchModels asks the infer workers for the metadata of every model.
