@@ -5,8 +5,8 @@
 //
 // # Model
 //
-// The master creates the board (Create) with a fixed number of slots, one
-// per worker position, and claims a slot (Slot.Claim) before it spawns the
+// The master creates the board (Create) at PathFor(runtimeDir, its pid)
+// with a fixed number of slots, one per worker process, and claims a slot (Slot.Claim) before it spawns the
 // worker that will own it. The worker opens the board (Open) and updates its
 // own slot: pid, state, counters, histograms, heartbeat. Readers (Open or
 // OpenReadOnly) take Snapshots at any time; the CLI needs nothing from the
@@ -33,14 +33,14 @@
 //   - A slot whose worker vanished is recognisable (SlotSnapshot.Stale): its
 //     pid no longer exists, or its generation is older than the header's.
 //
-// # Layout (version 1)
+// # Layout (version 2)
 //
 // All integers are 64-bit words in the host's byte order (little-endian on
 // amd64 and arm64; the board never leaves the host), except the four 32-bit
 // size fields. Times are Unix nanoseconds, 0 meaning unset. The header is
-// 128 bytes; slot i starts at 128 + i*1024.
+// 128 bytes; slot i starts at 128 + i*2048.
 //
-//	header                        slot (1024 bytes)
+//	header                        slot (2048 bytes)
 //	  0 magic "SCOREBRD"            0 seq (seqlock)     512 latency buckets [20]
 //	  8 version uint32              8 state             672 latency sum (ns)
 //	 12 header size uint32         16 pid               680 queue-time buckets [20]
@@ -59,6 +59,16 @@
 //	                              192 models [128]byte (comma-separated)
 //	                              320 device [64]byte
 //	                              384 cpus   [128]byte
+//	                             1024 per-model counters [MaxModels], 128 bytes each:
+//	                                    0 success        48 queue count
+//	                                    8 failures [4]   56 queue ns
+//	                                   40 request ns     64 inferences (rows)
+//	                                   72 executions     80 compute input ns
+//	                                   88 compute infer  96 compute output ns
+//
+// Version 2 added the per-model counters (Triton's per-model statistics:
+// failures by reason, inference and execution counts, queue and compute
+// durations, each a running total).
 //
 // Strings are NUL-padded and truncated (at a UTF-8 boundary) to their field.
 // Histogram buckets are non-cumulative counters, the last one catching

@@ -9,7 +9,7 @@ import (
 
 // LayoutVersion is the version of the file layout this package reads and
 // writes. Boards of any other version are refused with ErrVersion.
-const LayoutVersion = 1
+const LayoutVersion = 2
 
 // magic spells "SCOREBRD" in the file (little-endian).
 const magic uint64 = 0x44524245524f4353
@@ -67,6 +67,29 @@ type slotLayout struct {
 	batchSize      [batchBuckets]uint64
 	batchSizeSum   uint64
 	_              [11]uint64
+	perModel       [MaxModels]modelLayout
+}
+
+// MaxModels is how many of a worker's models get their own counters in its
+// slot (the first MaxModels of Identity.Models); requests for the others
+// count only in the slot's totals.
+const MaxModels = 8
+
+// modelLayout is one model's counters inside a slot, in the shape of
+// Triton's per-model statistics. Durations are nanoseconds, summed per
+// request (a request in a batch is charged the whole batch's compute).
+type modelLayout struct {
+	success       uint64
+	failures      [failureReasons]uint64 // by Failure, Rejected first
+	requestNanos  uint64                 // successful requests
+	queueCount    uint64
+	queueNanos    uint64
+	inferences    uint64 // rows run successfully
+	executions    uint64 // batches run successfully
+	computeInput  uint64
+	computeInfer  uint64
+	computeOutput uint64
+	_             [3]uint64
 }
 
 // words views a slot as its 64-bit words, for copying and zeroing.

@@ -26,7 +26,7 @@ func TestLayoutIsFrozen(t *testing.T) {
 		{"header.masterPID", unsafe.Offsetof(h.masterPID), 24},
 		{"header.generation", unsafe.Offsetof(h.generation), 32},
 		{"header.startNanos", unsafe.Offsetof(h.startNanos), 40},
-		{"slot size", unsafe.Sizeof(s), 1024},
+		{"slot size", unsafe.Sizeof(s), 2048},
 		{"slot.state", unsafe.Offsetof(s.state), 8},
 		{"slot.pid", unsafe.Offsetof(s.pid), 16},
 		{"slot.generation", unsafe.Offsetof(s.generation), 24},
@@ -45,6 +45,13 @@ func TestLayoutIsFrozen(t *testing.T) {
 		{"slot.queueTimeSum", unsafe.Offsetof(s.queueTimeSum), 840},
 		{"slot.batchSize", unsafe.Offsetof(s.batchSize), 848},
 		{"slot.batchSizeSum", unsafe.Offsetof(s.batchSizeSum), 928},
+		{"slot.perModel", unsafe.Offsetof(s.perModel), 1024},
+		{"model size", unsafe.Sizeof(s.perModel[0]), 128},
+		{"model.failures", unsafe.Offsetof(s.perModel[0].failures), 8},
+		{"model.requestNanos", unsafe.Offsetof(s.perModel[0].requestNanos), 40},
+		{"model.queueCount", unsafe.Offsetof(s.perModel[0].queueCount), 48},
+		{"model.inferences", unsafe.Offsetof(s.perModel[0].inferences), 64},
+		{"model.computeInfer", unsafe.Offsetof(s.perModel[0].computeInfer), 88},
 	}
 	for _, o := range offsets {
 		if o.have != o.want {
@@ -73,8 +80,8 @@ func TestCreateThenOpenReadOnlySeesHeader(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
 	}
-	if fi.Size() != 128+5*1024 {
-		t.Errorf("size = %d, want %d", fi.Size(), 128+5*1024)
+	if fi.Size() != 128+5*2048 {
+		t.Errorf("size = %d, want %d", fi.Size(), 128+5*2048)
 	}
 	if tmps, _ := filepath.Glob(path + ".tmp*"); len(tmps) != 0 {
 		t.Errorf("temporary files left behind: %v", tmps)
@@ -176,24 +183,24 @@ func TestOpenRejectsBadFiles(t *testing.T) {
 		}, ErrNotScoreboard, "magic"},
 		{"version", func(t *testing.T) string {
 			p := good(t)
-			patch(t, p, 8, []byte{2, 0, 0, 0})
+			patch(t, p, 8, []byte{3, 0, 0, 0})
 			return p
-		}, ErrVersion, "file has version 2, this binary reads version 1"},
+		}, ErrVersion, "file has version 3, this binary reads version 2"},
 		{"slotsize", func(t *testing.T) string {
 			p := good(t)
-			patch(t, p, 16, []byte{0, 8, 0, 0})
+			patch(t, p, 16, []byte{0, 4, 0, 0})
 			return p
 		}, ErrNotScoreboard, "slot size"},
 		{"truncated", func(t *testing.T) string {
 			p := good(t)
-			if err := os.Truncate(p, 128+3*1024); err != nil {
+			if err := os.Truncate(p, 128+3*2048); err != nil {
 				t.Fatal(err)
 			}
 			return p
-		}, ErrTruncated, "4 slots need 4224"},
+		}, ErrTruncated, "4 slots need 8320"},
 		{"oversized", func(t *testing.T) string {
 			p := good(t)
-			if err := os.Truncate(p, 128+5*1024); err != nil {
+			if err := os.Truncate(p, 128+5*2048); err != nil {
 				t.Fatal(err)
 			}
 			return p

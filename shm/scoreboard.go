@@ -3,7 +3,6 @@ package shm
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -46,19 +45,6 @@ type Header struct {
 	MasterPID   int
 	Generation  uint64
 	MasterStart time.Time
-}
-
-// DefaultPath returns the board path for a supervisor instance whose
-// runtime directory is runtimeDir: a file in /dev/shm named after a hash of
-// the directory's absolute path, so the master and the CLI agree on it
-// without talking.
-func DefaultPath(runtimeDir string) string {
-	if abs, err := filepath.Abs(runtimeDir); err == nil {
-		runtimeDir = abs
-	}
-	h := fnv.New64a()
-	h.Write([]byte(runtimeDir))
-	return fmt.Sprintf("/dev/shm/supervisor-%016x.scoreboard", h.Sum64())
 }
 
 // Create makes a new board at path with slots free slots, readable and

@@ -91,6 +91,15 @@ func (s *Slot) RequestFinished(latency time.Duration, failed bool) {
 	atomic.AddUint64(&l.latencySum, nonNegative(latency))
 }
 
+// SetGeneration records the master generation the worker now serves: a
+// reload that kept the worker (its spec did not change) moves it to the
+// new generation, so it is not mistaken for a stale one.
+func (s *Slot) SetGeneration(g uint64) { atomic.StoreUint64(&s.l.generation, g) }
+
+// AddQueueDepth changes the queue depth by delta, for workers with several
+// queues (one per model) that each report their own changes.
+func (s *Slot) AddQueueDepth(delta int) { atomic.AddInt64(&s.l.queueDepth, int64(delta)) }
+
 // SetQueueDepth records how many requests wait in the worker's queue.
 func (s *Slot) SetQueueDepth(n int) { atomic.StoreInt64(&s.l.queueDepth, int64(n)) }
 

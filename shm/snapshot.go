@@ -45,6 +45,10 @@ type SlotSnapshot struct {
 	QueueTime Histogram // seconds
 	BatchSize Histogram // items per executed batch
 
+	// Models has the per-model counters of the first MaxModels models, in
+	// the order of Models; empty when Torn.
+	ModelStats []ModelSnapshot
+
 	// Torn is true when no consistent copy could be taken within
 	// readPatience (100ms): a Claim was in progress on every attempt, as
 	// when the master died inside one. The identity fields are then empty;
@@ -135,6 +139,9 @@ func decode(index int, c *slotLayout, torn bool) SlotSnapshot {
 	snap.CPUs = loadString(c.cpus[:])
 	if m := loadString(c.models[:]); m != "" {
 		snap.Models = strings.Split(m, ",")
+	}
+	for i, name := range snap.Models[:min(len(snap.Models), MaxModels)] {
+		snap.ModelStats = append(snap.ModelStats, decodeModel(name, &c.perModel[i]))
 	}
 	return snap
 }

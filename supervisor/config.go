@@ -68,6 +68,10 @@ type Config struct {
 	Limits LimitsConfig `yaml:"limits"`
 	// Auth is optional API-key authentication on the public listener.
 	Auth AuthConfig `yaml:"auth"`
+	// Metrics is the /metrics and /status listener.
+	Metrics MetricsConfig `yaml:"metrics"`
+	// RequestLog logs slow requests and a sample of the others.
+	RequestLog RequestLogConfig `yaml:"request_log"`
 
 	origin configOrigin
 }
@@ -180,8 +184,10 @@ func DefaultConfig() *Config {
 			DegradedAfter:     5,
 			MaxSurge:          1,
 		},
-		Limits: defaultLimits(),
-		Auth:   defaultAuth(),
+		Limits:     defaultLimits(),
+		Auth:       defaultAuth(),
+		Metrics:    defaultMetrics(),
+		RequestLog: defaultRequestLog(),
 	}
 }
 

@@ -75,7 +75,7 @@ func (d *configDecoder) errorf(n *yaml.Node, field, format string, args ...any) 
 
 // config decodes the document's root node into c, over c's defaults.
 func (d *configDecoder) config(root *yaml.Node, c *Config) {
-	d.mapping(root, "", []configKey{
+	d.mapping(root, "", append([]configKey{
 		{"listen", d.str(&c.Listen)},
 		{"runtime_dir", d.str(&c.RuntimeDir)},
 		{"control_group", d.str(&c.ControlGroup)},
@@ -110,7 +110,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		}},
 		{"limits", d.limits(&c.Limits)},
 		{"auth", d.auth(&c.Auth)},
-	})
+	}, d.metricsKeys(c)...))
 }
 
 // recycleKeys are the recycling keys every pool section has.

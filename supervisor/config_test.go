@@ -63,7 +63,9 @@ func TestConfigDefaults(t *testing.T) {
 		},
 		Limits: LimitsConfig{MaxHeaderBytes: 16 << 10, ReadTimeout: Duration{time.Minute}, WriteTimeout: Duration{time.Minute},
 			IdleTimeout: Duration{2 * time.Minute}, MaxConnections: 10000, MaxInFlight: 4096},
-		Auth: AuthConfig{ExemptHealth: true, RateBurst: 1},
+		Auth:       AuthConfig{ExemptHealth: true, RateBurst: 1},
+		Metrics:    MetricsConfig{Listen: "127.0.0.1:8002"},
+		RequestLog: RequestLogConfig{SlowThreshold: Duration{time.Second}},
 	}
 	if have := *DefaultConfig(); !reflect.DeepEqual(have, want) {
 		t.Errorf("DefaultConfig() = %+v, want %+v", have, want)

@@ -131,6 +131,7 @@ func (c *Config) validate() []error {
 	v.recycle("prep", c.Prep.Recycle)
 	v.recycle("infer", c.Infer.Recycle)
 	v.workers(c.Workers)
+	v.metrics(c)
 	return v.errs
 }
 
@@ -172,26 +173,29 @@ func (v *configValidator) workers(w WorkersConfig) {
 
 const listenHelp = "want host:port, e.g. 127.0.0.1:8000, or :8000 for every interface"
 
-func (v *configValidator) listen(addr string) {
+func (v *configValidator) listen(addr string) { v.address("listen", addr, listenHelp) }
+
+// address checks a host:port value of field; help says what is wanted.
+func (v *configValidator) address(field, addr, help string) {
 	if addr == "" {
-		v.errorf("listen", "is empty (%s)", listenHelp)
+		v.errorf(field, "is empty (%s)", help)
 		return
 	}
 	_, port, err := net.SplitHostPort(addr)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "missing port"), err == nil && port == "":
-		v.errorf("listen", "%q has no port (%s)", addr, listenHelp)
+		v.errorf(field, "%q has no port (%s)", addr, help)
 		return
 	case err != nil:
 		var ae *net.AddrError
 		if errors.As(err, &ae) {
 			err = errors.New(ae.Err)
 		}
-		v.errorf("listen", "%q is not host:port: %v (%s)", addr, err, listenHelp)
+		v.errorf(field, "%q is not host:port: %v (%s)", addr, err, help)
 		return
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		v.errorf("listen", "port %q in %q is not a number from 0 to 65535", port, addr)
+		v.errorf(field, "port %q in %q is not a number from 0 to 65535", port, addr)
 	}
 }
 

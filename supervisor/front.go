@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -44,11 +45,13 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
 	if m.keys.Load().check(m, ctx) {
 		m.route(ctx)
 	} else {
 		m.proxy.SetRequestID(ctx)
 	}
+	m.logRequest(ctx, time.Since(start))
 	if m.draining.Load() {
 		// Keep-alive clients reconnect: to the new master after an
 		// upgrade, or to a closed port after a stop.

@@ -63,6 +63,11 @@ type Master struct {
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
+
+	// board is this master's scoreboard (nil without /dev/shm); sampled
+	// counts the requests considered for the sampled request log.
+	board   *board
+	sampled atomic.Uint64
 }
 
 // Options are what a master needs besides its config.
@@ -127,6 +132,9 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	m.keys.Store(keys)
+	m.board = openBoard(rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	m.spawner.board = m.board
+	defer m.board.remove() // on early returns; idempotent
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
 	defer signal.Stop(signals)
@@ -150,12 +158,23 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	m.ctl = ctl
+	metrics, err := m.listenMetrics()
+	if err != nil {
+		_ = front.Shutdown()
+		ctl.close()
+		rd.cleanup()
+		return err
+	}
+	if !up.HasParent() {
+		metrics.serve()
+	}
 
 	err = m.startWorkers()
 	if err == nil && up.HasParent() {
 		// The previous master serves the shared listener until this one
 		// is ready: accepting earlier would answer its clients 503.
 		serveFront()
+		metrics.serve()
 	}
 	if err == nil {
 		err = m.becomeReady()
@@ -167,7 +186,9 @@ func (m *Master) Run(ctx context.Context) error {
 		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
 	}
 	m.shutdown(front, ln)
+	metrics.close()
 	ctl.close()
+	m.board.remove()
 	rd.cleanup()
 	if !m.upgraded.Load() {
 		up.Stop()

@@ -39,7 +39,8 @@ type process struct {
 
 // spawner starts worker processes. The zero value re-executes this binary.
 type spawner struct {
-	exe string // "" = /proc/self/exe
+	exe   string // "" = /proc/self/exe
+	board *board // scoreboard slots for the workers; nil = none
 }
 
 // spawn starts a worker for spec. The child inherits the ready pipe as fd 3

@@ -40,11 +40,13 @@ func (r *OpResult) finish(err error, gen int64) {
 type history struct {
 	mu              sync.Mutex
 	reload, upgrade *OpResult
+	counts          opCounts // every outcome, for /metrics
 }
 
 func (h *history) set(r OpResult) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.counts.count(r)
 	if r.Op == "upgrade" {
 		h.upgrade = &r
 	} else {
@@ -149,7 +151,9 @@ func (m *Master) applyReload(res *OpResult) error {
 	m.keys.Store(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.
-	return errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
+	err = errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
+	m.board.stamp(m.generation.Load(), m.servingProcesses())
+	return err
 }
 
 // reloadable rejects changes a running master cannot apply in place.
@@ -160,6 +164,9 @@ func reloadable(old, cfg *Config) error {
 	}
 	if old.RuntimeDir != cfg.RuntimeDir {
 		errs = append(errs, fmt.Errorf("runtime_dir: changing it (%s to %s) needs a restart; nothing was changed", old.RuntimeDir, cfg.RuntimeDir))
+	}
+	if err := metricsReloadable(old, cfg); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

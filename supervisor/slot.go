@@ -316,7 +316,7 @@ func (s *slot) bootFailed(err error) {
 
 // boot spawns a process and waits for it to be ready.
 func (s *slot) boot() (*process, error) {
-	p, err := s.spawner.spawn(s.nextSpec())
+	p, err := s.spawner.start(s.nextSpec())
 	if err != nil {
 		return nil, err
 	}

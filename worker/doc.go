@@ -14,6 +14,12 @@
 //     writes. When the master dies, for any reason including SIGKILL, the
 //     worker reads EOF and exits, so workers never outlive their master.
 //
+// When Spec.Scoreboard names a board, the worker also reports on its slot
+// there (shm): pid, state (ready, draining, stopping), heartbeats, and for
+// every inference request (POST) the in-flight count, result and latency;
+// the roles add per-model and batcher counters. The master claimed the
+// slot for this process before spawning it and frees it once it is reaped.
+//
 // A worker serves HTTP on its own Unix socket. On SIGTERM it stops accepting,
 // finishes in-flight requests (bounded by Spec.DrainTimeout) and exits 0.
 // The roles themselves live in worker/prep and worker/infer.

@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/drain"
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // The file descriptors a worker inherits from the master (see the package doc).
@@ -36,6 +37,8 @@ type Runtime struct {
 	masterGone chan struct{}
 	serving    atomic.Bool
 	requests   atomic.Int64
+	slot       *shm.Slot // nil without a scoreboard
+	pid        int
 }
 
 // Start wires the worker to its master: it takes the inherited pipes and
@@ -47,7 +50,9 @@ func Start(spec *Spec) *Runtime {
 		Log:        NewLogger(spec),
 		events:     os.NewFile(eventsFD, "event-pipe"),
 		masterGone: make(chan struct{}),
+		pid:        os.Getpid(),
 	}
+	r.openSlot()
 	// Terminal Ctrl-C reaches the whole process group; the master decides
 	// when workers stop, so workers ignore SIGINT.
 	signal.Ignore(syscall.SIGINT)
@@ -107,8 +112,9 @@ func (r *Runtime) heartbeat(stop <-chan struct{}) {
 	defer t.Stop()
 	for {
 		select {
-		case <-t.C:
+		case now := <-t.C:
 			r.event("hb")
+			r.beat(now)
 		case <-stop:
 			return
 		}
@@ -118,7 +124,10 @@ func (r *Runtime) heartbeat(stop <-chan struct{}) {
 // Count wraps a handler so that every request counts towards MaxRequests;
 // reaching it asks the master, once, for a replacement. The worker keeps
 // serving until the master has one ready and drains this one.
+//
+// Count also accounts inference requests in the worker's scoreboard slot.
 func (r *Runtime) Count(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	h = r.track(h)
 	limit := int64(r.Spec.MaxRequests)
 	if limit <= 0 {
 		return h
@@ -146,6 +155,12 @@ func (r *Runtime) Serve(srv *fasthttp.Server) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	r.serving.Store(true)
+	if r.slot != nil {
+		now := time.Now()
+		r.slot.SetReadyTime(now)
+		r.slot.Heartbeat(now)
+		r.slot.SetState(shm.Ready)
+	}
 	r.event("ok")
 	stopBeat := make(chan struct{})
 	defer close(stopBeat)
@@ -160,6 +175,8 @@ func (r *Runtime) Serve(srv *fasthttp.Server) error {
 	case <-r.masterGone:
 		r.Log.Warn().Msg("master is gone: draining and exiting")
 	}
+	r.setState(shm.Draining)
+	defer r.setState(shm.Stopping)
 	return r.drain(srv)
 }
 

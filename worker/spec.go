@@ -61,6 +61,12 @@ type Spec struct {
 	MaxBodyBytes    int64         `json:"max_body_bytes,omitempty"`
 	UpstreamTimeout time.Duration `json:"upstream_timeout,omitempty"`
 	Processing      []Processing  `json:"processing,omitempty"`
+
+	// Scoreboard is the shared-memory board the worker reports on and
+	// ScoreboardSlot its slot there, claimed by the master for this
+	// process; "" means no board (the worker serves unreported).
+	Scoreboard     string `json:"scoreboard,omitempty"`
+	ScoreboardSlot int    `json:"scoreboard_slot,omitempty"`
 }
 
 // Environ returns the environment entry that passes s to a worker.

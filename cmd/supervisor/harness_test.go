@@ -17,6 +17,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor"
 )
 
@@ -72,6 +73,7 @@ type instance struct {
 	cmd        *exec.Cmd
 	config     string
 	url        string
+	metricsURL string
 	runtimeDir string
 	log        *logFile
 
@@ -158,6 +160,9 @@ func startInstance(t *testing.T, o options) *instance {
 		log:        newLogFile(t),
 		exited:     make(chan struct{}),
 	}
+	// Each instance its own metrics port: the default 8002 is shared.
+	metricsPort := freePort(t)
+	in.metricsURL = fmt.Sprintf("http://127.0.0.1:%d", metricsPort)
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s
@@ -172,8 +177,10 @@ infer:
   workers: %d
   intra_op_threads: 1
   %s
+metrics:
+  listen: 127.0.0.1:%d
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
-		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
+		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, metricsPort, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +210,10 @@ infer:
 		// A master started by an upgrade outlives the first one.
 		if pid := in.servingPID(); pid > 0 && pid != in.cmd.Process.Pid {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// A killed master cannot remove its scoreboard; a clean stop did.
+		for _, board := range shm.Boards(in.runtimeDir) {
+			_ = os.Remove(board)
 		}
 		if t.Failed() {
 			t.Logf("supervisor log:\n%s", in.log.String())

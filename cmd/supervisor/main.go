@@ -3,7 +3,7 @@
 //
 //	supervisor [run] [-c FILE]     serve (the default command)
 //	supervisor check [-c FILE]     validate the config and print the effective one
-//	supervisor status [-c FILE] [--json]
+//	supervisor status [-c FILE] [--json] [--watch]
 //	supervisor reload [-c FILE]    re-read the config; wait until it serves
 //	supervisor upgrade [-c FILE]   hand over to the binary now on disk
 //	supervisor stop [-c FILE]      drain and stop a running instance
@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,7 +36,8 @@ const usage = `usage: supervisor [command] [flags]
 commands:
   run      serve (default)                  -c FILE
   check    validate a config, print it      -c FILE
-  status   show the workers of an instance  -c FILE | --runtime-dir DIR, --json
+  status   show the workers of an instance  -c FILE | --runtime-dir DIR, --json,
+           --watch [--interval 2s]
   reload   re-read the config (as SIGHUP)   -c FILE | --runtime-dir DIR
   upgrade  restart on the binary on disk    -c FILE | --runtime-dir DIR
            without dropping a request (as SIGUSR2)
@@ -88,6 +88,9 @@ type cliFlags struct {
 	config     string
 	runtimeDir string
 	json       bool
+	// status only
+	watch    bool
+	interval time.Duration
 }
 
 func parseFlags(name string, args []string) (*cliFlags, error) {
@@ -95,6 +98,10 @@ func parseFlags(name string, args []string) (*cliFlags, error) {
 	f.fs.StringVar(&f.config, "c", "", "config file (default: the embedded configs/default.yaml)")
 	f.fs.StringVar(&f.runtimeDir, "runtime-dir", "", "runtime directory of the instance (overrides the config)")
 	f.fs.BoolVar(&f.json, "json", false, "machine-readable output")
+	if name == "status" {
+		f.fs.BoolVar(&f.watch, "watch", false, "refresh in place until interrupted")
+		f.fs.DurationVar(&f.interval, "interval", 2*time.Second, "refresh interval of --watch")
+	}
 	if err := f.fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -185,54 +192,6 @@ func check(args []string) error {
 	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid")
 	return nil
-}
-
-func status(args []string) error {
-	f, err := parseFlags("status", args)
-	if err != nil {
-		return err
-	}
-	cfg := f.controlConfig()
-	resp, err := supervisor.Control(cfg.RuntimeDir, "status", 5*time.Second)
-	if err != nil {
-		return err
-	}
-	if f.json {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp.Status)
-	}
-	printStatus(resp.Status)
-	return nil
-}
-
-func printStatus(st *supervisor.Status) {
-	state := "not ready"
-	if st.Ready {
-		state = "ready"
-	}
-	fmt.Printf("master pid %d (%s), %s, listening on %s, up %s, generation %d\n", st.PID, st.Version, state, st.Listen,
-		time.Since(st.Started).Truncate(time.Second), st.Generation)
-	if len(st.Degraded) > 0 {
-		fmt.Printf("DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
-	}
-	for _, r := range []*supervisor.OpResult{st.LastReload, st.LastUpgrade} {
-		if r != nil {
-			outcome := "ok"
-			if !r.OK {
-				outcome = "FAILED: " + r.Error
-			}
-			fmt.Printf("last %s: %s, %s ago (took %s)\n", r.Op, outcome, time.Since(r.At).Truncate(time.Second), r.Took)
-		}
-	}
-	fmt.Printf("\n%-10s %-6s %-4s %-8s %-11s %-9s %-9s %s\n", "WORKER", "ROLE", "GEN", "PID", "STATE", "RESTARTS", "RECYCLES", "SOCKET")
-	for _, w := range st.Workers {
-		pid := "-"
-		if w.PID > 0 {
-			pid = fmt.Sprint(w.PID)
-		}
-		fmt.Printf("%-10s %-6s %-4d %-8s %-11s %-9d %-9d %s\n", w.Name, w.Role, w.Generation, pid, w.State, w.Restarts, w.Recycles, w.Socket)
-	}
 }
 
 // reload asks the master to re-read its config and waits for the outcome.

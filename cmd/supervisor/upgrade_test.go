@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // TestUpgradesUnderLoad upgrades twice to rebuilt binaries, then once to a
@@ -55,6 +57,15 @@ func TestUpgradesUnderLoad(t *testing.T) {
 		pollUntil(t, 10*time.Second, fmt.Sprintf("the old master %d exits", prev.PID), func() bool { return processGone(prev.PID) })
 		for _, w := range prev.Workers {
 			pollUntil(t, 10*time.Second, fmt.Sprintf("old worker %s (pid %d) exits", w.Name, w.PID), func() bool { return processGone(w.PID) })
+		}
+		// Each master has its own scoreboard: status reads the new one's,
+		// and the old one removed its own on the way out.
+		if r := statusReport(t, in); r.PID != st.PID || r.Scoreboard != shm.PathFor(in.runtimeDir, st.PID) || len(r.Processes) != len(st.Workers) {
+			t.Errorf("upgrade %d: status read master %d's board %q with %d processes; want master %d's with %d",
+				i+1, r.PID, r.Scoreboard, len(r.Processes), st.PID, len(st.Workers))
+		}
+		if _, err := os.Stat(shm.PathFor(in.runtimeDir, prev.PID)); !os.IsNotExist(err) {
+			t.Errorf("upgrade %d: the old master's scoreboard is still there (%v)", i+1, err)
 		}
 		if st.Generation != prev.Generation+1 || !st.Ready || len(st.Workers) != len(prev.Workers) || st.Version != next.version {
 			t.Fatalf("upgrade %d: generation %d (want %d), ready %v, %d workers, version %q (want %q)",

@@ -36,6 +36,9 @@ type Config struct {
 	MaxQueueSize int
 	// Instances is the number of batches that may run at once. 0 means 1.
 	Instances int
+	// Observer, if set, is told about queue depth changes, queue waits
+	// and finished batches; nil reports nothing.
+	Observer Observer
 }
 
 // withDefaults fills in the zero values that mean a default.

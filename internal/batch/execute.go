@@ -28,7 +28,9 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 		parts, err = b.split(outs, items, rows)
 	}
 	t3 := b.clock.Now()
-	b.stats.batch(items, rows, dispatched, err == nil, [3]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)})
+	compute := [3]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)}
+	b.stats.batch(items, rows, dispatched, err == nil, compute)
+	b.observeBatch(items, rows, dispatched, err == nil, compute)
 	for i, p := range items {
 		if err != nil {
 			p.done <- result{err: err}

@@ -46,6 +46,9 @@ func (b *Batcher) loop() {
 			if b.observe != nil {
 				b.observe(depth)
 			}
+			if o := b.cfg.Observer; o != nil {
+				o.QueueDepthChanged(depth)
+			}
 		}
 		if closing && q.n == 0 && busy == 0 {
 			return

@@ -62,8 +62,9 @@ func load(rt *worker.Runtime) (*server, error) {
 	}
 	s := &server{models: map[string]*model{}}
 	var metas []tensor.Metadata
-	for _, m := range rt.Spec.Models {
-		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads})
+	var obs observers
+	for i, m := range rt.Spec.Models {
+		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads}, obs.add(rt.Slot(), i))
 		if err != nil {
 			s.close()
 			return nil, err
@@ -78,6 +79,7 @@ func load(rt *worker.Runtime) (*server, error) {
 		return nil, err
 	}
 	s.metaJSON = b
+	obs.arm()
 	return s, nil
 }
 

@@ -22,13 +22,16 @@ type model struct {
 // openModel loads m, starts its batcher and warms up every batch size the
 // batcher may form, so that no request pays ONNX Runtime's first run of a
 // shape.
-func openModel(m worker.Model, opts ort.Options) (*model, error) {
+// obs, if not nil, is told what the batcher does (the scoreboard).
+func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
 	sess, err := ort.Open(m.Path, m.Name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", m.Name, err)
 	}
 	md := sess.Metadata()
-	b, err := batch.New(batchConfig(m.Batching), md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
+	cfg := batchConfig(m.Batching)
+	cfg.Observer = obs
+	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
 		return sess.Run(in, nil)
 	})
 	if err != nil {

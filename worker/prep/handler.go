@@ -66,7 +66,9 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		}
 	case "infer":
 		if h.allow(ctx, fasthttp.MethodPost) {
+			start := time.Now()
 			h.infer(ctx, m)
+			m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 		}
 	case "stats":
 		if h.allow(ctx, fasthttp.MethodGet) {

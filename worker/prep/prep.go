@@ -18,6 +18,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -38,6 +39,11 @@ func Run(rt *worker.Runtime) error {
 	}
 	if err := applyProcessing(models, rt.Spec.Processing, rt.Log); err != nil {
 		rt.Fail(err)
+	}
+	for i, m := range rt.Spec.Models {
+		if mod := models[m.Name]; mod != nil {
+			mod.counters = rt.Slot().Model(i)
+		}
 	}
 	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log}
 	srv := &fasthttp.Server{
@@ -74,6 +80,9 @@ type model struct {
 	image *imageInput
 	// classify is the configured classification postprocessing, if any.
 	classify *classifier
+	// counters are the model's requests in the scoreboard (Triton's
+	// success and failure counts); the zero value when there is none.
+	counters shm.ModelSlot
 }
 
 // fetchModels asks the infer workers for the metadata of every model.

@@ -1,0 +1,216 @@
+package supervisor
+
+import (
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
+)
+
+// scrape is everything /metrics and /status are made of, taken at once.
+type scrape struct {
+	header shm.Header
+	slots  []shm.SlotSnapshot
+	// totals are the counters of every worker process this master ran:
+	// retired ones plus the live slots.
+	totals totals
+	status Status
+	ops    opCounts
+	lb     []lb.BackendStats
+	gpus   []affinity.GPUUsage
+}
+
+// scrape reads the board, the master's state and the GPUs.
+func (m *Master) scrape(gpus []affinity.GPUUsage) scrape {
+	s := scrape{status: m.status(), ops: m.history.opCounts(), lb: m.proxy.Stats(), gpus: gpus}
+	var retired totals
+	s.header, s.slots, retired = m.board.snapshot()
+	s.totals = retired
+	for _, sl := range s.slots {
+		s.totals.add(sl)
+	}
+	return s
+}
+
+// tritonVersion is the model version label: models have one version.
+const tritonVersion = "1"
+
+// metricsText renders a scrape in the Prometheus text format: Triton's
+// nv_* series where Triton has one, supervisor_* for the rest.
+func metricsText(s scrape) []byte {
+	var p promText
+	writeTriton(&p, s)
+	writeGPUs(&p, s.gpus)
+	writeWorkers(&p, s)
+	writeStages(&p, s)
+	writeLB(&p, s.lb)
+	return p.buf.Bytes()
+}
+
+func writeTriton(p *promText, s scrape) {
+	names := s.totals.modelNames()
+	type counter struct {
+		name, help string
+		value      func(*shm.ModelSnapshot) float64
+	}
+	us := func(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) }
+	counters := []counter{
+		{"nv_inference_request_success", "Number of successful inference requests, all batch sizes",
+			func(m *shm.ModelSnapshot) float64 { return float64(m.Success) }},
+		{"nv_inference_count", "Number of inferences performed (rows; a batch of 8 counts 8)",
+			func(m *shm.ModelSnapshot) float64 { return float64(m.Inferences) }},
+		{"nv_inference_exec_count", "Number of model executions performed (batches)",
+			func(m *shm.ModelSnapshot) float64 { return float64(m.Executions) }},
+		{"nv_inference_request_duration_us", "Cumulative duration of successful inference requests in the prep stage, in microseconds",
+			func(m *shm.ModelSnapshot) float64 { return us(m.RequestTime) }},
+		{"nv_inference_queue_duration_us", "Cumulative time requests waited in the batcher queue, in microseconds",
+			func(m *shm.ModelSnapshot) float64 { return us(m.QueueTime) }},
+		{"nv_inference_compute_input_duration_us", "Cumulative compute input duration (batch concatenation), in microseconds",
+			func(m *shm.ModelSnapshot) float64 { return us(m.ComputeInput) }},
+		{"nv_inference_compute_infer_duration_us", "Cumulative compute inference duration (the model run), in microseconds",
+			func(m *shm.ModelSnapshot) float64 { return us(m.ComputeInfer) }},
+		{"nv_inference_compute_output_duration_us", "Cumulative compute output duration (splitting the batch), in microseconds",
+			func(m *shm.ModelSnapshot) float64 { return us(m.ComputeOut) }},
+	}
+	for i, c := range counters {
+		p.family(c.name, "counter", c.help)
+		for _, n := range names {
+			p.sample(c.name, c.value(s.totals.models[n]), "model", n, "version", tritonVersion)
+		}
+		if i == 0 {
+			p.family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes, by reason (REJECTED: overloaded, 503; BACKEND: the run failed; CANCELED; OTHER: invalid input and the rest)")
+			for _, n := range names {
+				for _, f := range shm.Failures() {
+					p.sample("nv_inference_request_failure", float64(s.totals.models[n].Failures[f]), "model", n, "reason", f.String(), "version", tritonVersion)
+				}
+			}
+		}
+	}
+}
+
+func writeGPUs(p *promText, gpus []affinity.GPUUsage) {
+	if len(gpus) == 0 {
+		return
+	}
+	p.family("nv_gpu_utilization", "gauge", "GPU utilization rate [0.0 - 1.0)")
+	for _, g := range gpus {
+		p.sample("nv_gpu_utilization", float64(g.UtilizationPercent)/100, "gpu_uuid", g.UUID)
+	}
+	p.family("nv_gpu_memory_total_bytes", "gauge", "GPU total memory, in bytes")
+	for _, g := range gpus {
+		p.sample("nv_gpu_memory_total_bytes", float64(g.MemoryTotalBytes), "gpu_uuid", g.UUID)
+	}
+	p.family("nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes")
+	for _, g := range gpus {
+		p.sample("nv_gpu_memory_used_bytes", float64(g.MemoryUsedBytes), "gpu_uuid", g.UUID)
+	}
+}
+
+// writeWorkers: worker processes by state, restarts, recycles, reloads,
+// upgrades and the generation.
+func writeWorkers(p *promText, s scrape) {
+	type key struct{ role, state string }
+	states := map[key]int{}
+	for _, role := range []string{"prep", "infer"} {
+		for _, st := range []shm.State{shm.Starting, shm.Ready, shm.Draining, shm.Stopping} {
+			states[key{role, st.String()}] = 0
+		}
+	}
+	for _, sl := range s.slots {
+		if sl.State != shm.Free && sl.State != shm.Dead && sl.Role != "" {
+			states[key{sl.Role, sl.State.String()}]++
+		}
+	}
+	p.family("supervisor_workers", "gauge", "Worker processes by role and state (a recycle or reload briefly runs two per position)")
+	for _, role := range []string{"prep", "infer"} {
+		for _, st := range []shm.State{shm.Starting, shm.Ready, shm.Draining, shm.Stopping} {
+			p.sample("supervisor_workers", float64(states[key{role, st.String()}]), "role", role, "state", st.String())
+		}
+	}
+	restarts, recycles, degraded := map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}
+	for _, w := range s.status.Workers {
+		restarts[w.Role] += w.Restarts
+		recycles[w.Role] += w.Recycles
+		if w.State == stateDegraded {
+			degraded[w.Role]++
+		}
+	}
+	for _, f := range []struct {
+		name, typ, help string
+		v               map[string]int
+	}{
+		{"supervisor_worker_restarts_total", "counter", "Unexpected worker exits that were restarted, by pool", restarts},
+		{"supervisor_worker_recycles_total", "counter", "Surge-first worker replacements (max_requests, max_rss_bytes, max_lifetime, reloads), by pool", recycles},
+		{"supervisor_workers_degraded", "gauge", "Worker positions whose boots keep failing, by pool", degraded},
+	} {
+		p.family(f.name, f.typ, f.help)
+		for _, role := range []string{"prep", "infer"} {
+			p.sample(f.name, float64(f.v[role]), "role", role)
+		}
+	}
+	p.family("supervisor_reloads_total", "counter", "Config reloads by outcome, since this master started")
+	p.sample("supervisor_reloads_total", float64(s.ops.ReloadOK), "outcome", "ok")
+	p.sample("supervisor_reloads_total", float64(s.ops.ReloadFailed), "outcome", "failed")
+	p.family("supervisor_upgrades_total", "counter", "Binary upgrades by outcome, since this master started")
+	p.sample("supervisor_upgrades_total", float64(s.ops.UpgradeOK), "outcome", "ok")
+	p.sample("supervisor_upgrades_total", float64(s.ops.UpgradeFailed), "outcome", "failed")
+	p.family("supervisor_last_reload_success", "gauge", "1 if the last reload succeeded, 0 if it failed; absent before the first")
+	if r := s.status.LastReload; r != nil {
+		p.sample("supervisor_last_reload_success", b2f(r.OK))
+	}
+	p.family("supervisor_generation", "gauge", "Config generation the master serves")
+	p.sample("supervisor_generation", float64(s.status.Generation))
+	p.family("supervisor_ready", "gauge", "1 while every pool has a serving worker")
+	p.sample("supervisor_ready", b2f(s.status.Ready))
+}
+
+// writeStages: per-pool requests, in flight, queue depth and histograms.
+func writeStages(p *promText, s scrape) {
+	inflight, queue := map[string]int64{}, map[string]int64{}
+	for _, sl := range s.slots {
+		if sl.State != shm.Free && sl.State != shm.Dead {
+			inflight[sl.Role] += sl.InFlight
+			queue[sl.Role] += sl.QueueDepth
+		}
+	}
+	roles := []string{"prep", "infer"}
+	p.family("supervisor_requests_total", "counter", "Inference requests finished by a pool's workers")
+	for _, r := range roles {
+		p.sample("supervisor_requests_total", float64(s.totals.role(r).Requests), "role", r)
+	}
+	p.family("supervisor_request_errors_total", "counter", "Inference requests a pool's workers answered with a status of 400 or more")
+	for _, r := range roles {
+		p.sample("supervisor_request_errors_total", float64(s.totals.role(r).Errors), "role", r)
+	}
+	p.family("supervisor_inflight_requests", "gauge", "Requests in flight in a pool's workers")
+	for _, r := range roles {
+		p.sample("supervisor_inflight_requests", float64(inflight[r]), "role", r)
+	}
+	p.family("supervisor_queue_depth", "gauge", "Requests waiting in the infer workers' batcher queues")
+	p.sample("supervisor_queue_depth", float64(queue["infer"]), "role", "infer")
+	p.family("supervisor_request_duration_seconds", "histogram", "Latency of inference requests in a pool's workers (prep: the whole pipeline after the lb)")
+	for _, r := range roles {
+		p.histogram("supervisor_request_duration_seconds", s.totals.role(r).Latency, "role", r)
+	}
+	p.family("supervisor_queue_duration_seconds", "histogram", "Time requests waited in the infer workers' batcher queues")
+	p.histogram("supervisor_queue_duration_seconds", s.totals.role("infer").QueueTime, "role", "infer")
+	p.family("supervisor_batch_size", "histogram", "Rows per model run in the infer workers")
+	p.histogram("supervisor_batch_size", s.totals.role("infer").BatchSize, "role", "infer")
+}
+
+func writeLB(p *promText, stats []lb.BackendStats) {
+	p.family("supervisor_lb_inflight", "gauge", "Requests the master's lb has in flight on each prep worker process")
+	for _, b := range stats {
+		p.sample("supervisor_lb_inflight", float64(b.InFlight), "backend", b.Name)
+	}
+	p.family("supervisor_lb_requests_total", "counter", "Dispatches of the master's lb to each prep worker process it still knows")
+	for _, b := range stats {
+		p.sample("supervisor_lb_requests_total", float64(b.Requests), "backend", b.Name)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,190 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/shm"
+)
+
+// metricsServer serves the metrics listener: /metrics (Prometheus text),
+// /status (a self-refreshing HTML page) and /status.json (the Report).
+// Everything is read from the scoreboard and the master's state at request
+// time; nothing on the request path of inference waits for it.
+type metricsServer struct {
+	m    *Master
+	ln   net.Listener
+	srv  *fasthttp.Server
+	cpu  *cpuSampler
+	hist *history60
+
+	gpuMu   sync.Mutex
+	gpuAt   time.Time
+	gpus    []affinity.GPUUsage
+	stop    chan struct{}
+	stopped sync.WaitGroup
+}
+
+// gpuCacheFor bounds how often a scrape initialises NVML.
+const gpuCacheFor = 2 * time.Second
+
+// listenMetrics opens the metrics listener (through the upgrader, so an
+// upgrade hands it over); nil when metrics.listen is "".
+func (m *Master) listenMetrics() (*metricsServer, error) {
+	addr := m.cfg().Metrics.Listen
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := m.opts.Upgrader.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
+	}
+	ms := &metricsServer{m: m, ln: ln, cpu: newCPUSampler(), hist: newHistory60(), stop: make(chan struct{})}
+	ms.srv = &fasthttp.Server{Handler: ms.handle, Name: "supervisor-metrics", ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: fasthttpLogger{m}}
+	return ms, nil
+}
+
+// serve starts serving and sampling the request rate for the chart.
+func (ms *metricsServer) serve() {
+	if ms == nil {
+		return
+	}
+	ms.stopped.Add(2)
+	go func() {
+		defer ms.stopped.Done()
+		_ = ms.srv.Serve(ms.ln)
+	}()
+	go func() {
+		defer ms.stopped.Done()
+		ms.sampleRates()
+	}()
+}
+
+// close stops the listener (this master's copy, after an upgrade) and the
+// sampler.
+func (ms *metricsServer) close() {
+	if ms == nil {
+		return
+	}
+	close(ms.stop)
+	_ = ms.srv.Shutdown()
+	_ = ms.ln.Close()
+	ms.stopped.Wait()
+}
+
+func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
+	defer func() {
+		if r := recover(); r != nil { // a metrics bug must never take the master down
+			ms.m.log.Error().Any("panic", r).Str("path", string(ctx.Path())).Msg("metrics handler panicked")
+			ctx.Error("internal error", fasthttp.StatusInternalServerError)
+		}
+	}()
+	switch string(ctx.Path()) {
+	case "/metrics":
+		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+		ctx.SetBody(metricsText(ms.m.scrape(ms.gpuUsage())))
+	case "/status":
+		ctx.SetContentType("text/html; charset=utf-8")
+		ctx.SetBody(statusPage(ms.report(), ms.hist.points()))
+	case "/status.json":
+		b, err := json.MarshalIndent(ms.report(), "", "  ")
+		if err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+			return
+		}
+		ctx.SetContentType("application/json")
+		ctx.SetBody(b)
+	case "/":
+		ctx.Redirect("/status", fasthttp.StatusFound)
+	default:
+		ctx.Error("no route for "+string(ctx.Path())+" (try /metrics or /status)", fasthttp.StatusNotFound)
+	}
+}
+
+// report is the master's Report of itself.
+func (ms *metricsServer) report() *Report {
+	st := ms.m.status()
+	h, slots, _ := ms.m.board.snapshot()
+	r := buildReport(reportInput{status: st, header: h, slots: slots, procs: ms.cpu.sample(slotPIDs(slots)),
+		gpus: ms.gpuUsage(), now: time.Now(), boardOK: ms.m.board != nil})
+	r.Source, r.Scoreboard = "master", ms.m.board.path()
+	return r
+}
+
+func (ms *metricsServer) gpuUsage() []affinity.GPUUsage {
+	ms.gpuMu.Lock()
+	defer ms.gpuMu.Unlock()
+	if time.Since(ms.gpuAt) > gpuCacheFor {
+		ms.gpus, _ = affinity.NVML{}.Usage()
+		ms.gpuAt = time.Now()
+	}
+	return ms.gpus
+}
+
+// sampleRates records the prep pool's request count and latency histogram
+// every chartStep, for the status page's chart.
+func (ms *metricsServer) sampleRates() {
+	t := time.NewTicker(chartStep)
+	defer t.Stop()
+	ms.hist.add(ms.point(time.Now()))
+	for {
+		select {
+		case now := <-t.C:
+			ms.hist.add(ms.point(now))
+		case <-ms.stop:
+			return
+		}
+	}
+}
+
+func (ms *metricsServer) point(now time.Time) ratePoint {
+	_, slots, retired := ms.m.board.snapshot()
+	for _, s := range slots {
+		retired.add(s)
+	}
+	prep := retired.role("prep")
+	return ratePoint{At: now, Requests: prep.Requests, Errors: prep.Errors, Latency: prep.Latency}
+}
+
+// Chart geometry: one point every chartStep, chartPoints kept.
+const (
+	chartStep   = 5 * time.Second
+	chartPoints = 60
+)
+
+// ratePoint is the prep pool's counters at one instant.
+type ratePoint struct {
+	At               time.Time
+	Requests, Errors uint64
+	Latency          shm.Histogram
+}
+
+// history60 is a ring of the last chartPoints rate points.
+type history60 struct {
+	mu  sync.Mutex
+	pts []ratePoint
+}
+
+func newHistory60() *history60 { return &history60{} }
+
+func (h *history60) add(p ratePoint) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pts = append(h.pts, p)
+	if len(h.pts) > chartPoints+1 {
+		h.pts = h.pts[len(h.pts)-chartPoints-1:]
+	}
+}
+
+func (h *history60) points() []ratePoint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]ratePoint(nil), h.pts...)
+}
