@@ -88,13 +88,14 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Prep.Workers)},
 				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
-			}, d.recycleKeys(&c.Prep.Recycle)...))
+			}, append(d.recycleKeys(&c.Prep.Recycle), d.poolPlacementKeys(&c.Prep.CPUs, &c.Prep.CPUsPerWorker)...)...))
 		}},
 		{"infer", func(n *yaml.Node, field string) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
-			}, d.recycleKeys(&c.Infer.Recycle)...))
+			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)}),
+				d.poolPlacementKeys(&c.Infer.CPUs, &c.Infer.CPUsPerWorker)...)...))
 		}},
 		{"workers", func(n *yaml.Node, field string) {
 			w := &c.Workers
@@ -107,6 +108,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"max_surge", d.integer(&w.MaxSurge)},
 			})
 		}},
+		{"placement", func(n *yaml.Node, field string) { d.mapping(n, field, d.placementKeys(&c.Placement)) }},
 	})
 }
 

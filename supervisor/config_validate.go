@@ -124,6 +124,7 @@ func (c *Config) validate() []error {
 	v.recycle("prep", c.Prep.Recycle)
 	v.recycle("infer", c.Infer.Recycle)
 	v.workers(c.Workers)
+	v.placement(c)
 	return v.errs
 }
 

@@ -140,6 +140,9 @@ func (m *Master) applyReload(res *OpResult) error {
 	if err := reloadable(m.cfg(), cfg); err != nil {
 		return err
 	}
+	if err := m.place(cfg); err != nil {
+		return fmt.Errorf("the new config does not fit this host, the old one keeps serving:\n%w", err)
+	}
 	m.generation.Add(1)
 	m.conf.Store(cfg)
 	m.applySettings(cfg)

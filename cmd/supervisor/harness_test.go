@@ -93,6 +93,8 @@ type options struct {
 	batching map[string]string
 	// models adds models to the four generated ones: name -> .onnx path.
 	models map[string]string
+	// prepCPUs and inferCPUs are the pools' cpus (default auto).
+	prepCPUs, inferCPUs string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -141,6 +143,12 @@ func startInstance(t *testing.T, o options) *instance {
 	if o.maxBodyBytes == "" {
 		o.maxBodyBytes = "8MiB"
 	}
+	if o.prepCPUs == "" {
+		o.prepCPUs = "auto"
+	}
+	if o.inferCPUs == "" {
+		o.inferCPUs = "auto"
+	}
 	// Short, unique runtime dir: Unix socket paths are limited to 108 bytes.
 	rdParent, err := os.MkdirTemp("", "sv")
 	if err != nil {
@@ -165,13 +173,18 @@ boot_timeout: 60s
 models:
 %sprep:
   workers: %d
+  cpus: %q
   %s
 infer:
   workers: %d
   intra_op_threads: 1
+  cpus: %q
   %s
+# The tests run more workers than a small CI machine has cores.
+placement:
+  overcommit: true
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML(),
-		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, o.extra)
+		o.prepWorkers, o.prepCPUs, o.recycle, o.inferWorkers, o.inferCPUs, o.recycle, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/cloudflare/tableflip"
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/configs"
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -180,10 +181,31 @@ func check(args []string) error {
 		return err
 	}
 	os.Stdout.Write(out)
+	if err := printPlan(cfg); err != nil {
+		return err
+	}
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid")
+	return nil
+}
+
+// printPlan prints where the master would run each worker on this host,
+// as YAML comments so that the output of check stays a valid config.
+func printPlan(cfg *supervisor.Config) error {
+	host, err := supervisor.LoadHost("", affinity.NVML{})
+	if err != nil {
+		return err
+	}
+	plan, err := cfg.Plan(host)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())
+	for _, line := range strings.Split(strings.TrimRight(plan.String(), "\n"), "\n") {
+		fmt.Println("#  ", line)
+	}
 	return nil
 }
 
@@ -225,14 +247,22 @@ func printStatus(st *supervisor.Status) {
 			fmt.Printf("last %s: %s, %s ago (took %s)\n", r.Op, outcome, time.Since(r.At).Truncate(time.Second), r.Took)
 		}
 	}
-	fmt.Printf("\n%-10s %-6s %-4s %-8s %-11s %-9s %-9s %s\n", "WORKER", "ROLE", "GEN", "PID", "STATE", "RESTARTS", "RECYCLES", "SOCKET")
+	fmt.Printf("\n%-10s %-6s %-4s %-8s %-11s %-9s %-9s %-10s %-10s %s\n", "WORKER", "ROLE", "GEN", "PID", "STATE", "RESTARTS", "RECYCLES", "DEVICE", "CPUS", "SOCKET")
 	for _, w := range st.Workers {
 		pid := "-"
 		if w.PID > 0 {
 			pid = fmt.Sprint(w.PID)
 		}
-		fmt.Printf("%-10s %-6s %-4d %-8s %-11s %-9d %-9d %s\n", w.Name, w.Role, w.Generation, pid, w.State, w.Restarts, w.Recycles, w.Socket)
+		fmt.Printf("%-10s %-6s %-4d %-8s %-11s %-9d %-9d %-10s %-10s %s\n", w.Name, w.Role, w.Generation, pid, w.State, w.Restarts, w.Recycles,
+			orDash(w.Device), orDash(w.CPUs), w.Socket)
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // reload asks the master to re-read its config and waits for the outcome.
