@@ -18,14 +18,16 @@
 //     GPU on that GPU's NUMA node, then prep workers on the rest, one core
 //     each, spread over the GPUs' nodes.
 //   - StartPinned starts a worker with its cpuset in force from the first
-//     instruction.
+//     instruction; StartPlaced adds a NUMA memory policy (preferred or
+//     bind to the worker's node), inherited the same way.
 //
 // Invariants of a Placement: every CPU in it is usable; explicit cpus lists
 // never overlap (Plan fails with ErrOverlap instead); workers not marked
 // Shared have CPUs of their own, disjoint from each other's and from the
 // reserved CPUs. Plan marks a worker Shared only when the machine is too
 // small for what was left automatic, never for what was asked for
-// explicitly (that fails with ErrNoFit).
+// explicitly (that fails with ErrNoFit), unless Request.Overcommit allows
+// it for counts and sizes.
 //
 // The sysfs files are parsed here rather than through prometheus/procfs:
 // procfs's CPU topology lists every cpuN directory instead of the online

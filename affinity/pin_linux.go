@@ -25,34 +25,85 @@ import (
 //
 // An empty cpus starts cmd unpinned, with the parent's own mask.
 func StartPinned(cmd *exec.Cmd, cpus CPUSet) error {
-	if cpus.IsEmpty() {
+	return StartPlaced(cmd, cpus, MemPolicy{})
+}
+
+// StartPlaced is StartPinned with a NUMA memory policy as well: the
+// forking thread's set_mempolicy(2) policy is inherited by the child the
+// same way its CPU mask is, so every page the child ever allocates,
+// including its runtime's first ones, follows mem. The zero MemPolicy
+// leaves the policy alone.
+func StartPlaced(cmd *exec.Cmd, cpus CPUSet, mem MemPolicy) error {
+	if cpus.IsEmpty() && mem.Mode == MemDefault {
 		return cmd.Start()
 	}
-	want, err := cpus.Unix()
+	var want *unix.CPUSet
+	if !cpus.IsEmpty() {
+		u, err := cpus.Unix()
+		if err != nil {
+			return err
+		}
+		want = &u
+	}
+	policy, err := mem.threadPolicy()
 	if err != nil {
 		return err
 	}
 	done := make(chan error, 1)
-	go func() { done <- startOnPinnedThread(cmd, cpus, &want) }()
+	go func() { done <- startOnPlacedThread(cmd, cpus, want, mem, policy) }()
 	return <-done
 }
 
-// startOnPinnedThread runs on its own goroutine; it returns with the OS
-// thread unlocked only when the thread's mask is back to what it was.
-func startOnPinnedThread(cmd *exec.Cmd, cpus CPUSet, want *unix.CPUSet) error {
+// startOnPlacedThread runs on its own goroutine; it returns with the OS
+// thread unlocked only when the thread's mask and memory policy are back
+// to what they were.
+func startOnPlacedThread(cmd *exec.Cmd, cpus CPUSet, want *unix.CPUSet, mem MemPolicy, policy threadMemPolicy) error {
 	runtime.LockOSThread()
-	var saved unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &saved); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("could not read the forking thread's CPU affinity: %w", err)
-	}
-	if err := unix.SchedSetaffinity(0, want); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("could not pin the forking thread to CPUs %q for %s: %w", cpus, cmd.Path, err)
+	restore, err := placeThread(cmd, cpus, want, mem, policy)
+	if err != nil {
+		if restore() {
+			runtime.UnlockOSThread()
+		}
+		return err
 	}
 	startErr := cmd.Start()
-	if unix.SchedSetaffinity(0, &saved) == nil {
+	if restore() {
 		runtime.UnlockOSThread()
 	} // else leave it locked: the runtime ends the thread when this goroutine returns.
 	return startErr
+}
+
+// placeThread sets the calling thread's CPU mask (want, when not nil) and
+// memory policy (unless mem is the default). restore puts back what it
+// changed and reports whether it could.
+func placeThread(cmd *exec.Cmd, cpus CPUSet, want *unix.CPUSet, mem MemPolicy, policy threadMemPolicy) (restore func() bool, err error) {
+	var undo []func() error
+	restore = func() bool {
+		ok := true
+		for i := len(undo) - 1; i >= 0; i-- {
+			ok = undo[i]() == nil && ok
+		}
+		return ok
+	}
+	if want != nil {
+		var saved unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &saved); err != nil {
+			return restore, fmt.Errorf("could not read the forking thread's CPU affinity: %w", err)
+		}
+		if err := unix.SchedSetaffinity(0, want); err != nil {
+			return restore, fmt.Errorf("could not pin the forking thread to CPUs %q for %s: %w", cpus, cmd.Path, err)
+		}
+		undo = append(undo, func() error { return unix.SchedSetaffinity(0, &saved) })
+	}
+	if mem.Mode != MemDefault {
+		saved, err := getThreadMemPolicy()
+		if err != nil {
+			return restore, err
+		}
+		if err := setThreadMemPolicy(policy); err != nil {
+			return restore, fmt.Errorf("could not set a %s memory policy on NUMA node %d for %s: %w", mem.Mode, mem.Node, cmd.Path, err)
+		}
+		undo = append(undo, func() error { return setThreadMemPolicy(saved) })
+	}
+	return restore, nil
 }

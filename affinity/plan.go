@@ -55,6 +55,11 @@ type Request struct {
 	// PrepCPUs is the number of CPUs per prep worker; 0 means one core
 	// (its hyper-thread siblings together).
 	PrepCPUs int
+	// Overcommit lets workers whose count or size was given (Infer, Prep,
+	// InferCPUs, PrepCPUs) but whose CPUs were not share CPUs, marked
+	// Shared, when the machine runs out, instead of failing with ErrNoFit.
+	// Explicit cpus lists and the reservation stay strict.
+	Overcommit bool
 	// CPUs pins explicitly. Keys are "master" (the reserved CPUs), a role,
 	// "infer" or "prep" (the CPUs that role's automatically placed workers
 	// draw from), or a worker name: "infer-<GPU index>" ("infer-<n>" on a
@@ -101,7 +106,8 @@ type Placement struct {
 //   - Explicit cpus lists are taken as they are; they must be usable and
 //     must not overlap (ErrOverlap names both workers and the CPUs).
 //   - When CPUs run out: a worker whose size or count was asked for
-//     explicitly is an error (ErrNoFit); otherwise the worker is marked
+//     explicitly is an error (ErrNoFit) unless Request.Overcommit is set;
+//     otherwise the worker is marked
 //     Shared and floats over the unreserved CPUs of its node (all unreserved
 //     CPUs for prep workers). So a 2-CPU VM or a host with more GPUs than
 //     cores still gets a plan, and one that says so.
@@ -281,7 +287,7 @@ func (p *planner) assign(a Assignment, pref int, take func(*CPUSet, int) (CPUSet
 		a.CPUs = set
 	} else if set, ok := take(p.source(a.Role), pref); ok {
 		a.CPUs = set
-	} else if strict {
+	} else if strict && !p.req.Overcommit {
 		return fmt.Errorf("%w: %s needs %s but %s (usable: %q, reserved for the master: %q)", ErrNoFit, a.Name, need, leftWords(*p.source(a.Role)), p.topo.CPUs, p.reserved)
 	} else {
 		a.CPUs, a.Shared = p.shareable(pref), true

@@ -103,6 +103,10 @@ func TestPlan(t *testing.T) {
 		name: "more GPUs than cores: infer workers share their node", host: "vm2", gpus: 4,
 		want: []string{"infer-0 0 node0 gpu0", "infer-1 1 node0 gpu1", "infer-2 0-1 node0 gpu2 shared", "infer-3 0-1 node0 gpu3 shared", "prep-0 0-1 node0 shared"},
 	}, {
+		name: "2-CPU VM, counts larger than the machine, overcommit", host: "vm2",
+		req:  Request{Infer: 1, Prep: 2, Overcommit: true},
+		want: []string{"infer-0 0 node0", "prep-0 1 node0", "prep-1 0-1 node0 shared"},
+	}, {
 		name: "explicit cpus lists", host: "smt16", reserved: "0",
 		req: Request{CPUs: map[string]string{"master": "0", "infer": "1-3", "prep": "4-15", "prep-2": "5", "infer-0": "auto"}},
 		want: []string{"infer-0 1-3 node0", "prep-0 4 node0", "prep-1 6 node0", "prep-2 5 node0", "prep-3 7 node0", "prep-4 8 node0", "prep-5 9 node0",

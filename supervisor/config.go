@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
@@ -72,8 +73,14 @@ type Config struct {
 	Metrics MetricsConfig `yaml:"metrics"`
 	// RequestLog logs slow requests and a sample of the others.
 	RequestLog RequestLogConfig `yaml:"request_log"`
+	// Placement reserves CPUs for the master and sets NUMA memory policy
+	// and overcommit for every worker (see config_placement.go).
+	Placement PlacementConfig `yaml:"placement"`
 
 	origin configOrigin
+	// plan is where the master places this config's workers; set by
+	// Master.place, nil before.
+	plan *affinity.Placement
 }
 
 // ModelConfig is one served model.
@@ -103,18 +110,33 @@ type PrepConfig struct {
 	UpstreamTimeout Duration `yaml:"upstream_timeout"`
 	// Recycle says when a prep worker is replaced.
 	Recycle `yaml:",inline"`
+	// CPUs are the CPUs prep workers are placed on: "auto" (what the
+	// master and infer workers leave) or a CPU list such as "2-7".
+	CPUs string `yaml:"cpus"`
+	// CPUsPerWorker is each prep worker's share; 0 means one core (its
+	// hyper-thread siblings together).
+	CPUsPerWorker int `yaml:"cpus_per_worker"`
 }
 
 // InferConfig sizes the inference stage.
 type InferConfig struct {
-	// Workers is the number of infer workers on a host without GPUs, each
-	// running the CPU execution provider.
+	// Workers is the number of infer workers on a host without GPUs (or
+	// with GPUs set to []), each running the CPU execution provider. With
+	// GPUs there is one infer worker per GPU and Workers is not used.
 	Workers int `yaml:"workers"`
 	// IntraOpThreads is ONNX Runtime's intra-op thread count per infer
-	// worker; 0 means auto (see Resolve).
+	// worker; 0 means the size of the worker's cpuset.
 	IntraOpThreads int `yaml:"intra_op_threads"`
 	// Recycle says when an infer worker is replaced.
 	Recycle `yaml:",inline"`
+	// GPUs are the GPUs that get an infer worker each (CUDA execution
+	// provider); the zero value is auto.
+	GPUs GPUSelection `yaml:"gpus"`
+	// CPUs are the CPUs infer workers are placed on: "auto" or a CPU list.
+	CPUs string `yaml:"cpus"`
+	// CPUsPerWorker is each infer worker's share; 0 means one core for a
+	// GPU's worker and an even split of half the CPUs on a CPU-only host.
+	CPUsPerWorker int `yaml:"cpus_per_worker"`
 }
 
 // Recycle holds a pool's recycling limits (gunicorn semantics); 0 turns a
@@ -174,8 +196,8 @@ func DefaultConfig() *Config {
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
-		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}},
-		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0},
+		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue},
+		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},
@@ -188,6 +210,7 @@ func DefaultConfig() *Config {
 		Auth:       defaultAuth(),
 		Metrics:    defaultMetrics(),
 		RequestLog: defaultRequestLog(),
+		Placement:  PlacementConfig{MasterCPUs: autoValue, NUMAMemory: "none"},
 	}
 }
 
@@ -289,12 +312,10 @@ func (c *Config) YAML() ([]byte, error) {
 //     os.TempDir()/supervisor-<uid>; a candidate longer than
 //     MaxRuntimeDirLen is skipped, and /tmp/supervisor-<uid> is the last
 //     resort. Resolve does not create the directory.
-//   - prep.workers 0: max(1, NumCPU-1), leaving a CPU for the master and
-//     infer workers, at most 256.
-//   - infer.intra_op_threads 0: NumCPU / infer.workers, at least 1, so
-//     infer workers do not oversubscribe the CPUs between them.
 //
-// NumCPU is runtime.NumCPU: the CPUs in the process's affinity mask.
+// prep.workers 0 and infer.intra_op_threads 0 stay 0: the placement plan
+// (Plan) decides them per worker from the machine's topology, the number
+// of prep workers from the cores left, the threads from each cpuset.
 func (c *Config) Resolve() {
 	c.resolve(hostResolveEnv())
 }
@@ -321,13 +342,6 @@ func hostResolveEnv() resolveEnv {
 func (c *Config) resolve(env resolveEnv) {
 	if c.RuntimeDir == "" {
 		c.RuntimeDir = defaultRuntimeDir(env)
-	}
-	cpus := max(env.numCPU, 1)
-	if c.Prep.Workers == 0 {
-		c.Prep.Workers = min(max(1, cpus-1), maxPrepWorkers)
-	}
-	if c.Infer.IntraOpThreads == 0 {
-		c.Infer.IntraOpThreads = max(1, cpus/max(c.Infer.Workers, 1))
 	}
 }
 

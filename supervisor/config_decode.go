@@ -89,13 +89,14 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Prep.Workers)},
 				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
-			}, d.recycleKeys(&c.Prep.Recycle)...))
+			}, append(d.recycleKeys(&c.Prep.Recycle), d.poolPlacementKeys(&c.Prep.CPUs, &c.Prep.CPUsPerWorker)...)...))
 		}},
 		{"infer", func(n *yaml.Node, field string) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
-			}, d.recycleKeys(&c.Infer.Recycle)...))
+			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)}),
+				d.poolPlacementKeys(&c.Infer.CPUs, &c.Infer.CPUsPerWorker)...)...))
 		}},
 		{"workers", func(n *yaml.Node, field string) {
 			w := &c.Workers
@@ -110,6 +111,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		}},
 		{"limits", d.limits(&c.Limits)},
 		{"auth", d.auth(&c.Auth)},
+		{"placement", func(n *yaml.Node, field string) { d.mapping(n, field, d.placementKeys(&c.Placement)) }},
 	}, d.metricsKeys(c)...))
 }
 
@@ -245,6 +247,18 @@ func (d *configDecoder) integer(dst *int) func(*yaml.Node, string) {
 			return
 		}
 		*dst = v
+	}
+}
+
+// boolean decodes true or false.
+func (d *configDecoder) boolean(dst *bool) func(*yaml.Node, string) {
+	return func(n *yaml.Node, field string) {
+		if !d.scalar(n, field, "true or false") {
+			return
+		}
+		if n.ShortTag() != "!!bool" || n.Decode(dst) != nil {
+			d.errorf(n, field, "%q is not true or false", n.Value)
+		}
 	}
 }
 

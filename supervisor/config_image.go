@@ -185,19 +185,6 @@ func (d *configDecoder) floats3(dst *[3]float32) func(*yaml.Node, string) {
 	}
 }
 
-func (d *configDecoder) boolean(dst *bool) func(*yaml.Node, string) {
-	return func(n *yaml.Node, field string) {
-		if !d.scalar(n, field, "true or false") {
-			return
-		}
-		if n.ShortTag() != "!!bool" {
-			d.errorf(n, field, "%q is not true or false", n.Value)
-			return
-		}
-		*dst = n.Value == "true" || n.Value == "True" || n.Value == "TRUE"
-	}
-}
-
 // parseFloat32 reads "0.5", "1e-3" or a fraction "1/255" (rounded once, to
 // float32).
 func parseFloat32(s string) (float32, error) {

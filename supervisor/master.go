@@ -68,6 +68,8 @@ type Master struct {
 	// counts the requests considered for the sampled request log.
 	board   *board
 	sampled atomic.Uint64
+	// host is the machine placement plans against, read once (place).
+	host *Host
 }
 
 // Options are what a master needs besides its config.
@@ -79,6 +81,9 @@ type Options struct {
 	// Upgrader hands listeners to a new binary (tableflip); nil serves
 	// without upgrades.
 	Upgrader Upgrader
+	// Host is the machine to place workers on; nil reads this one
+	// (LoadHost with NVML). Tests give fake topologies and GPUs.
+	Host *Host
 }
 
 // New returns a master for a resolved config.
@@ -120,6 +125,9 @@ func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
 func (m *Master) Run(ctx context.Context) error {
 	m.started = time.Now()
 	cfg := m.cfg()
+	if err := m.place(cfg); err != nil {
+		return err
+	}
 	up := m.opts.Upgrader
 	rd, err := prepareRuntimeDir(cfg.RuntimeDir, up.HasParent())
 	if err != nil {
@@ -343,28 +351,21 @@ func (m *Master) newSlot(spec worker.Spec, lc *lifecycle) *slot {
 func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
 	models := modelSpecs(cfg)
 	gen := int(m.generation.Load())
-	var specs []worker.Spec
-	if role == worker.RoleInfer {
-		for i := range cfg.Infer.Workers {
-			s := baseSpec(cfg, role, fmt.Sprintf("infer-%d", i), gen)
-			s.Models = models
-			s.ORTLibrary = cfg.ONNXRuntimeLibrary
-			s.IntraOpThreads = cfg.Infer.IntraOpThreads
-			specs = append(specs, s)
-		}
-		return specs
-	}
-	for i := range cfg.Prep.Workers {
-		s := baseSpec(cfg, role, fmt.Sprintf("prep-%d", i), gen)
+	// One worker per assignment of the plan (placement.go).
+	return placedSpecs(cfg, role, func(name string) worker.Spec {
+		s := baseSpec(cfg, role, name, gen)
 		// Prep workers learn the models' metadata from infer workers at
 		// boot, so a model change replaces them too.
 		s.Models = models
-		s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
-		s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
-		s.Processing = cfg.processing()
-		specs = append(specs, s)
-	}
-	return specs
+		if role == worker.RoleInfer {
+			s.ORTLibrary = cfg.ONNXRuntimeLibrary
+		} else {
+			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
+			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
+			s.Processing = cfg.processing()
+		}
+		return s
+	})
 }
 
 func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {

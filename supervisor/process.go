@@ -70,7 +70,7 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{readyW, liveR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
 	liveR.Close()
 	if err != nil {

@@ -47,6 +47,8 @@ func helperWorker(behaviour string) {
 		worker.Start(spec).Fail(errors.New("model file is corrupt"))
 	case "crash":
 		os.Exit(3)
+	case "describe":
+		describeWorker(spec) // placement_test.go
 	case "hang":
 		worker.Start(spec)
 		select {}
@@ -58,6 +60,8 @@ func helperWorker(behaviour string) {
 		select {}
 	}
 }
+
+func getenv(k string) string { return os.Getenv(k) }
 
 func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
 	t.Helper()

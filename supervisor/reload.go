@@ -142,6 +142,9 @@ func (m *Master) applyReload(res *OpResult) error {
 	if err := reloadable(m.cfg(), cfg); err != nil {
 		return err
 	}
+	if err := m.place(cfg); err != nil {
+		return fmt.Errorf("the new config does not fit this host, the old one keeps serving:\n%w", err)
+	}
 	keys, err := loadAPIKeys(cfg.Auth)
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)

@@ -93,7 +93,7 @@ func (b *board) claim(spec *worker.Spec) int {
 // placementOf is the device and cpuset a spec pins its worker to, for the
 // slot's identity; "" when the spec does not say (the CLI then reads the
 // process's affinity from /proc).
-func placementOf(*worker.Spec) (device, cpus string) { return "", "" }
+func placementOf(s *worker.Spec) (device, cpus string) { return s.Device(), s.CPUs }
 
 // started records the pid of the process in slot i.
 func (b *board) started(i, pid int) {

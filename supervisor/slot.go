@@ -122,6 +122,11 @@ type WorkerStatus struct {
 	RecycleAt int `json:"recycle_at,omitempty"`
 	// Generation is the config generation the worker was spawned with.
 	Generation int64 `json:"generation"`
+	// Device is what the worker computes on: "cpu", or "gpu <UUID>" (its
+	// CUDA_VISIBLE_DEVICES). CPUs is the cpuset it is pinned to. Both are
+	// empty while no process serves.
+	Device string `json:"device,omitempty"`
+	CPUs   string `json:"cpus,omitempty"`
 }
 
 func newSlot(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks slotHooks, log zerolog.Logger) *slot {
@@ -136,6 +141,7 @@ func (s *slot) status() WorkerStatus {
 		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
 	if p := s.current; p != nil {
 		st.PID, st.Socket, st.RecycleAt, st.Generation = p.pid(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
+		st.Device, st.CPUs = p.spec.Device(), p.spec.CPUs
 	}
 	return st
 }

@@ -57,6 +57,7 @@ func Start(spec *Spec) *Runtime {
 	// when workers stop, so workers ignore SIGINT.
 	signal.Ignore(syscall.SIGINT)
 	go r.watchMaster(os.NewFile(livenessFD, "liveness-pipe"))
+	r.applyPlacement() // placement.go
 	return r
 }
 

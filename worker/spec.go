@@ -67,6 +67,35 @@ type Spec struct {
 	// process; "" means no board (the worker serves unreported).
 	Scoreboard     string `json:"scoreboard,omitempty"`
 	ScoreboardSlot int    `json:"scoreboard_slot,omitempty"`
+
+	// Placement (every role). CPUs is the cpuset the master started the
+	// worker on, in the kernel's list format ("" = unpinned); the worker
+	// sizes GOMAXPROCS to it. MemoryPolicy ("" = the kernel's default,
+	// "preferred" or "bind") and NUMANode are the NUMA memory policy it
+	// was started with.
+	CPUs         string `json:"cpus,omitempty"`
+	MemoryPolicy string `json:"memory_policy,omitempty"`
+	NUMANode     int    `json:"numa_node,omitempty"`
+	// Provider is an infer worker's ONNX Runtime execution provider,
+	// ProviderCPU or ProviderCUDA. GPU is a CUDA worker's device (its
+	// UUID, or NVML index): the master sets CUDA_VISIBLE_DEVICES to it, so
+	// the worker sees its GPU as CUDA device 0 and no other.
+	Provider string `json:"provider,omitempty"`
+	GPU      string `json:"gpu,omitempty"`
+}
+
+// Execution providers of infer workers.
+const (
+	ProviderCPU  = "cpu"
+	ProviderCUDA = "cuda"
+)
+
+// Device names the worker's device as status shows it: the GPU, or "cpu".
+func (s *Spec) Device() string {
+	if s.GPU != "" {
+		return "gpu " + s.GPU
+	}
+	return "cpu"
 }
 
 // Environ returns the environment entry that passes s to a worker.

@@ -97,6 +97,8 @@ type options struct {
 	models map[string]string
 	// modelItems are YAML list items appended to models:, indented by 2.
 	modelItems string
+	// prepCPUs and inferCPUs are the pools' cpus (default auto).
+	prepCPUs, inferCPUs string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -145,6 +147,12 @@ func startInstance(t *testing.T, o options) *instance {
 	if o.maxBodyBytes == "" {
 		o.maxBodyBytes = "8MiB"
 	}
+	if o.prepCPUs == "" {
+		o.prepCPUs = "auto"
+	}
+	if o.inferCPUs == "" {
+		o.inferCPUs = "auto"
+	}
 	// Short, unique runtime dir: Unix socket paths are limited to 108 bytes.
 	rdParent, err := os.MkdirTemp("", "sv")
 	if err != nil {
@@ -172,15 +180,20 @@ boot_timeout: 60s
 models:
 %sprep:
   workers: %d
+  cpus: %q
   %s
 infer:
   workers: %d
   intra_op_threads: 1
+  cpus: %q
   %s
+# The tests run more workers than a small CI machine has cores.
+placement:
+  overcommit: true
 metrics:
   listen: 127.0.0.1:%d
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
-		o.prepWorkers, o.recycle, o.inferWorkers, o.recycle, metricsPort, o.extra)
+		o.prepWorkers, o.prepCPUs, o.recycle, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

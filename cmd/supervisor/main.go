@@ -24,6 +24,7 @@ import (
 	"github.com/cloudflare/tableflip"
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/configs"
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -187,10 +188,31 @@ func check(args []string) error {
 		return err
 	}
 	os.Stdout.Write(out)
+	if err := printPlan(cfg); err != nil {
+		return err
+	}
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid")
+	return nil
+}
+
+// printPlan prints where the master would run each worker on this host,
+// as YAML comments so that the output of check stays a valid config.
+func printPlan(cfg *supervisor.Config) error {
+	host, err := supervisor.LoadHost("", affinity.NVML{})
+	if err != nil {
+		return err
+	}
+	plan, err := cfg.Plan(host)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())
+	for _, line := range strings.Split(strings.TrimRight(plan.String(), "\n"), "\n") {
+		fmt.Println("#  ", line)
+	}
 	return nil
 }
 

@@ -27,6 +27,11 @@ type Options struct {
 	// in parallel; ORT only uses it in parallel execution mode. 0 means ORT's
 	// default.
 	InterOpThreads int
+	// CUDA runs the session on CUDA device 0 through the CUDA execution
+	// provider, the CPU provider taking what CUDA cannot run. Open fails
+	// with ErrNoCUDA when the library or the machine has no CUDA. Wrap
+	// everything from Init to the warm-up runs in KeepGoSignalHandlers.
+	CUDA bool
 }
 
 // Session is one loaded model. Run may be called from many goroutines at
@@ -94,16 +99,15 @@ func newSessionOptions(opts Options) (*onnxruntime.SessionOptions, error) {
 	if err == nil && opts.InterOpThreads > 0 {
 		err = so.SetInterOpNumThreads(opts.InterOpThreads)
 	}
-	// A GPU execution provider would be appended here
-	// (so.AppendExecutionProviderCUDA). Beware onnxruntime_go issue #140:
-	// CUDA installs signal handlers without SA_ONSTACK over Go's, and the Go
-	// runtime then dies on the next signal ("non-Go code set up signal
-	// handler without SA_ONSTACK flag"). Save Go's sigactions before the
-	// provider initialises (Init, append, session creation, first Run) and
-	// restore them after.
 	if err != nil {
 		so.Destroy()
 		return nil, fmt.Errorf("could not set thread counts %+v: %w", opts, err)
+	}
+	if opts.CUDA {
+		if err := appendCUDA(so); err != nil {
+			so.Destroy()
+			return nil, err
+		}
 	}
 	return so, nil
 }

@@ -56,6 +56,12 @@ type server struct {
 }
 
 func load(rt *worker.Runtime) (*server, error) {
+	cuda := rt.Spec.Provider == worker.ProviderCUDA
+	if cuda {
+		// CUDA installs signal handlers over the Go runtime's while it
+		// initialises and runs the first batches (the warm-up).
+		defer ort.KeepGoSignalHandlers()()
+	}
 	// "" lets ort.Init discover the library.
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func load(rt *worker.Runtime) (*server, error) {
 	var metas []tensor.Metadata
 	var obs observers
 	for i, m := range rt.Spec.Models {
-		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads}, obs.add(rt.Slot(), i))
+		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
 		if err != nil {
 			s.close()
 			return nil, err
