@@ -9,7 +9,9 @@ MODELS    := models/default.onnx
 CONFIG    ?= configs/default.yaml
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/supervisor-dev/supervisor/supervisor.Version=$(VERSION)
-GOTESTFLAGS ?= -race -timeout 20m
+# -p 1: one package at a time, so the end-to-end tests (real processes,
+# timing-sensitive recovery) do not compete with other packages for CPUs.
+GOTESTFLAGS ?= -race -p 1 -timeout 30m
 
 export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 

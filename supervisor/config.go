@@ -171,6 +171,12 @@ type WorkersConfig struct {
 	DegradedAfter int `yaml:"degraded_after"`
 	// MaxSurge bounds how many replacements of one pool boot at once.
 	MaxSurge int `yaml:"max_surge"`
+	// User and Group the workers run as (names or ids). "" runs them as
+	// the master's user. Setting them needs a root master: it keeps root
+	// for sockets, placement and upgrades, and each worker drops to User
+	// before its first instruction.
+	User  string `yaml:"user"`
+	Group string `yaml:"group"`
 }
 
 // MaxRuntimeDirLen is the longest RuntimeDir accepted. A Unix socket path

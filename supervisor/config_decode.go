@@ -107,6 +107,8 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"restart_backoff_max", d.duration(&w.RestartBackoffMax)},
 				{"degraded_after", d.integer(&w.DegradedAfter)},
 				{"max_surge", d.integer(&w.MaxSurge)},
+				{"user", d.str(&w.User)},
+				{"group", d.str(&w.Group)},
 			})
 		}},
 		{"limits", d.limits(&c.Limits)},

@@ -95,6 +95,13 @@ func (c *Config) validate() []error {
 	v.listen(c.Listen)
 	v.runtimeDir(c.RuntimeDir)
 	v.limits(c.Limits)
+	if _, err := lookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
+		field := "workers.user"
+		if c.Workers.User == "" || strings.Contains(err.Error(), "group") {
+			field = "workers.group"
+		}
+		v.errorf(field, "%v", err)
+	}
 	v.auth(c.Auth)
 	if c.ControlGroup != "" {
 		if _, err := lookupGroup(c.ControlGroup); err != nil {

@@ -142,6 +142,10 @@ func (m *Master) Run(ctx context.Context) error {
 	m.keys.Store(keys)
 	m.board = openBoard(rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
 	m.spawner.board = m.board
+	if err := m.dropWorkerPrivileges(cfg); err != nil {
+		rd.cleanup()
+		return err
+	}
 	defer m.board.remove() // on early returns; idempotent
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -39,14 +40,21 @@ type process struct {
 
 // spawner starts worker processes. The zero value re-executes this binary.
 type spawner struct {
-	exe   string // "" = /proc/self/exe
-	board *board // scoreboard slots for the workers; nil = none
+	exe   string       // "" = /proc/self/exe
+	board *board       // scoreboard slots for the workers; nil = none
+	creds *credentials // the workers' user; nil = the master's
 }
 
 // spawn starts a worker for spec. The child inherits the ready pipe as fd 3
 // and the liveness pipe as fd 4 and runs in its own process group, so a
 // terminal's Ctrl-C reaches only the master, which decides when workers stop.
 func (s spawner) spawn(spec worker.Spec) (*process, error) {
+	sock, err := listenWorkerSocket(spec.Socket, s.creds)
+	if err != nil {
+		return nil, err
+	}
+	defer sock.Close() // the worker has its own copy once started
+	spec.ListenFD = listenFD
 	env, err := spec.Environ()
 	if err != nil {
 		return nil, err
@@ -68,8 +76,8 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	cmd := exec.Command(exe, "worker")
 	cmd.Env = append(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.ExtraFiles = []*os.File{readyW, liveR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = []*os.File{readyW, liveR, sock}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.creds.credential()}
 	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
 	liveR.Close()
@@ -130,7 +138,39 @@ func (p *process) silentFor(now time.Time) time.Duration {
 func (p *process) wait() {
 	p.err = p.cmd.Wait()
 	p.liveness.Close()
+	// The master made the socket; a worker without root may not remove it.
+	_ = os.Remove(p.spec.Socket)
 	close(p.exited)
+}
+
+// listenFD is where a worker finds its listening socket: after stdin,
+// stdout, stderr and the event and liveness pipes.
+const listenFD = 5
+
+// listenWorkerSocket creates a worker's listening Unix socket in the
+// master, owned by the workers' user and private to it (0600), and returns
+// it as a file to hand to the worker. The master making every socket is
+// what lets workers run unprivileged in a runtime dir they cannot write.
+func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
+	if len(path) >= 108 {
+		return nil, fmt.Errorf("socket path %q is %d bytes; Unix socket paths are limited to 107: use a shorter runtime_dir", path, len(path))
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %q: %w", path, err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %q: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	defer ln.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("chmod %q: %w", path, err)
+	}
+	if err := creds.chown(path); err != nil {
+		return nil, err
+	}
+	return ln.File()
 }
 
 // waitReady waits for the readiness signal, at most timeout. On timeout

@@ -165,6 +165,9 @@ func reloadable(old, cfg *Config) error {
 	if old.Listen != cfg.Listen {
 		errs = append(errs, fmt.Errorf("listen: changing it (%s to %s) needs `supervisor upgrade` or a restart; nothing was changed", old.Listen, cfg.Listen))
 	}
+	if old.Workers.User != cfg.Workers.User || old.Workers.Group != cfg.Workers.Group {
+		errs = append(errs, fmt.Errorf("workers.user/group: changing them needs `supervisor upgrade` or a restart; nothing was changed"))
+	}
 	if old.RuntimeDir != cfg.RuntimeDir {
 		errs = append(errs, fmt.Errorf("runtime_dir: changing it (%s to %s) needs a restart; nothing was changed", old.RuntimeDir, cfg.RuntimeDir))
 	}

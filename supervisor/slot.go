@@ -226,6 +226,12 @@ func (s *slot) run(booted chan<- error) {
 	for {
 		s.setServing(s.bootingState(), nil)
 		p, err := s.boot()
+		if err == nil {
+			// Serving (in the lb, or in every prep worker's upstreams)
+			// before the first boot counts as done: the master reports
+			// ready only after that.
+			s.setServing(stateReady, p)
+		}
 		if first {
 			booted <- err
 			first = false
@@ -350,7 +356,6 @@ func (s *slot) boot() (*process, error) {
 // and must be restarted. Recycling limits replace it surge-first without
 // returning.
 func (s *slot) serve(p *process) (stopped bool) {
-	s.setServing(stateReady, p)
 	check := time.NewTicker(max(s.lc.heartbeatTimeout/4, 25*time.Millisecond))
 	defer check.Stop()
 	lifetime := s.lifetimeTimer()

@@ -145,7 +145,7 @@ func (r *Runtime) Count(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 // serves until SIGTERM or the master's death, then drains in-flight requests
 // (bounded by DrainTimeout) and returns.
 func (r *Runtime) Serve(srv *fasthttp.Server) error {
-	ln, err := ListenUnix(r.Spec.Socket)
+	ln, err := r.listener()
 	if err != nil {
 		return err
 	}
@@ -199,6 +199,20 @@ func (r *Runtime) drain(srv *fasthttp.Server) error {
 	}
 	r.Log.Info().Msg("drained")
 	return err
+}
+
+// listener is the socket the master made for this worker, or a new one.
+func (r *Runtime) listener() (net.Listener, error) {
+	if r.Spec.ListenFD == 0 {
+		return ListenUnix(r.Spec.Socket)
+	}
+	f := os.NewFile(uintptr(r.Spec.ListenFD), r.Spec.Socket)
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("the socket the master made for %q (fd %d): %w", r.Spec.Socket, r.Spec.ListenFD, err)
+	}
+	return ln, nil
 }
 
 // ListenUnix listens on a Unix socket at path, replacing a stale socket file

@@ -39,7 +39,10 @@ type Spec struct {
 	Name       string `json:"name"`       // slot name, e.g. "prep-0"
 	Generation int    `json:"generation"` // master generation (reloads, upgrades)
 	Socket     string `json:"socket"`     // Unix socket this worker listens on
-	LogLevel   string `json:"log_level"`
+	// ListenFD, when set, is the socket already listening, made by the
+	// master (which may run as another user); 0 = listen on Socket.
+	ListenFD int    `json:"listen_fd,omitempty"`
+	LogLevel string `json:"log_level"`
 
 	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
 	DrainTimeout time.Duration `json:"drain_timeout"`

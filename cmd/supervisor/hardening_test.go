@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -197,4 +199,60 @@ func TestControlSocketRefusesOtherUsers(t *testing.T) {
 	if out, err := in.cli("status"); err != nil {
 		t.Fatalf("status as root after a refusal: %v\n%s", err, out)
 	}
+}
+
+// TestWorkersRunUnprivileged starts workers as nobody under a root master:
+// every worker's real and effective uid and gid are nobody's, the master
+// stays root, and inference works end to end (sockets made by the master
+// and handed over, scoreboard writable).
+func TestWorkersRunUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root: only a root master may start workers as another user")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody on this machine")
+	}
+	// nobody must read the generated models.
+	for _, d := range []string{suiteDir, modelsDir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := startInstance(t, options{prepWorkers: 1, extra: "workers:\n  user: nobody\n"})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
+		t.Fatalf("inference through unprivileged workers: %d %s", code, resp)
+	}
+	if uid := procIDs(t, in.cmd.Process.Pid, "Uid"); uid != "0" {
+		t.Errorf("master uid %s, want 0", uid)
+	}
+	for _, w := range in.status().Workers {
+		if uid, gid := procIDs(t, w.PID, "Uid"), procIDs(t, w.PID, "Gid"); uid != nobody.Uid || gid != nobody.Gid {
+			t.Errorf("%s (pid %d) runs as uid %s gid %s, want nobody (%s/%s)", w.Name, w.PID, uid, gid, nobody.Uid, nobody.Gid)
+		}
+	}
+}
+
+// procIDs returns a process's ids from /proc/<pid>/status ("Uid" or
+// "Gid"), all four (real, effective, saved, filesystem) when they agree.
+func procIDs(t *testing.T, pid int, field string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			ids := strings.Fields(rest)
+			for _, id := range ids[1:] {
+				if id != ids[0] {
+					return strings.Join(ids, "/")
+				}
+			}
+			return ids[0]
+		}
+	}
+	t.Fatalf("no %s line in /proc/%d/status", field, pid)
+	return ""
 }

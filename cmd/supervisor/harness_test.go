@@ -159,6 +159,10 @@ func startInstance(t *testing.T, o options) *instance {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rdParent) })
+	// Traversable, so workers running as another user reach their sockets.
+	if err := os.Chmod(rdParent, 0o711); err != nil {
+		t.Fatal(err)
+	}
 	port := freePort(t)
 	in := &instance{
 		t:          t,

@@ -1,0 +1,101 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// credentials are the user and group workers run as; nil keeps the
+// master's. The master stays root: it owns the listeners, the runtime dir
+// and placement, and upgrades re-execute it; workers, which parse
+// untrusted input, drop to an unprivileged user before their first
+// instruction (the kernel switches ids in the forked child before exec).
+type credentials struct {
+	uid, gid int
+}
+
+// lookupCredentials resolves workers.user and workers.group: names or ids;
+// a user without a group runs in the user's primary group.
+func lookupCredentials(userName, groupName string) (*credentials, error) {
+	if userName == "" && groupName == "" {
+		return nil, nil
+	}
+	if userName == "" {
+		return nil, errors.New("a group needs a user (set workers.user too)")
+	}
+	u, err := user.Lookup(userName)
+	if err != nil {
+		if u, err = user.LookupId(userName); err != nil {
+			return nil, fmt.Errorf("user %q does not exist", userName)
+		}
+	}
+	c := &credentials{}
+	c.uid, _ = strconv.Atoi(u.Uid)
+	c.gid, _ = strconv.Atoi(u.Gid)
+	if groupName != "" {
+		if c.gid, err = lookupGroup(groupName); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// workerCredentials are the config's credentials, checked against the
+// master's own: switching users needs root.
+func workerCredentials(cfg *Config) (*credentials, error) {
+	c, err := lookupCredentials(cfg.Workers.User, cfg.Workers.Group)
+	if err != nil || c == nil {
+		return c, err
+	}
+	if os.Geteuid() != 0 && (c.uid != os.Geteuid() || c.gid != os.Getegid()) {
+		return nil, fmt.Errorf("workers.user %q: only a master running as root can start workers as another user", cfg.Workers.User)
+	}
+	return c, nil
+}
+
+// sysProcAttr is what starts a worker with these credentials: the user,
+// the group, and no supplementary groups but that one.
+func (c *credentials) credential() *syscall.Credential {
+	if c == nil {
+		return nil
+	}
+	return &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.gid), Groups: []uint32{uint32(c.gid)}}
+}
+
+// chown gives a file the workers need to use (their sockets, the
+// scoreboard) to the workers' user; no-op without credentials.
+func (c *credentials) chown(path string) error {
+	if c == nil {
+		return nil
+	}
+	if err := os.Chown(path, c.uid, c.gid); err != nil {
+		return fmt.Errorf("give %s to the workers' user: %w", path, err)
+	}
+	return nil
+}
+
+// dropWorkerPrivileges sets up workers.user: the spawner starts workers
+// as that user, the runtime dir lets them reach each other's sockets by
+// path (0711: no listing; each socket is 0600 and theirs), and the
+// scoreboard becomes theirs to write.
+func (m *Master) dropWorkerPrivileges(cfg *Config) error {
+	creds, err := workerCredentials(cfg)
+	if err != nil || creds == nil {
+		return err
+	}
+	m.spawner.creds = creds
+	if err := os.Chmod(m.rd.path, 0o711); err != nil {
+		return fmt.Errorf("runtime_dir: %w", err)
+	}
+	if m.board != nil {
+		if err := creds.chown(m.board.sb.Path()); err != nil {
+			return err
+		}
+	}
+	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")
+	return nil
+}
