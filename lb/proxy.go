@@ -93,14 +93,23 @@ func (p *Proxy) SetTimeout(d time.Duration) {
 //
 // Nothing of ctx is used after it returns: fasthttp's HostClient does the
 // upstream exchange synchronously on the caller's goroutine.
-func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) {
+func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { p.ServeHTTPUntil(ctx, time.Time{}) }
+
+// ServeHTTPUntil is ServeHTTP for a request the client will wait for only
+// until deadline (zero = no deadline of its own); the Proxy's timeout
+// still bounds it.
+func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) {
 	var buf [idBufSize]byte
 	id := p.requestID(ctx, buf[:0])
 	defer p.recoverPanic(ctx, id)
 	if p.panicHook != nil {
 		p.panicHook(ctx)
 	}
-	p.forward(ctx, id)
+	limit := time.Now().Add(time.Duration(p.timeout.Load()))
+	if deadline.IsZero() || deadline.After(limit) {
+		deadline = limit
+	}
+	p.forward(ctx, id, deadline)
 	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
 }
 
@@ -136,9 +145,9 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 
 // forward sends the client's request upstream and turns failures into V2
 // errors: 503 when no backend took it, 504/502 when it may have been sent.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte) {
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time) {
 	prepareUpstream(ctx)
-	err := p.Do(&ctx.Request, &ctx.Response, time.Now().Add(time.Duration(p.timeout.Load())))
+	err := p.Do(&ctx.Request, &ctx.Response, deadline)
 	switch {
 	case err == nil:
 		// A worker closing its connection must not close the client's.

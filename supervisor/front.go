@@ -80,8 +80,14 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 			m.reply(ctx, fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping")
 			return
 		}
+		deadline, err := clientDeadline(ctx)
+		if err != nil {
+			m.reply(ctx, fasthttp.StatusBadRequest, err.Error())
+			m.proxy.SetRequestID(ctx)
+			return
+		}
 		if m.admit(ctx) {
-			m.proxy.ServeHTTP(ctx)
+			m.proxy.ServeHTTPUntil(ctx, deadline)
 			m.inFlight.Add(-1)
 		}
 		return

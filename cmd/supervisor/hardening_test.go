@@ -256,3 +256,35 @@ func procIDs(t *testing.T, pid int, field string) string {
 	t.Fatalf("no %s line in /proc/%d/status", field, pid)
 	return ""
 }
+
+// TestClientDeadlineReachesTheInferQueue: a client that will wait 200ms
+// (X-Request-Timeout) for a model that holds requests 1.5s in its queue
+// gets its answer (503/504) at its deadline, and the infer worker drops the
+// request from its queue then instead of running it at 1.5s: the deadline
+// travelled master → prep → infer. A malformed value gets 400.
+func TestClientDeadlineReachesTheInferQueue(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1,
+		batching: map[string]string{"mlp": "{max_batch_size: 8, max_queue_delay: 1500ms}"}})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	start := time.Now()
+	code, resp, _ := in.post("/v2/models/mlp/infer", body, map[string]string{"X-Request-Timeout": "200ms"})
+	if took := time.Since(start); (code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout) || took > time.Second {
+		t.Fatalf("with a 200ms deadline: %d after %s (%s), want 503 or 504 at the deadline", code, took, resp)
+	}
+	t.Logf("answered %d after %s", code, time.Since(start))
+	// Dropped, not run: the queue delay would have run it at 1.5s.
+	var stats []byte
+	pollUntil(t, 1400*time.Millisecond-time.Since(start), "the infer worker drops the expired request", func() bool {
+		_, stats, _ = in.get("/v2/models/mlp/stats")
+		return strings.Contains(string(stats), `"fail":{"count":1`)
+	})
+	if strings.Contains(string(stats), `"success":{"count":1`) {
+		t.Fatalf("the expired request ran: %s", stats)
+	}
+	if code, resp, _ := in.post("/v2/models/mlp/infer", body, map[string]string{"X-Request-Timeout": "soon"}); code != http.StatusBadRequest {
+		t.Errorf("X-Request-Timeout: soon got %d %s, want 400", code, resp)
+	}
+	if code, _, _ := in.post("/v2/models/mlp/infer", body, map[string]string{"X-Request-Timeout": "5s"}); code != http.StatusOK {
+		t.Errorf("with a 5s deadline: %d, want 200", code)
+	}
+}

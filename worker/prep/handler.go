@@ -179,8 +179,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	up.SetRequestURI("http://infer/infer")
 	up.SetBodyRaw(tensor.AppendRequest(nil, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}))
 
-	timeout := h.timeout
-	setSchedule(up, req, timeout)
+	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
 	if err := h.up.Do(up, resp, time.Now().Add(timeout)); err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {

@@ -14,9 +14,15 @@ import (
 // worker. Its "timeout" (Triton: how long the request may wait in the
 // queue) becomes the deadline by which it must have started; without one
 // it is the upstream timeout, after which nobody waits for the answer.
-// A request that has started runs to the end, bounded by upstream_timeout.
-func setSchedule(up *fasthttp.Request, req *v2.InferRequest, upstreamTimeout time.Duration) {
+// The client's own deadline (the master passes X-Request-Timeout on as
+// worker.DeadlineHeader) caps both. A request that has started runs to the
+// end, bounded by the returned time: when the prep worker stops waiting.
+func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.InferRequest, upstreamTimeout time.Duration) time.Duration {
 	wait := upstreamTimeout
+	if d, ok := clientBudget(client); ok && d < wait {
+		wait = d
+	}
+	total := wait
 	if req.Timeout > 0 && req.Timeout < wait {
 		wait = req.Timeout
 	}
@@ -24,4 +30,15 @@ func setSchedule(up *fasthttp.Request, req *v2.InferRequest, upstreamTimeout tim
 	if req.Priority > 0 {
 		up.Header.Set(worker.PriorityHeader, strconv.Itoa(req.Priority))
 	}
+	return total
+}
+
+// clientBudget is the time left before the client's deadline, if the
+// master passed one.
+func clientBudget(h *fasthttp.RequestHeader) (time.Duration, bool) {
+	ns, err := strconv.ParseInt(string(h.Peek(worker.DeadlineHeader)), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return max(time.Until(time.Unix(0, ns)), 0), true
 }
