@@ -116,6 +116,16 @@ type PrepConfig struct {
 	// CPUsPerWorker is each prep worker's share; 0 means one core (its
 	// hyper-thread siblings together).
 	CPUsPerWorker int `yaml:"cpus_per_worker"`
+	// Handoff is how tensors travel to infer workers: "shm" (a slot of the
+	// prep worker's shared-memory arena; only the slot's number is sent)
+	// or "inline" (in the request body). A frame larger than a slot goes
+	// inline either way.
+	Handoff string `yaml:"handoff"`
+	// ArenaSlots is the number of requests a prep worker can have in its
+	// arena at once; beyond it a request waits (at most a second), then
+	// gets 503. ArenaSlotBytes is each slot's size.
+	ArenaSlots     int      `yaml:"arena_slots"`
+	ArenaSlotBytes ByteSize `yaml:"arena_slot_bytes"`
 }
 
 // InferConfig sizes the inference stage.
@@ -202,8 +212,9 @@ func DefaultConfig() *Config {
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
-		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue},
-		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue},
+		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
+			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
+		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},

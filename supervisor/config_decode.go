@@ -89,6 +89,9 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Prep.Workers)},
 				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
+				{"handoff", d.str(&c.Prep.Handoff)},
+				{"arena_slots", d.integer(&c.Prep.ArenaSlots)},
+				{"arena_slot_bytes", d.byteSize(&c.Prep.ArenaSlotBytes)},
 			}, append(d.recycleKeys(&c.Prep.Recycle), d.poolPlacementKeys(&c.Prep.CPUs, &c.Prep.CPUsPerWorker)...)...))
 		}},
 		{"infer", func(n *yaml.Node, field string) {

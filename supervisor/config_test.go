@@ -51,8 +51,9 @@ func TestConfigDefaults(t *testing.T) {
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
-		Prep:            PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: "auto"},
-		Infer:           InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto"},
+		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: "auto",
+			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
+		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto"},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},
@@ -208,7 +209,7 @@ func TestConfigErrors(t *testing.T) {
 		want []string // each a prefix of one message, in order
 	}{
 		{"unknown key", "listen: :8000\nprep:\n  workers: 2\n  workerz: 3\n",
-			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
+			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
@@ -230,7 +231,7 @@ func TestConfigErrors(t *testing.T) {
 		{"workers a float", "infer:\n  workers: 1.5\n",
 			[]string{`t.yaml:2: infer.workers: "1.5" is not a whole number`}},
 		{"prep not a mapping", "prep: 4\n",
-			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
+			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
 		{"root not a mapping", "- listen\n",
 			[]string{`t.yaml:1: the config must be a mapping`}},
 		{"string given a list", "log_level:\n  - info\n",
@@ -392,7 +393,8 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	c.ShutdownTimeout = Duration{}
 	c.BootTimeout = Duration{time.Hour + 90*time.Second}
 	c.Models = append(c.Models, ModelConfig{Name: "b", Path: "/m/b.onnx"})
-	c.Prep = PrepConfig{Workers: 3, UpstreamTimeout: Duration{1500 * time.Millisecond}, CPUs: "4-7", CPUsPerWorker: 2}
+	c.Prep = PrepConfig{Workers: 3, UpstreamTimeout: Duration{1500 * time.Millisecond}, CPUs: "4-7", CPUsPerWorker: 2,
+		Handoff: "inline", ArenaSlots: 8, ArenaSlotBytes: 1 << 20}
 	c.Infer = InferConfig{Workers: 2, IntraOpThreads: 7, Recycle: Recycle{MaxRequests: 1000, MaxRequestsJitter: 50, MaxRSSBytes: 1 << 30, MaxLifetime: Duration{time.Hour}},
 		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto"}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}

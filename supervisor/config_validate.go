@@ -126,6 +126,17 @@ func (c *Config) validate() []error {
 	if c.Prep.Workers < 0 || c.Prep.Workers > maxPrepWorkers {
 		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", c.Prep.Workers, maxPrepWorkers)
 	}
+	switch c.Prep.Handoff {
+	case "shm", "inline":
+	default:
+		v.errorf("prep.handoff", "%q is not a handoff (use shm or inline)", c.Prep.Handoff)
+	}
+	if c.Prep.ArenaSlots < 1 || c.Prep.ArenaSlots > 4096 {
+		v.errorf("prep.arena_slots", "%d is out of range (1 to 4096)", c.Prep.ArenaSlots)
+	}
+	if c.Prep.ArenaSlotBytes < 4<<10 || c.Prep.ArenaSlotBytes > 1<<30 {
+		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", c.Prep.ArenaSlotBytes)
+	}
 	if c.Prep.UpstreamTimeout.Duration <= 0 {
 		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", c.Prep.UpstreamTimeout)
 	}

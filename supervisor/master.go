@@ -367,6 +367,7 @@ func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
 			s.Processing = cfg.processing()
+			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
 		}
 		return s
 	})

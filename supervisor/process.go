@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -139,7 +140,11 @@ func (p *process) wait() {
 	p.err = p.cmd.Wait()
 	p.liveness.Close()
 	// The master made the socket; a worker without root may not remove it.
+	// A prep worker killed outright leaves its arena behind.
 	_ = os.Remove(p.spec.Socket)
+	if p.spec.Role == worker.RolePrep {
+		_ = os.Remove(arena.PathFor(p.spec.Socket))
+	}
 	close(p.exited)
 }
 

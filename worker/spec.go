@@ -60,8 +60,13 @@ type Spec struct {
 	IntraOpThreads int     `json:"intra_op_threads,omitempty"`
 
 	// Prep role.
-	InferSockets    []string      `json:"infer_sockets,omitempty"`
-	MaxBodyBytes    int64         `json:"max_body_bytes,omitempty"`
+	InferSockets []string `json:"infer_sockets,omitempty"`
+	MaxBodyBytes int64    `json:"max_body_bytes,omitempty"`
+	// Handoff ("shm" or "inline"), ArenaSlots and ArenaSlotBytes: how the
+	// prep worker sends tensors to infer workers (see internal/arena).
+	Handoff         string        `json:"handoff,omitempty"`
+	ArenaSlots      int           `json:"arena_slots,omitempty"`
+	ArenaSlotBytes  int64         `json:"arena_slot_bytes,omitempty"`
 	UpstreamTimeout time.Duration `json:"upstream_timeout,omitempty"`
 	Processing      []Processing  `json:"processing,omitempty"`
 

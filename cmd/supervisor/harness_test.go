@@ -99,6 +99,8 @@ type options struct {
 	modelItems string
 	// prepCPUs and inferCPUs are the pools' cpus (default auto).
 	prepCPUs, inferCPUs string
+	// prepSection is more YAML lines for the prep: section.
+	prepSection string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -186,6 +188,7 @@ models:
   workers: %d
   cpus: %q
   %s
+  %s
 infer:
   workers: %d
   intra_op_threads: 1
@@ -197,7 +200,7 @@ placement:
 metrics:
   listen: 127.0.0.1:%d
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
-		o.prepWorkers, o.prepCPUs, o.recycle, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, o.extra)
+		o.prepWorkers, o.prepCPUs, o.recycle, o.prepSection, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -369,6 +372,18 @@ func newLogFile(t *testing.T) *logFile {
 func (l *logFile) String() string {
 	b, _ := os.ReadFile(l.f.Name())
 	return string(b)
+}
+
+// workerNamed is the named worker in the instance's status.
+func workerNamed(t *testing.T, in *instance, name string) supervisor.WorkerStatus {
+	t.Helper()
+	for _, w := range in.status().Workers {
+		if w.Name == name {
+			return w
+		}
+	}
+	t.Fatalf("no worker %s in status", name)
+	return supervisor.WorkerStatus{}
 }
 
 // servingPID is the pid in the instance's pid file: the master that serves.

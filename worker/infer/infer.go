@@ -21,6 +21,7 @@ package infer
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -40,6 +41,9 @@ func Run(rt *worker.Runtime) error {
 		rt.Fail(err)
 	}
 	defer s.close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.arenas.janitor(10*time.Second, stop)
 	srv := &fasthttp.Server{
 		Handler:            rt.Count(s.handle),
 		Name:               "supervisor-infer",
@@ -53,6 +57,7 @@ func Run(rt *worker.Runtime) error {
 type server struct {
 	models   map[string]*model
 	metaJSON []byte
+	arenas   arenas // prep workers' shared-memory arenas
 }
 
 func load(rt *worker.Runtime) (*server, error) {
@@ -110,7 +115,15 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *server) infer(ctx *fasthttp.RequestCtx) {
-	req, err := tensor.ParseRequest(ctx.PostBody())
+	in, err := s.frame(ctx)
+	if err != nil {
+		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+		return
+	}
+	defer s.finish(in)
+	// With the shared-memory handoff the inputs stay in the prep worker's
+	// slot: read in place, by the batcher and ONNX Runtime.
+	req, err := tensor.ParseRequest(in.frame)
 	if err != nil {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 		return
@@ -133,8 +146,7 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		replyError(ctx, err)
 		return
 	}
-	ctx.SetContentType("application/octet-stream")
-	ctx.Response.SetBodyRaw(tensor.AppendTensors(nil, outs))
+	in.reply(ctx, outs)
 }
 
 // fasthttpLogger routes fasthttp's own messages into the worker's log.

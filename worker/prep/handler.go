@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
@@ -26,6 +27,7 @@ type handler struct {
 	infers  *inferSockets // every infer worker, for statistics
 	timeout time.Duration
 	log     zerolog.Logger
+	arena   *arena.Arena // nil: tensors go inline
 }
 
 // serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
@@ -177,10 +179,15 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	defer fasthttp.ReleaseResponse(resp)
 	up.Header.SetMethod(fasthttp.MethodPost)
 	up.SetRequestURI("http://infer/infer")
-	up.SetBodyRaw(tensor.AppendRequest(nil, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}))
-
 	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
+	ho, err := h.setBody(up, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}, timeout)
+	if err != nil {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+		return nil, fasthttp.StatusServiceUnavailable, err
+	}
 	if err := h.up.Do(up, resp, time.Now().Add(timeout)); err != nil {
+		// An infer worker that got the request may still be running it.
+		ho.failed(2*h.timeout + time.Minute)
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):
@@ -192,15 +199,20 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 			return nil, fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
 		}
 	}
+	body, err := ho.reply(resp)
+	if err != nil {
+		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
+	}
 	if resp.StatusCode() != fasthttp.StatusOK {
 		// A full queue's or an expired request's 503 says when to retry.
 		if ra := resp.Header.Peek(fasthttp.HeaderRetryAfter); len(ra) > 0 {
 			ctx.Response.Header.SetBytesV(fasthttp.HeaderRetryAfter, ra)
 		}
-		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", resp.Body())
+		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", body)
 	}
-	// The response is released on return: the tensors must not alias it.
-	outs, err := tensor.ParseTensors(append([]byte(nil), resp.Body()...))
+	// The response (and the slot) are released on return: the tensors
+	// alias the copy.
+	outs, err := tensor.ParseTensors(body)
 	if err != nil {
 		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}

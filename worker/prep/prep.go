@@ -45,7 +45,11 @@ func Run(rt *worker.Runtime) error {
 			mod.counters = rt.Slot().Model(i)
 		}
 	}
-	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log}
+	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log,
+		arena: openArena(rt)}
+	if h.arena != nil {
+		defer h.arena.Close()
+	}
 	srv := &fasthttp.Server{
 		Handler:            rt.Count(h.serve),
 		Name:               "supervisor-prep",

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/arena"
+)
+
+// TestSharedMemoryHandoff checks the prep → infer handoff through each
+// prep worker's /dev/shm arena: the arena exists, a request's tensors
+// land in it (its pages get allocated), a request larger than a slot
+// still succeeds (inline), inline handoff makes no arena, and a prep
+// worker killed outright leaves no arena behind.
+func TestSharedMemoryHandoff(t *testing.T) {
+	big := inferBody(t, v2Tensor{"input", "FP32", []int64{1, 3, 224, 224}, seq(3*224*224, 1)})
+	const frameBlocks = 3 * 224 * 224 * 4 / 512 // the input, in 512-byte blocks
+
+	in := startInstance(t, options{prepWorkers: 1, prepSection: "handoff: shm"})
+	prep := workerNamed(t, in, "prep-0")
+	path := arena.PathFor(prep.Socket)
+	before := allocatedBlocks(t, path)
+	if code, resp, _ := in.post("/v2/models/default/infer", big, nil); code != http.StatusOK {
+		t.Fatalf("request through the arena: %d %s", code, resp)
+	}
+	if after := allocatedBlocks(t, path); after-before < frameBlocks {
+		t.Fatalf("arena grew by %d blocks for a %d-block input: the tensors did not go through shared memory", after-before, frameBlocks)
+	}
+	if err := syscall.Kill(prep.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 30*time.Second, "the killed prep worker's arena is removed", func() bool {
+		_, err := os.Stat(path)
+		return os.IsNotExist(err)
+	})
+
+	// 600KB of input does not fit a 64KiB slot: it goes inline, and works.
+	small := startInstance(t, options{prepWorkers: 1, prepSection: "handoff: shm\n  arena_slot_bytes: 64KiB"})
+	path = arena.PathFor(workerNamed(t, small, "prep-0").Socket)
+	before = allocatedBlocks(t, path)
+	if code, resp, _ := small.post("/v2/models/default/infer", big, nil); code != http.StatusOK {
+		t.Fatalf("request larger than a slot: %d %s", code, resp)
+	}
+	if after := allocatedBlocks(t, path); after != before {
+		t.Fatalf("a request larger than its slot was written into the arena (%d -> %d blocks)", before, after)
+	}
+
+	inline := startInstance(t, options{prepWorkers: 1, prepSection: "handoff: inline"})
+	if _, err := os.Stat(arena.PathFor(workerNamed(t, inline, "prep-0").Socket)); !os.IsNotExist(err) {
+		t.Fatalf("inline handoff made an arena: %v", err)
+	}
+	if code, resp, _ := inline.post("/v2/models/default/infer", big, nil); code != http.StatusOK {
+		t.Fatalf("inline handoff: %d %s", code, resp)
+	}
+}
+
+func allocatedBlocks(t *testing.T, path string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatalf("arena %s: %v", path, err)
+	}
+	return st.Blocks
+}
