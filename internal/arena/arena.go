@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -53,7 +54,12 @@ type Arena struct {
 	mem       []byte
 	slots     int
 	slotBytes int
-	free      chan int // owner only
+	// The owner's free slots: avail holds one token per free slot (a
+	// semaphore to wait on), stack their numbers. Last freed, first
+	// reused: its pages are the likeliest to be in cache and mapped.
+	avail chan struct{}
+	mu    sync.Mutex
+	stack []int
 }
 
 // Path returns the arena file's path.
@@ -100,9 +106,10 @@ func Create(path string, slots, slotBytes int) (*Arena, error) {
 	copy(mem, magic)
 	binary.LittleEndian.PutUint64(mem[8:], uint64(slots))
 	binary.LittleEndian.PutUint64(mem[16:], uint64(slotBytes))
-	a := &Arena{path: path, mem: mem, slots: slots, slotBytes: slotBytes, free: make(chan int, slots)}
-	for i := range slots {
-		a.free <- i
+	a := &Arena{path: path, mem: mem, slots: slots, slotBytes: slotBytes, avail: make(chan struct{}, slots)}
+	for i := slots - 1; i >= 0; i-- {
+		a.stack = append(a.stack, i)
+		a.avail <- struct{}{}
 	}
 	return a, nil
 }
@@ -137,7 +144,7 @@ func Open(path string) (*Arena, error) {
 
 // Close unmaps the arena; the owner also removes the file.
 func (a *Arena) Close() error {
-	if a.free != nil {
+	if a.avail != nil {
 		os.Remove(a.path)
 	}
 	return unix.Munmap(a.mem)
@@ -186,26 +193,31 @@ func (a *Arena) Fits(i int, frame []byte) bool {
 // one (backpressure): ErrFull after that.
 func (a *Arena) Acquire(wait time.Duration) (int, error) {
 	select {
-	case i := <-a.free:
-		a.state(i).Store(Sent)
-		return i, nil
+	case <-a.avail:
 	default:
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-a.avail:
+		case <-t.C:
+			return 0, ErrFull
+		}
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case i := <-a.free:
-		a.state(i).Store(Sent)
-		return i, nil
-	case <-t.C:
-		return 0, ErrFull
-	}
+	a.mu.Lock()
+	i := a.stack[len(a.stack)-1]
+	a.stack = a.stack[:len(a.stack)-1]
+	a.mu.Unlock()
+	a.state(i).Store(Sent)
+	return i, nil
 }
 
 // Release returns slot i to the free list once its exchange completed.
 func (a *Arena) Release(i int) {
 	a.state(i).Store(Free)
-	a.free <- i
+	a.mu.Lock()
+	a.stack = append(a.stack, i)
+	a.mu.Unlock()
+	a.avail <- struct{}{}
 }
 
 // Abandon returns slot i to the free list only once the infer worker that
