@@ -22,6 +22,18 @@ type NVML struct {
 // without a loaded driver has no GPUs: that returns an empty list and no
 // error, so the same binary runs on CPU-only machines.
 func (n NVML) GPUs() ([]GPU, error) {
+	var gpus []GPU
+	err := n.with(func(lib nvml.Interface) (err error) {
+		gpus, err = n.list(lib)
+		return err
+	})
+	return gpus, err
+}
+
+// with initialises NVML, runs f and shuts NVML down again, so the master
+// does not keep the driver open. Without the library or a loaded driver
+// it runs nothing and returns nil: a host with no GPUs.
+func (n NVML) with(f func(nvml.Interface) error) error {
 	var opts []nvml.LibraryOption
 	if n.LibraryPath != "" {
 		opts = append(opts, nvml.WithLibraryPath(n.LibraryPath))
@@ -30,15 +42,15 @@ func (n NVML) GPUs() ([]GPU, error) {
 	switch ret := lib.Init(); ret {
 	case nvml.SUCCESS:
 	case nvml.ERROR_LIBRARY_NOT_FOUND, nvml.ERROR_DRIVER_NOT_LOADED:
-		return nil, nil
+		return nil
 	default:
-		return nil, fmt.Errorf("could not initialise NVML: %w", ret)
+		return fmt.Errorf("could not initialise NVML: %w", ret)
 	}
-	gpus, err := n.list(lib)
+	err := f(lib)
 	if ret := lib.Shutdown(); ret != nvml.SUCCESS && err == nil {
 		err = fmt.Errorf("could not shut NVML down: %w", ret)
 	}
-	return gpus, err
+	return err
 }
 
 func (n NVML) list(lib nvml.Interface) ([]GPU, error) {

@@ -23,39 +23,29 @@ type GPUUsage struct {
 // shuts NVML down again. A host without the library or the driver has no
 // GPUs: that returns an empty list and no error.
 func (n NVML) Usage() ([]GPUUsage, error) {
-	var opts []nvml.LibraryOption
-	if n.LibraryPath != "" {
-		opts = append(opts, nvml.WithLibraryPath(n.LibraryPath))
-	}
-	lib := nvml.New(opts...)
-	switch ret := lib.Init(); ret {
-	case nvml.SUCCESS:
-	case nvml.ERROR_LIBRARY_NOT_FOUND, nvml.ERROR_DRIVER_NOT_LOADED:
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("could not initialise NVML: %w", ret)
-	}
-	defer lib.Shutdown()
-	count, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("could not count NVML devices: %w", ret)
-	}
-	out := make([]GPUUsage, 0, count)
-	for i := 0; i < count; i++ {
-		d, ret := lib.DeviceGetHandleByIndex(i)
+	var out []GPUUsage
+	err := n.with(func(lib nvml.Interface) error {
+		count, ret := lib.DeviceGetCount()
 		if ret != nvml.SUCCESS {
-			return nil, fmt.Errorf("could not open NVML device %d: %w", i, ret)
+			return fmt.Errorf("could not count NVML devices: %w", ret)
 		}
-		u := GPUUsage{Index: i}
-		u.UUID, _ = d.GetUUID()
-		u.Name, _ = d.GetName()
-		if rates, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
-			u.UtilizationPercent = rates.Gpu
+		for i := 0; i < count; i++ {
+			d, ret := lib.DeviceGetHandleByIndex(i)
+			if ret != nvml.SUCCESS {
+				return fmt.Errorf("could not open NVML device %d: %w", i, ret)
+			}
+			u := GPUUsage{Index: i}
+			u.UUID, _ = d.GetUUID()
+			u.Name, _ = d.GetName()
+			if rates, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
+				u.UtilizationPercent = rates.Gpu
+			}
+			if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+				u.MemoryUsedBytes, u.MemoryTotalBytes = mem.Used, mem.Total
+			}
+			out = append(out, u)
 		}
-		if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
-			u.MemoryUsedBytes, u.MemoryTotalBytes = mem.Used, mem.Total
-		}
-		out = append(out, u)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

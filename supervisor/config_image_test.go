@@ -121,15 +121,7 @@ func TestConfigImageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tt.yaml), "t.yaml")
-			have := configErrorLines(err)
-			if len(have) != len(tt.want) {
-				t.Fatalf("have %d errors:\n%v\nwant %d:\n%s", len(have), err, len(tt.want), strings.Join(tt.want, "\n"))
-			}
-			for i := range have {
-				if !strings.HasPrefix(have[i], tt.want[i]) {
-					t.Errorf("error %d:\nhave %s\nwant %s...", i, have[i], tt.want[i])
-				}
-			}
+			checkConfigErrors(t, err, tt.want)
 		})
 	}
 }

@@ -38,15 +38,7 @@ func TestConfigMetricsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tt.yaml), "t.yaml")
-			have := configErrorLines(err)
-			if len(have) != len(tt.want) {
-				t.Fatalf("errors:\n%s\nwant %d starting %q", strings.Join(have, "\n"), len(tt.want), tt.want)
-			}
-			for i, w := range tt.want {
-				if !strings.HasPrefix(have[i], w) {
-					t.Errorf("error %d = %q, want prefix %q", i, have[i], w)
-				}
-			}
+			checkConfigErrors(t, err, tt.want)
 		})
 	}
 }

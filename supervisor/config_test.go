@@ -201,6 +201,21 @@ func configErrorLines(err error) []string {
 	return strings.Split(err.Error(), "\n")
 }
 
+// checkConfigErrors checks err's messages, one per line, against want:
+// as many, in order, each starting with its want.
+func checkConfigErrors(t *testing.T, err error, want []string) {
+	t.Helper()
+	have := configErrorLines(err)
+	if len(have) != len(want) {
+		t.Fatalf("have %d errors:\n%v\nwant %d:\n%s", len(have), err, len(want), strings.Join(want, "\n"))
+	}
+	for i := range have {
+		if !strings.HasPrefix(have[i], want[i]) {
+			t.Errorf("error %d:\nhave %s\nwant %s...", i, have[i], want[i])
+		}
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	long := "/" + strings.Repeat("d", 80)
 	tests := []struct {
@@ -304,15 +319,7 @@ func TestConfigErrors(t *testing.T) {
 			if !errors.Is(err, ErrInvalidConfig) {
 				t.Errorf("errors.Is(%v, ErrInvalidConfig) = false", err)
 			}
-			have := configErrorLines(err)
-			if len(have) != len(tt.want) {
-				t.Fatalf("have %d errors:\n%s\nwant %d:\n%s", len(have), err, len(tt.want), strings.Join(tt.want, "\n"))
-			}
-			for i := range have {
-				if !strings.HasPrefix(have[i], tt.want[i]) {
-					t.Errorf("error %d:\nhave %s\nwant %s...", i, have[i], tt.want[i])
-				}
-			}
+			checkConfigErrors(t, err, tt.want)
 		})
 	}
 }
