@@ -288,3 +288,42 @@ func TestClientDeadlineReachesTheInferQueue(t *testing.T) {
 		t.Errorf("with a 5s deadline: %d, want 200", code)
 	}
 }
+
+// TestFileDescriptorsStayBounded holds 64 client connections open against
+// max_connections 8: the master refuses the rest, so its open descriptors
+// grow by about 8, not 64.
+func TestFileDescriptorsStayBounded(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, extra: "limits:\n  max_connections: 8\n"})
+	pid := in.cmd.Process.Pid
+	base := openFDs(t, pid)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 64 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// The refused ones are answered and closed at once; let the master get
+	// through its accept backlog.
+	var n int
+	pollUntil(t, 10*time.Second, "the master holds at most max_connections client connections", func() bool {
+		n = openFDs(t, pid)
+		return n-base <= 8+2
+	})
+	t.Logf("64 client connections, max_connections 8: the master's descriptors went from %d to %d", base, n)
+}
+
+func openFDs(t *testing.T, pid int) int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
