@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -326,4 +327,59 @@ func openFDs(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return len(fds)
+}
+
+// TestMemoryStaysBoundedUnderLargeBodies floods the master with 6MiB
+// bodies from 24 clients at once: bodies are bounded (max_body_bytes) and
+// so are the connections reading them (max_connections), so the master's
+// peak resident memory stays within a few bodies per connection, however
+// many requests arrive. Every request gets an answer (a V2 error for a
+// body that is not a valid request, or 503 when over the cap).
+func TestMemoryStaysBoundedUnderLargeBodies(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, extra: "limits:\n  max_connections: 8\n"})
+	pid := in.cmd.Process.Pid
+	base := procKiB(t, pid, "VmRSS")
+	body := make([]byte, 6<<20) // zeros: not JSON, answered 400 by prep
+	const clients, rounds = 24, 4
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if code, _, _ := in.post("/v2/models/default/infer", body, nil); code == 0 {
+					refused.Add(1) // at the connection cap: a connection error
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// 8 connections × one 6MiB body each, with its copy for the lb and the
+	// garbage collector's headroom: less than the 24 clients' bodies at
+	// once (144MiB) would take alone.
+	const limitKiB = 120 << 10
+	peak := procKiB(t, pid, "VmHWM")
+	if peak-base > limitKiB {
+		t.Fatalf("master peak RSS grew %d KiB (%d -> %d) under %d requests of 6MiB, want at most %d KiB", peak-base, base, peak, clients*rounds, limitKiB)
+	}
+	t.Logf("%d requests of 6MiB from %d clients (%d refused at the connection cap): master RSS %d MiB, peak %d MiB",
+		clients*rounds, clients, refused.Load(), base>>10, peak>>10)
+}
+
+func procKiB(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kib int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kib)
+			return kib
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }
