@@ -47,11 +47,14 @@ run: setup build
 test: setup build
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
 
-## bench: Go benchmarks and the served-vs-raw load runs (default model, MLP), batching on and off; CSVs in out/bench/
+## bench: Go benchmarks, the served-vs-raw load runs (default model, MLP), batching on and off,
+## then the master against nginx least_conn on the same workers (rewrites BENCHMARKS.md); CSVs in out/bench/
 bench: setup build
+	scripts/need-deb jq wrk nginx
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/ort/ ./internal/v2/ ./lb/ ./internal/batch/
 	MODEL=default scripts/bench-serve
 	MODEL=mlp scripts/bench-serve
+	REPORT=BENCHMARKS.md scripts/bench-vs-nginx
 
 ## install: binary, ONNX Runtime, systemd unit, default config (kept if
 ## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor

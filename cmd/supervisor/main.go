@@ -144,6 +144,9 @@ func run(args []string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel)
+	if err := startPprof(log); err != nil {
+		return err
+	}
 	// tableflip passes the listeners and the control socket to the binary
 	// an upgrade starts, and tells this one when that binary is ready.
 	upg, err := tableflip.New(tableflip.Options{UpgradeTimeout: cfg.BootTimeout.Duration + 30*time.Second})
