@@ -383,3 +383,60 @@ func procKiB(t *testing.T, pid int, field string) int64 {
 	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
+
+// TestClientThatNeverReadsPinsNoWorker sends a request whose ~17MB answer
+// cannot fit the socket buffers and never reads it: the master's lb has
+// read the whole answer from the prep worker, so the lb shows nothing in
+// flight and other clients are served while that client still holds its
+// connection (bounded by limits.write_timeout).
+func TestClientThatNeverReadsPinsNoWorker(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "32MiB"})
+	const rows = 400000
+	header := fmt.Sprintf(`{"inputs":[{"name":"x","shape":[%d,16],"datatype":"FP32","parameters":{"binary_data_size":%d}}]}`, rows, rows*64)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nInference-Header-Content-Length: %d\r\nContent-Length: %d\r\n\r\n%s",
+		len(header), len(header)+rows*64, header)
+	if _, err := conn.Write(make([]byte, rows*64)); err != nil {
+		t.Fatal(err)
+	}
+	// Served, yet never read: the answer waits in the master.
+	pollUntil(t, 30*time.Second, "the big request is answered by the prep worker", func() bool {
+		return metricValue(t, in, `nv_inference_request_success{model="mlp",version="1"}`) >= 1
+	})
+	// The lb finishes reading the answer from the prep worker, then holds
+	// nothing upstream, though the client has read nothing (the write to
+	// it is bounded by write_timeout, 60s: far beyond this wait).
+	pollUntil(t, 10*time.Second, "the lb has nothing in flight on prep workers while the client does not read", func() bool {
+		return metricValue(t, in, `supervisor_lb_inflight{`) == 0
+	})
+	small := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	for range 5 {
+		if code, resp, _ := in.post("/v2/models/mlp/infer", small, nil); code != http.StatusOK {
+			t.Fatalf("another client while one does not read: %d %s", code, resp)
+		}
+	}
+}
+
+// metricValue sums the /metrics samples whose line starts with prefix.
+func metricValue(t *testing.T, in *instance, prefix string) float64 {
+	t.Helper()
+	resp, err := httpClient.Get(in.metricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var sum float64
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v)
+			sum += v
+		}
+	}
+	return sum
+}
