@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +77,7 @@ func testBatchFormation(t *testing.T, in *instance) {
 		if len(got.Outputs) != 1 || tensor.FormatShape(got.Outputs[0].Shape) != tensor.FormatShape(want[i].Shape) {
 			t.Fatalf("request %d (%d rows): outputs %+v, want y of shape %v", i, rows[i], got.Outputs, want[i].Shape)
 		}
-		compareData(t, want[i], got.Outputs[0].Data)
+		compareBits(t, want[i], got.Outputs[0].Data)
 	}
 	st := modelStats(t, in, "mlp")
 	if st.InferenceCount != 8 || st.ExecutionCount != 1 || len(st.BatchStats) != 1 ||
@@ -322,4 +324,48 @@ func writeSeqModel(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// compareBits checks served FP32 values are bit-identical to the
+// in-process run of the same rows alone: JSON carries float32 exactly, and
+// ONNX Runtime gives each row the same bits whatever the batch around it
+// (the same kernel and thread count), so batching must change nothing.
+func compareBits(t *testing.T, want tensor.Tensor, got []json.RawMessage) {
+	t.Helper()
+	ref := orttest.F32s(want.Data)
+	if len(got) != len(ref) {
+		t.Fatalf("%s: got %d values, want %d", want.Name, len(got), len(ref))
+	}
+	for i, w := range ref {
+		g, err := strconv.ParseFloat(string(got[i]), 32)
+		if err != nil || math.Float32bits(float32(g)) != math.Float32bits(w) {
+			t.Fatalf("%s[%d] = %s, want exactly %v (bits %#x)", want.Name, i, got[i], w, math.Float32bits(w))
+		}
+	}
+}
+
+// TestNonBatchableModelServesConcurrentRequests sends 32 requests at once
+// to the fixed-shape model (max_batch_size 0): each runs on its own, and
+// each answer is exactly x*2+1 of its own input, never a neighbour's.
+func TestNonBatchableModelServesConcurrentRequests(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 2, inferWorkers: 2})
+	const n = 32
+	var results []<-chan served
+	var inputs [][]float32
+	for i := range n {
+		x := seq(6, float32(i+1))
+		inputs = append(inputs, x)
+		results = append(results, postAsync(in, "fixed", inferBody(t, v2Tensor{"x", "FP32", []int64{2, 3}, x})))
+	}
+	for i, r := range results {
+		y := (<-r).ok(t).Outputs[0]
+		want := make([]float32, len(inputs[i]))
+		for j, v := range inputs[i] {
+			want[j] = v*2 + 1
+		}
+		compareBits(t, tensor.Tensor{Name: fmt.Sprintf("y of request %d", i), DType: tensor.FP32, Data: orttest.F32Bytes(want)}, y.Data)
+	}
+	if st := modelStats(t, in, "fixed"); st.ExecutionCount != n || len(st.BatchStats) != 1 || st.BatchStats[0].BatchSize != 1 {
+		t.Errorf("fixed stats: %d runs, batch_stats %+v; want %d runs of size 1", st.ExecutionCount, st.BatchStats, n)
+	}
 }

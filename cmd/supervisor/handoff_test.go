@@ -14,7 +14,8 @@ import (
 // prep worker's /dev/shm arena: the arena exists, a request's tensors
 // land in it (its pages get allocated), a request larger than a slot
 // still succeeds (inline), inline handoff makes no arena, and a prep
-// worker killed outright leaves no arena behind.
+// worker killed outright leaves no arena behind and no harm to the infer
+// worker that mapped it.
 func TestSharedMemoryHandoff(t *testing.T) {
 	big := inferBody(t, v2Tensor{"input", "FP32", []int64{1, 3, 224, 224}, seq(3*224*224, 1)})
 	const frameBlocks = 3 * 224 * 224 * 4 / 512 // the input, in 512-byte blocks
@@ -29,6 +30,7 @@ func TestSharedMemoryHandoff(t *testing.T) {
 	if after := allocatedBlocks(t, path); after-before < frameBlocks {
 		t.Fatalf("arena grew by %d blocks for a %d-block input: the tensors did not go through shared memory", after-before, frameBlocks)
 	}
+	infer := workerNamed(t, in, "infer-0")
 	if err := syscall.Kill(prep.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +38,15 @@ func TestSharedMemoryHandoff(t *testing.T) {
 		_, err := os.Stat(path)
 		return os.IsNotExist(err)
 	})
+	// The infer worker that had mapped the dead prep worker's arena is
+	// unaffected, and serves the replacement's arena.
+	in.waitReady(30 * time.Second)
+	if code, resp, _ := in.post("/v2/models/default/infer", big, nil); code != http.StatusOK {
+		t.Fatalf("after the prep worker was killed: %d %s", code, resp)
+	}
+	if now := workerNamed(t, in, "infer-0"); now.PID != infer.PID || now.Restarts != 0 {
+		t.Fatalf("infer-0 went from pid %d to %d (%d restarts): a dead prep worker's arena must not hurt it", infer.PID, now.PID, now.Restarts)
+	}
 
 	// 600KB of input does not fit a 64KiB slot: it goes inline, and works.
 	small := startInstance(t, options{prepWorkers: 1, prepSection: "handoff: shm\n  arena_slot_bytes: 64KiB"})
