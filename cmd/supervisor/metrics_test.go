@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/supervisor"
 )
@@ -182,35 +185,45 @@ func scrapeMetrics(t *testing.T, in *instance) map[string]float64 {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("/metrics Content-Type %q, want the Prometheus text format", ct)
 	}
+	// Prometheus's own parser: whatever it rejects, a Prometheus server
+	// would too.
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse as the Prometheus text format: %v", err)
+	}
 	out := map[string]float64{}
-	typed := map[string]bool{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if f, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			typed[strings.Fields(f)[0]] = true
-			continue
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			sample := func(name string, extra []string, v float64) {
+				ls := append(append([]string(nil), labels...), extra...)
+				sort.Strings(ls)
+				key := name
+				if len(ls) > 0 {
+					key = fmt.Sprintf("%s{%s}", name, strings.Join(ls, ","))
+				}
+				out[key] = v
+			}
+			switch {
+			case m.Counter != nil:
+				sample(name, nil, m.GetCounter().GetValue())
+			case m.Gauge != nil:
+				sample(name, nil, m.GetGauge().GetValue())
+			case m.Untyped != nil:
+				sample(name, nil, m.GetUntyped().GetValue())
+			case m.Histogram != nil:
+				h := m.GetHistogram()
+				sample(name+"_count", nil, float64(h.GetSampleCount()))
+				sample(name+"_sum", nil, h.GetSampleSum())
+				for _, bk := range h.GetBucket() {
+					sample(name+"_bucket", []string{fmt.Sprintf("le=%q", strconv.FormatFloat(bk.GetUpperBound(), 'g', -1, 64))}, float64(bk.GetCumulativeCount()))
+				}
+			}
 		}
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("bad sample line %q: %v", line, err)
-		}
-		name, labels, _ := strings.Cut(line[:i], "{")
-		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")
-		if !typed[name] && !typed[base] {
-			t.Errorf("sample %q comes before its # TYPE line", line)
-		}
-		key := name
-		if labels != "" {
-			parts := strings.Split(strings.TrimSuffix(labels, "}"), ",")
-			sort.Strings(parts)
-			key = fmt.Sprintf("%s{%s}", name, strings.Join(parts, ","))
-		}
-		out[key] = v
 	}
 	return out
 }
