@@ -43,8 +43,10 @@ build: setup-system
 run: setup build
 	$(BIN) run -c $(CONFIG)
 
-## test: set up, build and run every test (race detector on)
+## test: set up, build and run every test (race detector on); installs
+## chromium for the status page test when it can (else that test skips)
 test: setup build
+	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
 
 ## bench: Go benchmarks, the served-vs-raw load runs (default model, MLP), batching on and off,
