@@ -1,0 +1,107 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/shm"
+)
+
+// TestReportOfAKnownScoreboard builds `supervisor status` from a board
+// with known contents (two workers, known counters, a fake GPU) and checks
+// the text table and the JSON: the rows, the pool sums and the GPU line.
+func TestReportOfAKnownScoreboard(t *testing.T) {
+	sb, err := shm.Create(filepath.Join(t.TempDir(), "board"), 4, 100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	// Live pids, so the rows are not marked gone.
+	inferPID, prepPID := os.Getpid(), os.Getppid()
+	workers := []struct {
+		id       shm.Identity
+		pid      int
+		requests int
+		failed   int
+	}{
+		{shm.Identity{Role: "infer", Name: "infer-0", Models: []string{"m"}, Device: "cpu", CPUs: "0", Generation: 3, Spawned: now.Add(-time.Minute)}, inferPID, 40, 0},
+		{shm.Identity{Role: "prep", Name: "prep-0", Models: []string{"m"}, Device: "cpu", CPUs: "1", Generation: 3, RecycleAfter: 100, Spawned: now.Add(-time.Minute)}, prepPID, 42, 2},
+	}
+	for i, w := range workers {
+		s := sb.Slot(i)
+		s.Claim(w.id)
+		s.SetPID(w.pid)
+		s.SetState(shm.Ready)
+		s.SetReadyTime(now.Add(-30 * time.Second))
+		s.Heartbeat(now)
+		for j := range w.requests {
+			s.RequestStarted()
+			s.RequestFinished(3*time.Millisecond, j < w.failed)
+		}
+	}
+	r := buildReport(reportInput{
+		status: Status{PID: 100, Version: "test", Ready: true, Listen: "127.0.0.1:8000", Started: now.Add(-time.Hour), Generation: 3,
+			Workers: []WorkerStatus{{Name: "infer-0", Role: "infer", PID: inferPID, State: "ready"}, {Name: "prep-0", Role: "prep", PID: prepPID, State: "ready", Restarts: 1}}},
+		header:  sb.Header(),
+		slots:   sb.Snapshot(),
+		procs:   map[int]procSample{inferPID: {RSS: 64 << 20, CPUPercent: 50}, prepPID: {RSS: 16 << 20, CPUPercent: 10}},
+		gpus:    []affinity.GPUUsage{{Index: 0, UUID: "GPU-fake", Name: "Fake GPU", UtilizationPercent: 37, MemoryUsedBytes: 1 << 30, MemoryTotalBytes: 8 << 30}},
+		now:     now,
+		boardOK: true,
+	})
+	var text bytes.Buffer
+	r.WriteText(&text)
+	out := text.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(fmt.Sprintf(`(?m)^3 +infer +infer-0 +%d +cpu +0 +ready +30s +40 +0 +0 +0 +64\.0MiB +50 `, inferPID)),
+		regexp.MustCompile(fmt.Sprintf(`(?m)^3 +prep +prep-0 +%d +cpu +1 +ready +30s +42 +0 +0 +2 +16\.0MiB +10 +\S+ +1 +58 reqs`, prepPID)),
+		regexp.MustCompile(`(?m)^prep +1 +1 +42 +0 +0 +2 `),
+		regexp.MustCompile(`(?m)Fake GPU.*37`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("status text lacks %v:\n%s", want, out)
+		}
+	}
+
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		PID       int `json:"pid"`
+		Processes []struct {
+			Name      string `json:"name"`
+			PID       int    `json:"pid"`
+			Requests  uint64 `json:"requests"`
+			Errors    uint64 `json:"errors"`
+			RecycleIn uint64 `json:"recycle_in"`
+		} `json:"processes"`
+		Pools []struct {
+			Role     string `json:"role"`
+			Requests uint64 `json:"requests"`
+		} `json:"pools"`
+		GPUs []struct {
+			Name string `json:"name"`
+		} `json:"gpus"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.PID != 100 || len(back.Processes) != 2 || back.Processes[0].Name != "prep-0" || back.Processes[0].Requests != 42 ||
+		back.Processes[0].Errors != 2 || back.Processes[0].RecycleIn != 58 || back.Processes[1].PID != inferPID ||
+		len(back.Pools) != 2 || len(back.GPUs) != 1 || back.GPUs[0].Name != "Fake GPU" {
+		t.Errorf("status JSON: %s", b)
+	}
+	if !strings.Contains(string(b), `"bottleneck"`) {
+		t.Errorf("status JSON has no bottleneck: %s", b)
+	}
+}
