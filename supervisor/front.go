@@ -30,10 +30,18 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		MaxRequestBodySize: int(m.cfg().MaxBodyBytes),
 		// Per request, so that a reload's body limit and timeouts apply
 		// at once (the header read stays bound by the first ReadTimeout).
+		// A timeout is passed only once a reload changed it: each one
+		// re-arms a deadline, on every request.
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			c := m.cfg()
-			return fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes),
-				ReadTimeout: c.Limits.ReadTimeout.Duration, WriteTimeout: c.Limits.WriteTimeout.Duration}
+			rc := fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes)}
+			if c.Limits.ReadTimeout != l.ReadTimeout {
+				rc.ReadTimeout = c.Limits.ReadTimeout.Duration
+			}
+			if c.Limits.WriteTimeout != l.WriteTimeout {
+				rc.WriteTimeout = c.Limits.WriteTimeout.Duration
+			}
+			return rc
 		},
 		ReadTimeout:     l.ReadTimeout.Duration,
 		WriteTimeout:    l.WriteTimeout.Duration,
