@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/user"
@@ -270,11 +269,7 @@ func TestBadRequestsGetV2Errors(t *testing.T) {
 // server sends back until it closes or 10s pass.
 func rawExchange(t *testing.T, in *instance, raw string) string {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := in.dial(t)
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := conn.Write([]byte(raw)); err != nil {
 		t.Fatal(err)

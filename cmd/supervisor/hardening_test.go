@@ -74,19 +74,10 @@ func TestListenerLimits(t *testing.T) {
 		}
 	})
 	t.Run("too many connections", func(t *testing.T) {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
 		// Open them all at once: idle ones are cut after read_timeout.
+		var conns []net.Conn
 		for range 8 {
-			c, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			conns = append(conns, c)
+			conns = append(conns, in.dial(t))
 		}
 		var refused string
 		for _, c := range conns[4:] {
@@ -111,11 +102,7 @@ func TestListenerLimits(t *testing.T) {
 // connection within 5s.
 func trickle(t *testing.T, in *instance, parts []string, gap time.Duration) bool {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := in.dial(t)
 	closed := make(chan struct{})
 	go func() {
 		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -297,18 +284,8 @@ func TestFileDescriptorsStayBounded(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 1, extra: "limits:\n  max_connections: 8\n"})
 	pid := in.cmd.Process.Pid
 	base := openFDs(t, pid)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	for range 64 {
-		c, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
+		in.dial(t) // held open until the test ends
 	}
 	// The refused ones are answered and closed at once; let the master get
 	// through its accept backlog.
@@ -393,11 +370,7 @@ func TestClientThatNeverReadsPinsNoWorker(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "32MiB"})
 	const rows = 400000
 	header := fmt.Sprintf(`{"inputs":[{"name":"x","shape":[%d,16],"datatype":"FP32","parameters":{"binary_data_size":%d}}]}`, rows, rows*64)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := in.dial(t)
 	fmt.Fprintf(conn, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nInference-Header-Content-Length: %d\r\nContent-Length: %d\r\n\r\n%s",
 		len(header), len(header)+rows*64, header)
 	if _, err := conn.Write(make([]byte, rows*64)); err != nil {

@@ -374,6 +374,18 @@ func (l *logFile) String() string {
 	return string(b)
 }
 
+// dial opens a raw TCP connection to the instance's public listener,
+// closed when the test ends.
+func (in *instance) dial(t *testing.T) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // workerNamed is the named worker in the instance's status.
 func workerNamed(t *testing.T, in *instance, name string) supervisor.WorkerStatus {
 	t.Helper()
