@@ -82,8 +82,11 @@ func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
 		DrainTimeout: time.Second, HeartbeatInterval: 50 * time.Millisecond}
 }
 
-func TestProcessReadyThenStop(t *testing.T) {
-	sp, spec := testSpawner(t, "ready")
+// readyProcess spawns a helper worker with behaviour and waits until it is
+// ready.
+func readyProcess(t *testing.T, behaviour string) (*process, worker.Spec) {
+	t.Helper()
+	sp, spec := testSpawner(t, behaviour)
 	p, err := sp.spawn(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +94,11 @@ func TestProcessReadyThenStop(t *testing.T) {
 	if err := p.waitReady(30 * time.Second); err != nil {
 		t.Fatalf("waitReady: %v", err)
 	}
+	return p, spec
+}
+
+func TestProcessReadyThenStop(t *testing.T) {
+	p, spec := readyProcess(t, "ready")
 	if _, err := os.Stat(spec.Socket); err != nil {
 		t.Fatalf("ready worker has no socket: %v", err)
 	}
@@ -126,14 +134,7 @@ func TestProcessBootFailures(t *testing.T) {
 }
 
 func TestProcessIgnoringSIGTERMIsKilledAfterGrace(t *testing.T) {
-	sp, spec := testSpawner(t, "ignore-sigterm")
-	p, err := sp.spawn(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.waitReady(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := readyProcess(t, "ignore-sigterm")
 	p.stop(200 * time.Millisecond)
 	if p.err == nil || !strings.Contains(p.err.Error(), "killed") {
 		t.Fatalf("exit = %v, want killed", p.err)
@@ -141,14 +142,7 @@ func TestProcessIgnoringSIGTERMIsKilledAfterGrace(t *testing.T) {
 }
 
 func TestWorkerExitsWhenMasterEndsLivenessPipe(t *testing.T) {
-	sp, spec := testSpawner(t, "ready")
-	p, err := sp.spawn(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.waitReady(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := readyProcess(t, "ready")
 	p.liveness.Close() // what the kernel does when the master dies
 	select {
 	case <-p.exited:
