@@ -157,25 +157,17 @@ const listenFD = 5
 // it as a file to hand to the worker. The master making every socket is
 // what lets workers run unprivileged in a runtime dir they cannot write.
 func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
-	if len(path) >= 108 {
-		return nil, fmt.Errorf("socket path %q is %d bytes; Unix socket paths are limited to 107: use a shorter runtime_dir", path, len(path))
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %q: %w", path, err)
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	ln, err := worker.ListenUnix(path)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %q: %w", path, err)
+		return nil, err
 	}
-	ln.SetUnlinkOnClose(false)
-	defer ln.Close()
-	if err := os.Chmod(path, 0o600); err != nil {
-		return nil, fmt.Errorf("chmod %q: %w", path, err)
-	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false)
+	defer ul.Close()
 	if err := creds.chown(path); err != nil {
 		return nil, err
 	}
-	return ln.File()
+	return ul.File()
 }
 
 // waitReady waits for the readiness signal, at most timeout. On timeout

@@ -181,6 +181,18 @@ func testSlot(t *testing.T, behaviour string, lc *lifecycle) (*slot, chan struct
 	return newSlot(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
 }
 
+// bootSlot starts s, stops it when the test ends, and waits for its first
+// boot.
+func bootSlot(t *testing.T, s *slot) {
+	t.Helper()
+	booted := make(chan error, 1)
+	s.start(booted)
+	t.Cleanup(s.stopAndWait)
+	if err := <-booted; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitSlot waits for cond on the slot's change notifications, bounded.
 func waitSlot(t *testing.T, s *slot, changed <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
@@ -196,12 +208,7 @@ func waitSlot(t *testing.T, s *slot, changed <-chan struct{}, what string, cond 
 
 func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
 	s, changed, _ := testSlot(t, "ready", testLifecycle())
-	booted := make(chan error, 1)
-	s.start(booted)
-	defer s.stopAndWait()
-	if err := <-booted; err != nil {
-		t.Fatal(err)
-	}
+	bootSlot(t, s)
 	first := s.serving()
 	_ = first.cmd.Process.Kill()
 	waitSlot(t, s, changed, "a restarted worker", func() bool {
@@ -218,12 +225,7 @@ func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	lc := testLifecycle()
 	lc.recycle = Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
 	s, changed, retired := testSlot(t, "ready", lc)
-	booted := make(chan error, 1)
-	s.start(booted)
-	defer s.stopAndWait()
-	if err := <-booted; err != nil {
-		t.Fatal(err)
-	}
+	bootSlot(t, s)
 	first := s.serving()
 	if n := first.spec.MaxRequests; n < 3 || n > 5 {
 		t.Fatalf("max_requests with jitter = %d, want 3..5", n)
@@ -260,12 +262,7 @@ func TestSlotKillsWorkerThatStopsHeartbeating(t *testing.T) {
 	lc.heartbeatTimeout = 300 * time.Millisecond
 	s, changed, _ := testSlot(t, "ready", lc)
 	s.tmpl.HeartbeatInterval = 50 * time.Millisecond
-	booted := make(chan error, 1)
-	s.start(booted)
-	defer s.stopAndWait()
-	if err := <-booted; err != nil {
-		t.Fatal(err)
-	}
+	bootSlot(t, s)
 	first := s.serving()
 	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -281,12 +278,7 @@ func TestSlotKillsWorkerThatStopsHeartbeating(t *testing.T) {
 
 func TestSlotMarksRepeatedBootFailuresDegraded(t *testing.T) {
 	s, changed, _ := testSlot(t, "ready", testLifecycle())
-	booted := make(chan error, 1)
-	s.start(booted)
-	defer s.stopAndWait()
-	if err := <-booted; err != nil {
-		t.Fatal(err)
-	}
+	bootSlot(t, s)
 	t.Setenv(helperEnv, "fail-boot") // every later boot fails
 	_ = s.serving().cmd.Process.Kill()
 	waitSlot(t, s, changed, "degraded", func() bool { return s.status().State == stateDegraded })

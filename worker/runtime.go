@@ -192,7 +192,9 @@ func (r *Runtime) drain(srv *fasthttp.Server) error {
 	// close their connections soon.
 	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace))
 	err := srv.ShutdownWithContext(ctx)
-	_ = os.Remove(r.Spec.Socket)
+	if r.Spec.ListenFD == 0 {
+		_ = os.Remove(r.Spec.Socket) // a socket the master made, it removes
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		r.Log.Warn().Dur("drain_timeout", timeout).Msg("drain timed out; in-flight requests were cut")
 		return nil

@@ -226,19 +226,25 @@ func TestWorkersRunUnprivileged(t *testing.T) {
 // "Gid"), all four (real, effective, saved, filesystem) when they agree.
 func procIDs(t *testing.T, pid int, field string) string {
 	t.Helper()
+	ids := strings.Fields(procStatus(t, pid, field))
+	for _, id := range ids[1:] {
+		if id != ids[0] {
+			return strings.Join(ids, "/")
+		}
+	}
+	return ids[0]
+}
+
+// procStatus returns a field of /proc/<pid>/status, trimmed.
+func procStatus(t *testing.T, pid int, field string) string {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			ids := strings.Fields(rest)
-			for _, id := range ids[1:] {
-				if id != ids[0] {
-					return strings.Join(ids, "/")
-				}
-			}
-			return ids[0]
+			return strings.TrimSpace(rest)
 		}
 	}
 	t.Fatalf("no %s line in /proc/%d/status", field, pid)
@@ -346,19 +352,9 @@ func TestMemoryStaysBoundedUnderLargeBodies(t *testing.T) {
 
 func procKiB(t *testing.T, pid int, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			var kib int64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kib)
-			return kib
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	var kib int64
+	fmt.Sscan(strings.TrimSuffix(procStatus(t, pid, field), " kB"), &kib)
+	return kib
 }
 
 // TestClientThatNeverReadsPinsNoWorker sends a request whose ~17MB answer
