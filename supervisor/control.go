@@ -162,16 +162,20 @@ func (c *controlServer) accept() {
 
 func (c *controlServer) serve(conn net.Conn) {
 	defer c.wg.Done()
+	// The request is read before a refused peer is answered: closing with
+	// its bytes unread would reset the connection, and the client would
+	// see a broken pipe instead of the reason.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var req ControlRequest
+	decodeErr := json.NewDecoder(bufio.NewReader(conn)).Decode(&req)
 	if err := c.m.allowPeer(conn); err != nil {
 		c.m.log.Warn().Err(err).Msg("control socket: refused a peer")
 		respond(conn, ControlResponse{Error: err.Error()})
 		conn.Close()
 		return
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var req ControlRequest
-	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
-		respond(conn, ControlResponse{Error: "bad control request: " + err.Error()})
+	if decodeErr != nil {
+		respond(conn, ControlResponse{Error: "bad control request: " + decodeErr.Error()})
 		conn.Close()
 		return
 	}

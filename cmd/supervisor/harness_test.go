@@ -356,6 +356,18 @@ func processGone(pid int) bool {
 	return len(f) > 2 && f[2] == "X"
 }
 
+// processExited reports whether pid has exited: gone, or a zombie that
+// its parent (init, for orphans) has yet to reap.
+func processExited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
 // logFile collects the output of a master and of the masters its upgrades
 // start.
 type logFile struct{ f *os.File }
