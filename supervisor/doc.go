@@ -14,4 +14,14 @@
 //   - Stop drains in order: the public listener (in-flight requests finish,
 //     bounded by shutdown_timeout), then prep workers, then infer workers.
 //     Run returns only when every worker has been reaped.
+//   - Stop wins over reloads: once shutdown starts, reloads and upgrades
+//     are refused (ErrStopping); shutdown closes each pool (no slot joins
+//     it afterwards), stops every slot in it, which cuts short the boots
+//     of a reload in flight, then waits for that reload to return, so no
+//     worker a reload started outlives the master. A slot's stop channel
+//     is closed once (sync.Once), whoever asks first; a slot stopped
+//     before it started never spawns.
+//   - Run releases what it creates with defers, in reverse order: the
+//     scoreboard, the listeners and control socket, the runtime dir; the
+//     clients waiting on `supervisor stop` are answered last.
 package supervisor

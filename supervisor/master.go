@@ -53,9 +53,12 @@ type Master struct {
 	// before poolsMu, never after.
 	upstreamsMu sync.Mutex
 
-	// opsMu serialises reloads and upgrades; generation counts the
-	// configs applied (1 = the first).
+	// opsMu serialises reloads, upgrades and the end of shutdown;
+	// generation counts the configs applied (1 = the first). stopping is
+	// set when shutdown starts stopping workers: reloads and upgrades that
+	// begin afterwards are refused with ErrStopping.
 	opsMu      sync.Mutex
+	stopping   atomic.Bool
 	generation atomic.Int64
 	upgraded   atomic.Bool
 	reloads    reloadQueue
@@ -134,47 +137,69 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	m.rd = rd
+	// Deferred first, so it runs last: `supervisor stop` is answered
+	// (ctl.finish) only once everything below has been undone.
+	defer m.release()
+	return m.runIn(ctx, cfg)
+}
+
+// release cleans the runtime dir, ends upgrades (unless this master handed
+// over to a new one) and answers the clients waiting for the stop.
+func (m *Master) release() {
+	m.rd.cleanup()
+	if !m.upgraded.Load() {
+		m.opts.Upgrader.Stop()
+	}
+	if m.ctl != nil {
+		m.ctl.finish()
+	}
+}
+
+// runIn is Run once the runtime dir is claimed: every resource it creates
+// is released by a defer registered right after it, in reverse order.
+func (m *Master) runIn(ctx context.Context, cfg *Config) error {
 	keys, err := loadAPIKeys(cfg.Auth)
 	if err != nil {
-		rd.cleanup()
 		return err
 	}
 	m.keys.Store(keys)
-	m.board = openBoard(rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	m.board = openBoard(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	defer m.board.remove() // idempotent
 	m.spawner.board = m.board
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
-		rd.cleanup()
 		return err
 	}
-	defer m.board.remove() // on early returns; idempotent
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 
+	up := m.opts.Upgrader
 	ln, err := up.Listen("tcp", cfg.Listen)
 	if err != nil {
-		rd.cleanup()
 		return fmt.Errorf("listen on %q: %w (is another instance running?)", cfg.Listen, err)
 	}
 	front := m.newFrontServer()
+	var metrics *metricsServer
+	// On every return below: drain the listener and stop every worker,
+	// then close the metrics listener and the control socket, in that
+	// order (both answer while the master drains).
+	defer func() {
+		m.shutdown(front, ln)
+		metrics.close()
+		if m.ctl != nil {
+			m.ctl.close()
+		}
+	}()
 	served := make(chan error, 1)
 	serveFront := func() { go func() { served <- front.Serve(ln) }() }
 	if !up.HasParent() {
 		// Health checks get answers (503) while workers boot.
 		serveFront()
 	}
-	ctl, err := m.startControl(rd.controlSocket())
-	if err != nil {
-		_ = front.Shutdown()
-		rd.cleanup()
+	if m.ctl, err = m.startControl(m.rd.controlSocket()); err != nil {
 		return err
 	}
-	m.ctl = ctl
-	metrics, err := m.listenMetrics()
-	if err != nil {
-		_ = front.Shutdown()
-		ctl.close()
-		rd.cleanup()
+	if metrics, err = m.listenMetrics(); err != nil {
 		return err
 	}
 	if !up.HasParent() {
@@ -197,16 +222,6 @@ func (m *Master) Run(ctx context.Context) error {
 	if !m.upgraded.Load() {
 		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
 	}
-	m.shutdown(front, ln)
-	metrics.close()
-	ctl.close()
-	m.board.remove()
-	rd.cleanup()
-	if !m.upgraded.Load() {
-		up.Stop()
-	}
-	// Answer `supervisor stop` last: when it returns, everything is gone.
-	ctl.finish()
 	return err
 }
 
@@ -288,6 +303,24 @@ type pool struct {
 	slots []*slot
 	specs []worker.Spec // the template each slot was last given
 	lc    *lifecycle
+	// closed: shutdown has taken the slot list; no slot may join the
+	// pool any more (a reload that tries gets ErrStopping).
+	closed bool
+}
+
+// ErrStopping: the master is stopping, so a reload or a new worker
+// position is refused; whatever the refused operation had started is
+// stopped with the rest.
+var ErrStopping = errors.New("the master is stopping")
+
+// close marks the pool closed and returns its slots: after close, the
+// slots returned are all the pool will ever have, so stopping them stops
+// every worker of the pool, including those a concurrent reload added.
+func (p *pool) close() []*slot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return append([]*slot(nil), p.slots...)
 }
 
 // list returns the pool's slots now.
@@ -305,6 +338,10 @@ func (m *Master) startWorkers() error {
 		p.lc = m.newLifecycle(cfg, p.role, nil)
 		specs := m.specs(cfg, p.role)
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return ErrStopping
+		}
 		for _, spec := range specs {
 			p.slots = append(p.slots, m.newSlot(spec, p.lc))
 			p.specs = append(p.specs, spec)
@@ -482,6 +519,7 @@ func (m *Master) retire(_ *slot, p *process, drain time.Duration) {
 // an upgrade the new master accepts on the same socket meanwhile, so a
 // client that reconnects reaches it.
 func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
+	m.stopping.Store(true)
 	m.ready.Store(false)
 	timeout := m.cfg().ShutdownTimeout.Duration
 	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
@@ -498,9 +536,24 @@ func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
 	// not wait for them.
 	m.proxy.SetBackends(nil)
 	m.log.Info().Msg("public listener drained; stopping workers")
+	m.stopWorkers()
+	m.log.Info().Msg("stopped")
+}
+
+// stopWorkers closes both pools and stops every slot in them, prep first.
+// A reload running meanwhile cannot add a slot once its pool is closed,
+// and its boots and replacements end as their slots stop; stopWorkers
+// then waits for the reload (or upgrade) to return (opsMu), so that the
+// slots a reload was removing are reaped too before the master exits.
+func (m *Master) stopWorkers() {
+	stopAll(m.prep.close())
+	stopAll(m.infer.close())
+	m.opsMu.Lock()
+	defer m.opsMu.Unlock()
+	// Nothing can have joined a closed pool; stopping again is a no-op
+	// for every slot already stopped and cheap to make sure of.
 	stopAll(m.prep.list())
 	stopAll(m.infer.list())
-	m.log.Info().Msg("stopped")
 }
 
 // bootAll starts every slot and waits for each one's first boot; it

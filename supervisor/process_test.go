@@ -294,3 +294,53 @@ func getOK(socket string) error {
 	}
 	return err
 }
+
+// TestSlotStopsOnceFromManyStoppers stops a serving slot from several
+// goroutines at once (shutdown and a reload that removed the slot both
+// do): no panic, every caller returns only once the worker is reaped.
+func TestSlotStopsOnceFromManyStoppers(t *testing.T) {
+	s, _, _ := testSlot(t, "ready", testLifecycle())
+	bootSlot(t, s)
+	p := s.serving()
+	done := make(chan struct{}, 4)
+	for range 4 {
+		go func() {
+			s.stopAndWait()
+			done <- struct{}{}
+		}()
+	}
+	for i := range 4 {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("stopper %d still waiting after 30s", i)
+		}
+		select {
+		case <-p.exited:
+		default:
+			t.Fatalf("stopAndWait returned before worker pid %d was reaped", p.pid())
+		}
+	}
+}
+
+// TestSlotStoppedBeforeStartNeverSpawns: a slot stopped before it starts
+// (a reload added it while the master shut down) reports ErrStopping and
+// spawns nothing.
+func TestSlotStoppedBeforeStartNeverSpawns(t *testing.T) {
+	s, _, _ := testSlot(t, "ready", testLifecycle())
+	s.stopAndWait()
+	booted := make(chan error, 1)
+	s.start(booted)
+	if err := <-booted; !errors.Is(err, ErrStopping) {
+		t.Fatalf("first boot of a stopped slot: %v, want ErrStopping", err)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("done not closed for a slot stopped before it started")
+	}
+	if st := s.status(); st.PID != 0 || st.State != stateStopped {
+		t.Fatalf("status of a slot stopped before it started: %+v", st)
+	}
+	s.stopAndWait() // again: still safe
+}

@@ -127,6 +127,8 @@ func (m *Master) reload() OpResult {
 
 func (m *Master) applyReload(res *OpResult) error {
 	switch {
+	case m.stopping.Load():
+		return fmt.Errorf("reload refused: %w", ErrStopping)
 	case m.upgraded.Load():
 		return errors.New("this master has been upgraded and is draining; reload the new one")
 	case !m.ready.Load():
@@ -192,6 +194,12 @@ func (m *Master) applySettings(cfg *Config) {
 func (m *Master) reconcile(cfg *Config, p *pool, res *OpResult) error {
 	specs := m.specs(cfg, p.role)
 	p.mu.Lock()
+	if p.closed {
+		// Shutdown has taken the slot list: changing it now would leave
+		// workers it does not know about running.
+		p.mu.Unlock()
+		return fmt.Errorf("%s pool: %w", p.role, ErrStopping)
+	}
 	lc := m.newLifecycle(cfg, p.role, p.lc.surge)
 	keep := min(len(p.slots), len(specs))
 	kept, removed := p.slots[:keep:keep], p.slots[keep:]

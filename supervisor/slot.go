@@ -93,11 +93,18 @@ type slot struct {
 	log     zerolog.Logger
 	reconf  chan reconfig
 
-	stop     chan struct{} // closed by stopAndWait
-	done     chan struct{} // closed when run returns
+	// stop is closed (once, by requestStop) when the slot must stop;
+	// done is closed when the slot's goroutine returns, or by start on a
+	// slot stopped before it started. Both exist from newSlot on, so a
+	// stop that races a start (a reload adding slots while the master
+	// shuts down) is never lost and never closes a channel twice.
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 	retiring sync.WaitGroup
 
 	mu       sync.Mutex
+	started  bool // start was called; guarded by mu, read by stopAndWait
 	state    string
 	current  *process // nil unless serving
 	seq      int
@@ -131,7 +138,8 @@ type WorkerStatus struct {
 
 func newSlot(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks slotHooks, log zerolog.Logger) *slot {
 	return &slot{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
-		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig)}
+		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig),
+		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (s *slot) status() WorkerStatus {
@@ -186,23 +194,44 @@ func (s *slot) nextSpec() worker.Spec {
 	return spec
 }
 
+// errSlotStopped: the slot was stopped before it could boot its worker.
+var errSlotStopped = fmt.Errorf("stopped before its first boot: %w", ErrStopping)
+
 // start runs the slot in its own goroutine; the first boot's outcome goes
-// to booted.
+// to booted. A slot already stopped does not start: booted gets
+// errSlotStopped and done is closed.
 func (s *slot) start(booted chan<- error) {
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	s.started = true
+	stopped := s.stopping()
+	s.mu.Unlock()
+	if stopped {
+		s.setState(stateStopped)
+		close(s.done)
+		booted <- fmt.Errorf("worker %s: %w", s.name, errSlotStopped)
+		return
+	}
 	go func() {
 		defer close(s.done)
 		s.run(booted)
 	}()
 }
 
+// requestStop tells the slot to stop; safe to call any number of times,
+// from any goroutine.
+func (s *slot) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
+
 // stopAndWait stops the slot's worker (drained) and waits until it and any
-// worker being retired are reaped. Safe on a slot that was never started.
+// worker being retired are reaped. Safe on a slot that was never started
+// (it will not start afterwards), and safe to call concurrently or again.
 func (s *slot) stopAndWait() {
-	if s.stop == nil {
+	s.requestStop()
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
 		return
 	}
-	close(s.stop)
 	<-s.done
 	s.retiring.Wait()
 }
@@ -293,13 +322,13 @@ func (s *slot) reconfigure(r reconfig) error {
 	select {
 	case s.reconf <- r:
 	case <-s.done:
-		return fmt.Errorf("%s: stopped", s.name)
+		return fmt.Errorf("%s: %w", s.name, ErrStopping)
 	}
 	select {
 	case err := <-r.done:
 		return err
 	case <-s.done:
-		return fmt.Errorf("%s: stopped during the reload", s.name)
+		return fmt.Errorf("%s: stopped during the reload: %w", s.name, ErrStopping)
 	}
 }
 
@@ -443,6 +472,11 @@ func (s *slot) applyReload(p *process, r reconfig) (*process, bool) {
 		return p, false
 	}
 	next, err := s.replace(p, "reload")
+	if err != nil && s.stopping() {
+		s.tmpl, s.lc = oldTmpl, oldLC
+		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
+		return p, false
+	}
 	if err != nil {
 		s.tmpl, s.lc = oldTmpl, oldLC
 		r.done <- fmt.Errorf("%s: the new worker failed to boot, the old one keeps serving: %w", s.name, err)

@@ -82,6 +82,9 @@ func (m *Master) Upgrade() error {
 const parentStillRunning = "parent hasn't exited"
 
 func (m *Master) upgrade() error {
+	if m.stopping.Load() {
+		return fmt.Errorf("upgrade refused: %w", ErrStopping)
+	}
 	if m.upgraded.Load() {
 		return errors.New("this master has already been upgraded and is draining")
 	}

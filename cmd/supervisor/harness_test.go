@@ -101,6 +101,9 @@ type options struct {
 	prepCPUs, inferCPUs string
 	// prepSection is more YAML lines for the prep: section.
 	prepSection string
+	// modelNames are the generated models served (default all four):
+	// ["mlp"] boots fastest.
+	modelNames []string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -108,6 +111,9 @@ type options struct {
 func (o options) modelsYAML() string {
 	paths := map[string]string{}
 	names := []string{"default", "mlp", "types", "fixed"}
+	if len(o.modelNames) > 0 {
+		names = append([]string(nil), o.modelNames...)
+	}
 	for _, n := range names {
 		paths[n] = filepath.Join(modelsDir, n+".onnx")
 	}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/shm"
+)
+
+// TestStopDuringReload runs `supervisor reload` and `supervisor stop`
+// together, 20 times, each on a fresh master with the tiny MLP and one
+// infer worker. The reload replaces every worker and resizes the prep
+// pool: it grows from one to two (a slot added while the master stops)
+// or shrinks from two to one (a slot the reload stops while the shutdown
+// stops it too). Half the rounds start both commands at once; the others
+// send the stop once the reload has spawned a replacement, so the stop
+// lands mid-boot. Each time the master must exit 0 without a panic, stop
+// must succeed, and no process started by that master may be left: none
+// exists when the master has exited (every worker is reaped first), and
+// none appears afterwards.
+func TestStopDuringReload(t *testing.T) {
+	rounds := envInt("STOP_RELOAD_ROUNDS", 20)
+	for i := range rounds {
+		grow, midBoot := i%2 == 0, i%4 >= 2
+		name := fmt.Sprintf("%d/grow=%t/midBoot=%t", i, grow, midBoot)
+		t.Run(name, func(t *testing.T) { stopDuringReload(t, grow, midBoot) })
+	}
+}
+
+func stopDuringReload(t *testing.T, grow, midBoot bool) {
+	tag := fmt.Sprintf("SV_STOP_RELOAD_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
+	from, to := 2, 1
+	if grow {
+		from, to = 1, 2
+	}
+	in := startInstance(t, options{prepWorkers: from, inferWorkers: 1, modelNames: []string{"mlp"}, env: []string{tag}})
+	base, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both pools' specs change: the reload replaces every worker.
+	writeConfig(t, in, strings.NewReplacer("intra_op_threads: 1", "intra_op_threads: 2",
+		"max_body_bytes: 8MiB", "max_body_bytes: 9MiB",
+		fmt.Sprintf("prep:\n  workers: %d", from), fmt.Sprintf("prep:\n  workers: %d", to)).Replace(string(base)))
+	spawned := strings.Count(in.log.String(), `"worker spawned"`)
+
+	reloaded := make(chan cliResult, 1)
+	go func() { out, err := in.cli("reload"); reloaded <- cliResult{out, err} }()
+	if midBoot {
+		pollUntil(t, 30*time.Second, "the reload spawns a replacement worker", func() bool {
+			return strings.Count(in.log.String(), `"worker spawned"`) > spawned
+		})
+	}
+	stopped := make(chan cliResult, 1)
+	go func() { out, err := in.cli("stop"); stopped <- cliResult{out, err} }()
+
+	in.waitExit(60 * time.Second)
+	if left := taggedProcesses(t, tag); len(left) > 0 {
+		t.Errorf("processes of this master still exist when it has exited: %v", left)
+	}
+	for _, r := range []struct {
+		what string
+		ch   chan cliResult
+	}{{"stop", stopped}, {"reload", reloaded}} {
+		select {
+		case res := <-r.ch:
+			// A reload may finish before the stop, or be refused or cut
+			// short by it; a stop must succeed.
+			if r.what == "stop" && res.err != nil {
+				t.Errorf("supervisor stop: %v\n%s", res.err, res.out)
+			}
+			t.Logf("%s: err %v: %s", r.what, res.err, strings.TrimSpace(res.out))
+		case <-time.After(30 * time.Second):
+			t.Errorf("supervisor %s has not returned 30s after the master exited", r.what)
+		}
+	}
+	if log := in.log.String(); strings.Contains(log, "panic") {
+		t.Errorf("the master panicked:\n%s", log)
+	}
+	pollUntil(t, 10*time.Second, "no process of this master exists", func() bool {
+		return len(taggedProcesses(t, tag)) == 0
+	})
+	if _, err := os.Stat(in.runtimeDir); !os.IsNotExist(err) {
+		t.Errorf("runtime dir %s still exists after the master exited", in.runtimeDir)
+	}
+	if boards := shm.Boards(in.runtimeDir); len(boards) > 0 {
+		t.Errorf("scoreboards left behind: %v", boards)
+	}
+}
+
+type cliResult struct {
+	out string
+	err error
+}
+
+// taggedProcesses lists the live (not zombie) processes whose environment
+// holds tag: the master and every worker it spawned inherit it.
+func taggedProcesses(t *testing.T, tag string) []int {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(env, []byte(tag)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		if !processExited(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
