@@ -1,12 +1,10 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -39,17 +37,20 @@ func ControlSocket(dir string) string { return filepath.Join(dir, controlSocketN
 // PIDFile is the path of the serving master's pid file inside a runtime dir.
 func PIDFile(dir string) string { return filepath.Join(dir, pidFileName) }
 
-// prepareRuntimeDir creates dir (0700) and claims it: it refuses a dir whose
-// control socket still answers (another live instance) and clears files a
-// dead instance left behind. A master started by an upgrade (inherited)
-// shares the dir with its parent and claims nothing yet.
+// prepareRuntimeDir creates dir (0700) or checks the one there (ownDir),
+// and claims it: it refuses a dir whose control socket still answers
+// (another live instance) and clears files a dead instance left behind. A
+// master started by an upgrade (inherited) shares the dir with its parent
+// and claims nothing yet, but checks it all the same.
 func prepareRuntimeDir(dir string, inherited bool) (*runtimeDir, error) {
 	rd := &runtimeDir{path: dir, owner: !inherited}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		rd.created = true
+	created, err := makeRuntimeDir(dir)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create runtime_dir %q: %w", dir, err)
+	rd.created = created
+	if err := ownDir(dir); err != nil {
+		return nil, err
 	}
 	if inherited {
 		return rd, nil
@@ -73,11 +74,7 @@ func (rd *runtimeDir) own() error {
 	rd.mu.Lock()
 	rd.owner = true
 	rd.mu.Unlock()
-	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := os.WriteFile(PIDFile(rd.path), pid, 0o644); err != nil {
-		return fmt.Errorf("write pid file in %q: %w", rd.path, err)
-	}
-	return nil
+	return writePIDFile(rd.path)
 }
 
 // disown hands the shared files to the master that took over.
