@@ -28,8 +28,33 @@
 //     one worker's identity with another's counts.
 //   - Create builds the file under a temporary name and renames it into
 //     place: nobody ever sees a half-written header, and a process that
-//     still maps an older board keeps a valid (now unlinked) mapping. Nobody
-//     shrinks a mapped board, so readers cannot fault.
+//     still maps an older board keeps a valid (now unlinked) mapping.
+//   - Open and OpenReadOnly check the header's arithmetic against the
+//     file's size (fstat) before they trust it: a slot count whose slots
+//     do not fit the file is ErrTruncated, so no slot is mapped past the
+//     end of the file as it was when opened.
+//   - A board may still shrink after it was opened: its file belongs to the
+//     workers' user (they must write it), and ftruncate needs no more than
+//     that. Touching a page past the new end raises SIGBUS, which kills a
+//     Go process. Every reader that must survive that (the master, the
+//     CLI) touches boards only inside Guard, which turns the fault into
+//     ErrFault (debug.SetPanicOnFault, per goroutine, plus recover). The
+//     master then drops the board and creates a fresh one (see
+//     supervisor/scoreboard.go). A worker's own per-request writes are not
+//     guarded: a worker that faults dies and is restarted, on the new
+//     board.
+//
+// # Why Guard, and not a sealed memfd
+//
+// A memfd sealed with F_SEAL_SHRINK cannot be truncated at all, and passed
+// to workers as an inherited fd it needs no file anyone else can open.
+// But `supervisor status` reads the board from another process, by path,
+// precisely so that it answers when the master does not; a memfd has no
+// path but /proc/<master>/fd/N, which needs ptrace access to the master,
+// and upgrades would have to hand it on. A fault guard keeps the file, the
+// CLI and the upgrade story as they are, costs one deferred call per
+// master-side access (never per request), and also covers the CLI's
+// mapping, which a seal on the master's fd would not protect.
 //   - A slot whose worker vanished is recognisable (SlotSnapshot.Stale): its
 //     pid no longer exists, or its generation is older than the header's.
 //

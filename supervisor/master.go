@@ -600,12 +600,19 @@ type Status struct {
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
+	// ScoreboardFaults counts the times the master found its scoreboard
+	// damaged (its file truncated under the mapping) and replaced it;
+	// ScoreboardError says when and why the last time. Counters of the
+	// workers that ran on a damaged board are lost.
+	ScoreboardFaults int    `json:"scoreboard_faults,omitempty"`
+	ScoreboardError  string `json:"scoreboard_error,omitempty"`
 }
 
 func (m *Master) status() Status {
 	st := Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
+	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

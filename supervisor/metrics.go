@@ -161,6 +161,9 @@ func writeWorkers(p *promText, s scrape) {
 	p.sample("supervisor_generation", float64(s.status.Generation))
 	p.family("supervisor_ready", "gauge", "1 while every pool has a serving worker")
 	p.sample("supervisor_ready", b2f(s.status.Ready))
+	p.family("supervisor_scoreboard_faults_total", "counter",
+		"Times the scoreboard was found damaged (truncated under the master) and recreated; worker counters since the last good read are lost")
+	p.sample("supervisor_scoreboard_faults_total", float64(s.status.ScoreboardFaults))
 }
 
 // writeStages: per-pool requests, in flight, queue depth and histograms.

@@ -91,10 +91,8 @@ func (m *Master) dropWorkerPrivileges(cfg *Config) error {
 	if err := os.Chmod(m.rd.path, 0o711); err != nil {
 		return fmt.Errorf("runtime_dir: %w", err)
 	}
-	if m.board != nil {
-		if err := creds.chown(m.board.sb.Path()); err != nil {
-			return err
-		}
+	if err := m.board.setOwner(creds.chown); err != nil {
+		return err
 	}
 	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")
 	return nil

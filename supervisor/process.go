@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -33,6 +34,10 @@ type process struct {
 	// how it ended.
 	exited chan struct{}
 	err    error
+
+	// board is the scoreboard the process has a slot on (nil = none); a
+	// slot index is only meaningful on that board.
+	board *shm.Scoreboard
 
 	// liveness is the master's end of the liveness pipe; closing it (or the
 	// master dying) tells the worker its master is gone.

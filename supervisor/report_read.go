@@ -39,12 +39,18 @@ func (sr *StatusReader) Read() (*Report, error) {
 		in.status = *resp.Status
 	}
 	path, b, boardErr := sr.openBoard(in.status.PID)
-	if ctlErr != nil && boardErr != nil {
-		return nil, fmt.Errorf("%w; and no scoreboard: %v", ctlErr, boardErr)
-	}
 	if b != nil {
 		defer b.Close()
-		in.header, in.slots, in.boardOK = b.Header(), b.Snapshot(), true
+		// The file may be truncated under the mapping at any time: a
+		// fault is a missing board, not a crash of the CLI.
+		if err := shm.Guard(func() { in.header, in.slots = b.Header(), b.Snapshot() }); err != nil {
+			boardErr, in.header, in.slots = err, shm.Header{}, nil
+		} else {
+			in.boardOK = true
+		}
+	}
+	if ctlErr != nil && boardErr != nil {
+		return nil, fmt.Errorf("%w; and no scoreboard: %v", ctlErr, boardErr)
 	}
 	first := sr.cpu == nil
 	if first {
@@ -54,8 +60,9 @@ func (sr *StatusReader) Read() (*Report, error) {
 	if first {
 		sr.cpu.sample(pids)
 		<-time.After(cpuWindow)
-		if b != nil {
-			in.slots = b.Snapshot() // fresh counters after the wait
+		if in.boardOK {
+			// Fresh counters after the wait; on a fault, keep the first.
+			_ = shm.Guard(func() { in.slots = b.Snapshot() })
 		}
 	}
 	in.procs = sr.cpu.sample(pids)

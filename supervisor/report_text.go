@@ -22,6 +22,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "master pid %d (%s), %s, listening on %s, up %s, generation %d\n", st.PID, st.Version, state,
 		orDash(st.Listen), since(r.At, st.Started), st.Generation)
+	if st.ScoreboardError != "" {
+		fmt.Fprintf(w, "SCOREBOARD DAMAGED %d time(s), recreated; last: %s\n", st.ScoreboardFaults, st.ScoreboardError)
+	}
 	if len(st.Degraded) > 0 {
 		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -21,13 +22,36 @@ import (
 // each with its own slot. When a process is reaped its counters are added
 // to the retired totals, so the counters /metrics serves never go back.
 // A nil *board is valid and records nothing (no /dev/shm).
+//
+// The file belongs to the workers' user, who can truncate it under the
+// master's mapping. Every access goes through use, under mu, with faults
+// turned into errors (shm.Guard): a damaged board is unmapped, counted,
+// reported by status and /metrics, and replaced by a fresh one at the
+// same path. Slots claimed on the damaged board are forgotten (their
+// workers fault on their next write, exit and are restarted on the new
+// board), and so are their live counters.
 type board struct {
-	log zerolog.Logger
+	log   zerolog.Logger
+	file  string // where the board is (re)created
+	slots int
+	// chown gives a new board file to the workers' user; nil = keep ours.
+	chown func(path string) error
 
-	mu      sync.Mutex
-	sb      *shm.Scoreboard // nil once removed
-	free    []int           // reusable slots, oldest first
-	retired totals
+	mu         sync.Mutex
+	sb         *shm.Scoreboard // nil once removed, or when it could not be recreated
+	generation int64           // the last one stamped, for a recreated board
+	free       []int           // reusable slots, oldest first
+	retired    totals
+	faults     int    // times the board was found damaged
+	lastFault  string // why, and when, the last time
+	removed    bool
+}
+
+// boardSlot is a claimed slot of one board: a slot index means nothing on
+// the board that replaced a damaged one.
+type boardSlot struct {
+	sb *shm.Scoreboard
+	i  int
 }
 
 // Slot counts: enough for every worker of a config plus surges and reloads
@@ -45,49 +69,127 @@ func openBoard(runtimeDir string, workers int, generation int64, log zerolog.Log
 			_ = os.Remove(path)
 		}
 	}
-	n := min(max(minBoardSlots, slotsPerWorker*workers), shm.MaxSlots)
-	path := shm.PathFor(runtimeDir, os.Getpid())
-	sb, err := shm.Create(path, n, os.Getpid(), uint64(generation))
-	if err != nil {
+	b := &board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: newTotals(),
+		slots: min(max(minBoardSlots, slotsPerWorker*workers), shm.MaxSlots)}
+	if err := b.create(); err != nil {
 		log.Warn().Err(err).Msg("no scoreboard: `supervisor status` and /metrics will show no per-worker counters")
 		return nil
 	}
-	b := &board{log: log, sb: sb, retired: newTotals()}
-	for i := range n {
+	log.Info().Str("scoreboard", b.file).Int("slots", b.slots).Msg("scoreboard created")
+	return b
+}
+
+// create makes a fresh board at b.file with every slot free. The caller
+// holds mu, or is openBoard.
+func (b *board) create() error {
+	sb, err := shm.Create(b.file, b.slots, os.Getpid(), uint64(b.generation))
+	if err != nil {
+		return err
+	}
+	if b.chown != nil {
+		if err := b.chown(b.file); err != nil {
+			_ = sb.Remove()
+			return err
+		}
+	}
+	b.sb, b.free = sb, b.free[:0]
+	for i := range b.slots {
 		b.free = append(b.free, i)
 	}
-	log.Info().Str("scoreboard", path).Int("slots", n).Msg("scoreboard created")
-	return b
+	return nil
+}
+
+// setOwner makes chown give the board, now and when it is recreated, to
+// the workers' user.
+func (b *board) setOwner(chown func(path string) error) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.chown = chown
+	return chown(b.file)
+}
+
+// use runs fn on the live board, with faults of the mapping caught. On a
+// fault the board is replaced (damaged) and use reports false, as it does
+// when there is no board. The caller holds mu.
+func (b *board) use(fn func(sb *shm.Scoreboard)) bool {
+	if b.sb == nil {
+		return false
+	}
+	sb := b.sb
+	if err := shm.Guard(func() { fn(sb) }); err != nil {
+		b.damaged(err)
+		return false
+	}
+	return true
+}
+
+// damaged drops a board whose mapping faulted and creates a fresh one in
+// its place. The caller holds mu.
+func (b *board) damaged(err error) {
+	b.faults++
+	b.lastFault = fmt.Sprintf("%s: %v", time.Now().UTC().Format(time.RFC3339), err)
+	_ = b.sb.Close() // unmapping a truncated mapping is fine
+	b.sb = nil
+	if b.removed {
+		return
+	}
+	if cerr := b.create(); cerr != nil {
+		b.lastFault += fmt.Sprintf("; could not recreate it: %v", cerr)
+		b.log.Error().Err(err).AnErr("recreate", cerr).Str("scoreboard", b.file).
+			Msg("scoreboard damaged (truncated under the master?) and not recreated: workers now run unreported")
+		return
+	}
+	b.log.Error().Err(err).Str("scoreboard", b.file).Int("faults", b.faults).
+		Msg("scoreboard damaged (truncated under the master?): recreated; workers on the old one are restarted as they fault")
+}
+
+// fault says how often the board was found damaged, and the last time why.
+func (b *board) fault() (int, string) {
+	if b == nil {
+		return 0, ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.faults, b.lastFault
 }
 
 // claim takes a free slot for the process about to be spawned with spec
 // and records it in spec; without a free slot the worker runs unreported.
-func (b *board) claim(spec *worker.Spec) int {
+func (b *board) claim(spec *worker.Spec) boardSlot {
+	none := boardSlot{i: -1}
 	if b == nil {
-		return -1
+		return none
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sb == nil {
-		return -1
+		return none
 	}
 	if len(b.free) == 0 {
 		b.log.Warn().Str("worker", spec.Name).Msg("scoreboard full: this worker runs unreported")
-		return -1
+		return none
 	}
 	i := b.free[0]
-	b.free = b.free[1:]
 	models := make([]string, len(spec.Models))
 	for k, m := range spec.Models {
 		models[k] = m.Name
 	}
 	device, cpus := placementOf(spec)
-	b.sb.Slot(i).Claim(shm.Identity{
-		Role: string(spec.Role), Name: spec.Name, Models: models, Device: device, CPUs: cpus,
-		Generation: uint64(spec.Generation), RecycleAfter: uint64(max(spec.MaxRequests, 0)), Spawned: time.Now(),
+	claimed := b.use(func(sb *shm.Scoreboard) {
+		sb.Slot(i).Claim(shm.Identity{
+			Role: string(spec.Role), Name: spec.Name, Models: models, Device: device, CPUs: cpus,
+			Generation: uint64(spec.Generation), RecycleAfter: uint64(max(spec.MaxRequests, 0)), Spawned: time.Now(),
+		})
 	})
+	if !claimed {
+		return none // the board was replaced: the next spawn claims on the new one
+	}
+	b.free = b.free[1:]
 	spec.Scoreboard, spec.ScoreboardSlot = b.sb.Path(), i
-	return i
+	return boardSlot{b.sb, i}
 }
 
 // placementOf is the device and cpuset a spec pins its worker to, for the
@@ -95,33 +197,39 @@ func (b *board) claim(spec *worker.Spec) int {
 // process's affinity from /proc).
 func placementOf(s *worker.Spec) (device, cpus string) { return s.Device(), s.CPUs }
 
-// started records the pid of the process in slot i.
-func (b *board) started(i, pid int) {
-	if b == nil || i < 0 {
+// started records the pid of the process in slot bs.
+func (b *board) started(bs boardSlot, pid int) {
+	if b == nil || bs.i < 0 {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sb != nil {
-		b.sb.Slot(i).SetPID(pid)
+	if b.sb == bs.sb {
+		b.use(func(sb *shm.Scoreboard) { sb.Slot(bs.i).SetPID(pid) })
 	}
 }
 
-// release returns slot i once its process is reaped (or failed to
+// release returns slot bs once its process is reaped (or failed to
 // start): its counters join the retired totals and it shows Dead until it
-// is claimed again.
-func (b *board) release(i int) {
-	if b == nil || i < 0 {
+// is claimed again. A slot of a board since removed or replaced is gone
+// with it.
+func (b *board) release(bs boardSlot) {
+	if b == nil || bs.i < 0 {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sb == nil {
-		return // removed: the master has stopped
+	if b.sb == nil || b.sb != bs.sb {
+		return
 	}
-	b.retired.add(b.sb.SlotSnapshot(i))
-	b.sb.Slot(i).SetState(shm.Dead)
-	b.free = append(b.free, i)
+	var snap shm.SlotSnapshot
+	if b.use(func(sb *shm.Scoreboard) {
+		snap = sb.SlotSnapshot(bs.i)
+		sb.Slot(bs.i).SetState(shm.Dead)
+	}) {
+		b.retired.add(snap)
+		b.free = append(b.free, bs.i)
+	}
 }
 
 // snapshot returns the header, the slots and a copy of the retired
@@ -132,10 +240,13 @@ func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, totals) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sb == nil {
+	var h shm.Header
+	var slots []shm.SlotSnapshot
+	if !b.use(func(sb *shm.Scoreboard) { h, slots = sb.Header(), sb.Snapshot() }) {
+		// No board, or a damaged one just replaced: its slots are lost.
 		return shm.Header{}, nil, b.retired.clone()
 	}
-	return b.sb.Header(), b.sb.Snapshot(), b.retired.clone()
+	return h, slots, b.retired.clone()
 }
 
 // stamp records a new generation (a reload) in the header and in the slots
@@ -147,15 +258,15 @@ func (b *board) stamp(generation int64, serving []*process) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sb == nil {
-		return
-	}
-	b.sb.SetGeneration(uint64(generation))
-	for _, p := range serving {
-		if p.spec.Scoreboard == b.sb.Path() {
-			b.sb.Slot(p.spec.ScoreboardSlot).SetGeneration(uint64(generation))
+	b.generation = generation
+	b.use(func(sb *shm.Scoreboard) {
+		sb.SetGeneration(uint64(generation))
+		for _, p := range serving {
+			if p.spec.Scoreboard == sb.Path() && p.board == sb {
+				sb.Slot(p.spec.ScoreboardSlot).SetGeneration(uint64(generation))
+			}
 		}
-	}
+	})
 }
 
 // remove deletes the board file and unmaps it when the master exits;
@@ -166,6 +277,7 @@ func (b *board) remove() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.removed = true
 	if b.sb == nil {
 		return
 	}
@@ -191,17 +303,18 @@ func (b *board) path() string {
 // start spawns a worker for spec in a claimed slot, and releases the slot
 // when the process is reaped.
 func (s spawner) start(spec worker.Spec) (*process, error) {
-	i := s.board.claim(&spec)
+	bs := s.board.claim(&spec)
 	p, err := s.spawn(spec)
 	if err != nil {
-		s.board.release(i)
+		s.board.release(bs)
 		return nil, err
 	}
-	s.board.started(i, p.pid())
-	if i >= 0 {
+	p.board = bs.sb
+	s.board.started(bs, p.pid())
+	if bs.i >= 0 {
 		go func() {
 			<-p.exited
-			s.board.release(i)
+			s.board.release(bs)
 		}()
 	}
 	return p, nil

@@ -23,11 +23,12 @@ func TestBoardCountersSurviveReleasedSlots(t *testing.T) {
 	defer b.remove()
 	spec := worker.Spec{Role: worker.RolePrep, Name: "prep-0", Generation: 3, MaxRequests: 50,
 		Models: []worker.Model{{Name: "a"}, {Name: "b"}}}
-	i := b.claim(&spec)
+	bs := b.claim(&spec)
+	i := bs.i
 	if i < 0 || spec.Scoreboard != b.path() || spec.ScoreboardSlot != i {
 		t.Fatalf("claim = %d, spec board %q slot %d", i, spec.Scoreboard, spec.ScoreboardSlot)
 	}
-	b.started(i, os.Getpid())
+	b.started(bs, os.Getpid())
 	w, err := shm.Open(spec.Scoreboard) // as the worker does
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestBoardCountersSurviveReleasedSlots(t *testing.T) {
 	if got := slots[i]; got.Name != "prep-0" || got.Generation != 3 || got.RecycleAfter != 50 || got.PID != os.Getpid() || got.Stale(shm.Header{Generation: 3}) {
 		t.Errorf("claimed slot = %+v", got)
 	}
-	b.release(i)
+	b.release(bs)
 	for range 3 { // reuse every slot at least once
 		other := worker.Spec{Role: worker.RolePrep, Name: "prep-1"}
 		b.release(b.claim(&other))
@@ -72,10 +73,10 @@ func TestBoardCountersSurviveReleasedSlots(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("board file after remove: %v", err)
 	}
-	if b.claim(&spec) != -1 || b.path() != "" {
+	if b.claim(&spec).i != -1 || b.path() != "" {
 		t.Error("a removed board still hands out slots")
 	}
-	b.release(i) // no-op, no fault
+	b.release(bs) // no-op, no fault
 }
 
 func TestMetricsTextFormat(t *testing.T) {
@@ -155,5 +156,61 @@ func TestStatusPageIsSelfContained(t *testing.T) {
 		if strings.Contains(page, ext) {
 			t.Errorf("page references an external asset (%q)", ext)
 		}
+	}
+}
+
+// TestBoardSurvivesTruncation truncates the board file under the master's
+// mapping, as the workers' user can: the next snapshot does not kill the
+// process (SIGBUS) but reports the fault and replaces the board; slots
+// claimed on the damaged board are forgotten, new claims use the new one,
+// and the retired totals from before the fault stay.
+func TestBoardSurvivesTruncation(t *testing.T) {
+	b := openBoard(t.TempDir(), 1, 3, zerolog.Nop())
+	if b == nil {
+		t.Skip("no /dev/shm here")
+	}
+	defer b.remove()
+	var chowned []string
+	if err := b.setOwner(func(p string) error { chowned = append(chowned, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	spec := worker.Spec{Role: worker.RolePrep, Name: "prep-0", Generation: 3}
+	done := b.claim(&spec)
+	w, err := shm.Open(spec.Scoreboard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Slot(done.i).RequestStarted()
+	w.Slot(done.i).RequestFinished(time.Millisecond, false)
+	w.Close()
+	b.release(done) // 1 request retired before the fault
+	old := b.claim(&spec)
+	b.stamp(5, nil)
+
+	if err := os.Truncate(b.path(), 0); err != nil {
+		t.Fatal(err)
+	}
+	h, slots, tot := b.snapshot()
+	if n, why := b.fault(); n != 1 || why == "" {
+		t.Fatalf("after a snapshot of a truncated board: %d faults (%q), want 1", n, why)
+	}
+	if len(slots) != 0 || h.Slots != 0 || tot.role("prep").Requests != 1 {
+		t.Fatalf("snapshot of the damaged board: %d slots, header %+v, %d retired requests; want none, zero, 1",
+			len(slots), h, tot.role("prep").Requests)
+	}
+	if len(chowned) != 2 || chowned[1] != b.path() {
+		t.Errorf("the recreated board was not given to the workers' user: %v", chowned)
+	}
+	b.release(old) // a slot of the damaged board: ignored, no fault
+	fresh := worker.Spec{Role: worker.RoleInfer, Name: "infer-0", Generation: 5}
+	if bs := b.claim(&fresh); bs.i < 0 || bs.sb == old.sb {
+		t.Fatalf("claim after the fault: slot %d on the old board %t", bs.i, bs.sb == old.sb)
+	}
+	h, slots, _ = b.snapshot()
+	if h.Generation != 5 || len(slots) == 0 {
+		t.Fatalf("the recreated board: header %+v, %d slots; want generation 5 and slots", h, len(slots))
+	}
+	if n, _ := b.fault(); n != 1 {
+		t.Fatalf("the recreated board faulted too: %d faults", n)
 	}
 }
