@@ -50,7 +50,7 @@ type waiter struct {
 }
 
 // startControl listens on the control socket, or takes it over from the
-// master that started this one (upgrade).
+// master that started this one (upgrade); start starts answering.
 func (m *Master) startControl(path string) (*controlServer, error) {
 	ln, err := m.opts.Upgrader.Listen("unix", path)
 	if err != nil {
@@ -60,10 +60,17 @@ func (m *Master) startControl(path string) (*controlServer, error) {
 		ln.Close()
 		return nil, err
 	}
-	c := &controlServer{ln: ln, m: m}
+	return &controlServer{ln: ln, m: m}, nil
+}
+
+// start starts accepting. A master started by an upgrade calls it only
+// once it is ready: until then the previous master, which shares the
+// socket, answers every command, so a stop sent during the upgrade reaches
+// the master that can pass it on (stopNewMaster) rather than one that
+// would only abort the upgrade and leave the old master serving.
+func (c *controlServer) start() {
 	c.wg.Add(1)
 	go c.accept()
-	return c, nil
 }
 
 // secureControlSocket gives the control socket its owner and mode: 0600,

@@ -20,7 +20,13 @@
 //     of a reload in flight, then waits for that reload to return, so no
 //     worker a reload started outlives the master. A slot's stop channel
 //     is closed once (sync.Once), whoever asks first; a slot stopped
-//     before it started never spawns.
+//     before it started never spawns. A stop during startup cuts the
+//     first boots short and exits 0.
+//   - A stop during an upgrade stops the instance: a master started by an
+//     upgrade answers the shared control socket only once it is ready, so
+//     the stop reaches the old master, which passes it on to the new one
+//     once the upgrade has handed over (or the upgrade fails), and answers
+//     only after that.
 //   - Run releases what it creates with defers, in reverse order: the
 //     scoreboard, the listeners and control socket, the runtime dir; the
 //     clients waiting on `supervisor stop` are answered last.

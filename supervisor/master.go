@@ -204,9 +204,14 @@ func (m *Master) runIn(ctx context.Context, cfg *Config) error {
 	}
 	if !up.HasParent() {
 		metrics.serve()
+		m.ctl.start()
 	}
 
-	err = m.startWorkers()
+	if err = m.startWorkersUnlessStopped(ctx); m.stopping.Load() {
+		// Told to stop while booting: a clean stop, not a failed start.
+		m.log.Info().Msg("stopped during startup")
+		return nil
+	}
 	if err == nil && up.HasParent() {
 		// The previous master serves the shared listener until this one
 		// is ready: accepting earlier would answer its clients 503.
@@ -215,6 +220,9 @@ func (m *Master) runIn(ctx context.Context, cfg *Config) error {
 	}
 	if err == nil {
 		err = m.becomeReady()
+	}
+	if err == nil && up.HasParent() {
+		m.ctl.start() // the previous master answered until now
 	}
 	if err == nil {
 		err = m.serve(ctx, served, signals)
@@ -353,6 +361,31 @@ func (m *Master) startWorkers() error {
 		}
 	}
 	return nil
+}
+
+// startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
+// Stop): the pools are closed and their slots stopped at once, rather
+// than after every first boot (up to boot_timeout each). Whether that
+// happened is m.stopping.
+func (m *Master) startWorkersUnlessStopped(ctx context.Context) error {
+	booted := make(chan struct{})
+	aborted := make(chan struct{})
+	go func() {
+		defer close(aborted)
+		select {
+		case <-ctx.Done():
+		case <-m.stopCh:
+		case <-booted:
+			return
+		}
+		m.stopping.Store(true)
+		stopAll(m.infer.close())
+		stopAll(m.prep.close())
+	}()
+	err := m.startWorkers()
+	close(booted)
+	<-aborted
+	return err
 }
 
 // newLifecycle is a pool's lifecycle under cfg. surge is the pool's

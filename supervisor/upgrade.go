@@ -69,6 +69,9 @@ func (m *Master) Upgrade() error {
 	if err == nil {
 		res.NewPID = readPID(PIDFile(m.rd.path))
 		m.log.Info().Int("new_pid", res.NewPID).Dur("took", time.Since(res.At)).Msg("upgrade: the new master serves; draining this one")
+		if m.stopping.Load() {
+			m.stopNewMaster()
+		}
 	} else {
 		m.log.Error().Err(err).Msg("upgrade failed; this master keeps serving")
 		notify(m.statusLine())
@@ -119,6 +122,17 @@ func (m *Master) upgrade() error {
 	_ = m.ctl.ln.Close()
 	m.Stop()
 	return nil
+}
+
+// stopNewMaster passes on a stop that arrived while the new binary booted:
+// it was meant for the instance, so the master that now serves it stops
+// too, before this one answers the stop.
+func (m *Master) stopNewMaster() {
+	m.log.Warn().Msg("upgrade: a stop arrived while the new master booted; stopping it too")
+	timeout := 2*m.cfg().ShutdownTimeout.Duration + 30*time.Second
+	if _, err := Control(m.rd.path, "stop", timeout); err != nil {
+		m.log.Error().Err(err).Msg("upgrade: could not stop the new master; stop it with `supervisor stop`")
+	}
 }
 
 // readPID reads a pid file; 0 if it cannot.

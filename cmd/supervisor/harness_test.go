@@ -104,6 +104,9 @@ type options struct {
 	// modelNames are the generated models served (default all four):
 	// ["mlp"] boots fastest.
 	modelNames []string
+	// noWait: startInstance returns once the process started, not once
+	// it is ready.
+	noWait bool
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -245,7 +248,9 @@ metrics:
 			t.Logf("supervisor log:\n%s", in.log.String())
 		}
 	})
-	in.waitReady(90 * time.Second)
+	if !o.noWait {
+		in.waitReady(90 * time.Second)
+	}
 	return in
 }
 

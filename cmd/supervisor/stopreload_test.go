@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor"
 )
 
 // TestStopDuringReload runs `supervisor reload` and `supervisor stop`
@@ -119,4 +120,56 @@ func taggedProcesses(t *testing.T, tag string) []int {
 		}
 	}
 	return pids
+}
+
+// TestStopDuringStartup stops a master while its workers boot (the control
+// socket answers before they are ready): it exits 0 without waiting for
+// every first boot to finish, and leaves no process behind.
+func TestStopDuringStartup(t *testing.T) {
+	tag := fmt.Sprintf("SV_STOP_STARTUP_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
+	in := startInstance(t, options{prepWorkers: 1, inferWorkers: 1, modelNames: []string{"default"}, env: []string{tag}, noWait: true})
+	sock := supervisor.ControlSocket(in.runtimeDir)
+	pollUntil(t, 60*time.Second, "the control socket exists", func() bool {
+		_, err := os.Stat(sock)
+		return err == nil
+	})
+	out, err := in.cli("stop")
+	if err != nil {
+		t.Fatalf("supervisor stop during startup: %v\n%s", err, out)
+	}
+	in.waitExit(60 * time.Second)
+	if left := taggedProcesses(t, tag); len(left) > 0 {
+		t.Errorf("processes of this master still exist when it has exited: %v", left)
+	}
+	t.Logf("stopped during startup: %t", strings.Contains(in.log.String(), `"stopped during startup"`))
+}
+
+// TestStopDuringUpgrade sends `supervisor stop` while an upgrade's new
+// master boots: the stop is for the instance, so both masters and every
+// worker of either must be gone once the stop has returned, none left
+// serving.
+func TestStopDuringUpgrade(t *testing.T) {
+	tag := fmt.Sprintf("SV_STOP_UPGRADE_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
+	in := startInstance(t, options{prepWorkers: 1, inferWorkers: 1, modelNames: []string{"mlp"}, env: []string{tag}})
+	starts := strings.Count(in.log.String(), `"placement planned"`)
+	upgraded := make(chan cliResult, 1)
+	go func() { out, err := in.cli("upgrade"); upgraded <- cliResult{out, err} }()
+	pollUntil(t, 30*time.Second, "the new master starts", func() bool {
+		return strings.Count(in.log.String(), `"placement planned"`) > starts
+	})
+	out, err := in.cli("stop")
+	if err != nil {
+		t.Fatalf("supervisor stop during an upgrade: %v\n%s", err, out)
+	}
+	in.waitExit(60 * time.Second)
+	select {
+	case res := <-upgraded:
+		t.Logf("upgrade: err %v: %s", res.err, strings.TrimSpace(res.out))
+	case <-time.After(30 * time.Second):
+		t.Error("supervisor upgrade has not returned 30s after the master exited")
+	}
+	// The new master answers its stop last, then exits: allow it that.
+	pollUntil(t, 10*time.Second, "no process of either master exists", func() bool {
+		return len(taggedProcesses(t, tag)) == 0
+	})
 }
