@@ -250,8 +250,13 @@ func (c *controlServer) close() {
 var errNoMaster = errors.New("no supervisor is running there")
 
 // Control sends one command to the master behind runtimeDir's control
-// socket and returns its answer. timeout bounds the whole exchange.
+// socket and returns its answer. timeout bounds the whole exchange. A
+// runtime dir that is not root's or this user's, or that others can
+// write, is refused (ErrUnsafeRuntimeDir) before anything is sent.
 func Control(runtimeDir, cmd string, timeout time.Duration) (*ControlResponse, error) {
+	if err := trustedControlDir(runtimeDir); err != nil {
+		return nil, err
+	}
 	path := ControlSocket(runtimeDir)
 	conn, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {

@@ -33,6 +33,10 @@ const cpuWindow = 250 * time.Millisecond
 // Read takes one report. It fails only when neither the control socket
 // nor a scoreboard of a live master answers.
 func (sr *StatusReader) Read() (*Report, error) {
+	// Its pid file names the board to read: only a trusted dir's.
+	if err := trustedControlDir(sr.RuntimeDir); err != nil {
+		return nil, err
+	}
 	in := reportInput{}
 	resp, ctlErr := Control(sr.RuntimeDir, "status", sr.Timeout)
 	if ctlErr == nil && resp.Status != nil {

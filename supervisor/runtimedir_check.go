@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 )
@@ -50,15 +51,33 @@ func ownDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("runtime_dir %q: %w", dir, err)
 	}
-	if err := checkOwnDir(fi, os.Geteuid()); err != nil {
+	const fix = "remove it (or choose another runtime_dir) and start again; the master creates it with mode 0700"
+	if err := checkDir(fi, fix, os.Geteuid()); err != nil {
 		return fmt.Errorf("runtime_dir %q: %w", dir, err)
 	}
 	return nil
 }
 
-// checkOwnDir judges a runtime dir's Lstat for a master running as euid.
-func checkOwnDir(fi fs.FileInfo, euid int) error {
-	const fix = "remove it (or choose another runtime_dir) and start again; the master creates it with mode 0700"
+// trustedControlDir checks, before a client talks to the control socket in
+// dir, that the dir is a master's: not a symlink, owned by root or by
+// this user (a master refuses any other), and not writable by group or
+// others. Anyone else's dir may hold anyone's socket, answering "stopped"
+// to a stop that stopped nothing.
+func trustedControlDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil // nothing there: dialing says no supervisor runs
+	}
+	const fix = "no supervisor of yours or root's runs there; check runtime_dir (or --runtime-dir)"
+	if err := checkDir(fi, fix, 0, os.Geteuid()); err != nil {
+		return fmt.Errorf("runtime_dir %q: %w", dir, err)
+	}
+	return nil
+}
+
+// checkDir judges a runtime dir's Lstat: a directory owned by one of
+// owners that group and others cannot write. fix says what to do.
+func checkDir(fi fs.FileInfo, fix string, owners ...int) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%w: it is a symbolic link; %s", ErrUnsafeRuntimeDir, fix)
@@ -69,9 +88,9 @@ func checkOwnDir(fi fs.FileInfo, euid int) error {
 	if !ok {
 		return fmt.Errorf("%w: cannot tell its owner", ErrUnsafeRuntimeDir)
 	}
-	if int(st.Uid) != euid {
-		return fmt.Errorf("%w: it is owned by uid %d, not by uid %d that runs this master; another user may have created it to take the control and worker sockets; %s",
-			ErrUnsafeRuntimeDir, st.Uid, euid, fix)
+	if !slices.Contains(owners, int(st.Uid)) {
+		return fmt.Errorf("%w: it is owned by uid %d, not by uid %v; another user may have created it to take the control and worker sockets; %s",
+			ErrUnsafeRuntimeDir, st.Uid, owners, fix)
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
 		return fmt.Errorf("%w: mode %#o lets group or others write in it; chmod 0700 it, or %s",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRuntimeDirCreatedPrivateDespiteUmask: a dir the master creates is
@@ -130,5 +131,51 @@ func TestPIDFileNotWrittenThroughSymlink(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, pidFileName+".tmp*")); len(left) > 0 {
 		t.Fatalf("temporary pid files left: %v", left)
+	}
+}
+
+// TestControlRefusesUntrustedDir: the CLI does not talk to a control
+// socket in a dir another user could have made (symlinked, writable by
+// others, owned by someone other than root or the caller): such a socket
+// could answer "stopped" to a stop that stopped nothing.
+func TestControlRefusesUntrustedDir(t *testing.T) {
+	base := t.TempDir()
+	ours := filepath.Join(base, "ours")
+	if err := os.Mkdir(ours, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(ours, link); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	untrusted := []string{link, open}
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(base, "theirs")
+		if err := os.Mkdir(theirs, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		untrusted = append(untrusted, theirs)
+	}
+	for _, dir := range untrusted {
+		if _, err := Control(dir, "stop", time.Second); !errors.Is(err, ErrUnsafeRuntimeDir) {
+			t.Errorf("Control(%q): %v, want ErrUnsafeRuntimeDir", dir, err)
+		}
+		if _, err := (&StatusReader{RuntimeDir: dir, Timeout: time.Second}).Read(); !errors.Is(err, ErrUnsafeRuntimeDir) {
+			t.Errorf("StatusReader(%q).Read: %v, want ErrUnsafeRuntimeDir", dir, err)
+		}
+	}
+	// A dir of ours with nothing listening: just no master.
+	if _, err := Control(ours, "status", time.Second); !errors.Is(err, errNoMaster) {
+		t.Errorf("Control on an empty dir of ours: %v, want errNoMaster", err)
 	}
 }
