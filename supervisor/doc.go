@@ -27,6 +27,15 @@
 //     the stop reaches the old master, which passes it on to the new one
 //     once the upgrade has handed over (or the upgrade fails), and answers
 //     only after that.
+//   - Shared state is checked, not trusted: the runtime dir (control
+//     socket, worker sockets, pid file) must be a directory, not a
+//     symlink, owned by the master's euid, that group and others cannot
+//     write (ErrUnsafeRuntimeDir otherwise); the master creates it 0700,
+//     and the CLI talks only to a dir owned by root or its caller. The
+//     pid file is written by rename, never through a symlink. The
+//     scoreboard, which the workers' user may truncate, is touched only
+//     under shm.Guard: a fault replaces the board instead of killing the
+//     master.
 //   - Run releases what it creates with defers, in reverse order: the
 //     scoreboard, the listeners and control socket, the runtime dir; the
 //     clients waiting on `supervisor stop` are answered last.
