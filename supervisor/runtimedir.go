@@ -48,7 +48,7 @@ func prepareRuntimeDir(dir string, inherited bool) (*runtimeDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd.created = created
+	rd.created = created || (inherited && os.Getenv(createdEnv) == "1")
 	if err := ownDir(dir); err != nil {
 		return nil, err
 	}
@@ -84,9 +84,9 @@ func (rd *runtimeDir) disown() {
 	rd.mu.Unlock()
 }
 
-// cleanup removes this master's worker sockets; and, when it owns them, the
-// control socket, the pid file and the directory itself if this instance
-// created it and nothing else is left in it.
+// cleanup removes this master's worker sockets; when it owns them, the
+// control socket and the pid file; and the directory itself if this
+// instance created it and nothing else is left in it.
 func (rd *runtimeDir) cleanup() {
 	mine, _ := filepath.Glob(filepath.Join(rd.path, ownSocketPrefix()+"*.sock"))
 	for _, s := range mine {
@@ -95,12 +95,27 @@ func (rd *runtimeDir) cleanup() {
 	rd.mu.Lock()
 	owner := rd.owner
 	rd.mu.Unlock()
-	if !owner {
-		return
+	if owner {
+		_ = os.Remove(rd.controlSocket())
+		_ = os.Remove(PIDFile(rd.path))
 	}
-	_ = os.Remove(rd.controlSocket())
-	_ = os.Remove(PIDFile(rd.path))
+	// Whichever master of the instance leaves last finds the dir empty
+	// (a serving master's control socket and pid file are in it).
 	if rd.created {
 		_ = os.Remove(rd.path) // fails harmlessly when not empty
 	}
+}
+
+// createdEnv tells the master an upgrade starts that the instance created
+// its runtime dir, so that the last master to leave removes it.
+const createdEnv = "SUPERVISOR_RUNTIME_DIR_CREATED"
+
+// handOn records for the master an upgrade starts whether the dir was
+// created by this instance.
+func (rd *runtimeDir) handOn() {
+	v := "0"
+	if rd.created {
+		v = "1"
+	}
+	os.Setenv(createdEnv, v)
 }

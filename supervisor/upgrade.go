@@ -103,6 +103,7 @@ func (m *Master) upgrade() error {
 		return fmt.Errorf("the previous master has not exited after %s", wait)
 	}
 	os.Setenv(generationEnv, strconv.FormatInt(m.generation.Load()+1, 10))
+	m.rd.handOn()
 	notify("STATUS=upgrading: starting the new binary")
 	m.log.Info().Msg("upgrade: starting the new binary")
 	var err error

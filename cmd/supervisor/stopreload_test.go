@@ -172,4 +172,8 @@ func TestStopDuringUpgrade(t *testing.T) {
 	pollUntil(t, 10*time.Second, "no process of either master exists", func() bool {
 		return len(taggedProcesses(t, tag)) == 0
 	})
+	if _, err := os.Stat(in.runtimeDir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(in.runtimeDir)
+		t.Errorf("runtime dir %s still exists after both masters stopped (%d entries)", in.runtimeDir, len(entries))
+	}
 }
