@@ -117,7 +117,7 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 func (s *server) infer(ctx *fasthttp.RequestCtx) {
 	in, err := s.frame(ctx)
 	if err != nil {
-		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+		ctx.Error(err.Error(), frameStatus(err))
 		return
 	}
 	defer s.finish(in)
