@@ -64,3 +64,21 @@ func ParseTicket(s string) (Ticket, error) {
 	}
 	return Ticket{Slot: i, Seq: uint32(n)}, nil
 }
+
+// SlotDescriptor is "<slot>:<seq>:<frame length>": where a request frame
+// is and the Ticket that may claim it, as ParseSlotDescriptor reads it.
+func SlotDescriptor(t Ticket, n int) string { return t.String() + ":" + strconv.Itoa(n) }
+
+// ParseSlotDescriptor reads a SlotDescriptor.
+func ParseSlotDescriptor(s string) (Ticket, int, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return Ticket{}, 0, fmt.Errorf("%w: slot %q: want <slot>:<seq>:<length>", ErrBadRef, s)
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 0 {
+		return Ticket{}, 0, fmt.Errorf("%w: slot %q: want <slot>:<seq>:<length>", ErrBadRef, s)
+	}
+	t, err := ParseTicket(s[:i])
+	return t, n, err
+}

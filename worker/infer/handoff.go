@@ -2,9 +2,7 @@ package infer
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,13 +48,7 @@ func (s *server) frame(ctx *fasthttp.RequestCtx) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	slot := string(ctx.Request.Header.Peek(worker.SlotHeader))
-	i := strings.LastIndexByte(slot, ':')
-	n, err := strconv.Atoi(slot[i+1:])
-	if i < 0 || err != nil {
-		return request{}, fmt.Errorf("%w: bad %s header %q: want <slot>:<seq>:<length>", arena.ErrBadRef, worker.SlotHeader, slot)
-	}
-	tk, err := arena.ParseTicket(slot[:i])
+	tk, n, err := arena.ParseSlotDescriptor(string(ctx.Request.Header.Peek(worker.SlotHeader)))
 	if err != nil {
 		return request{}, err
 	}

@@ -72,7 +72,7 @@ func (h *handler) setBody(up *fasthttp.Request, r *tensor.Request, deadline time
 		return handoff{}, nil
 	}
 	up.Header.Set(worker.ArenaHeader, h.arena.Ref().String())
-	up.Header.Set(worker.SlotHeader, tk.String()+":"+strconv.Itoa(len(frame)))
+	up.Header.Set(worker.SlotHeader, arena.SlotDescriptor(tk, len(frame)))
 	return handoff{h.arena, tk}, nil
 }
 
