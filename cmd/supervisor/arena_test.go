@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -77,4 +79,77 @@ func arenaStatus(t *testing.T, in *instance) supervisor.ArenaRow {
 	}
 	t.Fatalf("/status.json has no arena for prep-0: %+v", r.Processes)
 	return supervisor.ArenaRow{}
+}
+
+// TestFullArenaIsVisible: an infer worker that stops (SIGSTOP, too
+// briefly for the heartbeat timeout) holds the only slot of a 1-slot
+// arena. Requests are turned away (503), /metrics and `supervisor status`
+// show the arena full, and after 3s /v2/health/ready answers 503 naming
+// the arena; when the infer worker goes on, all of it clears.
+func TestFullArenaIsVisible(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, inferWorkers: 1,
+		prepSection: "handoff: shm\n  arena_slots: 1\n  upstream_timeout: 30s",
+		extra:       "workers:\n  heartbeat_timeout: 60s\n"})
+	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
+		t.Fatalf("before: %d %s", code, resp)
+	}
+	infer := workerNamed(t, in, "infer-0")
+	sendSignal(t, infer.PID, syscall.SIGSTOP)
+	resumed := false
+	defer func() {
+		if !resumed {
+			syscall.Kill(infer.PID, syscall.SIGCONT)
+		}
+	}()
+	held := make(chan int, 1)
+	go func() { // holds the only slot until the infer worker goes on
+		code, _, _ := in.post("/v2/models/mlp/infer", body, nil)
+		held <- code
+	}()
+	pollUntil(t, 30*time.Second, "the arena full", func() bool { a := arenaStatus(t, in); return a.InUse == a.Slots })
+	if code, resp, hdr := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Fatalf("a request while the arena is full: %d %s (Retry-After %q), want 503 with Retry-After", code, resp, hdr.Get("Retry-After"))
+	}
+	pollUntil(t, 30*time.Second, "/v2/health/ready 503 naming the arena", func() bool {
+		code, resp, _ := in.get("/v2/health/ready")
+		return code == http.StatusServiceUnavailable && strings.Contains(string(resp), "arena has been full")
+	})
+	_, metrics, _ := doURL(t, in.metricsURL+"/metrics")
+	for _, want := range []string{`supervisor_arena_slots_in_use{worker="prep-0"`, `supervisor_arena_full_total{worker="prep-0"`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Fatalf("/metrics has no %s", want)
+		}
+	}
+	if a := arenaStatus(t, in); a.TurnedAway == 0 || a.FullS < 3 {
+		t.Fatalf("status arena %+v: want requests turned away and full for over 3s", a)
+	}
+	out, err := in.cli("status")
+	if err != nil || !strings.Contains(out, "ARENA") || !strings.Contains(out, "1/1") || !strings.Contains(out, "arena full") {
+		t.Fatalf("supervisor status does not show the full arena (%v):\n%s", err, out)
+	}
+
+	sendSignal(t, infer.PID, syscall.SIGCONT)
+	resumed = true
+	if code := <-held; code != http.StatusOK {
+		t.Fatalf("the request that held the slot: %d, want 200 once the infer worker went on", code)
+	}
+	in.waitReady(30 * time.Second)
+	if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {
+		t.Fatalf("after: %d %s", code, resp)
+	}
+}
+
+func doURL(t *testing.T, url string) (int, []byte, http.Header) {
+	t.Helper()
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b, resp.Header
 }
