@@ -30,8 +30,11 @@ type owner struct {
 	// their numbers. Last freed, first reused: its pages are the
 	// likeliest to be in cache and mapped.
 	avail chan struct{}
-	mu    sync.Mutex
-	stack []int
+	// mu guards stack and closed, and orders the changes of inUse and
+	// fullSince (atomics for readers that take no lock).
+	mu     sync.Mutex
+	stack  []int
+	closed bool
 
 	inUse     atomic.Int64
 	fullSince atomic.Int64 // Unix ns when the last free slot was taken; 0 while one is free
@@ -111,6 +114,9 @@ func randomToken() uint64 {
 // infer worker that still maps it.
 func (a *Arena) Close() error {
 	if o := a.owner; o != nil {
+		o.mu.Lock()
+		o.closed = true // no watcher starts after this
+		o.mu.Unlock()
 		o.stopOnce.Do(func() { close(o.stop) })
 		o.watchers.Wait()
 		defer unix.Close(o.fd)

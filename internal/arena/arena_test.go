@@ -158,3 +158,39 @@ func TestClaimedSlotWaitsForItsClaimer(t *testing.T) {
 		t.Fatalf("stats %+v: the slot came back by Done, not by death or backstop", s)
 	}
 }
+
+// TestConcurrentUseKeepsCountsExact: many requests acquiring, claiming
+// or not, and settling at once leave nothing in use and the arena not
+// marked full.
+func TestConcurrentUseKeepsCountsExact(t *testing.T) {
+	owner, peer := testArena(t, 4, 64)
+	done := make(chan error, 16)
+	for g := range 16 {
+		go func() {
+			for n := range 200 {
+				tk, err := owner.Acquire(soon())
+				if err != nil {
+					done <- err
+					return
+				}
+				if (g+n)%2 == 0 {
+					if err := peer.Claim(tk); err != nil {
+						done <- err
+						return
+					}
+					peer.Finish(tk)
+				}
+				owner.Settle(tk, time.Minute)
+			}
+			done <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := owner.Stats(); s.InUse != 0 || !s.FullSince.IsZero() {
+		t.Fatalf("after every exchange settled: %+v, want none in use and not full", s)
+	}
+}

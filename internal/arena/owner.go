@@ -39,10 +39,10 @@ func (a *Arena) Acquire(deadline time.Time) (Ticket, error) {
 	o.mu.Lock()
 	i := o.stack[len(o.stack)-1]
 	o.stack = o.stack[:len(o.stack)-1]
-	o.mu.Unlock()
 	if o.inUse.Add(1) == int64(a.slots) {
 		o.fullSince.Store(time.Now().UnixNano())
 	}
+	o.mu.Unlock()
 	seq := a.load(i).seq() + 1
 	a.claimerStart(i).Store(0)
 	a.word(i).Store(uint64(makeWord(Sent, 0, seq)))
@@ -53,9 +53,9 @@ func (a *Arena) Acquire(deadline time.Time) (Ticket, error) {
 func (a *Arena) release(i int) {
 	o := a.owner
 	a.word(i).Store(uint64(makeWord(Free, 0, a.load(i).seq())))
+	o.mu.Lock()
 	o.fullSince.Store(0)
 	o.inUse.Add(-1)
-	o.mu.Lock()
 	o.stack = append(o.stack, i)
 	o.mu.Unlock()
 	o.avail <- struct{}{}
@@ -94,6 +94,11 @@ func (a *Arena) Settle(t Ticket, backstop time.Duration) {
 		return
 	}
 	o := a.owner
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed { // stopping: the memory goes with the process
+		return
+	}
 	o.watchers.Add(1)
 	go func() {
 		defer o.watchers.Done()
