@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
@@ -126,13 +127,22 @@ func (h *handler) arenaFull() {
 const arenaPublishInterval = 100 * time.Millisecond
 
 // publishArena writes the arena's occupancy into the scoreboard slot
-// until stop.
-func publishArena(a *arena.Arena, s *shm.Slot, stop <-chan struct{}) {
+// until stop, and logs slots that came back from dead infer workers or
+// by the backstop (which means their claimer's liveness could not be read).
+func publishArena(a *arena.Arena, s *shm.Slot, log zerolog.Logger, stop <-chan struct{}) {
 	tick := time.NewTicker(arenaPublishInterval)
 	defer tick.Stop()
+	var last arena.Stats
 	for {
 		st := a.Stats()
 		s.SetArena(st.Slots, st.InUse, st.FullSince)
+		if n := st.Reclaimed - last.Reclaimed; n > 0 {
+			log.Info().Uint64("slots", n).Msg("arena slots reclaimed from infer workers that died holding them")
+		}
+		if n := st.Backstopped - last.Backstopped; n > 0 {
+			log.Warn().Uint64("slots", n).Msg("arena slots freed by the backstop grace: their infer worker's liveness could not be read from /proc")
+		}
+		last = st
 		select {
 		case <-stop:
 			return

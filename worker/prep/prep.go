@@ -52,7 +52,7 @@ func Run(rt *worker.Runtime) error {
 		if h.board != nil {
 			stop := make(chan struct{})
 			defer close(stop)
-			go publishArena(h.arena, h.board, stop)
+			go publishArena(h.arena, h.board, rt.Log, stop)
 		}
 	}
 	srv := &fasthttp.Server{
