@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -163,5 +164,30 @@ func TestParseStat(t *testing.T) {
 	}
 	if _, _, ok := parseStat([]byte("123 (x) S 1 2")); ok {
 		t.Fatal("a short stat line was parsed")
+	}
+}
+
+// TestProcessGone: this process is alive under its own start time and
+// gone under another (a reused pid); a reaped child is gone.
+func TestProcessGone(t *testing.T) {
+	me, start := os.Getpid(), selfStart()
+	if start == 0 {
+		t.Fatal("no start time in /proc/self/stat")
+	}
+	if l := processGone(me, start); l != alive {
+		t.Fatalf("this process: %v, want alive", l)
+	}
+	if l := processGone(me, start+1); l != gone {
+		t.Fatalf("this pid under another start time: %v, want gone", l)
+	}
+	if l := processGone(0, 0); l != unknown {
+		t.Fatalf("pid 0: %v, want unknown", l)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if l := processGone(cmd.Process.Pid, 0); l != gone {
+		t.Fatalf("a reaped child: %v, want gone", l)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // liveness is what /proc says about a claimer.
@@ -17,18 +19,24 @@ const (
 	gone // exited (also a zombie not yet reaped), or its pid was reused
 )
 
-// processGone reads /proc/<pid>/stat: no such process, a zombie, or a
-// process with another start time than start (when start is known, not 0)
-// means the claimer is gone.
+// processGone asks the kernel about a claimer: no such process
+// (kill(pid, 0) fails with ESRCH), a zombie, or a process with another
+// start time than start (when start is known, not 0) in /proc/<pid>/stat
+// means it is gone. A process /proc hides (hidepid) is unknown, not gone.
 func processGone(pid int, start uint64) liveness {
 	if pid <= 0 {
 		return unknown
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
 		return gone
 	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
+		// Exited between the two looks, or hidden: only a second kill
+		// tells which.
+		if errors.Is(err, fs.ErrNotExist) && errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			return gone
+		}
 		return unknown
 	}
 	state, started, ok := parseStat(b)
