@@ -194,3 +194,22 @@ func TestConcurrentUseKeepsCountsExact(t *testing.T) {
 		t.Fatalf("after every exchange settled: %+v, want none in use and not full", s)
 	}
 }
+
+// TestBackstopOnlyWhenLivenessIsUnknown: a claim whose claimer cannot be
+// looked up (here pid 0) is freed after the backstop, and counted as such.
+func TestBackstopOnlyWhenLivenessIsUnknown(t *testing.T) {
+	owner, _ := testArena(t, 1, 8)
+	tk, _ := owner.Acquire(soon())
+	owner.word(tk.Slot).Store(uint64(makeWord(Claimed, 0, tk.Seq)))
+	start := time.Now()
+	owner.Settle(tk, 100*time.Millisecond)
+	if _, err := owner.Acquire(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatalf("the slot did not come back after the backstop: %v", err)
+	}
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Fatalf("freed after %s, before the 100ms backstop", took)
+	}
+	if s := owner.Stats(); s.Backstopped != 1 || s.Reclaimed != 0 {
+		t.Fatalf("stats %+v, want one backstopped", s)
+	}
+}

@@ -2,11 +2,13 @@ package arena
 
 import "time"
 
-// Watch intervals: the state word is cheap to read; the claimer's
-// liveness costs a read of /proc.
+// A watcher looks at its slot after watchFirst, then ever less often, up
+// to every watchMax: a claimer that died is usually found within a few
+// milliseconds, and a long claim (a slow batch) costs a few looks a
+// second, not hundreds.
 const (
-	watchTick     = 5 * time.Millisecond
-	livenessEvery = 4 // ticks
+	watchFirst = 2 * time.Millisecond
+	watchMax   = 100 * time.Millisecond
 )
 
 // settled frees t's slot if its state proves nobody will touch it again:
@@ -37,35 +39,25 @@ func (a *Arena) settled(t Ticket) bool {
 // freeing the slot under it would let its reply overwrite another
 // request's tensors.
 func (a *Arena) watch(t Ticket, backstop time.Duration) {
-	tick := time.NewTicker(watchTick)
-	defer tick.Stop()
+	timer := time.NewTimer(watchFirst)
+	defer timer.Stop()
 	var unknownFor time.Duration
-	for n := 1; ; n++ {
+	for d := watchFirst; ; d = min(2*d, watchMax) {
 		select {
 		case <-a.owner.stop:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		w := a.load(t.Slot)
-		if w.state() == Done && w.seq() == t.Seq {
-			a.release(t.Slot)
+		timer.Reset(min(2*d, watchMax))
+		if a.settled(t) {
 			return
 		}
-		if n%livenessEvery != 0 {
+		if w := a.load(t.Slot); w.state() == Claimed && w.seq() == t.Seq &&
+			processGone(w.pid(), a.claimerStart(t.Slot).Load()) == alive {
+			unknownFor = 0
 			continue
 		}
-		if w.state() == Claimed && w.seq() == t.Seq {
-			switch processGone(w.pid(), a.claimerStart(t.Slot).Load()) {
-			case gone:
-				a.owner.reclaimed.Add(1)
-				a.release(t.Slot)
-				return
-			case alive:
-				unknownFor = 0
-				continue
-			}
-		}
-		if unknownFor += livenessEvery * watchTick; unknownFor >= backstop {
+		if unknownFor += d; unknownFor >= backstop {
 			a.owner.backstops.Add(1)
 			a.release(t.Slot)
 			return
