@@ -34,9 +34,10 @@ func TestSharedMemoryHandoff(t *testing.T) {
 	if err := syscall.Kill(prep.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, 30*time.Second, "the killed prep worker is gone", func() bool {
+	pollUntil(t, 30*time.Second, "the killed prep worker's arena gone and prep-0 replaced", func() bool {
 		_, err := os.Stat(path)
-		return os.IsNotExist(err)
+		w := workerNamed(t, in, "prep-0")
+		return os.IsNotExist(err) && w.PID != prep.PID && w.State == "ready"
 	})
 	// The infer worker that had mapped the dead prep worker's arena is
 	// unaffected, and serves the replacement's arena.
