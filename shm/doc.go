@@ -78,7 +78,10 @@
 //	                               72 in-flight
 //	                               80 errors
 //	                               88 queue depth
-//	                               96 reserved
+//	                               96 arena slots
+//	                              104 arena slots in use
+//	                              112 arena full since
+//	                              120 arena full count
 //	                              128 role   [16]byte
 //	                              144 name   [48]byte
 //	                              192 models [128]byte (comma-separated)
@@ -93,7 +96,11 @@
 //
 // Version 2 added the per-model counters (Triton's per-model statistics:
 // failures by reason, inference and execution counts, queue and compute
-// durations, each a running total).
+// durations, each a running total). The arena words (a prep worker's
+// shared-memory arena: its slot count, slots in use, since when every slot
+// has been in use, and the requests turned away for want of one) took the
+// four words reserved at 96 without a version bump: they were zero, and
+// zero still means "no arena", so readers of either age agree.
 //
 // Strings are NUL-padded and truncated (at a UTF-8 boundary) to their field.
 // Histogram buckets are non-cumulative counters, the last one catching

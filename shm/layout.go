@@ -54,7 +54,10 @@ type slotLayout struct {
 	inflight       int64
 	errors         uint64
 	queueDepth     int64
-	_              [4]uint64
+	arenaSlots     int64 // prep workers: slots in the shared-memory arena; 0 = none
+	arenaInUse     int64
+	arenaFullSince int64 // Unix ns since every slot has been in use; 0 while one is free
+	arenaFull      uint64
 	role           [2]uint64
 	name           [6]uint64
 	models         [16]uint64

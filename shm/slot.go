@@ -115,6 +115,19 @@ func (s *Slot) ObserveBatchSize(n int) {
 	atomic.AddUint64(&s.l.batchSizeSum, uint64(max(n, 0)))
 }
 
+// SetArena records the prep worker's shared-memory arena: its slots, how
+// many are in use, and since when every one has been (the zero Time
+// while one is free).
+func (s *Slot) SetArena(slots, inUse int, fullSince time.Time) {
+	atomic.StoreInt64(&s.l.arenaSlots, int64(slots))
+	atomic.StoreInt64(&s.l.arenaInUse, int64(inUse))
+	atomic.StoreInt64(&s.l.arenaFullSince, unixNanos(fullSince))
+}
+
+// ArenaFull counts a request turned away because no arena slot became
+// free in time.
+func (s *Slot) ArenaFull() { atomic.AddUint64(&s.l.arenaFull, 1) }
+
 func nonNegative(d time.Duration) uint64 { return uint64(max(d, 0)) }
 
 // unixNanos encodes t; the zero Time is 0 (unset).

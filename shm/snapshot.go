@@ -41,6 +41,9 @@ type SlotSnapshot struct {
 	InFlight   int64
 	QueueDepth int64
 
+	// Arena is a prep worker's shared-memory arena; zero without one.
+	Arena ArenaSnapshot
+
 	Latency   Histogram // seconds, per finished request
 	QueueTime Histogram // seconds
 	BatchSize Histogram // items per executed batch
@@ -130,6 +133,8 @@ func decode(index int, c *slotLayout, torn bool) SlotSnapshot {
 		BatchSize:    batchHistogram(c.batchSize[:], c.batchSizeSum),
 		Torn:         torn,
 	}
+	snap.Arena = ArenaSnapshot{Slots: c.arenaSlots, InUse: c.arenaInUse,
+		FullSince: timeOf(c.arenaFullSince), Full: c.arenaFull}
 	if torn {
 		return snap
 	}
@@ -144,4 +149,24 @@ func decode(index int, c *slotLayout, torn bool) SlotSnapshot {
 		snap.ModelStats = append(snap.ModelStats, decodeModel(name, &c.perModel[i]))
 	}
 	return snap
+}
+
+// ArenaSnapshot is a prep worker's shared-memory arena (see
+// internal/arena): Slots is 0 when it has none.
+type ArenaSnapshot struct {
+	Slots, InUse int64
+	// FullSince is when its last free slot was taken, while none is free;
+	// the zero Time otherwise.
+	FullSince time.Time
+	// Full counts requests turned away (503) for want of a free slot.
+	Full uint64
+}
+
+// FullFor is how long every slot has been in use at now; 0 while one is
+// free.
+func (a ArenaSnapshot) FullFor(now time.Time) time.Duration {
+	if a.Slots == 0 || a.FullSince.IsZero() {
+		return 0
+	}
+	return max(now.Sub(a.FullSince), 0)
 }

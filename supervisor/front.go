@@ -132,6 +132,8 @@ func (m *Master) health(ctx *fasthttp.RequestCtx) {
 	status, msg := fasthttp.StatusOK, ""
 	if !ready {
 		status, msg = fasthttp.StatusServiceUnavailable, "not ready: a worker pool has no serving worker, or the master is starting or stopping"
+	} else if stuck := m.arenasStuck(); stuck != "" {
+		status, msg = fasthttp.StatusServiceUnavailable, stuck
 	}
 	if len(degraded) == 0 {
 		m.reply(ctx, status, msg)

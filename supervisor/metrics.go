@@ -43,6 +43,7 @@ func metricsText(s scrape) []byte {
 	writeWorkers(&p, s)
 	writeStages(&p, s)
 	writeLB(&p, s.lb)
+	writeArenaMetrics(&p, s)
 	return p.buf.Bytes()
 }
 

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -145,11 +144,8 @@ func (p *process) wait() {
 	p.err = p.cmd.Wait()
 	p.liveness.Close()
 	// The master made the socket; a worker without root may not remove it.
-	// A prep worker killed outright leaves its arena behind.
+	// (A prep worker's arena is a memfd: it goes with the worker.)
 	_ = os.Remove(p.spec.Socket)
-	if p.spec.Role == worker.RolePrep {
-		_ = os.Remove(arena.PathFor(p.spec.Socket))
-	}
 	close(p.exited)
 }
 

@@ -64,6 +64,8 @@ type ProcessRow struct {
 	HeartbeatAgeS float64 `json:"heartbeat_age_s"`
 	Restarts      int     `json:"restarts"`
 	Recycles      int     `json:"recycles"`
+	// Arena is a prep worker's shared-memory arena; absent without one.
+	Arena *ArenaRow `json:"arena,omitempty"`
 }
 
 // PoolSummary sums a pool's live processes.
@@ -130,6 +132,9 @@ func buildReport(in reportInput) *Report {
 			MemoryUsedBytes: g.MemoryUsedBytes, MemoryTotalBytes: g.MemoryTotalBytes})
 	}
 	r.Bottleneck = bottleneck(r.Pools, r.GPUs)
+	if b := arenaBottleneck(r.Processes); b != "" {
+		r.Bottleneck = b
+	}
 	return r
 }
 
@@ -152,6 +157,7 @@ func processRow(s shm.SlotSnapshot, in reportInput, ws WorkerStatus) ProcessRow 
 	if row.CPUs == "" {
 		row.CPUs = ps.CPUs
 	}
+	row.Arena = arenaRow(s, in.now)
 	if !s.Ready.IsZero() {
 		row.UptimeS = in.now.Sub(s.Ready).Seconds()
 	}

@@ -39,6 +39,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.writeProcesses(w)
+	r.writeArenas(w)
 	fmt.Fprintln(w)
 	r.writePools(w)
 	fmt.Fprintf(w, "\nbottleneck: %s\n", r.Bottleneck)

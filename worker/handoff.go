@@ -5,9 +5,11 @@ package worker
 // and these headers instead; the infer worker answers the same way when
 // its reply fits the slot.
 const (
-	// ArenaHeader is the prep worker's arena file.
+	// ArenaHeader is the prep worker's arena: an arena.Ref,
+	// "<pid>:<memfd>:<token>".
 	ArenaHeader = "Supervisor-Arena"
-	// SlotHeader is "<slot>:<frame length>": where the request frame is.
+	// SlotHeader is "<slot>:<seq>:<frame length>": where the request frame
+	// is, and the arena.Ticket the infer worker must claim it with.
 	SlotHeader = "Supervisor-Slot"
 	// ReplyHeader is the reply frame's length in the same slot; absent
 	// when the reply is in the body.

@@ -23,6 +23,7 @@ type load struct {
 	sent    atomic.Int64
 	failed  atomic.Int64
 	first   atomic.Value // string: the first failure
+	lastBad atomic.Int64 // Unix ns when the last failure was answered
 	reasons sync.Map     // failure reason ("502", "transport error") -> *atomic.Int64
 	phase   atomic.Int32 // index into latencies
 	mu      sync.Mutex
@@ -62,6 +63,7 @@ func (l *load) client() {
 		l.sent.Add(1)
 		if code != http.StatusOK {
 			l.failed.Add(1)
+			l.lastBad.Store(time.Now().UnixNano())
 			l.first.CompareAndSwap(nil, fmt.Sprintf("status %d (0 = transport error): %s", code, resp))
 			reason := fmt.Sprint(code)
 			if code == 0 {

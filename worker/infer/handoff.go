@@ -1,10 +1,8 @@
 package infer
 
 import (
-	"fmt"
-	"os"
+	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,12 +14,13 @@ import (
 )
 
 // arenas are the prep workers' arenas this infer worker has mapped, by
-// path. A prep worker that is replaced leaves its arena file deleted but
-// still mapped here; the janitor unmaps such arenas once no request uses
-// them, so recycling prep workers does not pile up mappings.
+// Ref (whose token tells a new prep worker's arena from an old one at a
+// reused pid and descriptor). A prep worker that is replaced leaves its
+// arena still mapped here; the janitor unmaps such arenas once no request
+// uses them, so recycling prep workers does not pile up mappings.
 type arenas struct {
 	mu     sync.Mutex
-	mapped map[string]*mappedArena
+	mapped map[arena.Ref]*mappedArena
 }
 
 type mappedArena struct {
@@ -29,37 +28,53 @@ type mappedArena struct {
 	refs int // requests using it now; guarded by arenas.mu
 }
 
-// request is where an infer request's frame is: in a slot of a prep
-// worker's arena, or (zero arena) in the body.
+// request is where an infer request's frame is: in a claimed slot of a
+// prep worker's arena, or (zero arena) in the body.
 type request struct {
 	frame []byte
 	a     *mappedArena
-	slot  int
+	tk    arena.Ticket
 }
 
 // frame finds the request frame of ctx: in the arena slot its headers
-// name, or in the body.
+// name, which it claims first (a slot it cannot claim was revoked by its
+// prep worker and is not touched: arena.ErrNotClaimable), or in the body.
 func (s *server) frame(ctx *fasthttp.RequestCtx) (request, error) {
-	path := string(ctx.Request.Header.Peek(worker.ArenaHeader))
-	if path == "" {
+	refStr := string(ctx.Request.Header.Peek(worker.ArenaHeader))
+	if refStr == "" {
 		return request{frame: ctx.PostBody()}, nil
 	}
-	slotStr, lenStr, ok := strings.Cut(string(ctx.Request.Header.Peek(worker.SlotHeader)), ":")
-	slot, err1 := strconv.Atoi(slotStr)
-	n, err2 := strconv.Atoi(lenStr)
-	if !ok || err1 != nil || err2 != nil {
-		return request{}, fmt.Errorf("bad %s header", worker.SlotHeader)
-	}
-	m, err := s.arenas.use(path)
+	ref, err := arena.ParseRef(refStr)
 	if err != nil {
 		return request{}, err
 	}
-	frame, err := m.a.Frame(slot, n)
+	tk, n, err := arena.ParseSlotDescriptor(string(ctx.Request.Header.Peek(worker.SlotHeader)))
+	if err != nil {
+		return request{}, err
+	}
+	m, err := s.arenas.use(ref)
+	if err != nil {
+		return request{}, err
+	}
+	frame, err := m.a.Frame(tk.Slot, n)
+	if err == nil {
+		err = m.a.Claim(tk)
+	}
 	if err != nil {
 		s.arenas.done(m)
 		return request{}, err
 	}
-	return request{frame: frame, a: m, slot: slot}, nil
+	return request{frame: frame, a: m, tk: tk}, nil
+}
+
+// frameStatus is the answer to a request whose frame could not be had: 409
+// for a slot its prep worker revoked (nobody waits for the answer), 400
+// for the rest.
+func frameStatus(err error) int {
+	if errors.Is(err, arena.ErrNotClaimable) {
+		return fasthttp.StatusConflict
+	}
+	return fasthttp.StatusBadRequest
 }
 
 // reply answers with the reply frame of outs: into the request's slot when
@@ -71,8 +86,8 @@ func (r request) reply(ctx *fasthttp.RequestCtx, outs []tensor.Tensor) {
 		ctx.Response.SetBodyRaw(tensor.AppendTensors(nil, outs))
 		return
 	}
-	frame := tensor.AppendTensors(r.a.a.Buf(r.slot), outs)
-	if r.a.a.Fits(r.slot, frame) {
+	frame := tensor.AppendTensors(r.a.a.Buf(r.tk.Slot), outs)
+	if r.a.a.Fits(r.tk.Slot, frame) {
 		ctx.Response.Header.Set(worker.ReplyHeader, strconv.Itoa(len(frame)))
 		return
 	}
@@ -83,25 +98,25 @@ func (r request) reply(ctx *fasthttp.RequestCtx, outs []tensor.Tensor) {
 // whatever the outcome, and lets the janitor unmap an arena no longer used.
 func (s *server) finish(r request) {
 	if r.a != nil {
-		r.a.a.Finish(r.slot)
+		r.a.a.Finish(r.tk)
 		s.arenas.done(r.a)
 	}
 }
 
-func (as *arenas) use(path string) (*mappedArena, error) {
+func (as *arenas) use(ref arena.Ref) (*mappedArena, error) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	m := as.mapped[path]
+	m := as.mapped[ref]
 	if m == nil {
-		a, err := arena.Open(path)
+		a, err := arena.Open(ref)
 		if err != nil {
 			return nil, err
 		}
 		if as.mapped == nil {
-			as.mapped = map[string]*mappedArena{}
+			as.mapped = map[arena.Ref]*mappedArena{}
 		}
 		m = &mappedArena{a: a}
-		as.mapped[path] = m
+		as.mapped[ref] = m
 	}
 	m.refs++
 	return m, nil
@@ -114,7 +129,7 @@ func (as *arenas) done(m *mappedArena) {
 }
 
 // janitor unmaps, every interval until stop, the arenas whose prep worker
-// is gone (the file was removed) and that no request uses.
+// is gone (closed the memfd: it exited) and that no request uses.
 func (as *arenas) janitor(interval time.Duration, stop <-chan struct{}) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -125,10 +140,10 @@ func (as *arenas) janitor(interval time.Duration, stop <-chan struct{}) {
 		case <-tick.C:
 		}
 		as.mu.Lock()
-		for path, m := range as.mapped {
-			if _, err := os.Stat(path); err != nil && m.refs == 0 {
+		for ref, m := range as.mapped {
+			if m.refs == 0 && m.a.Gone() {
 				m.a.Close()
-				delete(as.mapped, path)
+				delete(as.mapped, ref)
 			}
 		}
 		as.mu.Unlock()

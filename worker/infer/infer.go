@@ -7,7 +7,12 @@
 //	GET  /metadata  JSON array of tensor.Metadata, one per model
 //	POST /infer     body: tensor.Request frame, with the request's priority
 //	                and deadline in worker.PriorityHeader and
-//	                worker.DeadlineHeader; reply: tensor frame of outputs, or
+//	                worker.DeadlineHeader; or, with the shared-memory
+//	                handoff, worker.ArenaHeader and worker.SlotHeader naming
+//	                a slot of the prep worker's arena, claimed before it is
+//	                read (409 when it cannot be: its prep worker revoked
+//	                it) and marked done whatever the outcome; reply: tensor
+//	                frame of outputs (in the slot when it fits), or
 //	                a non-200 status with the error message as text (503
 //	                with Retry-After when the model's queue is full or the
 //	                request's deadline passed while it was queued)
@@ -117,7 +122,7 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 func (s *server) infer(ctx *fasthttp.RequestCtx) {
 	in, err := s.frame(ctx)
 	if err != nil {
-		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+		ctx.Error(err.Error(), frameStatus(err))
 		return
 	}
 	defer s.finish(in)

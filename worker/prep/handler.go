@@ -15,6 +15,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -28,6 +29,7 @@ type handler struct {
 	timeout time.Duration
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
+	board   *shm.Slot    // this worker's scoreboard slot; nil without one
 }
 
 // serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
@@ -180,14 +182,21 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	up.Header.SetMethod(fasthttp.MethodPost)
 	up.SetRequestURI("http://infer/infer")
 	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
-	ho, err := h.setBody(up, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}, timeout)
+	if timeout <= 0 { // the client has given up: no slot, no infer worker
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+		return nil, fasthttp.StatusServiceUnavailable, errExpired
+	}
+	deadline := time.Now().Add(timeout)
+	ho, err := h.setBody(up, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}, deadline)
 	if err != nil {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return nil, fasthttp.StatusServiceUnavailable, err
 	}
-	if err := h.up.Do(up, resp, time.Now().Add(timeout)); err != nil {
-		// An infer worker that got the request may still be running it.
-		ho.failed(2*h.timeout + time.Minute)
+	// After the reply is copied out, or at once on failure. The backstop
+	// is the longest an infer worker can keep a request (its upstream
+	// timeout plus the hang detection that would kill it).
+	defer ho.settle(2*h.timeout + time.Minute)
+	if err := h.up.Do(up, resp, deadline); err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):

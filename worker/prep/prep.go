@@ -46,9 +46,14 @@ func Run(rt *worker.Runtime) error {
 		}
 	}
 	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log,
-		arena: openArena(rt)}
+		arena: openArena(rt), board: rt.Slot()}
 	if h.arena != nil {
 		defer h.arena.Close()
+		if h.board != nil {
+			stop := make(chan struct{})
+			defer close(stop)
+			go publishArena(h.arena, h.board, rt.Log, stop)
+		}
 	}
 	srv := &fasthttp.Server{
 		Handler:            rt.Count(h.serve),
