@@ -161,6 +161,10 @@ func writeWorkers(p *promText, s scrape) {
 	p.sample("supervisor_generation", float64(s.status.Generation))
 	p.family("supervisor_ready", "gauge", "1 while every pool has a serving worker")
 	p.sample("supervisor_ready", b2f(s.status.Ready))
+	p.family("supervisor_model_ready", "gauge", "1 while an infer worker serves the model, 0 when it failed to load or warm up (see supervisor status for why)")
+	for _, st := range s.status.Models {
+		p.sample("supervisor_model_ready", b2f(st.Ready), "model", st.Name)
+	}
 }
 
 // writeStages: per-pool requests, in flight, queue depth and histograms.

@@ -37,6 +37,10 @@ type process struct {
 	// liveness is the master's end of the liveness pipe; closing it (or the
 	// master dying) tells the worker its master is gone.
 	liveness *os.File
+
+	// models is what the worker said about its models while booting
+	// (infer workers; see modelreport.go).
+	models modelReport
 }
 
 // spawner starts worker processes. The zero value re-executes this binary.
@@ -96,18 +100,20 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-// readEvents reads the worker's event pipe until it closes: first the
-// readiness line, then heartbeats and at most one recycle request.
+// readEvents reads the worker's event pipe until it closes: model states
+// (infer workers), the readiness line, then heartbeats and at most one
+// recycle request.
 func (p *process) readEvents(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
-	if !sc.Scan() {
+	line, ok := p.bootLines(sc)
+	if !ok {
 		// EOF without a word: the worker died before it could say why.
 		<-p.exited
-		p.ready <- fmt.Errorf("exited before it was ready (%v)", describeExit(p.err))
+		p.ready <- p.models.diedBooting(p.pid(), describeExit(p.err))
 		return
 	}
-	switch line := sc.Text(); {
+	switch {
 	case line == "ok":
 		p.lastBeat.Store(time.Now().UnixNano())
 		p.ready <- nil
@@ -129,6 +135,19 @@ func (p *process) readEvents(r *os.File) {
 			p.recycle <- strings.TrimPrefix(line, "recycle: ")
 		}
 	}
+}
+
+// bootLines reads the lines a worker writes before its readiness line
+// (model states) and returns that line; ok is false at EOF.
+func (p *process) bootLines(sc *bufio.Scanner) (string, bool) {
+	for sc.Scan() {
+		ev, isModel := worker.ParseModelEvent(sc.Text())
+		if !isModel {
+			return sc.Text(), true
+		}
+		p.models.record(ev)
+	}
+	return "", false
 }
 
 // silentFor is how long ago the worker last showed a sign of life.

@@ -30,7 +30,17 @@ type Model struct {
 	// Batching configures the model's batcher; nil means batching off
 	// with the default queue bound and one instance.
 	Batching *Batching `json:"batching,omitempty"`
+	// Warmup is the warm-up policy: "" or WarmupZeros (zero inputs at
+	// every batch size), WarmupNone, or the path of a V2 infer request
+	// body (JSON) replayed once.
+	Warmup string `json:"warmup,omitempty"`
 }
+
+// Warm-up policies of Model.Warmup besides a request file.
+const (
+	WarmupZeros = "zeros"
+	WarmupNone  = "none"
+)
 
 // Spec is everything a worker needs to know; the master computes it from the
 // config and the plan. Two workers with equal Specs are interchangeable.
@@ -58,6 +68,10 @@ type Spec struct {
 	Models         []Model `json:"models,omitempty"`
 	ORTLibrary     string  `json:"ort_library,omitempty"`
 	IntraOpThreads int     `json:"intra_op_threads,omitempty"`
+	// Unavailable lists models the worker must not load, with the reason
+	// to report: a previous worker of this slot died while warming them
+	// up (see ModelWarming). nil = load every model.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 
 	// Prep role.
 	InferSockets []string `json:"infer_sockets,omitempty"`

@@ -19,9 +19,9 @@ type model struct {
 	batcher *batch.Batcher
 }
 
-// openModel loads m, starts its batcher and warms up every batch size the
-// batcher may form, so that no request pays ONNX Runtime's first run of a
-// shape.
+// openModel loads m, starts its batcher and warms it up as m.Warmup says
+// (by default every batch size the batcher may form, so that no request
+// pays ONNX Runtime's first run of a shape).
 // obs, if not nil, is told what the batcher does (the scoreboard).
 func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
 	sess, err := ort.Open(m.Path, m.Name, opts)
@@ -39,7 +39,7 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, er
 		return nil, fmt.Errorf("%w (model file %q, its batching section in the config)", err, m.Path)
 	}
 	mod := &model{md: md, sess: sess, batcher: b}
-	if err := b.WarmUp(); err != nil {
+	if err := warmUp(m, b, &md); err != nil {
 		mod.close()
 		return nil, err
 	}
