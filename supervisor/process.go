@@ -7,10 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -60,9 +63,12 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	}
 	defer sock.Close() // the worker has its own copy once started
 	spec.ListenFD = listenFD
-	env, err := spec.Environ()
+	env, specFile, err := specTransport(&spec)
 	if err != nil {
 		return nil, err
+	}
+	if specFile != nil {
+		defer specFile.Close() // the worker has its own copy once started
 	}
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
@@ -82,6 +88,9 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	cmd.Env = append(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{readyW, liveR, sock}
+	if specFile != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, specFile) // specFD
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.creds.credential()}
 	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
@@ -165,6 +174,35 @@ func (p *process) wait() {
 		_ = os.Remove(arena.PathFor(p.spec.Socket))
 	}
 	close(p.exited)
+}
+
+// specFD is where a worker finds its spec when it is too large for the
+// environment: after the listening socket.
+const specFD = listenFD + 1
+
+// specTransport returns the environment entry that passes spec to the
+// worker: the spec itself (worker.SpecEnv) or, when it is larger than
+// worker.MaxSpecEnvBytes, worker.SpecFDEnv and a memfd holding it, to be
+// inherited as specFD.
+func specTransport(spec *worker.Spec) (string, *os.File, error) {
+	env, err := spec.Environ()
+	if err != nil || len(env) <= worker.MaxSpecEnvBytes {
+		return env, nil, err
+	}
+	fd, err := unix.MemfdCreate("supervisor-worker-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", nil, fmt.Errorf("worker spec of %d bytes: memfd: %w", len(env), err)
+	}
+	f := os.NewFile(uintptr(fd), "worker-spec")
+	if _, err := f.WriteString(strings.TrimPrefix(env, worker.SpecEnv+"=")); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("worker spec of %d bytes: write memfd: %w", len(env), err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("worker spec: rewind memfd: %w", err)
+	}
+	return worker.SpecFDEnv + "=" + strconv.Itoa(specFD), f, nil
 }
 
 // listenFD is where a worker finds its listening socket: after stdin,

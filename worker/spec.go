@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +21,15 @@ const (
 
 // SpecEnv is the environment variable that carries the JSON Spec.
 const SpecEnv = "SUPERVISOR_WORKER_SPEC"
+
+// SpecFDEnv, set instead of SpecEnv, names the inherited descriptor the
+// worker reads its JSON Spec from: for a Spec larger than MaxSpecEnvBytes
+// (Linux caps one environment string at 128 KiB, which a config listing a
+// few hundred models passes), which the master writes to a memfd.
+const SpecFDEnv = "SUPERVISOR_WORKER_SPEC_FD"
+
+// MaxSpecEnvBytes is the largest Spec the master passes in SpecEnv.
+const MaxSpecEnvBytes = 64 << 10
 
 // Model is one model a worker serves.
 type Model struct {
@@ -129,6 +140,26 @@ func (s *Spec) Environ() (string, error) {
 	return SpecEnv + "=" + string(b), nil
 }
 
+// specFromFD reads the Spec from the descriptor SpecFDEnv names; ok is
+// false when it is not set (no master started this process).
+func specFromFD() (string, bool, error) {
+	v, ok := os.LookupEnv(SpecFDEnv)
+	if !ok {
+		return "", false, errNotAWorker
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return "", false, fmt.Errorf("%s=%q: want an inherited descriptor number", SpecFDEnv, v)
+	}
+	f := os.NewFile(uintptr(fd), "worker-spec")
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", false, fmt.Errorf("read the worker spec from descriptor %d: %w", fd, err)
+	}
+	return string(b), true, nil
+}
+
 // errNotAWorker is returned when the worker command runs outside a master.
 var errNotAWorker = errors.New("the worker command is started by the supervisor master; it is not meant to be run directly (run `supervisor run` instead)")
 
@@ -136,7 +167,10 @@ var errNotAWorker = errors.New("the worker command is started by the supervisor 
 func SpecFromEnv() (*Spec, error) {
 	raw, ok := os.LookupEnv(SpecEnv)
 	if !ok {
-		return nil, errNotAWorker
+		var err error
+		if raw, ok, err = specFromFD(); err != nil || !ok {
+			return nil, err
+		}
 	}
 	var s Spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {

@@ -23,7 +23,16 @@ type model struct {
 // (by default every batch size the batcher may form, so that no request
 // pays ONNX Runtime's first run of a shape).
 // obs, if not nil, is told what the batcher does (the scoreboard).
-func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
+func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, err error) {
+	// A panic in a library while loading or warming up one model (a Go
+	// bug in onnxruntime_go on a shape it does not expect) makes that
+	// model unavailable instead of killing the worker (its half-built
+	// session, if any, is not released).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("model %q: loading or warming up panicked: %v", m.Name, p)
+		}
+	}()
 	sess, err := ort.Open(m.Path, m.Name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", m.Name, err)
