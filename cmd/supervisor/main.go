@@ -197,7 +197,10 @@ func check(args []string) error {
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid")
+	if err := cfg.CheckModels(); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
 	return nil
 }
 

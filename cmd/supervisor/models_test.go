@@ -70,12 +70,18 @@ func modelState(t *testing.T, st supervisor.Status, name string) supervisor.Mode
 // serve, the bad ones answer 503 with their reason everywhere it shows.
 func TestBadModelsAreIsolated(t *testing.T) {
 	dir := t.TempDir()
+	crash := writeModel(t, dir, "crash", onnxmodel.ModByZero())
+	fixed := filepath.Join(modelsDir, "fixed.onnx")
+	good := writeBytes(t, filepath.Join(dir, "good.json"), []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2,3],"data":[1,2,3,4,5,6]}]}`))
+	bad := writeBytes(t, filepath.Join(dir, "bad.json"), []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[3,2],"data":[1,2,3,4,5,6]}]}`))
 	in := startInstance(t, options{prepWorkers: 1, models: map[string]string{
-		"crash":   writeModel(t, dir, "crash", onnxmodel.ModByZero()),
+		"crash":   crash,
 		"garbage": writeBytes(t, filepath.Join(dir, "garbage.onnx"), []byte("this is not an ONNX model")),
 		"modin":   writeModel(t, dir, "modin", onnxmodel.ModByInput()),
 		"scalar":  writeModel(t, dir, "scalar", onnxmodel.Scalar()),
-	}})
+	}, modelItems: "  - {name: nowarm, path: " + crash + ", warmup: none}\n" +
+		"  - {name: warmfile, path: " + fixed + ", warmup: " + good + "}\n" +
+		"  - {name: badwarm, path: " + fixed + ", warmup: " + bad + "}\n"})
 
 	code, body, _ := in.post("/v2/models/mlp/infer", mlpBody(), nil)
 	if code != http.StatusOK {
@@ -83,6 +89,13 @@ func TestBadModelsAreIsolated(t *testing.T) {
 	}
 	wantUnavailable(t, in, "crash", "died")
 	wantUnavailable(t, in, "garbage", "could not")
+	wantUnavailable(t, in, "badwarm", "warmup")
+	// warmup: none keeps the crashing model from running at boot.
+	for _, m := range []string{"nowarm", "warmfile"} {
+		if code, body, _ := in.get("/v2/models/" + m + "/ready"); code != http.StatusOK {
+			t.Errorf("%s ready = %d %s, want 200", m, code, body)
+		}
+	}
 
 	code, body, _ = in.post("/v2/models/modin/infer",
 		[]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[7,7,7,7]},{"name":"d","datatype":"INT64","shape":[1,4],"data":[2,3,4,5]}]}`), nil)
@@ -148,6 +161,9 @@ func TestReloadBringsBackAFixedModel(t *testing.T) {
 	fixme := writeBytes(t, filepath.Join(dir, "fixme.onnx"), []byte("truncated"))
 	in := startInstance(t, options{prepWorkers: 1, models: map[string]string{"fixme": fixme}})
 	wantUnavailable(t, in, "fixme", "could not")
+	if out, err := in.cli("check"); err == nil || !strings.Contains(out, `models[4].path: model "fixme" does not load`) {
+		t.Errorf("check (%v) does not report the model that does not load:\n%s", err, out)
+	}
 
 	f, err := os.OpenFile(in.config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -178,6 +194,9 @@ func TestReloadBringsBackAFixedModel(t *testing.T) {
 	}
 	if code, body, _ := in.post("/v2/models/fixme/infer", mlpBody(), nil); code != http.StatusOK {
 		t.Errorf("fixme infer after the fix = %d %s, want 200", code, body)
+	}
+	if out, err := in.cli("check"); err != nil {
+		t.Errorf("check after the fix: %v\n%s", err, out)
 	}
 }
 
