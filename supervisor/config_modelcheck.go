@@ -27,7 +27,7 @@ func (c *Config) CheckModels() error {
 		field := fmt.Sprintf("models[%d].path", i)
 		errs = append(errs, &ConfigError{Source: c.origin.source, Line: c.origin.line(field), Field: field,
 			Problem: fmt.Sprintf("model %q does not load, so it would be unavailable (the others would serve): %v", m.Name, err),
-			Err: err})
+			Err:     err})
 	}
 	return joinSorted(errs)
 }
