@@ -4,7 +4,7 @@
 // many models are ready, why the others are unavailable (grouped), and how
 // many answer their test_data_set_0 correctly. See internal/conformance.
 //
-//	go run ./cmd/conformance -bin bin/supervisor [-data DIR] [-filter REGEXP]
+//	go run ./cmd/conformance -bin bin/supervisor [-data DIR] [-filter REGEXP] [-warmup-from-data]
 //
 // It exits 1 only when it cannot measure (no test data, no library, the
 // server never became ready); the counts themselves are the result.
@@ -33,6 +33,7 @@ type flags struct {
 	concurrency            int
 	bootTimeout            time.Duration
 	perGroup               int
+	warmupFromData         bool
 }
 
 func main() {
@@ -44,6 +45,7 @@ func main() {
 	flag.IntVar(&f.concurrency, "c", 4, "requests in flight")
 	flag.DurationVar(&f.bootTimeout, "boot-timeout", 30*time.Minute, "how long loading every model may take")
 	flag.IntVar(&f.perGroup, "names", 8, "model names shown per reason")
+	flag.BoolVar(&f.warmupFromData, "warmup-from-data", false, "warm each model up with its own test inputs (warmup: FILE) instead of zeros")
 	flag.Parse()
 	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -132,6 +134,12 @@ func start(f flags, cases []conformance.Case) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var warmups map[string]string
+	if f.warmupFromData {
+		if warmups, err = conformance.WriteWarmups(cases, filepath.Join(dir, "warmup")); err != nil {
+			return nil, err
+		}
+	}
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s
@@ -146,7 +154,7 @@ placement:
   overcommit: true
 metrics:
   listen: 127.0.0.1:%d
-`, port, filepath.Join(dir, "run"), f.lib, f.bootTimeout, conformance.ConfigModels(cases), mport)
+`, port, filepath.Join(dir, "run"), f.lib, f.bootTimeout, conformance.ConfigModels(cases, warmups), mport)
 	cfgPath := filepath.Join(dir, "conformance.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
 // DefaultDir is where Debian's libonnx-testdata puts the node tests.
@@ -60,13 +62,52 @@ func numbered(dir, prefix string) []string {
 	}
 }
 
-// ConfigModels is the models: section listing every case, indented for a
-// top-level key.
-func ConfigModels(cases []Case) string {
+// ConfigModels is the models: section listing every case, with the
+// warm-up file warmups names for it, if any.
+func ConfigModels(cases []Case, warmups map[string]string) string {
 	var b strings.Builder
 	b.WriteString("models:\n")
 	for _, c := range cases {
-		fmt.Fprintf(&b, "  - {name: %s, path: %q}\n", c.Name, c.Model)
+		fmt.Fprintf(&b, "  - {name: %s, path: %q", c.Name, c.Model)
+		if w, ok := warmups[c.Name]; ok {
+			fmt.Fprintf(&b, ", warmup: %q", w)
+		}
+		b.WriteString("}\n")
 	}
 	return b.String()
+}
+
+// WriteWarmups writes, for each case whose inputs a JSON request can carry,
+// its test_data_set_0 inputs as a warm-up request file dir/NAME.json, and
+// returns name -> file. Cases it cannot write keep the zero warm-up.
+func WriteWarmups(cases []Case, dir string) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, c := range cases {
+		var inputs []tensor.Tensor
+		ok := len(c.Inputs) > 0
+		for _, p := range c.Inputs {
+			t, err := ReadTensor(p)
+			if err != nil || t.Name == "" {
+				ok = false
+				break
+			}
+			inputs = append(inputs, t)
+		}
+		if !ok {
+			continue
+		}
+		body, err := WarmupJSON(inputs)
+		if err != nil {
+			continue
+		}
+		path := filepath.Join(dir, c.Name+".json")
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			return nil, err
+		}
+		out[c.Name] = path
+	}
+	return out, nil
 }
