@@ -14,18 +14,20 @@ type ModelState struct {
 // modelStates reports every configured model: ready when at least one
 // serving infer worker serves it (did not report it unavailable).
 func (m *Master) modelStates() []ModelState {
-	var serving []*process
+	// One snapshot per serving worker, not per model: health checks with
+	// strict_readiness call this on every probe, with hundreds of models.
+	var reports []map[string]string
 	for _, s := range m.infer.list() {
 		if p := s.serving(); p != nil {
-			serving = append(serving, p)
+			un, _ := p.models.snapshot()
+			reports = append(reports, un)
 		}
 	}
 	cfg := m.cfg()
 	states := make([]ModelState, 0, len(cfg.Models))
 	for _, mc := range cfg.Models {
 		st := ModelState{Name: mc.Name}
-		for _, p := range serving {
-			un, _ := p.models.snapshot()
+		for _, un := range reports {
 			reason, down := un[mc.Name]
 			st.Ready = st.Ready || !down
 			if down && st.Reason == "" {
