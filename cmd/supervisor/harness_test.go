@@ -101,6 +101,9 @@ type options struct {
 	prepCPUs, inferCPUs string
 	// prepSection is more YAML lines for the prep: section.
 	prepSection string
+	// ortLibrary replaces the ONNX Runtime library path (default: the one
+	// found).
+	ortLibrary string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -140,6 +143,9 @@ func freePort(t *testing.T) int {
 func startInstance(t *testing.T, o options) *instance {
 	t.Helper()
 	lib := needORT(t)
+	if o.ortLibrary != "" {
+		lib = o.ortLibrary
+	}
 	if o.prepWorkers == 0 {
 		o.prepWorkers = 2
 	}

@@ -81,7 +81,10 @@ func TestBadModelsAreIsolated(t *testing.T) {
 		"scalar":  writeModel(t, dir, "scalar", onnxmodel.Scalar()),
 	}, modelItems: "  - {name: nowarm, path: " + crash + ", warmup: none}\n" +
 		"  - {name: warmfile, path: " + fixed + ", warmup: " + good + "}\n" +
-		"  - {name: badwarm, path: " + fixed + ", warmup: " + bad + "}\n"})
+		"  - {name: badwarm, path: " + fixed + ", warmup: " + bad + "}\n" +
+		// Prep checks image settings against the model's metadata at
+		// boot; an unavailable model has none and must not fail the boot.
+		"  - {name: badimage, path: " + filepath.Join(dir, "garbage.onnx") + ", preprocess: {kind: image}}\n"})
 
 	code, body, _ := in.post("/v2/models/mlp/infer", mlpBody(), nil)
 	if code != http.StatusOK {
@@ -90,6 +93,7 @@ func TestBadModelsAreIsolated(t *testing.T) {
 	wantUnavailable(t, in, "crash", "died")
 	wantUnavailable(t, in, "garbage", "could not")
 	wantUnavailable(t, in, "badwarm", "warmup")
+	wantUnavailable(t, in, "badimage", "could not")
 	// warmup: none keeps the crashing model from running at boot.
 	for _, m := range []string{"nowarm", "warmfile"} {
 		if code, body, _ := in.get("/v2/models/" + m + "/ready"); code != http.StatusOK {

@@ -72,8 +72,9 @@ type server struct {
 	arenas      arenas // prep workers' shared-memory arenas
 }
 
-// load opens every model it can. Only a library that cannot initialise
-// fails the worker: a model that fails is unavailable, with its reason.
+// load opens every model it can. Only a library that cannot initialise, or
+// a GPU that no model can use (every model failed with ort.ErrNoCUDA), fails
+// the worker: a model that fails is unavailable, with its reason.
 func load(rt *worker.Runtime) (*server, error) {
 	cuda := rt.Spec.Provider == worker.ProviderCUDA
 	if cuda {
@@ -88,15 +89,24 @@ func load(rt *worker.Runtime) (*server, error) {
 	s := &server{models: map[string]*model{}, unavailable: map[string]string{}}
 	var status []worker.ModelStatus
 	var obs observers
+	noCUDA := 0
 	for i, m := range rt.Spec.Models {
 		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform}}
 		mod, err := s.loadModel(rt, m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
 		if err != nil {
 			st.Unavailable = err.Error()
+			if errors.Is(err, ort.ErrNoCUDA) {
+				noCUDA++
+			}
 		} else {
 			st.Metadata = mod.md
 		}
 		status = append(status, st)
+	}
+	if noCUDA > 0 && noCUDA == len(rt.Spec.Models) {
+		// Not a model's fault: the worker's device is unusable.
+		s.close()
+		return nil, fmt.Errorf("no model can run on this worker's GPU: %s", s.unavailable[rt.Spec.Models[0].Name])
 	}
 	b, err := json.Marshal(status)
 	if err != nil {
