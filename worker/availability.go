@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
@@ -54,11 +55,27 @@ func ParseModelEvent(line string) (ModelEvent, bool) {
 // learns that m was being warmed even if ONNX Runtime kills the process
 // the next instant (the line waits in the pipe).
 func (r *Runtime) ModelState(name, state, reason string) {
-	b, err := json.Marshal(ModelEvent{Name: name, State: state, Reason: reason})
+	b, err := json.Marshal(ModelEvent{Name: name, State: state, Reason: truncate(reason, maxReasonBytes)})
 	if err != nil {
 		return
 	}
 	r.event(modelEventPrefix + string(b))
+}
+
+// maxReasonBytes bounds a reason on the event pipe: the master reads it
+// line by line with a 64 KiB line limit, and an ONNX Runtime message can
+// quote a whole graph.
+const maxReasonBytes = 4 << 10
+
+// truncate cuts s to at most n bytes, at a UTF-8 boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // ModelStatus is one element of an infer worker's GET /metadata answer: the
