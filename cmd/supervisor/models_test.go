@@ -107,14 +107,23 @@ func TestBadModelsAreIsolated(t *testing.T) {
 		t.Errorf("modin infer = %d %s, want 200 with 7 mod [2,3,4,5] = [1,1,3,2]", code, body)
 	}
 
+	// A zero divisor from a client is refused before ONNX Runtime
+	// divides by it and takes the worker down with every model.
+	code, body, _ = in.post("/v2/models/modin/infer",
+		[]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[7,7,7,7]},{"name":"d","datatype":"INT64","shape":[1,4],"data":[2,0,4,5]}]}`), nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "divides by this input") {
+		t.Errorf("modin infer with a zero divisor = %d %s, want 400 naming the input", code, body)
+	}
+
 	st := in.status()
 	for name, want := range map[string]bool{"mlp": true, "modin": true, "scalar": true, "crash": false, "garbage": false} {
 		if ms := modelState(t, st, name); ms.Ready != want || (!want && ms.Reason == "") {
 			t.Errorf("status model %+v, want ready=%v (with a reason when not)", ms, want)
 		}
 	}
-	if w := workerNamed(t, in, "infer-0"); w.UnavailableModels["crash"] == "" || w.UnavailableModels["garbage"] == "" {
-		t.Errorf("infer-0 unavailable models %v, want crash and garbage", w.UnavailableModels)
+	if w := workerNamed(t, in, "infer-0"); w.UnavailableModels["crash"] == "" || w.UnavailableModels["garbage"] == "" || w.Restarts != 0 {
+		t.Errorf("infer-0 unavailable models %v, restarts %d: want crash and garbage, and no restart (the boot retry is not one)",
+			w.UnavailableModels, w.Restarts)
 	}
 	out, err := in.cli("status")
 	if err != nil || !strings.Contains(out, "MODEL UNAVAILABLE crash:") {

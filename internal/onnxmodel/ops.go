@@ -3,6 +3,7 @@ package onnxmodel
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -87,4 +88,66 @@ func eachField(msg []byte, fn func(protowire.Number, []byte) error) error {
 		}
 	}
 	return nil
+}
+
+// DivisorInputs returns the graph inputs used directly as the divisor (the
+// second operand) of a Div or Mod node of the main graph. When such an
+// input is an integer tensor, a zero in it makes ONNX Runtime divide by
+// zero in C++: SIGFPE, the process dies. The infer worker refuses those
+// requests instead (a divisor computed inside the graph cannot be checked
+// this way).
+func DivisorInputs(model []byte) ([]string, error) {
+	var inputs, divisors []string
+	err := eachField(model, func(num protowire.Number, graph []byte) error {
+		if num != 7 { // ModelProto.graph
+			return nil
+		}
+		return eachField(graph, func(num protowire.Number, b []byte) error {
+			switch num {
+			case 11: // GraphProto.input (ValueInfoProto)
+				return eachField(b, func(num protowire.Number, name []byte) error {
+					if num == 1 { // ValueInfoProto.name
+						inputs = append(inputs, string(name))
+					}
+					return nil
+				})
+			case 1: // GraphProto.node
+				d, ok, err := nodeDivisor(b)
+				if ok {
+					divisors = append(divisors, d)
+				}
+				return err
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range divisors {
+		if slices.Contains(inputs, d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// nodeDivisor returns the second input of a Div or Mod node.
+func nodeDivisor(node []byte) (string, bool, error) {
+	var op string
+	var ins []string
+	err := eachField(node, func(num protowire.Number, b []byte) error {
+		switch num {
+		case 1: // NodeProto.input
+			ins = append(ins, string(b))
+		case 4: // NodeProto.op_type
+			op = string(b)
+		}
+		return nil
+	})
+	if err != nil || (op != "Div" && op != "Mod") || len(ins) < 2 {
+		return "", false, err
+	}
+	return ins[1], true, nil
 }

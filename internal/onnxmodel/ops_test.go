@@ -1,6 +1,7 @@
 package onnxmodel_test
 
 import (
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -47,5 +48,25 @@ func TestOpTypesSubgraph(t *testing.T) {
 func TestOpTypesRejectsGarbage(t *testing.T) {
 	if _, err := onnxmodel.OpTypes([]byte{0x3a, 0xff}); err == nil {
 		t.Error("OpTypes accepted a truncated model")
+	}
+}
+
+func TestDivisorInputs(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		model *onnxmodel.Model
+		want  []string
+	}{
+		{"mod by input", onnxmodel.ModByInput(), []string{"d"}},
+		{"mod by computed zero", onnxmodel.ModByZero(), nil},
+		{"mlp", onnxmodel.MLP(1), nil},
+	} {
+		got, err := onnxmodel.DivisorInputs(marshal(t, c.model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: DivisorInputs = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -187,6 +187,10 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		ctx.Error(fmt.Sprintf("unknown model %q", req.Model), fasthttp.StatusNotFound)
 		return
 	}
+	if err := m.checkDivisors(req.Inputs); err != nil {
+		replyError(ctx, err)
+		return
+	}
 	r, err := schedule(ctx, req.Inputs)
 	if err != nil {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)

@@ -17,6 +17,9 @@ type model struct {
 	md      tensor.Metadata
 	sess    *ort.Session
 	batcher *batch.Batcher
+	// divisors are integer inputs the graph divides by: requests with a
+	// zero there are refused (divisor.go).
+	divisors []string
 }
 
 // openModel loads m, starts its batcher and warms it up as m.Warmup says
@@ -38,6 +41,7 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, 
 		return nil, fmt.Errorf("model %q: %w", m.Name, err)
 	}
 	md := sess.Metadata()
+	graph := readGraph(m.Path)
 	cfg := batchConfig(m.Batching)
 	cfg.Observer = obs
 	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
@@ -47,8 +51,8 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, 
 		_ = sess.Close()
 		return nil, fmt.Errorf("%w (model file %q, its batching section in the config)", err, m.Path)
 	}
-	mod := &model{md: md, sess: sess, batcher: b}
-	if err := warmUp(m, b, &md); err != nil {
+	mod := &model{md: md, sess: sess, batcher: b, divisors: integerDivisors(&md, graph.divisors)}
+	if err := warmUp(m, b, &md, graph); err != nil {
 		mod.close()
 		return nil, err
 	}

@@ -16,15 +16,16 @@ import (
 var integerDivisionOps = []string{"Mod", "Div"}
 
 // warmUp runs m's warm-up policy (worker.Model.Warmup) on its batcher: zero
-// inputs at every batch size, nothing, or a V2 request replayed once. An
+// inputs at every batch size (integer inputs as ones when g says the graph
+// divides), nothing, or a V2 request replayed once. An
 // error marks the model unavailable; a crash inside ONNX Runtime is caught
 // by the master (worker.ModelWarming).
-func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata) error {
+func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata, g graphFacts) error {
 	switch m.Warmup {
 	case worker.WarmupNone:
 		return nil
 	case "", worker.WarmupZeros:
-		return b.WarmUpFilled(dividesIntegers(m.Path))
+		return b.WarmUpFilled(g.divides)
 	default:
 		inputs, err := warmupRequest(m.Warmup, md)
 		if err != nil {
@@ -34,27 +35,32 @@ func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata) error {
 	}
 }
 
-// dividesIntegers reports whether the model's graph has an operator that
-// may divide integers (any Div or Mod: the graph's types are not read).
-// Then the zero warm-up fills integer inputs with ones. It is a cheap
-// guess, not a guarantee: a divisor computed inside the graph can still
-// be zero. An unreadable file says no; ONNX Runtime reports it when it
-// loads the model.
-func dividesIntegers(path string) bool {
+// graphFacts is what the infer worker reads from a model file itself,
+// since ONNX Runtime does not say: whether the graph may divide integers
+// (any Div or Mod: the graph's types are not read), and which graph inputs
+// are a Div's or Mod's divisor directly.
+type graphFacts struct {
+	divides  bool
+	divisors []string
+}
+
+// readGraph reads graphFacts from the model file. It is a cheap guess, not
+// a guarantee: a divisor computed inside the graph can still be zero. An
+// unreadable file gives no facts; ONNX Runtime reports it when it loads
+// the model.
+func readGraph(path string) graphFacts {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return graphFacts{}
 	}
-	ops, err := onnxmodel.OpTypes(b)
-	if err != nil {
-		return false
-	}
-	for _, op := range integerDivisionOps {
-		if ops[op] {
-			return true
+	var g graphFacts
+	if ops, err := onnxmodel.OpTypes(b); err == nil {
+		for _, op := range integerDivisionOps {
+			g.divides = g.divides || ops[op]
 		}
 	}
-	return false
+	g.divisors, _ = onnxmodel.DivisorInputs(b)
+	return g
 }
 
 // warmupRequest reads a V2 infer request body (JSON, as a client would
