@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz
+.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance
 
 all: build
 
@@ -48,6 +48,11 @@ run: setup build
 test: setup build
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
+
+## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
+## how many load and serve, why the rest do not, how many answer their test data correctly
+conformance: setup
+	scripts/conformance
 
 ## bench: Go benchmarks, the served-vs-raw load runs (default model, MLP), batching on and off,
 ## then the master against nginx least_conn on the same workers (rewrites BENCHMARKS.md); CSVs in out/bench/

@@ -59,6 +59,11 @@ type Config struct {
 	BootTimeout Duration `yaml:"boot_timeout"`
 	// Models are the models served, at least one. Names are unique.
 	Models []ModelConfig `yaml:"models"`
+	// StrictReadiness makes /v2/health/ready answer 200 only while every
+	// model serves (Triton's --strict-readiness). false: 200 once every
+	// pool serves, a model that failed to load or warm up being
+	// unavailable on its own (see README).
+	StrictReadiness bool `yaml:"strict_readiness"`
 	// Prep sizes the CPU stage.
 	Prep PrepConfig `yaml:"prep"`
 	// Infer sizes the inference stage.
@@ -100,6 +105,10 @@ type ModelConfig struct {
 	// Postprocess sets up the classification extension; nil means raw
 	// scores without labels, and only on request.
 	Postprocess *PostprocessConfig `yaml:"postprocess,omitempty"`
+	// Warmup is what the infer workers run before serving the model:
+	// "zeros" ("" means it), "none", or a V2 request file (.json). See
+	// config_warmup.go.
+	Warmup string `yaml:"warmup,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
@@ -411,6 +420,7 @@ func (c *Config) CheckFiles() error {
 		}
 	}
 	errs = append(errs, c.labelsFileErrors()...)
+	errs = append(errs, c.warmupFileErrors()...)
 	return joinSorted(errs)
 }
 

@@ -84,6 +84,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"max_body_bytes", d.byteSize(&c.MaxBodyBytes)},
 		{"shutdown_timeout", d.duration(&c.ShutdownTimeout)},
 		{"boot_timeout", d.duration(&c.BootTimeout)},
+		{"strict_readiness", d.boolean(&c.StrictReadiness)},
 		{"models", func(n *yaml.Node, field string) { d.models(n, field, c) }},
 		{"prep", func(n *yaml.Node, field string) {
 			d.mapping(n, field, append([]configKey{
@@ -151,6 +152,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"batching", d.batching(&m.Batching)},
 			{"preprocess", d.preprocess(&m.Preprocess)},
 			{"postprocess", d.postprocess(&m.Postprocess)},
+			{"warmup", d.str(&m.Warmup)},
 		})
 	}
 }

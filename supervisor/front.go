@@ -115,7 +115,7 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 }
 
 // health answers /v2/health/ready: 200 while every pool has a serving
-// worker, 503 otherwise. Slots whose boots keep failing are listed in the
+// worker (and, with strict_readiness, every model serves), 503 otherwise. Slots whose boots keep failing are listed in the
 // body ({"degraded": [...]}) either way, so a probe log shows them.
 func (m *Master) health(ctx *fasthttp.RequestCtx) {
 	ready, degraded := m.ready.Load(), []string(nil)
@@ -134,6 +134,8 @@ func (m *Master) health(ctx *fasthttp.RequestCtx) {
 		status, msg = fasthttp.StatusServiceUnavailable, "not ready: a worker pool has no serving worker, or the master is starting or stopping"
 	} else if stuck := m.arenasStuck(); stuck != "" {
 		status, msg = fasthttp.StatusServiceUnavailable, stuck
+	} else if m.cfg().StrictReadiness && !m.allModelsReady() {
+		status, msg = fasthttp.StatusServiceUnavailable, "not ready (strict_readiness): a model is unavailable; see GET /v2/models/{m}/ready or supervisor status"
 	}
 	if len(degraded) == 0 {
 		m.reply(ctx, status, msg)

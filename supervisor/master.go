@@ -460,7 +460,7 @@ func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {
 func modelSpecs(cfg *Config) []worker.Model {
 	var ms []worker.Model
 	for _, mc := range cfg.Models {
-		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching)}
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), Warmup: mc.Warmup}
 		if fi, err := os.Stat(mc.Path); err == nil {
 			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
 		}
@@ -630,6 +630,8 @@ type Status struct {
 	Workers    []WorkerStatus `json:"workers"`
 	// Degraded names the slots whose boots keep failing.
 	Degraded []string `json:"degraded,omitempty"`
+	// Models is every configured model, ready or not and why.
+	Models []ModelState `json:"models,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
@@ -646,6 +648,7 @@ func (m *Master) status() Status {
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
+	st.Models = m.modelStates()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

@@ -165,6 +165,10 @@ func writeWorkers(p *promText, s scrape) {
 	p.family("supervisor_scoreboard_faults_total", "counter",
 		"Times the scoreboard was found damaged (truncated under the master) and recreated; worker counters since the last good read are lost")
 	p.sample("supervisor_scoreboard_faults_total", float64(s.status.ScoreboardFaults))
+	p.family("supervisor_model_ready", "gauge", "1 while an infer worker serves the model, 0 when it failed to load or warm up (see supervisor status for why)")
+	for _, st := range s.status.Models {
+		p.sample("supervisor_model_ready", b2f(st.Ready), "model", st.Name)
+	}
 }
 
 // writeStages: per-pool requests, in flight, queue depth and histograms.

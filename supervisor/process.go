@@ -7,12 +7,15 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"golang.org/x/sys/unix"
+
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -41,6 +44,10 @@ type process struct {
 	// liveness is the master's end of the liveness pipe; closing it (or the
 	// master dying) tells the worker its master is gone.
 	liveness *os.File
+
+	// models is what the worker said about its models while booting
+	// (infer workers; see modelreport.go).
+	models modelReport
 }
 
 // spawner starts worker processes. The zero value re-executes this binary.
@@ -60,9 +67,12 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	}
 	defer sock.Close() // the worker has its own copy once started
 	spec.ListenFD = listenFD
-	env, err := spec.Environ()
+	env, specFile, err := specTransport(&spec)
 	if err != nil {
 		return nil, err
+	}
+	if specFile != nil {
+		defer specFile.Close() // the worker has its own copy once started
 	}
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
@@ -82,6 +92,9 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 	cmd.Env = append(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{readyW, liveR, sock}
+	if specFile != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, specFile) // specFD
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.creds.credential()}
 	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
@@ -100,18 +113,20 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-// readEvents reads the worker's event pipe until it closes: first the
-// readiness line, then heartbeats and at most one recycle request.
+// readEvents reads the worker's event pipe until it closes: model states
+// (infer workers), the readiness line, then heartbeats and at most one
+// recycle request.
 func (p *process) readEvents(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
-	if !sc.Scan() {
+	line, ok := p.bootLines(sc)
+	if !ok {
 		// EOF without a word: the worker died before it could say why.
 		<-p.exited
-		p.ready <- fmt.Errorf("exited before it was ready (%v)", describeExit(p.err))
+		p.ready <- p.models.diedBooting(p.pid(), describeExit(p.err))
 		return
 	}
-	switch line := sc.Text(); {
+	switch {
 	case line == "ok":
 		p.lastBeat.Store(time.Now().UnixNano())
 		p.ready <- nil
@@ -135,6 +150,19 @@ func (p *process) readEvents(r *os.File) {
 	}
 }
 
+// bootLines reads the lines a worker writes before its readiness line
+// (model states) and returns that line; ok is false at EOF.
+func (p *process) bootLines(sc *bufio.Scanner) (string, bool) {
+	for sc.Scan() {
+		ev, isModel := worker.ParseModelEvent(sc.Text())
+		if !isModel {
+			return sc.Text(), true
+		}
+		p.models.record(ev)
+	}
+	return "", false
+}
+
 // silentFor is how long ago the worker last showed a sign of life.
 func (p *process) silentFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, p.lastBeat.Load()))
@@ -147,6 +175,35 @@ func (p *process) wait() {
 	// (A prep worker's arena is a memfd: it goes with the worker.)
 	_ = os.Remove(p.spec.Socket)
 	close(p.exited)
+}
+
+// specFD is where a worker finds its spec when it is too large for the
+// environment: after the listening socket.
+const specFD = listenFD + 1
+
+// specTransport returns the environment entry that passes spec to the
+// worker: the spec itself (worker.SpecEnv) or, when it is larger than
+// worker.MaxSpecEnvBytes, worker.SpecFDEnv and a memfd holding it, to be
+// inherited as specFD.
+func specTransport(spec *worker.Spec) (string, *os.File, error) {
+	env, err := spec.Environ()
+	if err != nil || len(env) <= worker.MaxSpecEnvBytes {
+		return env, nil, err
+	}
+	fd, err := unix.MemfdCreate("supervisor-worker-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", nil, fmt.Errorf("worker spec of %d bytes: memfd: %w", len(env), err)
+	}
+	f := os.NewFile(uintptr(fd), "worker-spec")
+	if _, err := f.WriteString(strings.TrimPrefix(env, worker.SpecEnv+"=")); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("worker spec of %d bytes: write memfd: %w", len(env), err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return "", nil, fmt.Errorf("worker spec: rewind memfd: %w", err)
+	}
+	return worker.SpecFDEnv + "=" + strconv.Itoa(specFD), f, nil
 }
 
 // listenFD is where a worker finds its listening socket: after stdin,

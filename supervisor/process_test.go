@@ -47,6 +47,8 @@ func helperWorker(behaviour string) {
 		worker.Start(spec).Fail(errors.New("model file is corrupt"))
 	case "crash":
 		os.Exit(3)
+	case "models":
+		modelsWorker(spec) // modelreport_test.go
 	case "describe":
 		describeWorker(spec) // placement_test.go
 	case "hang":

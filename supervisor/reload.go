@@ -25,6 +25,10 @@ type OpResult struct {
 	Replaced []string `json:"replaced,omitempty"`
 	Started  []string `json:"started,omitempty"`
 	Stopped  []string `json:"stopped,omitempty"`
+	// UnavailableModels are "name: reason" for each model no infer worker
+	// serves after the reload (it failed to load or warm up); the reload
+	// itself succeeded and the other models serve.
+	UnavailableModels []string `json:"unavailable_models,omitempty"`
 	// NewPID is the master an upgrade handed over to.
 	NewPID int `json:"new_pid,omitempty"`
 }
@@ -111,6 +115,9 @@ func (m *Master) reload() OpResult {
 	defer m.opsMu.Unlock()
 	res := OpResult{Op: "reload", At: time.Now()}
 	err := m.applyReload(&res)
+	if err == nil {
+		res.UnavailableModels = unavailableModels(m.modelStates())
+	}
 	res.finish(err, m.generation.Load())
 	m.history.set(res)
 	log := m.log.Info()
@@ -118,7 +125,7 @@ func (m *Master) reload() OpResult {
 		log = m.log.Error().Err(err)
 	}
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
-		Strs("stopped", res.Stopped).Str("took", res.Took).Msg("reload finished")
+		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	if m.ready.Load() {
 		notify("READY=1", m.statusLine())
 	}

@@ -28,6 +28,11 @@ func (r *Report) WriteText(w io.Writer) {
 	if len(st.Degraded) > 0 {
 		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}
+	for _, ms := range st.Models {
+		if !ms.Ready && ms.Reason != "" {
+			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Reason)
+		}
+	}
 	for _, op := range []*OpResult{st.LastReload, st.LastUpgrade} {
 		if op != nil {
 			outcome := "ok"

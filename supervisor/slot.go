@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -112,6 +113,15 @@ type slot struct {
 	recycles int
 	failures int // consecutive failed boots
 	lastExit string
+	// skipped are the models this slot's workers died on while warming
+	// them up (see warmupCrash), keyed by name; a model is skipped only
+	// while its path and file version are the ones it died on.
+	skipped map[string]skippedModel
+}
+
+// skippedModel is a model a worker of the slot died on.
+type skippedModel struct {
+	path, version, reason string
 }
 
 // WorkerStatus is one slot as `supervisor status` shows it.
@@ -124,6 +134,9 @@ type WorkerStatus struct {
 	Restarts int    `json:"restarts"`
 	Recycles int    `json:"recycles"`
 	LastExit string `json:"last_exit,omitempty"`
+	// UnavailableModels are the models this (infer) worker does not serve,
+	// with the reason: they failed to load or warm up.
+	UnavailableModels map[string]string `json:"unavailable_models,omitempty"`
 	// RecycleAt is the request count at which this worker asks to be
 	// replaced (max_requests + its jitter); 0 = never.
 	RecycleAt int `json:"recycle_at,omitempty"`
@@ -150,6 +163,9 @@ func (s *slot) status() WorkerStatus {
 	if p := s.current; p != nil {
 		st.PID, st.Socket, st.RecycleAt, st.Generation = p.pid(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
 		st.Device, st.CPUs = p.spec.Device(), p.spec.CPUs
+		if un, _ := p.models.snapshot(); len(un) > 0 {
+			st.UnavailableModels = un
+		}
 	}
 	return st
 }
@@ -191,11 +207,46 @@ func (s *slot) nextSpec() worker.Spec {
 	if s.hooks.prepare != nil {
 		s.hooks.prepare(&spec)
 	}
+	spec.Unavailable = s.skippedModels(spec.Models)
 	return spec
 }
 
 // errSlotStopped: the slot was stopped before it could boot its worker.
 var errSlotStopped = fmt.Errorf("stopped before its first boot: %w", ErrStopping)
+
+// skippedModels returns, among models, those the slot's workers died on
+// and that have not changed since, with their reason; nil when none.
+func (s *slot) skippedModels(models []worker.Model) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out map[string]string
+	for _, m := range models {
+		if sk, ok := s.skipped[m.Name]; ok && sk.path == m.Path && sk.version == m.Version {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[m.Name] = sk.reason
+		}
+	}
+	return out
+}
+
+// skip remembers that a worker died on crash.Model as the spec had it.
+func (s *slot) skip(spec worker.Spec, crash *warmupCrash) {
+	for _, m := range spec.Models {
+		if m.Name != crash.Model {
+			continue
+		}
+		s.mu.Lock()
+		if s.skipped == nil {
+			s.skipped = map[string]skippedModel{}
+		}
+		s.skipped[m.Name] = skippedModel{path: m.Path, version: m.Version, reason: crash.reason()}
+		s.mu.Unlock()
+	}
+	s.log.Error().Str("worker", s.name).Int("pid", crash.PID).Str("model", crash.Model).Str("exit", crash.Exit).
+		Msg("worker died while warming up a model: marking the model unavailable and booting again without it")
+}
 
 // start runs the slot in its own goroutine; the first boot's outcome goes
 // to booted. A slot already stopped does not start: booted gets
@@ -355,9 +406,26 @@ func (s *slot) bootFailed(err error) {
 	s.log.Error().Err(err).Str("worker", s.name).Bool("degraded", degraded).Msg("worker failed to boot")
 }
 
-// boot spawns a process and waits for it to be ready.
+// boot spawns a process and waits for it to be ready. A worker that dies
+// while warming up a model (warmupCrash) is booted again at once without
+// that model: each retry skips one more model, so there are at most as
+// many retries as models.
 func (s *slot) boot() (*process, error) {
-	p, err := s.spawner.start(s.nextSpec())
+	for range len(s.tmpl.Models) {
+		spec := s.nextSpec()
+		p, err := s.bootSpec(spec)
+		var crash *warmupCrash
+		if err == nil || !errors.As(err, &crash) || s.stopping() {
+			return p, err
+		}
+		s.skip(spec, crash)
+	}
+	return s.bootSpec(s.nextSpec())
+}
+
+// bootSpec spawns a process for spec and waits for it to be ready.
+func (s *slot) bootSpec(spec worker.Spec) (*process, error) {
+	p, err := s.spawner.start(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -373,10 +441,20 @@ func (s *slot) boot() (*process, error) {
 		s.mu.Lock()
 		s.failures = 0
 		s.mu.Unlock()
+		s.logUnavailable(p)
 		return p, nil
 	case <-s.stop:
 		p.stop(s.lc.stopDrain)
 		return nil, fmt.Errorf("worker %s: stopped while booting", s.name)
+	}
+}
+
+// logUnavailable logs, once per booted worker, each model it does not serve.
+func (s *slot) logUnavailable(p *process) {
+	un, _ := p.models.snapshot()
+	for name, reason := range un {
+		s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Str("model", name).Str("reason", reason).
+			Msg("model unavailable: the worker serves its other models")
 	}
 }
 

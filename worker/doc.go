@@ -3,10 +3,15 @@
 //
 // The master re-executes its own binary with the hidden "worker" command and
 // hands the child a Spec (JSON in the SUPERVISOR_WORKER_SPEC environment
-// variable) plus two inherited pipes:
+// variable or, when larger than MaxSpecEnvBytes, in a memfd named by
+// SUPERVISOR_WORKER_SPEC_FD) plus two inherited pipes:
 //
 //   - fd 3, the event pipe: the worker writes one line when it can serve
-//     ("ok") or why it cannot ("error: ..."). Readiness is this explicit
+//     ("ok") or why it cannot ("error: ..."). Before that, an infer worker
+//     writes one "model {json ModelEvent}" line per model state: warming
+//     (before it loads a model), then ready or unavailable with the
+//     reason; a worker that dies after "warming m" died on m, and the
+//     master boots the next one with m in Spec.Unavailable. Readiness is this explicit
 //     signal, never a timer. A ready worker keeps writing: "hb" every
 //     HeartbeatInterval, and "recycle: <reason>" once when it wants to be
 //     replaced (MaxRequests reached).

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -20,6 +22,15 @@ const (
 // SpecEnv is the environment variable that carries the JSON Spec.
 const SpecEnv = "SUPERVISOR_WORKER_SPEC"
 
+// SpecFDEnv, set instead of SpecEnv, names the inherited descriptor the
+// worker reads its JSON Spec from: for a Spec larger than MaxSpecEnvBytes
+// (Linux caps one environment string at 128 KiB, which a config listing a
+// few hundred models passes), which the master writes to a memfd.
+const SpecFDEnv = "SUPERVISOR_WORKER_SPEC_FD"
+
+// MaxSpecEnvBytes is the largest Spec the master passes in SpecEnv.
+const MaxSpecEnvBytes = 64 << 10
+
 // Model is one model a worker serves.
 type Model struct {
 	Name string `json:"name"`
@@ -30,7 +41,17 @@ type Model struct {
 	// Batching configures the model's batcher; nil means batching off
 	// with the default queue bound and one instance.
 	Batching *Batching `json:"batching,omitempty"`
+	// Warmup is the warm-up policy: "" or WarmupZeros (zero inputs at
+	// every batch size), WarmupNone, or the path of a V2 infer request
+	// body (JSON) replayed once.
+	Warmup string `json:"warmup,omitempty"`
 }
+
+// Warm-up policies of Model.Warmup besides a request file.
+const (
+	WarmupZeros = "zeros"
+	WarmupNone  = "none"
+)
 
 // Spec is everything a worker needs to know; the master computes it from the
 // config and the plan. Two workers with equal Specs are interchangeable.
@@ -58,6 +79,10 @@ type Spec struct {
 	Models         []Model `json:"models,omitempty"`
 	ORTLibrary     string  `json:"ort_library,omitempty"`
 	IntraOpThreads int     `json:"intra_op_threads,omitempty"`
+	// Unavailable lists models the worker must not load, with the reason
+	// to report: a previous worker of this slot died while warming them
+	// up (see ModelWarming). nil = load every model.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 
 	// Prep role.
 	InferSockets []string `json:"infer_sockets,omitempty"`
@@ -115,6 +140,26 @@ func (s *Spec) Environ() (string, error) {
 	return SpecEnv + "=" + string(b), nil
 }
 
+// specFromFD reads the Spec from the descriptor SpecFDEnv names; ok is
+// false when it is not set (no master started this process).
+func specFromFD() (string, bool, error) {
+	v, ok := os.LookupEnv(SpecFDEnv)
+	if !ok {
+		return "", false, errNotAWorker
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return "", false, fmt.Errorf("%s=%q: want an inherited descriptor number", SpecFDEnv, v)
+	}
+	f := os.NewFile(uintptr(fd), "worker-spec")
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", false, fmt.Errorf("read the worker spec from descriptor %d: %w", fd, err)
+	}
+	return string(b), true, nil
+}
+
 // errNotAWorker is returned when the worker command runs outside a master.
 var errNotAWorker = errors.New("the worker command is started by the supervisor master; it is not meant to be run directly (run `supervisor run` instead)")
 
@@ -122,7 +167,10 @@ var errNotAWorker = errors.New("the worker command is started by the supervisor 
 func SpecFromEnv() (*Spec, error) {
 	raw, ok := os.LookupEnv(SpecEnv)
 	if !ok {
-		return nil, errNotAWorker
+		var err error
+		if raw, ok, err = specFromFD(); err != nil || !ok {
+			return nil, err
+		}
 	}
 	var s Spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {

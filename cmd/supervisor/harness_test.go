@@ -107,6 +107,9 @@ type options struct {
 	// noWait: startInstance returns once the process started, not once
 	// it is ready.
 	noWait bool
+	// ortLibrary replaces the ONNX Runtime library path (default: the one
+	// found).
+	ortLibrary string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -149,6 +152,9 @@ func freePort(t *testing.T) int {
 func startInstance(t *testing.T, o options) *instance {
 	t.Helper()
 	lib := needORT(t)
+	if o.ortLibrary != "" {
+		lib = o.ortLibrary
+	}
 	if o.prepWorkers == 0 {
 		o.prepWorkers = 2
 	}

@@ -197,7 +197,10 @@ func check(args []string) error {
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid")
+	if err := cfg.CheckModels(); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
 	return nil
 }
 
@@ -236,6 +239,9 @@ func reload(args []string) error {
 	r := resp.Result
 	fmt.Fprintf(os.Stderr, "supervisor: reloaded in %s: generation %d serves (replaced %s; started %s; stopped %s)\n",
 		r.Took, r.Generation, names(r.Replaced), names(r.Started), names(r.Stopped))
+	for _, u := range r.UnavailableModels {
+		fmt.Fprintf(os.Stderr, "supervisor: model unavailable (the others serve): %s\n", u)
+	}
 	return nil
 }
 

@@ -10,6 +10,11 @@
 // deterministic: the same seed gives byte-identical files, so a model on
 // disk can be regenerated and compared at any time.
 //
+// OpTypes reads the other way: the operator types a model file uses, for
+// the infer worker's warm-up policy. ModByZero, ModByInput and Scalar are
+// test models (a graph that SIGFPEs ONNX Runtime, one that divides by an
+// input, rank-0 inputs and outputs); WriteAll does not write them.
+//
 // The builder checks only what it must to encode (names present, datatypes
 // supported); whether a graph is valid ONNX is left to ONNX Runtime, which
 // reports it when the model is loaded.

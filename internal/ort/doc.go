@@ -17,6 +17,7 @@
 //     with no tie to ORT once Run returns.
 //
 // onnxruntime_go v1.27.0 pitfalls this package works around are described
-// where they are handled: FP16/BF16 outputs (outshape.go) and tensors with
-// no elements or no dimensions (run.go).
+// where they are handled: FP16/BF16 outputs (outshape.go), rank-0 tensors
+// (scalar.go), tensors with no elements (run.go) and models with no inputs
+// (refused by Open: its Run panics on them).
 package ort

@@ -56,6 +56,15 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 		ins[i] = v
 	}
 	for j, p := range s.outPlans {
+		if len(s.meta.Outputs[j].Shape) == 0 {
+			// A rank-0 output must be preallocated (scalar.go).
+			v, err := newScalar(s.meta.Outputs[j].DType, nil)
+			if err != nil {
+				return nil, fmt.Errorf("model %q output %q: %w", s.name, s.meta.Outputs[j].Name, err)
+			}
+			outs[j] = v
+			continue
+		}
 		if p == nil {
 			continue // nil asks onnxruntime_go to let ORT allocate it
 		}
@@ -73,6 +82,10 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 	result := make([]tensor.Tensor, len(want))
 	for k, j := range want {
 		spec := s.meta.Outputs[j]
+		if data, ok := scalarBytes(outs[j]); ok {
+			result[k] = tensor.Tensor{Name: spec.Name, DType: spec.DType, Shape: []int64{}, Data: data}
+			continue
+		}
 		data, err := valueBytes(outs[j])
 		if err != nil {
 			return nil, fmt.Errorf("model %q output %q: %w", s.name, spec.Name, err)
@@ -86,7 +99,20 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 // aligned for its element type (a tensor sliced out of a wire frame may not
 // be): ORT's kernels may assume natural alignment.
 func wrapInput(t *tensor.Tensor) (onnxruntime.Value, error) {
+	if len(t.Shape) == 0 {
+		v, err := newScalar(t.DType, t.Data)
+		if err != nil {
+			return nil, fmt.Errorf("could not pass input %q to ONNX Runtime: %w", t.Name, err)
+		}
+		return v, nil
+	}
 	data := t.Data
+	if len(data) == 0 {
+		// A tensor with a zero dimension has no elements, but
+		// onnxruntime_go refuses an empty buffer: hand it one element's
+		// worth, which ORT never reads.
+		data = alignedBytes(8)
+	}
 	if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(t.DType.Size()) != 0 {
 		data = alignedBytes(len(t.Data))
 		copy(data, t.Data)
@@ -162,14 +188,7 @@ func checkInput(spec tensor.Spec, t *tensor.Tensor) error {
 	if err := spec.Accepts(t.Shape); err != nil {
 		return err
 	}
-	if err := t.Check(); err != nil {
-		return err
-	}
-	if len(t.Data) == 0 {
-		// onnxruntime_go's NewCustomDataTensor refuses empty data.
-		return fmt.Errorf("input %q of shape %s has no elements", t.Name, tensor.FormatShape(t.Shape))
-	}
-	return nil
+	return t.Check()
 }
 
 // selectOutputs maps requested output names to model output positions.

@@ -53,7 +53,8 @@ type Session struct {
 // Open loads the ONNX model at modelPath. name is the model's name in the
 // returned Metadata. Init must have succeeded first. Open fails, naming the
 // input or output, if the model has one the pipeline cannot carry: a
-// non-tensor value, an unsupported element type such as STRING, or a scalar.
+// non-tensor value, an unsupported element type such as STRING, or an FP16
+// or BF16 scalar.
 func Open(modelPath, name string, opts Options) (*Session, error) {
 	if !onnxruntime.IsInitialized() {
 		return nil, fmt.Errorf("could not open model %q from %q: ort.Init has not succeeded", name, modelPath)
@@ -74,6 +75,10 @@ func Open(modelPath, name string, opts Options) (*Session, error) {
 	}
 	if s.meta.Outputs, s.outputIndex, err = specsOf("output", outs); err != nil {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
+	}
+	if len(s.meta.Inputs) == 0 {
+		// onnxruntime_go v1.27.0's Run indexes the first input: it panics.
+		return nil, fmt.Errorf("model %q (%q) has no inputs, which the server cannot run (onnxruntime_go needs at least one)", name, modelPath)
 	}
 	if s.outPlans, err = planOutputs(modelPath, s.meta); err != nil {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
@@ -124,12 +129,14 @@ func specsOf(kind string, infos []onnxruntime.InputOutputInfo) ([]tensor.Spec, m
 		if !ok {
 			return nil, nil, fmt.Errorf("%s %q has element type %s, which the server does not support", kind, info.Name, info.DataType)
 		}
-		if len(info.Dimensions) == 0 {
-			// onnxruntime_go v1.27.0 can neither create nor return rank-0
-			// tensors: its Shape.Validate rejects an empty shape.
-			return nil, nil, fmt.Errorf("%s %q is a scalar (rank 0), which the server does not support", kind, info.Name)
+		if len(info.Dimensions) == 0 && (dt == tensor.FP16 || dt == tensor.BF16) {
+			// Scalars go through onnxruntime_go's Scalar[T] (scalar.go),
+			// which has no 16-bit float type.
+			return nil, nil, fmt.Errorf("%s %q is a %s scalar (rank 0), which the server does not support (other element types are)", kind, info.Name, dt)
 		}
-		specs[i] = tensor.Spec{Name: info.Name, DType: dt, Shape: []int64(info.Dimensions.Clone())}
+		shape := make([]int64, len(info.Dimensions)) // [] (not null) for a scalar
+		copy(shape, info.Dimensions)
+		specs[i] = tensor.Spec{Name: info.Name, DType: dt, Shape: shape}
 		index[info.Name] = i
 	}
 	return specs, index, nil

@@ -71,6 +71,9 @@ func (d DType) Size() int {
 	return 0
 }
 
+// IsInteger reports whether d is a signed or unsigned integer type.
+func (d DType) IsInteger() bool { return d >= Uint8 && d <= Int64 }
+
 // Valid reports whether d names a supported element type.
 func (d DType) Valid() bool { return d > Invalid && d <= Bytes }
 

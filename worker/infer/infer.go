@@ -4,7 +4,9 @@
 //
 // Endpoints (internal, spoken only by prep workers):
 //
-//	GET  /metadata  JSON array of tensor.Metadata, one per model
+//	GET  /metadata  JSON array of worker.ModelStatus, one per model in
+//	                Spec order: tensor.Metadata plus, for a model that
+//	                failed to load or warm up, "unavailable" (the reason)
 //	POST /infer     body: tensor.Request frame, with the request's priority
 //	                and deadline in worker.PriorityHeader and
 //	                worker.DeadlineHeader; or, with the shared-memory
@@ -19,17 +21,24 @@
 //	GET  /stats     JSON object: model name -> batch.Stats since the worker
 //	                started; prep workers sum them over every infer worker
 //
+// Models are isolated: one that fails to load or warm up is unavailable
+// (503 with its reason on /infer) and the others serve; before each model
+// the worker tells the master on its event pipe (worker.ModelState), so a
+// crash inside ONNX Runtime names the model it happened on.
+//
 // Each model's requests go through its own dynamic batcher (internal/batch),
 // configured by worker.Model.Batching.
 package infer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/batch"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -60,11 +69,17 @@ func Run(rt *worker.Runtime) error {
 
 // server is the infer worker's state: its models by name.
 type server struct {
-	models   map[string]*model
-	metaJSON []byte
-	arenas   arenas // prep workers' shared-memory arenas
+	models map[string]*model
+	// unavailable holds why each model that failed to load or warm up
+	// does not serve (per-model isolation: the others do).
+	unavailable map[string]string
+	metaJSON    []byte
+	arenas      arenas // prep workers' shared-memory arenas
 }
 
+// load opens every model it can. Only a library that cannot initialise, or
+// a GPU that no model can use (every model failed with ort.ErrNoCUDA), fails
+// the worker: a model that fails is unavailable, with its reason.
 func load(rt *worker.Runtime) (*server, error) {
 	cuda := rt.Spec.Provider == worker.ProviderCUDA
 	if cuda {
@@ -76,20 +91,29 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{models: map[string]*model{}}
-	var metas []tensor.Metadata
+	s := &server{models: map[string]*model{}, unavailable: map[string]string{}}
+	var status []worker.ModelStatus
 	var obs observers
+	noCUDA := 0
 	for i, m := range rt.Spec.Models {
-		mod, err := openModel(m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
+		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform}}
+		mod, err := s.loadModel(rt, m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
 		if err != nil {
-			s.close()
-			return nil, err
+			st.Unavailable = err.Error()
+			if errors.Is(err, ort.ErrNoCUDA) {
+				noCUDA++
+			}
+		} else {
+			st.Metadata = mod.md
 		}
-		s.models[m.Name] = mod
-		rt.Log.Info().Str("model", m.Name).Str("path", m.Path).Any("batching", m.Batching).Msg("model loaded and warmed up")
-		metas = append(metas, mod.md)
+		status = append(status, st)
 	}
-	b, err := json.Marshal(metas)
+	if noCUDA > 0 && noCUDA == len(rt.Spec.Models) {
+		// Not a model's fault: the worker's device is unusable.
+		s.close()
+		return nil, fmt.Errorf("no model can run on this worker's GPU: %s", s.unavailable[rt.Spec.Models[0].Name])
+	}
+	b, err := json.Marshal(status)
 	if err != nil {
 		s.close()
 		return nil, err
@@ -97,6 +121,32 @@ func load(rt *worker.Runtime) (*server, error) {
 	s.metaJSON = b
 	obs.arm()
 	return s, nil
+}
+
+// loadModel opens and warms up one model, telling the master before it
+// starts (so that a crash inside ONNX Runtime is pinned on this model) and
+// after. A model the master quarantined is not touched.
+func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
+	log := rt.Log.With().Str("model", m.Name).Str("path", m.Path).Logger()
+	if reason, ok := rt.Spec.Unavailable[m.Name]; ok {
+		err := errors.New(reason)
+		s.unavailable[m.Name] = reason
+		log.Error().Err(err).Msg("model unavailable: skipped, a previous worker died while warming it up")
+		rt.ModelState(m.Name, worker.ModelUnavailable, reason)
+		return nil, err
+	}
+	rt.ModelState(m.Name, worker.ModelWarming, "")
+	mod, err := openModel(m, opts, obs)
+	if err != nil {
+		s.unavailable[m.Name] = err.Error()
+		log.Error().Err(err).Msg("model unavailable: the other models serve")
+		rt.ModelState(m.Name, worker.ModelUnavailable, err.Error())
+		return nil, err
+	}
+	s.models[m.Name] = mod
+	log.Info().Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
+	rt.ModelState(m.Name, worker.ModelReady, "")
+	return mod, nil
 }
 
 func (s *server) close() {
@@ -134,8 +184,16 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	m, ok := s.models[req.Model]
+	if reason, down := s.unavailable[req.Model]; down {
+		ctx.Error(fmt.Sprintf("model %q is unavailable: %s", req.Model, reason), fasthttp.StatusServiceUnavailable)
+		return
+	}
 	if !ok {
 		ctx.Error(fmt.Sprintf("unknown model %q", req.Model), fasthttp.StatusNotFound)
+		return
+	}
+	if err := m.checkDivisors(req.Inputs); err != nil {
+		replyError(ctx, err)
 		return
 	}
 	r, err := schedule(ctx, req.Inputs)

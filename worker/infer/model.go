@@ -17,18 +17,31 @@ type model struct {
 	md      tensor.Metadata
 	sess    *ort.Session
 	batcher *batch.Batcher
+	// divisors are integer inputs the graph divides by: requests with a
+	// zero there are refused (divisor.go).
+	divisors []string
 }
 
-// openModel loads m, starts its batcher and warms up every batch size the
-// batcher may form, so that no request pays ONNX Runtime's first run of a
-// shape.
+// openModel loads m, starts its batcher and warms it up as m.Warmup says
+// (by default every batch size the batcher may form, so that no request
+// pays ONNX Runtime's first run of a shape).
 // obs, if not nil, is told what the batcher does (the scoreboard).
-func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
+func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, err error) {
+	// A panic in a library while loading or warming up one model (a Go
+	// bug in onnxruntime_go on a shape it does not expect) makes that
+	// model unavailable instead of killing the worker (its half-built
+	// session, if any, is not released).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("model %q: loading or warming up panicked: %v", m.Name, p)
+		}
+	}()
 	sess, err := ort.Open(m.Path, m.Name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", m.Name, err)
 	}
 	md := sess.Metadata()
+	graph := readGraph(m.Path)
 	cfg := batchConfig(m.Batching)
 	cfg.Observer = obs
 	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
@@ -38,8 +51,8 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (*model, er
 		_ = sess.Close()
 		return nil, fmt.Errorf("%w (model file %q, its batching section in the config)", err, m.Path)
 	}
-	mod := &model{md: md, sess: sess, batcher: b}
-	if err := b.WarmUp(); err != nil {
+	mod := &model{md: md, sess: sess, batcher: b, divisors: integerDivisors(&md, graph.divisors)}
+	if err := warmUp(m, b, &md, graph); err != nil {
 		mod.close()
 		return nil, err
 	}

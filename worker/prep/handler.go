@@ -58,6 +58,10 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
 		return
 	}
+	if m.unavailable != "" && action != "stats" {
+		h.unavailable(ctx, m, action)
+		return
+	}
 	switch action {
 	case "":
 		if h.allow(ctx, fasthttp.MethodGet) {
@@ -80,6 +84,22 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		}
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+	}
+}
+
+// unavailable answers a route of a model that failed to load or warm up:
+// 503 with the reason (Triton's answer for a model that is not ready), an
+// infer request counted as failed. Unknown routes still get 404.
+func (h *handler) unavailable(ctx *fasthttp.RequestCtx, m *model, action string) {
+	switch action {
+	case "", "ready", "infer":
+	default:
+		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+		return
+	}
+	writeError(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("model %q is unavailable: %s", m.md.Name, m.unavailable))
+	if action == "infer" {
+		m.counters.RequestFinished(0, worker.FailureOf(fasthttp.StatusServiceUnavailable))
 	}
 }
 

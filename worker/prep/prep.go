@@ -4,7 +4,11 @@
 // outputs back into V2 responses.
 //
 // Model metadata is never configured: at boot the prep worker asks an infer
-// worker, which read it from the model file through ONNX Runtime.
+// worker, which read it from the model file through ONNX Runtime. That
+// answer also says which models are unavailable (failed to load or warm
+// up, worker.ModelStatus): their metadata, ready and infer routes answer
+// 503 with the reason, and their preprocess settings are not checked, so
+// one bad model never fails a prep worker's boot.
 package prep
 
 import (
@@ -92,6 +96,9 @@ type model struct {
 	// counters are the model's requests in the scoreboard (Triton's
 	// success and failure counts); the zero value when there is none.
 	counters shm.ModelSlot
+	// unavailable is why the infer workers do not serve the model (it
+	// failed to load or warm up); "" = it serves. Its routes answer 503.
+	unavailable string
 }
 
 // fetchModels asks the infer workers for the metadata of every model.
@@ -106,13 +113,14 @@ func fetchModels(up *lb.Proxy, timeout time.Duration) (map[string]*model, error)
 	if resp.StatusCode() != fasthttp.StatusOK {
 		return nil, fmt.Errorf("fetch model metadata: infer worker answered %d: %s", resp.StatusCode(), resp.Body())
 	}
-	var metas []tensor.Metadata
+	var metas []worker.ModelStatus
 	if err := json.Unmarshal(resp.Body(), &metas); err != nil {
 		return nil, fmt.Errorf("decode model metadata: %w", err)
 	}
 	models := make(map[string]*model, len(metas))
-	for _, md := range metas {
-		models[md.Name] = &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md)}
+	for _, st := range metas {
+		md := st.Metadata
+		models[md.Name] = &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md), unavailable: st.Unavailable}
 	}
 	return models, nil
 }

@@ -28,6 +28,9 @@ func applyProcessing(models map[string]*model, procs []worker.Processing, log ze
 		if !ok {
 			return fmt.Errorf("model %q has preprocess or postprocess settings but the infer workers do not serve it", p.Model)
 		}
+		if m.unavailable != "" {
+			continue // nothing to check against; its routes answer 503
+		}
 		if p.Image != nil {
 			im, err := newImageInput(&m.md, p.Image)
 			if err != nil {

@@ -1,0 +1,60 @@
+package batch
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// TestWarmupInputsKeepFixedZeroDims: a dimension the model fixes at 0 is
+// warmed at 0 (the model's own shape check would refuse 1), dynamic ones
+// at 1.
+func TestWarmupInputsKeepFixedZeroDims(t *testing.T) {
+	specs := []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{-1, 0, 3}}}
+	in, err := warmupInputs(specs, 1, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(in[0].Shape, []int64{1, 0, 3}) || len(in[0].Data) != 0 {
+		t.Errorf("shape %v with %d bytes, want [1,0,3] and no data", in[0].Shape, len(in[0].Data))
+	}
+	if err := specs[0].Accepts(in[0].Shape); err != nil {
+		t.Errorf("the model refuses its own warm-up: %v", err)
+	}
+}
+
+// TestWarmupInputsScalar: a rank-0 input is one element.
+func TestWarmupInputsScalar(t *testing.T) {
+	in, err := warmupInputs([]tensor.Spec{{Name: "s", DType: tensor.Int64, Shape: []int64{}}}, 1, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in[0].Shape) != 0 || !bytes.Equal(in[0].Data, []byte{1, 0, 0, 0, 0, 0, 0, 0}) {
+		t.Errorf("scalar warm-up %v %v, want shape [] holding int64 1", in[0].Shape, in[0].Data)
+	}
+}
+
+// TestWarmupInputsIntegerOnes: with intOnes, integer inputs hold 1 in
+// every element (a divisor that cannot be zero) and the others stay zero.
+func TestWarmupInputsIntegerOnes(t *testing.T) {
+	specs := []tensor.Spec{
+		{Name: "i32", DType: tensor.Int32, Shape: []int64{-1, 2}},
+		{Name: "u8", DType: tensor.Uint8, Shape: []int64{2}},
+		{Name: "f", DType: tensor.FP32, Shape: []int64{2}},
+	}
+	in, err := warmupInputs(specs, 3, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(in[0].Shape, []int64{1, 2}) || !bytes.Equal(in[0].Data, bytes.Repeat([]byte{1, 0, 0, 0}, 2)) {
+		t.Errorf("i32 = %v %v, want [1,2] of ones", in[0].Shape, in[0].Data)
+	}
+	if !bytes.Equal(in[1].Data, []byte{1, 1}) {
+		t.Errorf("u8 = %v, want ones", in[1].Data)
+	}
+	if !bytes.Equal(in[2].Data, make([]byte, 8)) {
+		t.Errorf("f = %v, want zeros", in[2].Data)
+	}
+}

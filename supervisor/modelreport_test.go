@@ -1,0 +1,110 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// modelsWorker plays an infer worker loading spec.Models: it reports each
+// model's state, dies (exit 2, as a Go process does on a SIGFPE in C code)
+// on a model named crash*, reports bad* unavailable, skips what the master
+// marked unavailable, then serves.
+func modelsWorker(spec *worker.Spec) {
+	rt := worker.Start(spec)
+	for _, m := range spec.Models {
+		if reason, ok := spec.Unavailable[m.Name]; ok {
+			rt.ModelState(m.Name, worker.ModelUnavailable, reason)
+			continue
+		}
+		rt.ModelState(m.Name, worker.ModelWarming, "")
+		switch {
+		case strings.HasPrefix(m.Name, "crash"):
+			os.Exit(2)
+		case strings.HasPrefix(m.Name, "bad"):
+			rt.ModelState(m.Name, worker.ModelUnavailable, "warm-up failed")
+		default:
+			rt.ModelState(m.Name, worker.ModelReady, "")
+		}
+	}
+	srv := &fasthttp.Server{Handler: rt.Count(func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })}
+	if err := rt.Serve(srv); err != nil {
+		os.Exit(2)
+	}
+}
+
+// TestSlotSkipsModelsItsWorkersDiedOn: a worker that dies while warming a
+// model is booted again at once without it, once per such model, and the
+// first boot still succeeds; the reasons reach status.
+func TestSlotSkipsModelsItsWorkersDiedOn(t *testing.T) {
+	s, _, _ := testSlot(t, "models", testLifecycle())
+	s.tmpl.Role = worker.RoleInfer
+	for _, n := range []string{"a", "crash1", "bad", "crash2", "b"} {
+		s.tmpl.Models = append(s.tmpl.Models, worker.Model{Name: n, Path: n + ".onnx", Version: "1"})
+	}
+	bootSlot(t, s)
+	p := s.serving()
+	un, ready := p.models.snapshot()
+	if len(un) != 3 || !ready["a"] || !ready["b"] || un["bad"] != "warm-up failed" {
+		t.Fatalf("unavailable %v, ready %v: want crash1, crash2 and bad unavailable, a and b ready", un, ready)
+	}
+	for _, n := range []string{"crash1", "crash2"} {
+		if !strings.Contains(un[n], "died (exit status 2)") {
+			t.Errorf("%s: reason %q, want it to say the worker died and how", n, un[n])
+		}
+	}
+	if got := p.spec.Unavailable; len(got) != 2 {
+		t.Errorf("the serving worker's spec skips %v, want crash1 and crash2", got)
+	}
+	if st := s.status(); len(st.UnavailableModels) != 3 || st.Restarts != 0 {
+		t.Errorf("status %+v, want 3 unavailable models and no restart counted", st)
+	}
+	// A changed file is tried again.
+	changed := append([]worker.Model(nil), p.spec.Models...)
+	changed[1].Version = "2"
+	if got := s.skippedModels(changed); len(got) != 1 || got["crash2"] == "" {
+		t.Errorf("skipped after crash1's file changed = %v, want only crash2", got)
+	}
+}
+
+// TestLargeSpecGoesThroughMemfd: a spec too large for one environment
+// string (hundreds of models) reaches the worker through a memfd.
+func TestLargeSpecGoesThroughMemfd(t *testing.T) {
+	sp, spec := testSpawner(t, "models")
+	for i := range 2000 {
+		spec.Models = append(spec.Models, worker.Model{Name: fmt.Sprintf("model-%04d", i), Path: "/nowhere/model.onnx"})
+	}
+	if env, _ := spec.Environ(); len(env) <= worker.MaxSpecEnvBytes {
+		t.Fatalf("spec of %d bytes is not over the environment bound", len(env))
+	}
+	p, err := sp.spawn(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(time.Second)
+	if err := p.waitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ready := p.models.snapshot(); len(ready) != 2000 {
+		t.Errorf("the worker reported %d models ready, want 2000", len(ready))
+	}
+}
+
+func TestParseModelEventRoundTrip(t *testing.T) {
+	if _, ok := worker.ParseModelEvent("hb"); ok {
+		t.Error("a heartbeat parsed as a model event")
+	}
+	if _, ok := worker.ParseModelEvent(`model {"state":"ready"}`); ok {
+		t.Error("an event without a model name parsed")
+	}
+	ev, ok := worker.ParseModelEvent(`model {"name":"m","state":"unavailable","reason":"a\nb"}`)
+	if !ok || ev.Name != "m" || ev.State != worker.ModelUnavailable || ev.Reason != "a\nb" {
+		t.Errorf("ParseModelEvent = %+v, %v", ev, ok)
+	}
+}

@@ -1,0 +1,70 @@
+package supervisor
+
+// ModelState is one configured model as status, /metrics and
+// strict_readiness see it.
+type ModelState struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// Reason is why it does not serve, as an infer worker reported it
+	// (failed to load, failed or crashed its warm-up); "" while ready or
+	// while no infer worker serves at all.
+	Reason string `json:"reason,omitempty"`
+}
+
+// modelStates reports every configured model: ready when at least one
+// serving infer worker serves it (did not report it unavailable).
+func (m *Master) modelStates() []ModelState {
+	// One snapshot per serving worker, not per model: health checks with
+	// strict_readiness call this on every probe, with hundreds of models.
+	var reports []map[string]string
+	for _, s := range m.infer.list() {
+		if p := s.serving(); p != nil {
+			un, _ := p.models.snapshot()
+			reports = append(reports, un)
+		}
+	}
+	cfg := m.cfg()
+	states := make([]ModelState, 0, len(cfg.Models))
+	for _, mc := range cfg.Models {
+		st := ModelState{Name: mc.Name}
+		for _, un := range reports {
+			reason, down := un[mc.Name]
+			st.Ready = st.Ready || !down
+			if down && st.Reason == "" {
+				st.Reason = reason
+			}
+		}
+		if st.Ready {
+			st.Reason = ""
+		}
+		states = append(states, st)
+	}
+	return states
+}
+
+// allModelsReady is strict_readiness's extra condition for
+// /v2/health/ready: every configured model serves.
+func (m *Master) allModelsReady() bool {
+	for _, st := range m.modelStates() {
+		if !st.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// unavailableModels lists "name: reason" for every model that does not
+// serve, for reload outcomes.
+func unavailableModels(states []ModelState) []string {
+	var out []string
+	for _, st := range states {
+		if !st.Ready {
+			r := st.Reason
+			if r == "" {
+				r = "no infer worker serves"
+			}
+			out = append(out, st.Name+": "+r)
+		}
+	}
+	return out
+}
