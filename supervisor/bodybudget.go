@@ -1,10 +1,6 @@
 package supervisor
 
-import (
-	"runtime/debug"
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // bodyBudget bounds the request body bytes the master holds at once
 // (limits.max_body_bytes_in_flight). A request reserves its declared
@@ -19,15 +15,17 @@ import (
 // the body timeout cuts them.
 type bodyBudget struct {
 	used atomic.Int64
-	// peak is the most held since memory was last handed back to the OS.
-	peak     atomic.Int64
-	freeing  atomic.Bool
-	lastFree atomic.Int64 // unix nanoseconds
+	// burst hands the freed buffers back to the OS once the budget
+	// empties after a burst of large bodies (see osMemory).
+	burst burstGauge
 }
 
 // smallBodyBytes is the largest body that may use the share of the budget
 // kept for small requests.
 const smallBodyBytes = 1 << 20
+
+// bodyBurst: bursts of bodies below this are left to the Go scavenger.
+const bodyBurst = 64 << 20
 
 // reserve takes n bytes of a budget of limit bytes for a body that will be
 // total bytes long once n is added; false (nothing taken) when they do not
@@ -46,48 +44,20 @@ func (b *bodyBudget) reserve(n, total, limit int64) bool {
 			return false
 		}
 		if b.used.CompareAndSwap(used, used+n) {
-			b.notePeak(used + n)
+			b.burst.add(n, bodyBurst)
 			return true
 		}
 	}
 }
 
-func (b *bodyBudget) notePeak(used int64) {
-	for {
-		p := b.peak.Load()
-		if used <= p || b.peak.CompareAndSwap(p, used) {
-			return
-		}
-	}
-}
-
-// release gives n bytes back. When the budget empties after a burst of
-// large bodies, the freed buffers are handed back to the OS promptly
-// rather than whenever the runtime's scavenger gets to them, so the
-// master's RSS returns to its resting size after an attack. A forced GC
-// is not free: it runs at most once per freeInterval, later rather than
-// never when bursts come closer together.
+// release gives n bytes back.
 func (b *bodyBudget) release(n int64) {
 	if n <= 0 {
 		return
 	}
-	if b.used.Add(-n) > 0 || b.peak.Load() < freeAfterPeak || !b.freeing.CompareAndSwap(false, true) {
-		return
-	}
-	wait := time.Duration(b.lastFree.Load() + int64(freeInterval) - time.Now().UnixNano())
-	time.AfterFunc(max(wait, 0), func() {
-		defer b.freeing.Store(false)
-		b.peak.Store(0)
-		debug.FreeOSMemory()
-		b.lastFree.Store(time.Now().UnixNano())
-	})
+	b.used.Add(-n)
+	b.burst.add(-n, bodyBurst)
 }
 
 // inUse is the number of body bytes reserved now.
 func (b *bodyBudget) inUse() int64 { return b.used.Load() }
-
-const (
-	// freeAfterPeak: bursts below this are left to the scavenger.
-	freeAfterPeak = 64 << 20
-	freeInterval  = 5 * time.Second
-)

@@ -44,6 +44,11 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		Concurrency:     l.MaxConnections,
 		CloseOnShutdown: true,
 		Logger:          fasthttpLogger{m},
+		// An idle connection (or one that has not sent its first byte)
+		// holds no read or write buffer: 10k idle connections cost their
+		// goroutines, not 10k x max_header_bytes.
+		ReduceMemoryUsage: true,
+		ConnState:         m.connState,
 	}
 }
 

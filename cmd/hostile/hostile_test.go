@@ -19,6 +19,13 @@ import (
 // a 4xx, a 503 or is cut, and the master survives. The latency target is
 // left to the full run (scripts/hostile): on a shared CI machine the
 // attackers compete with the server for the same cores.
+func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) == "attacker" {
+		os.Exit(attackerMain())
+	}
+	os.Exit(m.Run())
+}
+
 func TestHostileBounded(t *testing.T) {
 	lib, err := ort.FindLibrary()
 	if err != nil {
@@ -39,7 +46,7 @@ func TestHostileBounded(t *testing.T) {
 	rep, err := runSuite(suiteOptions{
 		server: serverOptions{bin: bin, ortLib: lib, modelsDir: models, budget: budget,
 			bodyTimeout: time.Second, readTimeout: 2 * time.Second, prepWorkers: 1},
-		scale: 0.02, phase: 2 * time.Second, rampUp: 500 * time.Millisecond, legit: 2,
+		scale: 0.02, phase: 2 * time.Second, rampUp: 500 * time.Millisecond, legit: 2, nice: 10,
 		attacks: attackTable(), logf: t.Logf,
 	})
 	if err != nil {

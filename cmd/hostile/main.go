@@ -14,6 +14,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(roleEnv) == "attacker" {
+		os.Exit(attackerMain())
+	}
 	os.Exit(run())
 }
 
@@ -28,6 +31,7 @@ func run() int {
 	legit := flag.Int("legit", 4, "the well-behaved client's connections")
 	prep := flag.Int("prep", 1, "prep workers")
 	only := flag.String("attacks", "", "comma-separated attack names (default: all)")
+	nice := flag.Int("nice", 19, "niceness of the attacker process (0 = the suite's own priority)")
 	flag.Parse()
 
 	lib, err := ort.FindLibrary()
@@ -53,7 +57,7 @@ func run() int {
 	o := suiteOptions{
 		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget,
 			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, prepWorkers: *prep},
-		scale: *scale, phase: *phase, rampUp: *rampUp, legit: *legit, attacks: attacks,
+		scale: *scale, phase: *phase, rampUp: *rampUp, legit: *legit, nice: *nice, attacks: attacks,
 		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
 	}
 	rep, err := runSuite(o)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -14,6 +13,7 @@ type suiteOptions struct {
 	phase   time.Duration // how long the well-behaved client measures, steady and per attack
 	rampUp  time.Duration // attack running before the measurement starts
 	legit   int           // the well-behaved client's connections
+	nice    int           // the attacker process's niceness
 	attacks []attack
 	logf    func(format string, args ...any)
 }
@@ -88,25 +88,22 @@ func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *r
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
 	s := samplePeaks(srv.pid(), preps, 50*time.Millisecond)
-	rec := newAnswers()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range r.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.client(ctx, srv.addr, rec)
-		}()
+	attacker, err := startAttacker(a, r.clients, srv.addr, o.nice)
+	if err != nil {
+		s.stop()
+		return row{}, err
 	}
 	time.Sleep(o.rampUp)
 	lctx, lcancel := context.WithTimeout(context.Background(), o.phase)
 	r.legit = legit.run(lctx)
 	lcancel()
-	cancel()
-	wg.Wait()
+	counts, err := attacker.stop(30 * time.Second)
 	master, prep := s.stop()
+	if err != nil {
+		return row{}, err
+	}
 	r.masterOver, r.prepOver = max(0, master-rep.masterRest), max(0, prep-rep.prepRest)
-	r.answers = rec.counts()
+	r.answers = counts
 	r.alive = srv.alive()
 	if rep.steady.p99 > 0 {
 		r.p99Ratio = float64(r.legit.p99) / float64(rep.steady.p99)
