@@ -70,13 +70,15 @@ func (a *admissions) take(h *fasthttp.RequestHeader) *verdict {
 // the request and tells fasthttp how much of the body to read and for how
 // long. A refused request's body is declared empty, so fasthttp reads
 // none of it (and sends no 100 Continue).
-func (m *Master) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+func (m *Master) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestConfig) {
+	var v *verdict
+	defer m.recoverHeader(h, &v)
 	c := m.cfg()
-	v := m.decide(c, h)
+	v = m.decide(c, h)
 	if stale := m.admissions.put(h, v); stale != nil {
 		m.finish(stale)
 	}
-	rc := fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes), WriteTimeout: c.Limits.WriteTimeout.Duration}
+	rc = fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes), WriteTimeout: c.Limits.WriteTimeout.Duration}
 	if v.status != 0 {
 		if v.hasBody {
 			h.SetContentLength(0)
@@ -205,8 +207,8 @@ func (m *Master) hold(c *Config, v *verdict) refusal {
 	return refusal{}
 }
 
-// finish gives back what an admitted verdict holds. It is called exactly
-// once per verdict taken from admissions.
+// finish gives back what an admitted verdict holds. It is called once per
+// verdict taken from admissions; a second call gives back nothing.
 func (m *Master) finish(v *verdict) {
 	if v.inFlight {
 		m.inFlight.Add(-1)

@@ -290,3 +290,23 @@ func pollFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestHeaderHookPanicIsRefused: a panic while deciding a request (here: no
+// config at all) is recovered into a 500 verdict for the handler, with the
+// body declared empty so none of it is read, instead of killing the master.
+func TestHeaderHookPanicIsRefused(t *testing.T) {
+	m := New(DefaultConfig(), zerolog.Nop(), Options{})
+	m.conf.Store(nil)
+	var h fasthttp.RequestHeader
+	h.SetMethod(fasthttp.MethodPost)
+	h.SetRequestURI("/v2/models/default/infer")
+	h.SetContentLength(1 << 20)
+	m.headerReceived(&h) // must not panic
+	v := m.admissions.take(&h)
+	if v == nil || v.status != fasthttp.StatusInternalServerError {
+		t.Fatalf("verdict after a panic in the header hook = %+v, want a 500 refusal", v)
+	}
+	if h.ContentLength() != 0 {
+		t.Errorf("Content-Length left at %d: fasthttp would read the body of a refused request", h.ContentLength())
+	}
+}

@@ -53,6 +53,7 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	defer m.recoverHandler(ctx)
 	start := time.Now()
 	c := m.cfg()
 	v := m.admissions.take(&ctx.Request.Header)
