@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance
+.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile
 
 all: build
 
@@ -62,6 +62,11 @@ bench: setup build
 	MODEL=default scripts/bench-serve
 	MODEL=mlp scripts/bench-serve
 	REPORT=BENCHMARKS.md scripts/bench-vs-nginx
+
+## hostile: the hostile-client suite at full scale (scripts/hostile): every attack
+## against a real supervisor while a well-behaved client measures errors and p99
+hostile: setup build
+	scripts/hostile
 
 ## install: binary, ONNX Runtime, systemd unit, default config (kept if
 ## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor

@@ -77,17 +77,17 @@ func readKeysFile(path string) ([]string, error) {
 	return keys, nil
 }
 
-// check answers a request that may not pass (401 without a valid key, 429
-// over the key's rate) and reports whether it may.
-func (ks *apiKeys) check(m *Master, ctx *fasthttp.RequestCtx) bool {
-	if ks == nil || (ks.exemptHealth && bytes.HasPrefix(ctx.Path(), []byte("/v2/health/"))) {
-		return true
+// verify refuses a request that may not pass from its header alone: 401
+// without a valid key, 429 over the key's rate. path is the request's
+// normalised path.
+func (ks *apiKeys) verify(h *fasthttp.RequestHeader, path string) refusal {
+	if ks == nil || (ks.exemptHealth && strings.HasPrefix(path, "/v2/health/")) {
+		return refusal{}
 	}
-	key := presentedKey(&ctx.Request.Header)
+	key := presentedKey(h)
 	if key == nil {
-		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="supervisor"`)
-		m.reply(ctx, fasthttp.StatusUnauthorized, "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>")
-		return false
+		return refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,
+			msg: "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>"}
 	}
 	digest := sha256.Sum256(key)
 	var match *apiKey
@@ -98,16 +98,14 @@ func (ks *apiKeys) check(m *Master, ctx *fasthttp.RequestCtx) bool {
 		}
 	}
 	if match == nil {
-		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="supervisor", error="invalid_token"`)
-		m.reply(ctx, fasthttp.StatusUnauthorized, "invalid API key")
-		return false
+		return refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate,
+			value: `Bearer realm="supervisor", error="invalid_token"`, msg: "invalid API key"}
 	}
 	if match.limiter != nil && !match.limiter.Allow() {
-		ctx.Response.Header.Set("Retry-After", "1")
-		m.reply(ctx, fasthttp.StatusTooManyRequests, "rate limit exceeded for this API key")
-		return false
+		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
+			msg: "rate limit exceeded for this API key"}
 	}
-	return true
+	return refusal{}
 }
 
 // presentedKey is the key from "Authorization: Bearer <key>" or

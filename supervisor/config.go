@@ -369,6 +369,9 @@ func (c *Config) resolve(env resolveEnv) {
 	if c.RuntimeDir == "" {
 		c.RuntimeDir = defaultRuntimeDir(env)
 	}
+	if c.Limits.MaxBodyBytesInFlight == 0 {
+		c.Limits.MaxBodyBytesInFlight = autoBodyBudget(c.MaxBodyBytes)
+	}
 }
 
 // dirWritable reports whether this process may create entries in dir.

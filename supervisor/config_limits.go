@@ -13,9 +13,25 @@ import (
 type LimitsConfig struct {
 	// MaxHeaderBytes bounds a request's header block; larger gets 431.
 	MaxHeaderBytes ByteSize `yaml:"max_header_bytes"`
-	// ReadTimeout bounds reading one whole request, header and body, so a
-	// client trickling bytes (slowloris) cannot hold a connection.
+	// ReadTimeout bounds the wait for a request's header (from its
+	// connection's first byte, or from the start of a keep-alive request),
+	// so a client trickling its header (slowloris) cannot hold a
+	// connection. The body has its own bound: BodyTimeout, BodyMinRate.
 	ReadTimeout Duration `yaml:"read_timeout"`
+	// BodyTimeout is how long after its header a request body may take
+	// before BodyMinRate extends it: one second more per BodyMinRate bytes
+	// received (Apache's mod_reqtimeout body=...,MinRate=...). A body that
+	// falls behind is cut with 408 and gives its budget back.
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// BodyMinRate is the slowest a body may arrive, in bytes per second,
+	// once BodyTimeout has passed; 0 = the whole body within BodyTimeout.
+	BodyMinRate ByteSize `yaml:"body_min_rate"`
+	// MaxBodyBytesInFlight bounds the request body bytes the master holds
+	// at once, reserved from each request's declared Content-Length
+	// before any of it is read; beyond it a request gets 503 with
+	// Retry-After at once. 0 = auto: an eighth of the host's memory (see
+	// autoBodyBudget), set by Resolve.
+	MaxBodyBytesInFlight ByteSize `yaml:"max_body_bytes_in_flight"`
 	// WriteTimeout bounds writing one response, so a client that never
 	// reads cannot hold one either.
 	WriteTimeout Duration `yaml:"write_timeout"`
@@ -51,6 +67,8 @@ func defaultLimits() LimitsConfig {
 	return LimitsConfig{
 		MaxHeaderBytes: 16 << 10,
 		ReadTimeout:    Duration{60 * time.Second},
+		BodyTimeout:    Duration{10 * time.Second},
+		BodyMinRate:    64 << 10,
 		WriteTimeout:   Duration{60 * time.Second},
 		IdleTimeout:    Duration{120 * time.Second},
 		MaxConnections: 10000,
@@ -65,6 +83,9 @@ func (d *configDecoder) limits(l *LimitsConfig) func(*yaml.Node, string) {
 		d.mapping(n, field, []configKey{
 			{"max_header_bytes", d.byteSize(&l.MaxHeaderBytes)},
 			{"read_timeout", d.duration(&l.ReadTimeout)},
+			{"body_timeout", d.duration(&l.BodyTimeout)},
+			{"body_min_rate", d.byteSize(&l.BodyMinRate)},
+			{"max_body_bytes_in_flight", d.byteSize(&l.MaxBodyBytesInFlight)},
 			{"write_timeout", d.duration(&l.WriteTimeout)},
 			{"idle_timeout", d.duration(&l.IdleTimeout)},
 			{"max_connections", d.integer(&l.MaxConnections)},
@@ -109,7 +130,7 @@ func (v *configValidator) limits(l LimitsConfig) {
 	if l.MaxHeaderBytes < 1<<10 || l.MaxHeaderBytes > 1<<20 {
 		v.errorf("limits.max_header_bytes", "%s is out of range (use 1KiB to 1MiB)", l.MaxHeaderBytes)
 	}
-	for field, d := range map[string]Duration{"read_timeout": l.ReadTimeout, "write_timeout": l.WriteTimeout, "idle_timeout": l.IdleTimeout} {
+	for field, d := range map[string]Duration{"read_timeout": l.ReadTimeout, "write_timeout": l.WriteTimeout, "idle_timeout": l.IdleTimeout, "body_timeout": l.BodyTimeout} {
 		if d.Duration < 100*time.Millisecond {
 			v.errorf("limits."+field, "%s is too short (at least 100ms)", d)
 		}

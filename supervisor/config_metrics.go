@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +15,11 @@ type MetricsConfig struct {
 	// default: the page shows pids, models and load to anyone who can
 	// reach it. "" turns the listener off.
 	Listen string `yaml:"listen"`
+	// AllowedHosts are Host names the listener answers besides loopback
+	// names and the host of Listen (say the machine's DNS name, for a
+	// scraper that uses it); any other Host gets 403, which keeps a web
+	// page in a local browser from reading it through DNS rebinding.
+	AllowedHosts []string `yaml:"allowed_hosts,flow"`
 }
 
 // RequestLogConfig says which requests the master logs, beyond lifecycle
@@ -44,7 +50,7 @@ func defaultRequestLog() RequestLogConfig {
 func (d *configDecoder) metricsKeys(c *Config) []configKey {
 	return []configKey{
 		{"metrics", func(n *yaml.Node, field string) {
-			d.mapping(n, field, []configKey{{"listen", d.str(&c.Metrics.Listen)}})
+			d.mapping(n, field, []configKey{{"listen", d.str(&c.Metrics.Listen)}, {"allowed_hosts", d.strs(&c.Metrics.AllowedHosts)}})
 		}},
 		{"request_log", func(n *yaml.Node, field string) {
 			d.mapping(n, field, []configKey{
@@ -61,6 +67,11 @@ func (v *configValidator) metrics(c *Config) {
 		v.address("metrics.listen", c.Metrics.Listen, "want host:port, e.g. 127.0.0.1:8002, or \"\" to turn the metrics listener off")
 		if c.Metrics.Listen == c.Listen {
 			v.errorf("metrics.listen", "%q is also the public listen address (use another port, e.g. 8002)", c.Metrics.Listen)
+		}
+	}
+	for _, h := range c.Metrics.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			v.errorf("metrics.allowed_hosts", "%q is not a host name (want names such as gpu-7.example.com or 10.0.0.5)", h)
 		}
 	}
 	if c.RequestLog.SlowThreshold.Duration < 0 {

@@ -27,7 +27,7 @@ func TestConfigMetricsErrors(t *testing.T) {
 		{"same as listen", "listen: 127.0.0.1:9000\nmetrics:\n  listen: 127.0.0.1:9000\n",
 			[]string{`t.yaml:3: metrics.listen: "127.0.0.1:9000" is also the public listen address`}},
 		{"unknown key", "metrics:\n  port: 8002\n",
-			[]string{`t.yaml:2: unknown key "port" in metrics (known keys: listen)`}},
+			[]string{`t.yaml:2: unknown key "port" in metrics (known keys: listen, allowed_hosts)`}},
 		{"negative threshold", "request_log:\n  slow_threshold: -1s\n",
 			[]string{`t.yaml:2: request_log.slow_threshold: -1s is negative`}},
 		{"negative sample", "request_log:\n  sample_every: -1\n",

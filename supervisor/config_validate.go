@@ -95,6 +95,7 @@ func (c *Config) validate() []error {
 	v.listen(c.Listen)
 	v.runtimeDir(c.RuntimeDir)
 	v.limits(c.Limits)
+	v.bodyBudget(c)
 	if _, err := lookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
 		field := "workers.user"
 		if c.Workers.User == "" || strings.Contains(err.Error(), "group") {

@@ -21,8 +21,7 @@ const TimeoutHeader = "X-Request-Timeout"
 // clientDeadline reads TimeoutHeader into a deadline (zero without one)
 // and passes it upstream. Clients may not set the internal scheduling
 // headers themselves: those are removed first.
-func clientDeadline(ctx *fasthttp.RequestCtx) (time.Time, error) {
-	h := &ctx.Request.Header
+func clientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
 	h.Del(worker.DeadlineHeader)
 	h.Del(worker.PriorityHeader)
 	raw := strings.TrimSpace(string(h.Peek(TimeoutHeader)))

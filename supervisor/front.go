@@ -3,8 +3,6 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -18,7 +16,10 @@ var Version = "dev"
 
 // newFrontServer builds the public fasthttp server: health and server
 // metadata are answered here; everything under /v2/models/ goes through
-// the lb to a prep worker.
+// the lb to a prep worker. Every request is decided from its header
+// (headerReceived, admission.go) before its body is read, and bodies are
+// streamed into buffers of the master's own (bodyread.go), never into
+// fasthttp's pools.
 func (m *Master) newFrontServer() *fasthttp.Server {
 	l := m.cfg().Limits
 	return &fasthttp.Server{
@@ -26,38 +27,51 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		ErrorHandler: m.frontTransportError,
 		Name:         "supervisor",
 		// The header block must fit the read buffer: larger gets 431.
-		ReadBufferSize:     int(l.MaxHeaderBytes),
-		MaxRequestBodySize: int(m.cfg().MaxBodyBytes),
-		// Per request, so that a reload's body limit and timeouts apply
-		// at once (the header read stays bound by the first ReadTimeout).
-		// A timeout is passed only once a reload changed it: each one
-		// re-arms a deadline, on every request.
-		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-			c := m.cfg()
-			rc := fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes)}
-			if c.Limits.ReadTimeout != l.ReadTimeout {
-				rc.ReadTimeout = c.Limits.ReadTimeout.Duration
-			}
-			if c.Limits.WriteTimeout != l.WriteTimeout {
-				rc.WriteTimeout = c.Limits.WriteTimeout.Duration
-			}
-			return rc
-		},
+		ReadBufferSize: int(l.MaxHeaderBytes),
+		// The handler runs once the header is in; the body is read by
+		// receiveBody, under the body budget and timeout. Multipart
+		// bodies are not parsed (fasthttp would read them whole, to
+		// memory or temporary files, before the handler runs).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		MaxRequestBodySize:           int(m.cfg().MaxBodyBytes),
+		HeaderReceived:               m.headerReceived,
+		// ReadTimeout bounds the header (and the wait for a connection's
+		// first request); body_timeout and body_min_rate bound the body.
 		ReadTimeout:     l.ReadTimeout.Duration,
 		WriteTimeout:    l.WriteTimeout.Duration,
 		IdleTimeout:     l.IdleTimeout.Duration,
 		Concurrency:     l.MaxConnections,
 		CloseOnShutdown: true,
 		Logger:          fasthttpLogger{m},
+		// An idle connection (or one that has not sent its first byte)
+		// holds no read or write buffer: 10k idle connections cost their
+		// goroutines, not 10k x max_header_bytes.
+		ReduceMemoryUsage: true,
+		ConnState:         m.connState,
 	}
 }
 
 func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
+	defer m.recoverHandler(ctx)
 	start := time.Now()
-	if m.keys.Load().check(m, ctx) {
-		m.route(ctx)
-	} else {
-		m.proxy.SetRequestID(ctx)
+	c := m.cfg()
+	v := m.admissions.take(&ctx.Request.Header)
+	if v == nil { // not through the server's hook (tests call the handler directly)
+		v = m.decide(c, &ctx.Request.Header)
+	}
+	defer m.finish(v)
+	switch {
+	case v.status != 0:
+		m.refuse(ctx, v.refusal, v.hasBody)
+	case v.proxied:
+		if err := m.receiveBody(ctx, c, v); err != nil {
+			m.refuse(ctx, bodyRefusal(err), true)
+			break
+		}
+		m.proxy.ServeHTTPUntil(ctx, v.deadline)
+	default:
+		m.serveLocal(ctx)
 	}
 	m.logRequest(ctx, time.Since(start))
 	if m.draining.Load() {
@@ -67,40 +81,24 @@ func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// admit counts a request against max_in_flight; false (answered 503 with
-// Retry-After) when the listener is at its cap. A true answer must be
-// paired with a release.
-func (m *Master) admit(ctx *fasthttp.RequestCtx) bool {
-	limit := int64(m.cfg().Limits.MaxInFlight)
-	if n := m.inFlight.Add(1); limit > 0 && n > limit {
-		m.inFlight.Add(-1)
-		ctx.Response.Header.Set("Retry-After", "1")
-		m.reply(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit))
-		return false
+// refuse answers a request the master will not serve. When the client
+// sent (or declared) a body that was not read, the connection is closed
+// after the answer: what is left of the body cannot be told apart from
+// the next request.
+func (m *Master) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
+	if r.header != "" {
+		ctx.Response.Header.Set(r.header, r.value)
 	}
-	return true
+	m.reply(ctx, r.status, r.msg)
+	m.proxy.SetRequestID(ctx)
+	if unreadBody {
+		ctx.SetConnectionClose()
+	}
 }
 
-func (m *Master) route(ctx *fasthttp.RequestCtx) {
-	path := string(ctx.Path())
-	if strings.HasPrefix(path, "/v2/models/") {
-		if !m.serving.Load() {
-			m.reply(ctx, fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping")
-			return
-		}
-		deadline, err := clientDeadline(ctx)
-		if err != nil {
-			m.reply(ctx, fasthttp.StatusBadRequest, err.Error())
-			m.proxy.SetRequestID(ctx)
-			return
-		}
-		if m.admit(ctx) {
-			m.proxy.ServeHTTPUntil(ctx, deadline)
-			m.inFlight.Add(-1)
-		}
-		return
-	}
-	switch path {
+// serveLocal answers the routes the master serves itself.
+func (m *Master) serveLocal(ctx *fasthttp.RequestCtx) {
+	switch string(ctx.Path()) {
 	case "/v2/health/live":
 		m.reply(ctx, fasthttp.StatusOK, "")
 	case "/v2/health/ready":
@@ -109,7 +107,7 @@ func (m *Master) route(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
 		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", Version))
 	default:
-		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+path)
+		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))
 	}
 	m.proxy.SetRequestID(ctx)
 }
@@ -159,15 +157,22 @@ func (m *Master) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
 	}
 }
 
-// frontTransportError answers what fasthttp rejects before any handler
-// runs: bodies over max_body_bytes (413) and unparsable requests (400).
+// frontTransportError answers what fails before the handler runs:
+// unparsable requests (400), a header over limits.max_header_bytes (431),
+// a header or the first bytes of a body not received in time (408). A
+// verdict the header hook left for this request is finished here.
 func (m *Master) frontTransportError(ctx *fasthttp.RequestCtx, err error) {
+	if v := m.admissions.take(&ctx.Request.Header); v != nil {
+		m.finish(v)
+	}
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		m.reply(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
 	case errors.As(err, &small):
 		m.reply(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, "request header is larger than limits.max_header_bytes")
+	case isTimeoutErr(err):
+		m.reply(ctx, fasthttp.StatusRequestTimeout, "request not received in time (limits.read_timeout for the header, limits.body_timeout for the body)")
 	default:
 		m.reply(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
 	}

@@ -14,6 +14,9 @@ func TestFrontAnswers503UntilReady(t *testing.T) {
 	for _, path := range []string{"/v2/health/ready", "/v2/models/default/infer"} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(path)
+		if strings.HasSuffix(path, "/infer") {
+			ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+		}
 		m.serveFront(&ctx)
 		if ctx.Response.StatusCode() != fasthttp.StatusServiceUnavailable {
 			t.Errorf("%s before ready = %d, want 503", path, ctx.Response.StatusCode())

@@ -48,6 +48,12 @@ type Master struct {
 	inFlight atomic.Int64
 	started  time.Time
 
+	// admissions carries header-time verdicts to the handler; budget
+	// bounds the request body bytes held (admission.go, bodybudget.go).
+	admissions admissions
+	budget     bodyBudget
+	conns      burstGauge // open public connections (connections.go)
+
 	// upstreamsMu serialises slot changes, so that pushes of the infer
 	// worker list to prep workers cannot overtake each other. Taken
 	// before poolsMu, never after.

@@ -86,6 +86,12 @@ func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
 			ctx.Error("internal error", fasthttp.StatusInternalServerError)
 		}
 	}()
+	// Built per request (scrapes are rare), so a reload's allowed_hosts
+	// apply at once.
+	if !newMetricsHosts(ms.m.cfg().Metrics).allows(ctx.Host()) {
+		refuseHost(ctx)
+		return
+	}
 	switch string(ctx.Path()) {
 	case "/metrics":
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")

@@ -28,7 +28,7 @@ import (
 func TestListenerLimits(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 1,
 		batching: map[string]string{"mlp": "{max_batch_size: 8, max_queue_delay: 1500ms}"},
-		extra:    "limits:\n  max_header_bytes: 2KiB\n  read_timeout: 500ms\n  max_connections: 4\n  max_in_flight: 2\n"})
+		extra:    "limits:\n  max_header_bytes: 2KiB\n  read_timeout: 500ms\n  body_timeout: 500ms\n  body_min_rate: 0\n  max_connections: 4\n  max_in_flight: 2\n"})
 	body := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
 
 	t.Run("oversize header", func(t *testing.T) {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Outcomes of one attack request besides an HTTP status code.
+const (
+	outcomeCut     = "cut"     // the server closed the connection without answering
+	outcomeHeld    = "held"    // still open, unanswered, when the phase ended
+	outcomeRefused = "refused" // the TCP connection could not be opened
+)
+
+// answers counts the outcomes an attack's requests got.
+type answers struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newAnswers() *answers { return &answers{n: map[string]int{}} }
+
+func (a *answers) add(outcome string) {
+	a.mu.Lock()
+	a.n[outcome]++
+	a.mu.Unlock()
+}
+
+func (a *answers) counts() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.n)
+}
+
+// formatAnswers is "401x1200 cut x3", most frequent first.
+func formatAnswers(n map[string]int) string {
+	keys := slices.Collect(maps.Keys(n))
+	slices.SortFunc(keys, func(a, b string) int { return n[b] - n[a] })
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, n[k]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unclear lists the outcomes that are not a clear refusal: anything but a
+// 4xx, a 503, a cut connection, one held open within the server's limits,
+// or a refused connection (the listener's backlog is full).
+func unclear(n map[string]int) []string {
+	var bad []string
+	for k := range n {
+		switch k {
+		case outcomeCut, outcomeHeld, outcomeRefused, "503":
+			continue
+		}
+		if code, err := strconv.Atoi(k); err == nil && code >= 400 && code < 500 {
+			continue
+		}
+		bad = append(bad, k)
+	}
+	slices.Sort(bad)
+	return bad
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+)
+
+func main() {
+	if os.Getenv(roleEnv) == "attacker" {
+		os.Exit(attackerMain())
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	bin := flag.String("bin", "bin/supervisor", "supervisor binary to attack")
+	scale := flag.Float64("scale", 1, "attack clients = each attack's full count times this")
+	phase := flag.Duration("phase", 15*time.Second, "how long the well-behaved client measures, steady and under each attack")
+	rampUp := flag.Duration("ramp-up", 3*time.Second, "how long an attack runs before the measurement starts")
+	budget := flag.Int64("budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
+	bodyTimeout := flag.Duration("body-timeout", 5*time.Second, "limits.body_timeout")
+	readTimeout := flag.Duration("read-timeout", 10*time.Second, "limits.read_timeout")
+	legit := flag.Int("legit", 4, "the well-behaved client's connections")
+	prep := flag.Int("prep", 1, "prep workers")
+	only := flag.String("attacks", "", "comma-separated attack names (default: all)")
+	nice := flag.Int("nice", 19, "niceness of the attacker process (0 = the suite's own priority)")
+	flag.Parse()
+
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile: ONNX Runtime library not found (run `make setup` or set ORT_LIBRARY):", err)
+		return 2
+	}
+	attacks, err := selectAttacks(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 2
+	}
+	models, err := os.MkdirTemp("", "hostile-models")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 1
+	}
+	defer os.RemoveAll(models)
+	if err := onnxmodel.WriteAll(models); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile: generate models:", err)
+		return 1
+	}
+	o := suiteOptions{
+		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget,
+			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, prepWorkers: *prep},
+		scale: *scale, phase: *phase, rampUp: *rampUp, legit: *legit, nice: *nice, attacks: attacks,
+		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
+	}
+	rep, err := runSuite(o)
+	if rep != nil {
+		printReport(os.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return 1
+	}
+	if misses := rep.misses(); len(misses) > 0 {
+		fmt.Fprintln(os.Stderr, "hostile: targets missed:\n  "+strings.Join(misses, "\n  "))
+		return 1
+	}
+	return 0
+}
+
+func selectAttacks(names string) ([]attack, error) {
+	all := attackTable()
+	if names == "" {
+		return all, nil
+	}
+	var out []attack
+	for _, n := range strings.Split(names, ",") {
+		found := false
+		for _, a := range all {
+			if a.name == n {
+				out, found = append(out, a), true
+			}
+		}
+		if !found {
+			var known []string
+			for _, a := range all {
+				known = append(known, a.name)
+			}
+			return nil, fmt.Errorf("no attack %q (known: %s)", n, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
+}
+
+// misses lists the targets a run missed: legit errors, p99 over 3x
+// steady, master RSS over rest + budget, unclear attack answers, a dead
+// master.
+func (r *report) misses() []string {
+	var out []string
+	for _, row := range r.rows {
+		n := row.attack.name
+		if row.legit.errors > 0 {
+			out = append(out, fmt.Sprintf("%s: the well-behaved client got %d errors in %d requests (first: %s)", n, row.legit.errors, row.legit.requests, row.legit.firstErr))
+		}
+		if row.p99Ratio > 3 {
+			out = append(out, fmt.Sprintf("%s: p99 %v is %.1fx steady (target 3x)", n, row.legit.p99, row.p99Ratio))
+		}
+		if row.masterOver > r.budget {
+			out = append(out, fmt.Sprintf("%s: master RSS rose %s over rest, more than the budget %s", n, mib(row.masterOver), mib(r.budget)))
+		}
+		if bad := unclear(row.answers); len(bad) > 0 {
+			out = append(out, fmt.Sprintf("%s: attack requests answered %v, not a 4xx, 503 or a cut", n, bad))
+		}
+		if !row.alive {
+			out = append(out, n+": the master died")
+		}
+	}
+	return out
+}
+
+func printReport(w io.Writer, r *report) {
+	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
+		r.steady.requests, r.steady.errors, ms(r.steady.p99), mib(r.masterRest), mib(r.prepRest), mib(r.budget))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\tattack answers")
+	for _, row := range r.rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio, formatAnswers(row.answers))
+	}
+	tw.Flush()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

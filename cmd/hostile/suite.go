@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// suiteOptions size a run.
+type suiteOptions struct {
+	server  serverOptions
+	scale   float64       // attack clients = attack.conns * scale (at least 1)
+	phase   time.Duration // how long the well-behaved client measures, steady and per attack
+	rampUp  time.Duration // attack running before the measurement starts
+	legit   int           // the well-behaved client's connections
+	nice    int           // the attacker process's niceness
+	attacks []attack
+	logf    func(format string, args ...any)
+}
+
+// row is the outcome of one attack.
+type row struct {
+	attack      attack
+	clients     int
+	masterOver  int64 // peak master RSS over rest, bytes
+	prepOver    int64 // peak prep worker RSS over rest, bytes
+	masterAfter int64 // master RSS over rest once the attack ended and the budget emptied
+	legit       legitResult
+	p99Ratio    float64
+	answers     map[string]int
+	alive       bool
+}
+
+// report is a whole run.
+type report struct {
+	steady     legitResult
+	masterRest int64
+	prepRest   int64
+	budget     int64
+	rows       []row
+}
+
+// runSuite starts the server, measures the steady state, then runs each
+// attack while the well-behaved client measures again.
+func runSuite(o suiteOptions) (*report, error) {
+	srv, err := startServer(o.server)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	legit := newLegitClient(srv.addr, o.legit)
+	measure := func(d time.Duration) legitResult {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return legit.run(ctx)
+	}
+	measure(time.Second) // opens the client's connections, warms the batcher
+
+	preps, err := srv.prepPIDs()
+	if err != nil {
+		return nil, err
+	}
+	s := samplePeaks(srv.pid(), preps, 50*time.Millisecond)
+	rep := &report{steady: measure(o.phase), budget: o.server.budget}
+	rep.masterRest, rep.prepRest = s.stop()
+	o.logf("steady: %d requests, %d errors, p99 %v; master %s, prep %s at rest",
+		rep.steady.requests, rep.steady.errors, rep.steady.p99, mib(rep.masterRest), mib(rep.prepRest))
+
+	for _, a := range o.attacks {
+		r, err := runAttack(o, srv, legit, a, rep)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", a.name, err)
+		}
+		rep.rows = append(rep.rows, r)
+		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
+			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
+		if !r.alive {
+			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.logPath)
+		}
+	}
+	return rep, nil
+}
+
+func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *report) (row, error) {
+	preps, err := srv.prepPIDs()
+	if err != nil {
+		return row{}, err
+	}
+	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
+	s := samplePeaks(srv.pid(), preps, 50*time.Millisecond)
+	attacker, err := startAttacker(a, r.clients, srv.addr, o.nice)
+	if err != nil {
+		s.stop()
+		return row{}, err
+	}
+	time.Sleep(o.rampUp)
+	lctx, lcancel := context.WithTimeout(context.Background(), o.phase)
+	r.legit = legit.run(lctx)
+	lcancel()
+	counts, err := attacker.stop(30 * time.Second)
+	master, prep := s.stop()
+	if err != nil {
+		return row{}, err
+	}
+	r.masterOver, r.prepOver = max(0, master-rep.masterRest), max(0, prep-rep.prepRest)
+	r.answers = counts
+	r.alive = srv.alive()
+	if rep.steady.p99 > 0 {
+		r.p99Ratio = float64(r.legit.p99) / float64(rep.steady.p99)
+	}
+	r.masterAfter = settle(srv.pid(), rep.masterRest, 10*time.Second)
+	return r, nil
+}
+
+// settle waits up to timeout for the master's RSS to come back to within
+// 16 MiB of rest and returns how far over rest it is then.
+func settle(pid int, rest int64, timeout time.Duration) int64 {
+	deadline := time.Now().Add(timeout)
+	for {
+		over := rssOf(pid) - rest
+		if over <= 16<<20 || time.Now().After(deadline) {
+			return max(0, over)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }

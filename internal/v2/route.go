@@ -1,0 +1,51 @@
+package v2
+
+import "strings"
+
+// Route is what a KServe V2 path under /v2/models/ names: a model (""
+// for the statistics of every model) and what is asked of it.
+type Route struct {
+	// Model is the model's name; "" for /v2/models/stats.
+	Model string
+	// Action is "" (metadata), "ready", "infer" or "stats".
+	Action string
+}
+
+// Method is the HTTP method the route takes: POST for infer, GET (and
+// so HEAD) for the rest.
+func (r Route) Method() string {
+	if r.Action == "infer" {
+		return "POST"
+	}
+	return "GET"
+}
+
+// TakesBody reports whether a request on the route carries a body.
+func (r Route) TakesBody() bool { return r.Action == "infer" }
+
+// ParseRoute reads /v2/models/{name}[/versions/{v}][/ready|/infer|/stats]
+// and /v2/models/stats; ok is false for any other path. It checks the
+// shape of the path only, not whether the model exists. The master uses it
+// to refuse a request from its header, before any of its body is read.
+func ParseRoute(path string) (r Route, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/v2/models/")
+	if !ok || rest == "" {
+		return Route{}, false
+	}
+	if rest == "stats" {
+		return Route{Action: "stats"}, true
+	}
+	name, action, _ := strings.Cut(rest, "/")
+	if v, versioned := strings.CutPrefix(action, "versions/"); versioned {
+		var version string
+		version, action, _ = strings.Cut(v, "/")
+		if version == "" {
+			return Route{}, false
+		}
+	}
+	switch action {
+	case "", "ready", "infer", "stats":
+		return Route{Model: name, Action: action}, name != ""
+	}
+	return Route{}, false
+}

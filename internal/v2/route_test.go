@@ -1,0 +1,33 @@
+package v2
+
+import "testing"
+
+func TestParseRoute(t *testing.T) {
+	for path, want := range map[string]struct {
+		r  Route
+		ok bool
+	}{
+		"/v2/models/mlp":                   {Route{"mlp", ""}, true},
+		"/v2/models/mlp/infer":             {Route{"mlp", "infer"}, true},
+		"/v2/models/mlp/versions/1/infer":  {Route{"mlp", "infer"}, true},
+		"/v2/models/mlp/versions/1":        {Route{"mlp", ""}, true},
+		"/v2/models/mlp/ready":             {Route{"mlp", "ready"}, true},
+		"/v2/models/mlp/stats":             {Route{"mlp", "stats"}, true},
+		"/v2/models/stats":                 {Route{"", "stats"}, true},
+		"/v2/models/":                      {Route{}, false},
+		"/v2/models//infer":                {Route{}, false},
+		"/v2/models/mlp/train":             {Route{}, false},
+		"/v2/models/mlp/versions//infer":   {Route{}, false},
+		"/v2/health/ready":                 {Route{}, false},
+		"/_supervisor/upstreams":           {Route{}, false},
+		"/v2/models/mlp/infer/extra/stuff": {Route{}, false},
+	} {
+		r, ok := ParseRoute(path)
+		if ok != want.ok || (ok && r != want.r) {
+			t.Errorf("ParseRoute(%q) = %+v, %v; want %+v, %v", path, r, ok, want.r, want.ok)
+		}
+	}
+	if (Route{Action: "infer"}).Method() != "POST" || (Route{Action: "ready"}).Method() != "GET" {
+		t.Error("infer takes POST, the rest GET")
+	}
+}

@@ -1,0 +1,219 @@
+package supervisor
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/v2"
+)
+
+// A public request is decided from its header alone, in fasthttp's
+// HeaderReceived hook, before a byte of its body is read: route, method,
+// API key, rate limit, Content-Length against max_body_bytes, readiness,
+// X-Request-Timeout, max_in_flight and the body budget. A refused request
+// never gets a body buffer; its body is left unread on a connection that
+// is closed once the refusal is written.
+//
+// fasthttp's hook sees only the header, so the verdict reaches the
+// handler (or the error handler, when the connection fails before the
+// handler runs) through admissions, keyed by the header's address: the
+// RequestCtx that owns it serves one request of one connection at a time.
+
+// verdict is what the header decided for one request. An admitted verdict
+// may hold a max_in_flight place and body-budget bytes: whoever takes it
+// from admissions must finish it.
+type verdict struct {
+	refusal
+	proxied  bool      // through the lb to a prep worker
+	hasBody  bool      // the client declared a body (Content-Length > 0 or chunked)
+	length   int64     // declared Content-Length; -1 = chunked
+	inFlight bool      // holds a place under limits.max_in_flight
+	reserved int64     // body-budget bytes held
+	deadline time.Time // the client's X-Request-Timeout; zero = none
+	admitted time.Time // when the header was decided; the body timeout runs from here
+}
+
+// refusal is the answer to a refused request: a status (0 = admitted), a
+// V2 error message and at most one extra response header.
+type refusal struct {
+	status        int
+	msg           string
+	header, value string
+}
+
+// admissions carries verdicts from the header hook to the handler; see
+// above. A verdict left behind by a path that reaches neither handler is
+// finished when the same RequestCtx reads its next header.
+type admissions struct{ m sync.Map }
+
+func (a *admissions) put(h *fasthttp.RequestHeader, v *verdict) (stale *verdict) {
+	old, ok := a.m.Swap(h, v)
+	if !ok {
+		return nil
+	}
+	return old.(*verdict)
+}
+
+func (a *admissions) take(h *fasthttp.RequestHeader) *verdict {
+	v, ok := a.m.LoadAndDelete(h)
+	if !ok {
+		return nil
+	}
+	return v.(*verdict)
+}
+
+// headerReceived is the public server's HeaderReceived hook: it decides
+// the request and tells fasthttp how much of the body to read and for how
+// long. A refused request's body is declared empty, so fasthttp reads
+// none of it (and sends no 100 Continue).
+func (m *Master) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestConfig) {
+	var v *verdict
+	defer m.recoverHeader(h, &v)
+	c := m.cfg()
+	v = m.decide(c, h)
+	if stale := m.admissions.put(h, v); stale != nil {
+		m.finish(stale)
+	}
+	rc = fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes), WriteTimeout: c.Limits.WriteTimeout.Duration}
+	if v.status != 0 {
+		if v.hasBody {
+			h.SetContentLength(0)
+			h.Del(fasthttp.HeaderExpect)
+		}
+		return rc
+	}
+	if v.hasBody {
+		// fasthttp pre-reads up to 8 KiB of the body before the
+		// handler runs; the body timeout bounds that read too.
+		rc.ReadTimeout = c.Limits.BodyTimeout.Duration
+	}
+	return rc
+}
+
+// decide settles a request from its header. Refusals are cheapest first;
+// the resources (a max_in_flight place, body-budget bytes) are taken last,
+// and only by a request that passed everything else.
+func (m *Master) decide(c *Config, h *fasthttp.RequestHeader) *verdict {
+	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
+	v.hasBody = v.length > 0 || v.length == -1
+	path := requestPath(h)
+	var route v2.Route
+	v.refusal, route, v.proxied = routeRequest(c, h, path)
+	if v.status != 0 {
+		return v
+	}
+	if v.refusal = m.keys.Load().verify(h, path); v.status != 0 {
+		return v
+	}
+	if v.refusal = bodyAllowed(c, route, v); v.status != 0 || !v.proxied {
+		return v
+	}
+	if !m.serving.Load() {
+		v.refusal = refusal{status: fasthttp.StatusServiceUnavailable, msg: "the server is not ready: workers are starting or stopping"}
+		return v
+	}
+	deadline, err := clientDeadline(h)
+	if err != nil {
+		v.refusal = refusal{status: fasthttp.StatusBadRequest, msg: err.Error()}
+		return v
+	}
+	v.deadline = deadline
+	v.refusal = m.hold(c, v)
+	return v
+}
+
+// requestPath is the request's path as fasthttp will parse it for the
+// handler (percent-decoded, dot segments removed), so that the header-time
+// decision and the handler agree on what was asked.
+func requestPath(h *fasthttp.RequestHeader) string {
+	u := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(u)
+	if err := u.Parse(h.Host(), h.RequestURI()); err != nil {
+		return ""
+	}
+	return string(u.Path())
+}
+
+// routeRequest refuses a request for a route that does not exist (404) or
+// a method the route does not take (405); proxied is whether the route is
+// served by a prep worker.
+func routeRequest(c *Config, h *fasthttp.RequestHeader, path string) (r refusal, route v2.Route, proxied bool) {
+	want := fasthttp.MethodGet
+	switch path {
+	case "/v2/health/live", "/v2/health/ready", "/v2":
+	default:
+		var ok bool
+		if route, ok = v2.ParseRoute(path); !ok {
+			return refusal{status: fasthttp.StatusNotFound, msg: "no route for " + strconv.Quote(path)}, route, false
+		}
+		if route.Model != "" && !c.servesModel(route.Model) {
+			return refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
+		}
+		want, proxied = route.Method(), true
+	}
+	method := string(h.Method())
+	if method != want && (want != fasthttp.MethodGet || method != fasthttp.MethodHead) {
+		return refusal{status: fasthttp.StatusMethodNotAllowed, header: fasthttp.HeaderAllow, value: want,
+			msg: fmt.Sprintf("method %s is not allowed on %q; use %s", method, path, want)}, route, proxied
+	}
+	return refusal{}, route, proxied
+}
+
+// servesModel reports whether a model of that name is configured.
+func (c *Config) servesModel(name string) bool {
+	for _, mc := range c.Models {
+		if mc.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyAllowed refuses a body on a route that takes none (400) and a
+// declared Content-Length over max_body_bytes (413). A chunked body is
+// held to max_body_bytes as it arrives.
+func bodyAllowed(c *Config, route v2.Route, v *verdict) refusal {
+	switch {
+	case v.hasBody && !route.TakesBody():
+		return refusal{status: fasthttp.StatusBadRequest, msg: "this route takes no request body"}
+	case v.length > int64(c.MaxBodyBytes):
+		return refusal{status: fasthttp.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("request body of %d bytes is larger than max_body_bytes (%d)", v.length, int64(c.MaxBodyBytes))}
+	}
+	return refusal{}
+}
+
+// hold takes the request's place under max_in_flight and reserves its
+// declared body in the budget; either failing is a 503 with Retry-After,
+// and nothing is held.
+func (m *Master) hold(c *Config, v *verdict) refusal {
+	limit := int64(c.Limits.MaxInFlight)
+	if n := m.inFlight.Add(1); limit > 0 && n > limit {
+		m.inFlight.Add(-1)
+		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
+			msg: fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit)}
+	}
+	v.inFlight = true
+	if v.length > 0 && !m.budget.reserve(v.length, v.length, bodyBudgetLimit(c)) {
+		m.finish(v)
+		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
+			msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
+	}
+	v.reserved = max(v.length, 0)
+	return refusal{}
+}
+
+// finish gives back what an admitted verdict holds. It is called once per
+// verdict taken from admissions; a second call gives back nothing.
+func (m *Master) finish(v *verdict) {
+	if v.inFlight {
+		m.inFlight.Add(-1)
+		v.inFlight = false
+	}
+	m.budget.release(v.reserved)
+	v.reserved = 0
+}
