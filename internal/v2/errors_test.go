@@ -36,7 +36,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bytes element type", x(`"shape":[2],"datatype":"BYTES","data":["a",1]`), `input "x": data[1] must be a string, got a number`},
 		{"bytes too few", x(`"shape":[2],"datatype":"BYTES","data":["a"]`), `input "x": shape [2] needs 2 values but data has 1`},
 		{"bytes huge shape", x(`"shape":[60000],"datatype":"BYTES","data":["a"]`), `input "x": shape [60000] needs 60000 values but the request is too short`},
-		{"bytes over the limit", x(`"shape":[100000],"datatype":"BYTES","data":["a"]`), `input "x": BYTES shape [100000] brings the request to 100000 elements, more than the 65536 allowed`},
+		{"bytes over the limit", x(`"shape":[100000],"datatype":"BYTES","data":["a"]`), `input "x": BYTES shape [100000] makes 100000 elements in the request, more than the 65536 allowed`},
 		{"no shape", x(`"datatype":"FP32","data":[1]`), `input "x" has no "shape"`},
 		{"shape type", x(`"shape":"1","datatype":"FP32"`), `input "x": "shape" must be an array of non-negative integers, got a string`},
 		{"shape negative", x(`"shape":[-1],"datatype":"FP32"`), `input "x": shape[0] must be a non-negative integer, got -1`},

@@ -54,7 +54,7 @@ func (l Limits) maxOutputs() int {
 func (d *decoder) countBytes(in *input) error {
 	d.bytesElems += in.n
 	if max := d.lim.maxBytesElements(); d.bytesElems > max {
-		return badRequest("%s: BYTES shape %s brings the request to %d elements, more than the %d allowed (for an image model: max_images); split the request",
+		return badRequest("%s: BYTES shape %s makes %d elements in the request, more than the %d allowed (an image model's max_images); split the request",
 			in.label(), tensor.FormatShape(in.t.Shape), d.bytesElems, max)
 	}
 	return nil

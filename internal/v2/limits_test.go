@@ -40,7 +40,7 @@ func TestBytesFloodRefusedBeforeExpansion(t *testing.T) {
 	for name, body := range map[string][]byte{"shape first": flood, "data first": []byte(dataFirst)} {
 		var err error
 		n := allocated(func() { _, err = DecodeInferRequestLimited(body, -1, Limits{MaxBytesElements: 64}) })
-		wantRefused(t, err, `input "x": BYTES shape [2000000] brings the request to 2000000 elements, more than the 64 allowed`)
+		wantRefused(t, err, `input "x": BYTES shape [2000000] makes 2000000 elements in the request, more than the 64 allowed`)
 		if n > 64<<10 {
 			t.Errorf("%s: refusing the flood allocated %d bytes", name, n)
 		}
