@@ -5,6 +5,15 @@
 //
 // Model metadata is never configured: at boot the prep worker asks an infer
 // worker, which read it from the model file through ONNX Runtime.
+//
+// What one request can make a prep worker spend is bounded before it is
+// spent: the V2 decoder counts BYTES elements, inputs and outputs against
+// the model before expanding them (v2.Limits); an image request's headers
+// are all inspected, against max_pixels, the decoding-cost limits and
+// max_request_pixels, before any image is decoded; and before each image
+// the worker checks that its client still waits (the deadline the master
+// passes on, and the master's connection), so work for a client that has
+// had its 504 stops at the next image.
 package prep
 
 import (
