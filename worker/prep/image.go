@@ -19,6 +19,8 @@ type imageInput struct {
 	// maxRequestPixels bounds the pixels of all of a request's images
 	// together, as their headers declare them.
 	maxRequestPixels int64
+	// gate bounds the images the worker decodes at once; nil: no bound.
+	gate decodeGate
 }
 
 // newImageInput checks the configured preprocessing against the model's
@@ -148,16 +150,31 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 		t := tensor.Tensor{Name: im.spec.Name, DType: im.cfg.DType, Shape: im.cfg.Shape(per), Data: make([]byte, per*size)}
 		for j := range per {
 			i := start + j
-			if err := stop.check(); err != nil {
-				return nil, &stoppedError{decoded: i, total: n, reason: err}
-			}
-			if err := im.cfg.Preprocess(t.Data[j*size:(j+1)*size], images[i]); err != nil {
+			if err := im.decode(t.Data[j*size:(j+1)*size], images[i], stop); err != nil {
+				var se *stoppedError
+				if errors.As(err, &se) {
+					se.decoded, se.total = i, n
+					return nil, se
+				}
 				return nil, im.imageErr(images, i, err)
 			}
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// decode decodes one image into dst once the gate lets it, unless its
+// client has gone (a *stoppedError, without counts) before.
+func (im *imageInput) decode(dst, img []byte, stop stopper) error {
+	if err := stop.check(); err != nil {
+		return &stoppedError{reason: err}
+	}
+	if err := im.gate.enter(stop); err != nil {
+		return &stoppedError{reason: err}
+	}
+	defer im.gate.leave()
+	return im.cfg.Preprocess(dst, img)
 }
 
 // inspect reads every image's header, refusing the request at the first

@@ -13,7 +13,9 @@
 // max_request_pixels, before any image is decoded; and before each image
 // the worker checks that its client still waits (the deadline the master
 // passes on, and the master's connection), so work for a client that has
-// had its 504 stops at the next image.
+// had its 504 stops at the next image. A worker decodes no more images at
+// once than it has CPUs (decodeGate), so the memory decoding holds is
+// bounded by its CPUs, not by how many requests arrive together.
 package prep
 
 import (
