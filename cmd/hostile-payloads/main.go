@@ -4,6 +4,7 @@
 //
 //	scan-bomb.jpg      ScanBombJPEG(8000): 4096×4096, 8000 empty scans
 //	png-bomb.png       PNGBomb(6000, 6000): 16-bit RGBA
+//	png8-bomb.png      PNGBomb8(6000, 6000): 8-bit RGBA, allowed, 144 MB to decode
 //	bytes-flood.json   BytesFloodJSON(input, 22000000): 22 M empty BYTES elements
 //	big-batch.json     ten valid 4096×4096 JPEGs (168 megapixels) for input
 //	slow-batch.json    nine 4096×4096 JPEGs of 32 scans each (allowed, slow) for input
@@ -39,6 +40,7 @@ func write(dir, input string) error {
 	files := map[string][]byte{
 		"scan-bomb.jpg":    hostile.ScanBombJPEG(8000),
 		"png-bomb.png":     hostile.PNGBomb(6000, 6000),
+		"png8-bomb.png":    hostile.PNGBomb8(6000, 6000),
 		"bytes-flood.json": hostile.BytesFloodJSON(input, 22_000_000),
 		"big-batch.json":   batch(input, 10, hostile.ScanBombJPEG(1)),
 		"slow-batch.json":  batch(input, 9, hostile.ScanBombJPEG(32)),

@@ -89,6 +89,17 @@ func TestPNGBombIsA16BitRGBAPNG(t *testing.T) {
 	}
 }
 
+func TestPNGBomb8IsAn8BitRGBAPNG(t *testing.T) {
+	img, err := png.Decode(bytes.NewReader(PNGBomb8(301, 7)))
+	m, ok := img.(*image.NRGBA)
+	if err != nil || !ok || m.Bounds() != image.Rect(0, 0, 301, 7) || bytes.Count(m.Pix, []byte{0}) != len(m.Pix) {
+		t.Fatalf("PNGBomb8(301, 7) decodes to %T, %v; want an all-zero NRGBA", img, err)
+	}
+	if n := len(PNGBomb8(6000, 6000)); n > 150<<10 {
+		t.Errorf("PNGBomb8(6000, 6000) is %d bytes", n)
+	}
+}
+
 func TestBytesFloodJSONIsAV2Request(t *testing.T) {
 	for _, n := range []int{0, 1, 1000} {
 		b := BytesFloodJSON(`in"put`, n)

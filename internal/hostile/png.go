@@ -11,13 +11,20 @@ import (
 // is one dynamic-Huffman DEFLATE block written directly, a literal zero
 // and then matches of 258 bytes at distance 1 at 2 bits each, the best
 // ratio DEFLATE allows, so the generator itself costs microseconds.
-func PNGBomb(w, h int) []byte {
-	raw := int64(h) * (1 + 8*int64(w))
+func PNGBomb(w, h int) []byte { return rgbaBomb(w, h, 16) }
+
+// PNGBomb8 is PNGBomb with 8 bits per sample: h×(1+4w) bytes inflated.
+// Within max_pixels it is a valid image a server decodes, the most
+// memory one image of that many pixels can take: for many at once.
+func PNGBomb8(w, h int) []byte { return rgbaBomb(w, h, 8) }
+
+func rgbaBomb(w, h, depth int) []byte {
+	raw := int64(h) * (1 + int64(depth/2)*int64(w))
 	out := []byte("\x89PNG\r\n\x1a\n")
 	ihdr := make([]byte, 13)
 	binary.BigEndian.PutUint32(ihdr, uint32(w))
 	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8], ihdr[9] = 16, 6 // bit depth, colour type RGBA
+	ihdr[8], ihdr[9] = byte(depth), 6 // bit depth, colour type RGBA
 	out = appendChunk(out, "IHDR", ihdr)
 	out = appendChunk(out, "IDAT", zlibZeros(raw))
 	return appendChunk(out, "IEND", nil)
