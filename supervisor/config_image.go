@@ -70,6 +70,11 @@ type PreprocessConfig struct {
 	MaxPixels int `yaml:"max_pixels"`
 	// MaxImages rejects (400) a request carrying more images.
 	MaxImages int `yaml:"max_images"`
+	// MaxRequestPixels rejects (400) a request whose images together
+	// declare more pixels, read from their headers before any is
+	// decoded: what one request may make a prep worker decode. 0 means
+	// four times MaxPixels.
+	MaxRequestPixels int `yaml:"max_request_pixels"`
 }
 
 // MarshalYAML writes only the kind of a kind: tensor section, whose other
@@ -133,6 +138,7 @@ func (d *configDecoder) preprocess(dst **PreprocessConfig) func(*yaml.Node, stri
 			{"dtype", d.str(&p.DType)},
 			{"max_pixels", d.integer(&p.MaxPixels)},
 			{"max_images", d.integer(&p.MaxImages)},
+			{"max_request_pixels", d.integer(&p.MaxRequestPixels)},
 		})
 	}
 }
@@ -235,7 +241,7 @@ func (v *configValidator) modelProcessing(field string, m ModelConfig) {
 // would otherwise be silently ignored.
 func (v *configValidator) tensorPreprocess(field string) {
 	for _, k := range []string{"width", "height", "resize", "interpolation", "channel_order", "scale",
-		"mean", "std", "layout", "dtype", "max_pixels", "max_images"} {
+		"mean", "std", "layout", "dtype", "max_pixels", "max_images", "max_request_pixels"} {
 		if _, ok := v.origin.lines[field+"."+k]; ok {
 			v.errorf(field+"."+k, "applies only to kind: image (set kind: image, or remove it)")
 		}
@@ -277,6 +283,13 @@ func (v *configValidator) imagePreprocess(f string, p *PreprocessConfig) {
 	}
 	if p.MaxImages < 1 || p.MaxImages > maxMaxImages {
 		v.errorf(f+".max_images", "%d is out of range (use 1 to %d)", p.MaxImages, maxMaxImages)
+	}
+	switch {
+	case p.MaxRequestPixels < 0:
+		v.errorf(f+".max_request_pixels", "%d is negative; use 0 (four times max_pixels) or a number of pixels at least max_pixels", p.MaxRequestPixels)
+	case p.MaxRequestPixels != 0 && p.MaxRequestPixels < p.MaxPixels:
+		v.errorf(f+".max_request_pixels", "%d is less than max_pixels (%d), so an image max_pixels allows could never be sent; use 0 (four times max_pixels) or at least %d",
+			p.MaxRequestPixels, p.MaxPixels, p.MaxPixels)
 	}
 }
 

@@ -29,6 +29,7 @@ func TestConfigImageValues(t *testing.T) {
       dtype: FP16
       max_pixels: 1000000
       max_images: 8
+      max_request_pixels: 3000000
     postprocess: {output: prob, labels: l.txt, softmax: true, top_k: 5}
   - name: plain
     path: p.onnx
@@ -37,7 +38,7 @@ func TestConfigImageValues(t *testing.T) {
 	want := defaultPreprocess()
 	want.Kind, want.Width, want.Resize, want.Interpolation, want.ChannelOrder = KindImage, 256, "shorter-crop", "nearest", "BGR"
 	want.Scale, want.Mean, want.Std = float32(1.0/255), [3]float32{0.485, 0.456, 0.406}, [3]float32{0.229, 0.224, 0.225}
-	want.Layout, want.DType, want.MaxPixels, want.MaxImages = "NHWC", "FP16", 1000000, 8
+	want.Layout, want.DType, want.MaxPixels, want.MaxImages, want.MaxRequestPixels = "NHWC", "FP16", 1000000, 8, 3000000
 	if got := c.Models[0].Preprocess; got == nil || !reflect.DeepEqual(*got, want) {
 		t.Errorf("preprocess = %+v, want %+v", got, want)
 	}
@@ -50,7 +51,7 @@ func TestConfigImageValues(t *testing.T) {
 	// What the prep workers are told: only the image model.
 	procs := c.processing()
 	if len(procs) != 1 || procs[0].Model != "cls" || procs[0].Image == nil || procs[0].Image.DType != "FP16" ||
-		procs[0].Image.Width != 256 || procs[0].Image.Height != 0 || procs[0].Image.Scale != float32(1.0/255) ||
+		procs[0].Image.Width != 256 || procs[0].Image.MaxRequestPixels != 3000000 || procs[0].Image.Height != 0 || procs[0].Image.Scale != float32(1.0/255) ||
 		!reflect.DeepEqual(procs[0].Classify, &worker.Classify{Output: "prob", Labels: "l.txt", Softmax: true, TopK: 5}) {
 		t.Errorf("processing() = %+v", procs)
 	}
@@ -91,6 +92,7 @@ func TestConfigImageErrors(t *testing.T) {
       dtype: INT8
       max_pixels: 0
       max_images: 5000
+      max_request_pixels: -1
 `, []string{
 			`t.yaml:6: models[0].preprocess.width: -1 is out of range (use 0 to take it from the model's input, or 1 to 8192)`,
 			`t.yaml:7: models[0].preprocess.height: 9000 is out of range`,
@@ -104,7 +106,10 @@ func TestConfigImageErrors(t *testing.T) {
 			`t.yaml:15: models[0].preprocess.dtype: "INT8" is not one of FP32, FP16, UINT8`,
 			`t.yaml:16: models[0].preprocess.max_pixels: 0 must be at least 1`,
 			`t.yaml:17: models[0].preprocess.max_images: 5000 is out of range (use 1 to 4096)`,
+			`t.yaml:18: models[0].preprocess.max_request_pixels: -1 is negative; use 0 (four times max_pixels)`,
 		}},
+		{"request budget under max_pixels", model + "    preprocess:\n      kind: image\n      max_pixels: 1000\n      max_request_pixels: 999\n",
+			[]string{`t.yaml:7: models[0].preprocess.max_request_pixels: 999 is less than max_pixels (1000), so an image max_pixels allows could never be sent`}},
 		{"mean not 3 numbers", model + "    preprocess:\n      kind: image\n      mean: [1, 2]\n",
 			[]string{`t.yaml:6: models[0].preprocess.mean: want a list of 3 numbers, one per channel`}},
 		{"bad fraction", model + "    preprocess:\n      kind: image\n      scale: 1/0\n",

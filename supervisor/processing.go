@@ -16,7 +16,7 @@ func (c *Config) processing() []worker.Processing {
 				Resize: pre.Resize, Interpolation: pre.Interpolation, ChannelOrder: pre.ChannelOrder,
 				Scale: pre.Scale, Mean: pre.Mean, Std: pre.Std,
 				Layout: pre.Layout, DType: pre.DType,
-				MaxPixels: pre.MaxPixels, MaxImages: pre.MaxImages,
+				MaxPixels: pre.MaxPixels, MaxImages: pre.MaxImages, MaxRequestPixels: int64(pre.MaxRequestPixels),
 			}
 		}
 		if post := m.Postprocess; post != nil {

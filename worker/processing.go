@@ -33,6 +33,9 @@ type ImageInput struct {
 	DType         string     `json:"dtype,omitempty"`  // FP32 | FP16 | UINT8; "" = the model input's
 	MaxPixels     int        `json:"max_pixels,omitempty"`
 	MaxImages     int        `json:"max_images,omitempty"`
+	// MaxRequestPixels bounds the pixels of all of a request's images;
+	// 0 means four times MaxPixels.
+	MaxRequestPixels int64 `json:"max_request_pixels,omitempty"`
 }
 
 // Classify is the classification postprocessing of one model output.

@@ -246,7 +246,7 @@ func TestImageModelBatchesAndErrors(t *testing.T) {
 		{"over max_pixels", bomb, map[string]string{"Content-Type": "image/png"}, "image has too many pixels: PNG of 200×200 = 40000 pixels, over the limit of 20000"},
 		{"empty body", nil, map[string]string{"Content-Type": "image/png"}, "unsupported image format: no data"},
 		{"over max_images", inferBody(t, v2Tensor{"input", "BYTES", []int64{3}, []string{"", "", ""}}), nil,
-			`input "input" has 3 images, more than this model's max_images (2)`},
+			`input "input": BYTES shape [3] makes 3 elements in the request, more than the 2 allowed (an image model's max_images)`},
 		{"bad base64", inferBody(t, v2Tensor{"input", "BYTES", []int64{1}, []string{"QUJD="}}), nil,
 			`input "input": image 0 is neither JPEG nor PNG bytes nor valid base64`},
 		{"tensor sent", inferBody(t, v2Tensor{"input", "FP32", []int64{1}, []float32{1}}), nil,

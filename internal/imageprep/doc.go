@@ -3,15 +3,31 @@
 // convert to the model's element type, written straight into a caller's
 // buffer (a slice of a batch tensor or a shared-memory slot).
 //
-// The model: a Config describes the tensor a model wants; Preprocess reads
-// only the image's header before deciding to decode (so a decompression bomb
-// costs nothing), decodes to 8-bit RGB, and resamples into dst in one
-// separable pass per axis. Normalisation and the dtype conversion are a
+// The model: a Config describes the tensor a model wants; Preprocess first
+// makes every check Inspect makes from the image's header and markers (so
+// a decompression or scan bomb costs nothing), decodes to 8-bit RGB, and
+// resamples into dst in one separable pass per axis. Normalisation and the dtype conversion are a
 // 256-entry table per channel, because every resampled value is an 8-bit
 // sample first.
 //
 // Invariants:
 //
+//   - Nothing is decoded before Inspect's checks pass, and they bound what
+//     decoding costs: at most MaxPixels pixels (ErrTooManyPixels); a JPEG
+//     codes no component in more than MaxScansPerComponent scans, counted
+//     by walking its markers as libjpeg does, since every scan is a pass
+//     over all the component's blocks (ErrTooCostly; libjpeg-turbo's own
+//     500-scan limit, TJFLAG_LIMITSCANS, stays on behind it, and
+//     TJFLAG_STOPONWARNING stops a decode at the first warning, which is
+//     an error here anyway); a PNG whose decoded form (8 bytes a pixel at
+//     16 bits, doubled when interlaced) would exceed 4×MaxPixels bytes, the
+//     largest 8-bit RGBA image allowed, is ErrTooCostly. Both the cgo and
+//     the pure-Go decoders are behind the same checks.
+//   - No per-pixel interface call: decoded images are converted to RGB
+//     from their Pix, row by row, never through At.
+//   - C memory is freed: TurboJPEG handles and libdeflate decompressors
+//     live in sync.Pools, and a runtime.AddCleanup frees each when the
+//     pool drops it.
 //   - Bilinear resizing is Pillow's Image.resize(size, BILINEAR): the same
 //     support-scaled triangle filter, the same 22-bit fixed-point weights and
 //     the same rounding to 8 bits after each pass. Given the same RGB pixels
@@ -25,7 +41,7 @@
 //     at full size: a few levels near sharp edges.
 //   - Without cgo, JPEGs are decoded by image/jpeg at full size; its IDCT
 //     and chroma upsampling differ slightly from libjpeg's.
-//   - PNGs are size-checked by png.DecodeConfig first. The PNGs photos come
+//   - PNGs are size-checked from their IHDR first. The PNGs photos come
 //     as (8-bit RGB or RGBA, not interlaced) take a fast path with cgo:
 //     chunks and CRCs are checked here, the IDAT stream is inflated in one
 //     libdeflate call (its output size is known, which is what makes it

@@ -2,6 +2,8 @@ package imageprep
 
 import (
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/hostile"
 )
 
 // FuzzPreprocess feeds arbitrary bytes to both decoders' entry point: it
@@ -15,6 +17,9 @@ func FuzzPreprocess(f *testing.F) {
 	f.Add(pngHeader(100000, 100000))
 	f.Add(pngHeader(0, 0))
 	f.Add(gifImage(f))
+	f.Add(hostile.ScanBombJPEGSized(16, 40)) // over the scan limit
+	f.Add(hostile.ScanBombJPEGSized(9, 3))
+	f.Add(hostile.PNGBomb(3, 2)) // 16-bit RGBA
 	configs := []Config{
 		{Width: 8, Height: 8, MaxPixels: 1 << 20},
 		{Width: 5, Height: 9, Resize: ShorterCrop, Interpolation: Nearest, ChannelOrder: BGR, Layout: NHWC, MaxPixels: 1 << 20},

@@ -97,5 +97,6 @@ func encodeJPEG(tb testing.TB, img image.Image) []byte {
 // isImageError reports whether err is one of the errors Preprocess
 // promises for bad images.
 func isImageError(err error) bool {
-	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupportedFormat) || errors.Is(err, ErrTooManyPixels)
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupportedFormat) || errors.Is(err, ErrTooManyPixels) ||
+		errors.Is(err, ErrTooCostly)
 }

@@ -49,8 +49,11 @@ func (d *decompressor) errString() string { return C.GoString(C.tjGetErrorStr2(d
 
 // decodeJPEG reads the JPEG's header, checks its size, and decodes it with
 // libjpeg-turbo at the smallest DCT scale that keeps at least dctGap times
-// the resize's size. Warnings are errors: a truncated JPEG decodes with a grey bottom
-// in libjpeg and fails in Pillow, so it is ErrCorrupt here.
+// the resize's size. Warnings are errors: a truncated JPEG decodes with a
+// grey bottom in libjpeg and fails in Pillow, so it is ErrCorrupt here,
+// and libjpeg stops at the first one (TJFLAG_STOPONWARNING) rather than
+// decode the rest for nothing. TJFLAG_LIMITSCANS makes it refuse a JPEG
+// past 500 scans as it decodes: a bound behind Inspect's tighter count.
 func (c *Config) decodeJPEG(data []byte, s *scratch) (p pixels, err error) {
 	d := decompressors.Get().(*decompressor)
 	if d.h == nil {
@@ -78,11 +81,14 @@ func (c *Config) decodeJPEG(data []byte, s *scratch) (p pixels, err error) {
 	sw, sh := f.scaled(int(w)), f.scaled(int(h))
 	s.rgb = grow(s.rgb, sw*sh*3)
 	if C.tjDecompress2(d.h, buf, size, (*C.uchar)(unsafe.Pointer(&s.rgb[0])),
-		C.int(sw), 0, C.int(sh), C.TJPF_RGB, 0) != 0 {
+		C.int(sw), 0, C.int(sh), C.TJPF_RGB, decodeFlags) != 0 {
 		return pixels{}, fmt.Errorf("%w: JPEG of %d×%d: %s", ErrCorrupt, w, h, d.errString())
 	}
 	return pixels{pix: s.rgb, w: sw, h: sh, stride: sw * 3, bpp: 3, origW: int(w), origH: int(h)}, nil
 }
+
+// decodeFlags stop a decode at the first warning and past 500 scans.
+const decodeFlags = C.TJFLAG_STOPONWARNING | C.TJFLAG_LIMITSCANS
 
 // scaleFactors lists the DCT scaling factors this libjpeg-turbo offers.
 func scaleFactors() []scaleFactor {

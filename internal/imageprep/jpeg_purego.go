@@ -5,11 +5,13 @@ package imageprep
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"image/jpeg"
 )
 
 // decodeJPEG reads the JPEG's header, checks its size, and decodes it with
-// image/jpeg, at full size: without cgo there is no DCT-domain scaling, so
+// image/jpeg, at full size (Inspect has bounded its scans, which
+// image/jpeg does not): without cgo there is no DCT-domain scaling, so
 // large photos cost several times more than with libjpeg-turbo.
 func (c *Config) decodeJPEG(data []byte, s *scratch) (pixels, error) {
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
@@ -19,9 +21,12 @@ func (c *Config) decodeJPEG(data []byte, s *scratch) (pixels, error) {
 	if err := c.checkSize("JPEG", cfg.Width, cfg.Height); err != nil {
 		return pixels{}, err
 	}
+	if cfg.ColorModel == color.CMYKModel {
+		return pixels{}, fmt.Errorf("%w: CMYK JPEG; convert it to RGB", ErrUnsupportedFormat)
+	}
 	img, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
 		return pixels{}, fmt.Errorf("%w: JPEG of %d×%d: %v", ErrCorrupt, cfg.Width, cfg.Height, err)
 	}
-	return rgbPixels(img, s), nil
+	return rgbPixels(img, s)
 }

@@ -9,9 +9,9 @@ import (
 // first bytes, whatever a Content-Type claimed) and writes its tensor into
 // dst, which must be exactly ImageBytes long: one image of a batch buffer
 // or a shared-memory slot. Errors caused by the image wrap
-// ErrUnsupportedFormat, ErrTooManyPixels or ErrCorrupt; on error dst may
-// have been partly written. The header is checked against MaxPixels before
-// any pixel is decoded.
+// ErrUnsupportedFormat, ErrTooManyPixels, ErrTooCostly or ErrCorrupt; on
+// error dst may have been partly written. Everything Inspect checks is
+// checked before any pixel is decoded.
 func (c *Config) Preprocess(dst []byte, encoded []byte) error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -22,22 +22,28 @@ func (c *Config) Preprocess(dst []byte, encoded []byte) error {
 	}
 	s := getScratch()
 	defer putScratch(s)
-	var src pixels
-	var err error
-	switch sniff(encoded) {
-	case "JPEG":
-		src, err = c.decodeJPEG(encoded, s)
-	case "PNG":
-		src, err = c.decodePNG(encoded, s)
-	default:
-		return fmt.Errorf("%w: %s (want JPEG or PNG)", ErrUnsupportedFormat, sniff(encoded))
-	}
+	src, err := c.decode(encoded, s)
 	if err != nil {
 		return err
 	}
 	wr := c.newWriter(dst, &s.lut)
 	c.resample(&wr, src, s)
 	return nil
+}
+
+// decode inspects the image, then decodes it.
+func (c *Config) decode(encoded []byte, s *scratch) (pixels, error) {
+	if sniff(encoded) == "PNG" {
+		h, err := c.inspectPNG(encoded)
+		if err != nil {
+			return pixels{}, err
+		}
+		return c.decodePNG(encoded, h, s)
+	}
+	if _, err := c.Inspect(encoded); err != nil {
+		return pixels{}, err
+	}
+	return c.decodeJPEG(encoded, s)
 }
 
 // magics are the first bytes of the formats sniff names.

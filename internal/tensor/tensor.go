@@ -27,7 +27,7 @@ func (t *Tensor) Check() error {
 		return fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
 	if t.DType == Bytes {
-		if _, err := BytesElements(t.Data, n); err != nil {
+		if err := CheckBytesElements(t.Data, n); err != nil {
 			return fmt.Errorf("tensor %q: shape %s of BYTES: %w", t.Name, FormatShape(t.Shape), err)
 		}
 		return nil

@@ -11,10 +11,18 @@ import (
 // writing each value straight into its little-endian slot.
 func (d *decoder) data(in *input) error {
 	s := &d.s
-	// Every value takes at least one byte and all but the last a separator,
-	// so what is left of the header bounds the count: checking it before
-	// allocating keeps a hostile shape from costing memory.
-	if in.n > int64(len(s.b)-s.i+1)/2 {
+	// Every value takes at least one byte (a BYTES string two) and all but
+	// the last a separator, so what is left of the header bounds the
+	// count: checking it before allocating keeps a hostile shape from
+	// costing memory.
+	per := int64(2)
+	if in.t.DType == tensor.Bytes {
+		if err := d.countBytes(in); err != nil {
+			return err
+		}
+		per = 3
+	}
+	if in.n > int64(len(s.b)-s.i+1)/per {
 		return badRequest("%s: shape %s needs %d values but the request is too short to hold them",
 			in.label(), tensor.FormatShape(in.t.Shape), in.n)
 	}

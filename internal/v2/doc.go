@@ -17,6 +17,12 @@
 //   - Nothing is allocated in proportion to a declared shape before the body
 //     has been checked to be long enough to hold that many values, so a
 //     hostile shape such as [1000000000000] costs nothing.
+//   - What a request makes the decoder allocate beyond its body is bounded
+//     by counts checked as they are read (Limits, given to
+//     DecodeInferRequestLimited): BYTES elements against the shapes that
+//     declare them, before any "data" is read or a binary section split;
+//     "inputs" and "outputs" entries as they come. Binary BYTES elements
+//     are checked in place, never split into a slice per element.
 //   - Tensors sent with the binary tensor data extension alias the request
 //     body; tensors sent as JSON own freshly allocated bytes.
 //

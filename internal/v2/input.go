@@ -49,6 +49,9 @@ func (d *decoder) inputList() error {
 	}
 	names := map[string]bool{}
 	return s.array(func(i int) error {
+		if i == d.lim.maxInputs() {
+			return badRequest(`"inputs" has more than %d entries, the model's inputs; send each input once`, i)
+		}
 		if s.peek() != '{' {
 			return badRequest("inputs[%d] must be an object, got %s", i, s.kind())
 		}
@@ -159,7 +162,7 @@ func (d *decoder) finishInput(in *input) error {
 	case in.hasData && in.binSize >= 0:
 		return badRequest(`%s has both "data" and parameters.binary_data_size; send one of them`, in.label())
 	case in.binSize >= 0 && in.t.DType == tensor.Bytes:
-		return nil // elements vary in length: binary checks them
+		return d.countBytes(in) // elements vary in length: binary checks them
 	case in.binSize >= 0:
 		if want := in.n * int64(in.t.DType.Size()); in.binSize != want {
 			return badRequest("%s: binary_data_size is %d but shape %s of %s needs %d bytes", in.label(), in.binSize, tensor.FormatShape(in.t.Shape), in.t.DType, want)

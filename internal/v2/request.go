@@ -51,6 +51,13 @@ const noHeaderLength = -1
 // Inputs sent as binary data alias body, so body must stay unchanged while
 // the request is in use; inputs sent as JSON own their bytes.
 func DecodeInferRequest(body []byte, headerLen int) (*InferRequest, error) {
+	return DecodeInferRequestLimited(body, headerLen, Limits{})
+}
+
+// DecodeInferRequestLimited is DecodeInferRequest with lim bounding the
+// counts of BYTES elements, inputs and outputs, each refused (400) as
+// soon as it is passed, before anything is allocated for it.
+func DecodeInferRequestLimited(body []byte, headerLen int, lim Limits) (*InferRequest, error) {
 	header := body
 	if headerLen != noHeaderLength {
 		if headerLen < 0 || headerLen > len(body) {
@@ -58,7 +65,7 @@ func DecodeInferRequest(body []byte, headerLen int) (*InferRequest, error) {
 		}
 		header = body[:headerLen]
 	}
-	d := decoder{s: scanner{b: header}, req: &InferRequest{}}
+	d := decoder{s: scanner{b: header}, req: &InferRequest{}, lim: lim}
 	if err := d.request(); err != nil {
 		return nil, err
 	}
@@ -79,7 +86,9 @@ type decoder struct {
 	inputs []input
 	// explicit marks the outputs whose parameters.binary_data was given;
 	// the others take binary_data_output once the whole header is read.
-	explicit []bool
+	explicit   []bool
+	lim        Limits
+	bytesElems int64 // BYTES elements the inputs read so far declare
 }
 
 // request reads the top-level object, then settles what depends on fields
@@ -184,6 +193,9 @@ func (d *decoder) outputList() error {
 	}
 	names := map[string]bool{}
 	return s.array(func(i int) error {
+		if i == d.lim.maxOutputs() {
+			return badRequest(`"outputs" has more than %d entries, the model's outputs; name each output once`, i)
+		}
 		if s.peek() != '{' {
 			return badRequest(`outputs[%d] must be an object, got %s`, i, s.kind())
 		}
@@ -262,7 +274,7 @@ func (d *decoder) binary(body []byte, headerLen int) error {
 		in.t.Data = rest[:in.binSize:in.binSize]
 		rest = rest[in.binSize:]
 		if in.t.DType == tensor.Bytes {
-			if _, err := tensor.BytesElements(in.t.Data, in.n); err != nil {
+			if err := tensor.CheckBytesElements(in.t.Data, in.n); err != nil {
 				return badRequest("%s: binary BYTES data for shape %s: %v (each element is a 4-byte little-endian length, then the bytes)",
 					in.label(), tensor.FormatShape(in.t.Shape), err)
 			}

@@ -142,7 +142,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 			m.md.Name, ctx.Request.Header.ContentType()))
 		return
 	}
-	req, err := decodeV2(ctx)
+	req, err := decodeV2(ctx, m.limits())
 	if err == nil {
 		err = req.Validate(&m.api)
 	}
@@ -158,8 +158,9 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	h.respond(ctx, m, req, outs)
 }
 
-// decodeV2 decodes a V2 infer request, JSON or with binary tensors.
-func decodeV2(ctx *fasthttp.RequestCtx) (*v2.InferRequest, error) {
+// decodeV2 decodes a V2 infer request, JSON or with binary tensors,
+// within lim.
+func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits) (*v2.InferRequest, error) {
 	headerLen := -1
 	if raw := ctx.Request.Header.Peek(headerLenHeader); raw != nil {
 		n, err := strconv.Atoi(string(raw))
@@ -169,7 +170,7 @@ func decodeV2(ctx *fasthttp.RequestCtx) (*v2.InferRequest, error) {
 		}
 		headerLen = n
 	}
-	return v2.DecodeInferRequest(ctx.PostBody(), headerLen)
+	return v2.DecodeInferRequestLimited(ctx.PostBody(), headerLen, lim)
 }
 
 // respond postprocesses the outputs (classification) and writes the V2

@@ -1,6 +1,7 @@
 package prep
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -15,6 +16,11 @@ type imageInput struct {
 	cfg       imageprep.Config
 	spec      tensor.Spec // the model's declared input
 	maxImages int
+	// maxRequestPixels bounds the pixels of all of a request's images
+	// together, as their headers declare them.
+	maxRequestPixels int64
+	// gate bounds the images the worker decodes at once; nil: no bound.
+	gate decodeGate
 }
 
 // newImageInput checks the configured preprocessing against the model's
@@ -66,7 +72,16 @@ func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, err
 	if err := c.Validate(); err != nil {
 		return nil, bad("%v", err)
 	}
-	return &imageInput{cfg: c, spec: spec, maxImages: max(in.MaxImages, 1)}, nil
+	return &imageInput{cfg: c, spec: spec, maxImages: max(in.MaxImages, 1), maxRequestPixels: requestPixels(in)}, nil
+}
+
+// requestPixels is the configured max_request_pixels, or its default:
+// four images of max_pixels.
+func requestPixels(in *worker.ImageInput) int64 {
+	if in.MaxRequestPixels > 0 {
+		return in.MaxRequestPixels
+	}
+	return 4 * int64(cmp.Or(in.MaxPixels, imageprep.DefaultMaxPixels))
 }
 
 // side reconciles a configured width or height (0 = unset) with the
@@ -108,9 +123,13 @@ type imageError struct{ msg string }
 func (e *imageError) Error() string { return e.msg }
 
 // tensors decodes the images into the model's input, chunk images per
-// tensor. An undecodable, unsupported or oversized image is an
-// *imageError naming it.
-func (im *imageInput) tensors(images [][]byte) ([]tensor.Tensor, error) {
+// tensor. First every image's header is inspected, so that an image
+// refused from its header (format, size, cost) or a request over
+// max_request_pixels costs no decoding at all; then the images are
+// decoded one by one, and stop is asked before each: a client that has
+// gone gets a *stoppedError, and nothing more is decoded for it. An
+// undecodable, unsupported or oversized image is an *imageError naming it.
+func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, error) {
 	n := len(images)
 	switch {
 	case n == 0:
@@ -122,17 +141,22 @@ func (im *imageInput) tensors(images [][]byte) ([]tensor.Tensor, error) {
 	if per == 0 {
 		return nil, &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
 	}
+	if err := im.inspect(images); err != nil {
+		return nil, err
+	}
 	size := im.cfg.ImageBytes()
 	out := make([]tensor.Tensor, 0, n/per)
 	for start := 0; start < n; start += per {
 		t := tensor.Tensor{Name: im.spec.Name, DType: im.cfg.DType, Shape: im.cfg.Shape(per), Data: make([]byte, per*size)}
 		for j := range per {
 			i := start + j
-			if err := im.cfg.Preprocess(t.Data[j*size:(j+1)*size], images[i]); err != nil {
-				if isImageError(err) {
-					return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%d bytes): %v", im.spec.Name, i, n, len(images[i]), err)}
+			if err := im.decode(t.Data[j*size:(j+1)*size], images[i], stop); err != nil {
+				var se *stoppedError
+				if errors.As(err, &se) {
+					se.decoded, se.total = i, n
+					return nil, se
 				}
-				return nil, err
+				return nil, im.imageErr(images, i, err)
 			}
 		}
 		out = append(out, t)
@@ -140,9 +164,49 @@ func (im *imageInput) tensors(images [][]byte) ([]tensor.Tensor, error) {
 	return out, nil
 }
 
+// decode decodes one image into dst once the gate lets it, unless its
+// client has gone (a *stoppedError, without counts) before.
+func (im *imageInput) decode(dst, img []byte, stop stopper) error {
+	if err := stop.check(); err != nil {
+		return &stoppedError{reason: err}
+	}
+	if err := im.gate.enter(stop); err != nil {
+		return &stoppedError{reason: err}
+	}
+	defer im.gate.leave()
+	return im.cfg.Preprocess(dst, img)
+}
+
+// inspect reads every image's header, refusing the request at the first
+// image refused from its header or that brings the request's pixels
+// over maxRequestPixels.
+func (im *imageInput) inspect(images [][]byte) error {
+	var total int64
+	for i, img := range images {
+		h, err := im.cfg.Inspect(img)
+		if err != nil {
+			return im.imageErr(images, i, err)
+		}
+		if total += h.Pixels(); total > im.maxRequestPixels {
+			return &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d) brings the request to %d pixels, over this model's max_request_pixels (%d); send fewer or smaller images",
+				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, total, im.maxRequestPixels)}
+		}
+	}
+	return nil
+}
+
+// imageErr names image i in an error Inspect or Preprocess returned for
+// it; other errors (the server's) pass through.
+func (im *imageInput) imageErr(images [][]byte, i int, err error) error {
+	if isImageError(err) {
+		return &imageError{fmt.Sprintf("input %q: image %d of %d (%d bytes): %v", im.spec.Name, i, len(images), len(images[i]), err)}
+	}
+	return err
+}
+
 func isImageError(err error) bool {
 	return errors.Is(err, imageprep.ErrCorrupt) || errors.Is(err, imageprep.ErrUnsupportedFormat) ||
-		errors.Is(err, imageprep.ErrTooManyPixels)
+		errors.Is(err, imageprep.ErrTooManyPixels) || errors.Is(err, imageprep.ErrTooCostly)
 }
 
 func specList(specs []tensor.Spec) string {

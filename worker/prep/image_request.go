@@ -28,11 +28,17 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, err)
 		return
 	}
-	inputs, err := m.image.tensors(images)
+	inputs, err := m.image.tensors(images, stopperFor(ctx))
 	if err != nil {
 		var ie *imageError
-		if errors.As(err, &ie) {
+		var se *stoppedError
+		switch {
+		case errors.As(err, &ie):
 			writeError(ctx, fasthttp.StatusBadRequest, ie.msg)
+			return
+		case errors.As(err, &se):
+			h.log.Info().Int("decoded", se.decoded).Int("images", se.total).Err(se.reason).Msg("image request abandoned by its client")
+			writeError(ctx, fasthttp.StatusGatewayTimeout, se.Error())
 			return
 		}
 		writeError(ctx, fasthttp.StatusInternalServerError, "preprocessing failed: "+err.Error())
@@ -73,7 +79,7 @@ func imageRequest(ctx *fasthttp.RequestCtx, m *model) (*v2.InferRequest, [][]byt
 		}
 		return req, [][]byte{ctx.PostBody()}, nil
 	}
-	req, err := decodeV2(ctx)
+	req, err := decodeV2(ctx, m.limits())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -78,7 +78,7 @@ func TestImageTensors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := encodePNG(t, 6, 5)
-	ts, err := im.tensors([][]byte{ok, ok})
+	ts, err := im.tensors([][]byte{ok, ok}, stopper{})
 	if err != nil || len(ts) != 1 || tensor.FormatShape(ts[0].Shape) != "[2,3,4,4]" || ts[0].Check() != nil {
 		t.Fatalf("tensors = %+v, %v", ts, err)
 	}
@@ -93,7 +93,7 @@ func TestImageTensors(t *testing.T) {
 		{"garbage", [][]byte{[]byte("hello")}, "unsupported image format"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := im.tensors(tt.images)
+			_, err := im.tensors(tt.images, stopper{})
 			var ie *imageError
 			if !errors.As(err, &ie) || !strings.Contains(ie.msg, tt.want) {
 				t.Errorf("err = %v, want an imageError containing %q", err, tt.want)
@@ -158,7 +158,7 @@ func FuzzImageElements(f *testing.F) {
 		if err != nil {
 			return // answered as a 400 naming the element
 		}
-		if _, err := im.tensors([][]byte{img}); err != nil {
+		if _, err := im.tensors([][]byte{img}, stopper{}); err != nil {
 			var ie *imageError
 			if !errors.As(err, &ie) {
 				t.Fatalf("tensors(% x...) = %v, want nil or an imageError", e[:min(len(e), 16)], err)

@@ -9,6 +9,18 @@
 // up, worker.ModelStatus): their metadata, ready and infer routes answer
 // 503 with the reason, and their preprocess settings are not checked, so
 // one bad model never fails a prep worker's boot.
+//
+//
+// What one request can make a prep worker spend is bounded before it is
+// spent: the V2 decoder counts BYTES elements, inputs and outputs against
+// the model before expanding them (v2.Limits); an image request's headers
+// are all inspected, against max_pixels, the decoding-cost limits and
+// max_request_pixels, before any image is decoded; and before each image
+// the worker checks that its client still waits (the deadline the master
+// passes on, and the master's connection), so work for a client that has
+// had its 504 stops at the next image. A worker decodes no more images at
+// once than it has CPUs (decodeGate), so the memory decoding holds is
+// bounded by its CPUs, not by how many requests arrive together.
 package prep
 
 import (

@@ -23,6 +23,7 @@ type classifier struct {
 // names the model and what does not fit, and fails the worker's boot: a
 // config that cannot serve its model is not served half-way.
 func applyProcessing(models map[string]*model, procs []worker.Processing, log zerolog.Logger) error {
+	gate := newDecodeGate() // one for the worker: every image model shares its CPUs
 	for _, p := range procs {
 		m, ok := models[p.Model]
 		if !ok {
@@ -36,6 +37,7 @@ func applyProcessing(models map[string]*model, procs []worker.Processing, log ze
 			if err != nil {
 				return fmt.Errorf("model %q: %w", p.Model, err)
 			}
+			im.gate = gate
 			m.image = im
 			m.api.Inputs = []tensor.Spec{im.clientSpec()}
 			m.metaJSON = v2.AppendModelMetadata(nil, &m.api)

@@ -1,0 +1,96 @@
+package prep
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// Work for a client that has gone stops at the next image boundary: when
+// the client's deadline (X-Request-Timeout, which the master passes on as
+// worker.DeadlineHeader) has passed, or when the master has closed the
+// connection the request came on, which it does when it stops waiting
+// (its deadline or upstream timeout) or dies. fasthttp's RequestCtx.Done
+// fires only at server shutdown, so the connection is asked directly: a
+// non-blocking peek that reads 0 bytes means the peer closed it.
+
+// Reasons a request's work stops.
+var (
+	errDeadlinePassed = errors.New("the client's deadline passed")
+	errClientGone     = errors.New("the master closed the connection: nobody waits for the answer")
+)
+
+// stopper says whether a request's work should stop. The zero value never
+// stops.
+type stopper struct {
+	deadline time.Time        // zero: none
+	conn     net.Conn         // nil: not checked
+	now      func() time.Time // nil: time.Now
+}
+
+// stopperFor watches ctx's deadline and connection.
+func stopperFor(ctx *fasthttp.RequestCtx) stopper {
+	s := stopper{conn: ctx.Conn()}
+	if ns, err := strconv.ParseInt(string(ctx.Request.Header.Peek(worker.DeadlineHeader)), 10, 64); err == nil {
+		s.deadline = time.Unix(0, ns)
+	}
+	return s
+}
+
+// check returns errDeadlinePassed or errClientGone, or nil to go on. It
+// costs a clock read and one non-blocking syscall.
+func (s stopper) check() error {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	if !s.deadline.IsZero() && !now().Before(s.deadline) {
+		return errDeadlinePassed
+	}
+	if s.conn != nil && peerClosed(s.conn) {
+		return errClientGone
+	}
+	return nil
+}
+
+// peerClosed reports whether conn's peer has closed it: a peek without
+// waiting reads end of file. Pending bytes or nothing to read yet mean it
+// is open; a connection that cannot be asked is taken as open.
+func peerClosed(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	var buf [1]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true // one try; never wait
+	})
+	return closed
+}
+
+// stoppedError is a request whose images were not all decoded because its
+// client had gone.
+type stoppedError struct {
+	decoded, total int
+	reason         error
+}
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("stopped after decoding %d of %d images: %v", e.decoded, e.total, e.reason)
+}
+
+func (e *stoppedError) Unwrap() error { return e.reason }
