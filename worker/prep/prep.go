@@ -10,7 +10,6 @@
 // 503 with the reason, and their preprocess settings are not checked, so
 // one bad model never fails a prep worker's boot.
 //
-//
 // What one request can make a prep worker spend is bounded before it is
 // spent: the V2 decoder counts BYTES elements, inputs and outputs against
 // the model before expanding them (v2.Limits); an image request's headers
