@@ -42,7 +42,11 @@ func wantUnavailable(t *testing.T, in *instance, model, reason string) {
 		{http.MethodGet, "/v2/models/" + model},
 		{http.MethodPost, "/v2/models/" + model + "/infer"},
 	} {
-		code, body, _ := in.do(r.method, r.path, []byte(`{"inputs":[]}`), nil)
+		var req []byte // the front refuses a body on a GET route
+		if r.method == http.MethodPost {
+			req = []byte(`{"inputs":[]}`)
+		}
+		code, body, _ := in.do(r.method, r.path, req, nil)
 		var e struct{ Error string }
 		if code != http.StatusServiceUnavailable || json.Unmarshal(body, &e) != nil ||
 			!strings.Contains(e.Error, strconv.Quote(model)+" is unavailable") || !strings.Contains(e.Error, reason) {
