@@ -46,8 +46,11 @@ type refusal struct {
 }
 
 // admissions carries verdicts from the header hook to the handler; see
-// above. A verdict left behind by a path that reaches neither handler is
-// finished when the same RequestCtx reads its next header.
+// above. In fasthttp v1.74.0 every path after the hook reaches the handler
+// or the error handler, save one: setting the connection's read deadline
+// for the body fails (the connection is already closed). A verdict left
+// behind that way is finished when the same RequestCtx (pooled, reused by
+// later connections) reads its next header.
 type admissions struct{ m sync.Map }
 
 func (a *admissions) put(h *fasthttp.RequestHeader, v *verdict) (stale *verdict) {

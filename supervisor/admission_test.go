@@ -310,3 +310,33 @@ func TestHeaderHookPanicIsRefused(t *testing.T) {
 		t.Errorf("Content-Length left at %d: fasthttp would read the body of a refused request", h.ContentLength())
 	}
 }
+
+// TestExpectContinueAdmitted: an admitted request that asks for
+// "100 Continue" gets it, then its answer once the body is sent.
+func TestExpectContinueAdmitted(t *testing.T) {
+	f := startFront(t, nil)
+	c := f.dial(t)
+	if _, err := io.WriteString(c, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("first line %q (%v), want HTTP/1.1 100 Continue", line, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line after 100 Continue
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := body(t, resp); resp.StatusCode != 200 || b != "5" {
+		t.Fatalf("after 100 Continue and the body: %d %q, want 200 and 5 bytes upstream", resp.StatusCode, b)
+	}
+	f.waitBudgetEmpty(t)
+}

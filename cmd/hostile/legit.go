@@ -22,13 +22,6 @@ type legitResult struct {
 	p99      time.Duration
 }
 
-func (r legitResult) errorRate() float64 {
-	if r.requests == 0 {
-		return 0
-	}
-	return float64(r.errors) / float64(r.requests)
-}
-
 // legitClient is the well-behaved client: conns keep-alive connections,
 // each sending the same inference request back to back, with the key.
 // Its connections are opened once and reused across phases, as a
