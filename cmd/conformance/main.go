@@ -11,20 +11,17 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/conformance"
+	"github.com/supervisor-dev/supervisor/internal/launch"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
@@ -77,14 +74,15 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	fmt.Printf("%d node tests from %s; supervisor log: %s\n", len(cases), f.data, srv.log)
+	// Drain, then kill after a minute; the log stays, the runtime dir goes.
+	defer srv.Stop(time.Minute)
+	fmt.Printf("%d node tests from %s; supervisor log: %s\n", len(cases), f.data, srv.Log)
 	t0 := time.Now()
-	if err := srv.waitReady(f.bootTimeout); err != nil {
+	if err := srv.WaitReady(f.bootTimeout, 500*time.Millisecond); err != nil {
 		return err
 	}
 	fmt.Printf("ready after %s\n\n", time.Since(t0).Round(time.Second))
-	results := checkAll(srv.url, cases, f.concurrency)
+	results := checkAll("http://"+srv.Addr, cases, f.concurrency)
 	conformance.Summary(os.Stdout, results, f.perGroup)
 	return nil
 }
@@ -112,35 +110,24 @@ func checkAll(url string, cases []conformance.Case, concurrency int) []conforman
 	return results
 }
 
-// server is the supervisor under test.
-type server struct {
-	cmd    *exec.Cmd
-	dir    string
-	url    string
-	log    string
-	exited chan struct{}
+// start writes the config listing every case (and, with
+// -warmup-from-data, their warm-up inputs) and starts the supervisor; it
+// does not wait for readiness. Stop keeps the log for reading.
+func start(f flags, cases []conformance.Case) (*launch.Server, error) {
+	return launch.Start(launch.Options{Bin: f.bin, DirPattern: "svconf", ConfigName: "conformance.yaml", KeepDir: true,
+		Config: func(l launch.Layout) (string, error) { return config(f, cases, l) }})
 }
 
-func start(f flags, cases []conformance.Case) (*server, error) {
-	dir, err := os.MkdirTemp("", "svconf")
-	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	mport, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+// config is the one supervisor config serving every case.
+func config(f flags, cases []conformance.Case, l launch.Layout) (string, error) {
 	var warmups map[string]string
 	if f.warmupFromData {
-		if warmups, err = conformance.WriteWarmups(cases, filepath.Join(dir, "warmup")); err != nil {
-			return nil, err
+		var err error
+		if warmups, err = conformance.WriteWarmups(cases, filepath.Join(l.Dir, "warmup")); err != nil {
+			return "", err
 		}
 	}
-	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
+	return fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s
 boot_timeout: %s
@@ -154,71 +141,5 @@ placement:
   overcommit: true
 metrics:
   listen: 127.0.0.1:%d
-`, port, filepath.Join(dir, "run"), f.lib, f.bootTimeout, conformance.ConfigModels(cases, warmups), mport)
-	cfgPath := filepath.Join(dir, "conformance.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		return nil, err
-	}
-	s := &server{dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "supervisor.log"),
-		exited: make(chan struct{})}
-	logf, err := os.Create(s.log)
-	if err != nil {
-		return nil, err
-	}
-	s.cmd = exec.Command(f.bin, "run", "-c", cfgPath)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", f.bin, err)
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		logf.Close()
-		close(s.exited)
-	}()
-	return s, nil
-}
-
-var errExited = errors.New("the supervisor exited before it was ready (see its log)")
-
-// waitReady polls /v2/health/ready until 200.
-func (s *server) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: 5 * time.Second}
-	for time.Now().Before(deadline) {
-		if resp, err := client.Get(s.url + "/v2/health/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return errExited
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("the supervisor was not ready within %s", timeout)
-}
-
-// stop asks the supervisor to drain and exit, then kills it after a
-// minute. The log stays for reading; the runtime dir goes.
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	_ = os.RemoveAll(filepath.Join(s.dir, "run"))
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+`, l.Port, l.RuntimeDir, f.lib, f.bootTimeout, conformance.ConfigModels(cases, warmups), l.MetricsPort), nil
 }

@@ -48,7 +48,7 @@ func runSuite(o suiteOptions) (*report, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	legit := newLegitClient(srv.addr, o.legit)
+	legit := newLegitClient(srv.Addr, o.legit)
 	measure := func(d time.Duration) legitResult {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
@@ -60,7 +60,7 @@ func runSuite(o suiteOptions) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := samplePeaks(srv.pid(), preps, 50*time.Millisecond)
+	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
 	rep := &report{steady: measure(o.phase), budget: o.server.budget}
 	rep.masterRest, rep.prepRest = s.stop()
 	o.logf("steady: %d requests, %d errors, p99 %v; master %s, prep %s at rest",
@@ -75,7 +75,7 @@ func runSuite(o suiteOptions) (*report, error) {
 		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
 			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
 		if !r.alive {
-			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.logPath)
+			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.Log)
 		}
 	}
 	return rep, nil
@@ -87,8 +87,8 @@ func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *r
 		return row{}, err
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
-	s := samplePeaks(srv.pid(), preps, 50*time.Millisecond)
-	attacker, err := startAttacker(a, r.clients, srv.addr, o.nice)
+	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
+	attacker, err := startAttacker(a, r.clients, srv.Addr, o.nice)
 	if err != nil {
 		s.stop()
 		return row{}, err
@@ -104,11 +104,11 @@ func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *r
 	}
 	r.masterOver, r.prepOver = max(0, master-rep.masterRest), max(0, prep-rep.prepRest)
 	r.answers = counts
-	r.alive = srv.alive()
+	r.alive = srv.Alive()
 	if rep.steady.p99 > 0 {
 		r.p99Ratio = float64(r.legit.p99) / float64(rep.steady.p99)
 	}
-	r.masterAfter = settle(srv.pid(), rep.masterRest, 10*time.Second)
+	r.masterAfter = settle(srv.PID(), rep.masterRest, 10*time.Second)
 	return r, nil
 }
 
