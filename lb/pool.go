@@ -7,32 +7,51 @@ type pool struct {
 }
 
 // pick returns the backend with the fewest requests in flight, skipping
-// those in tried, or nil if none is left. The scan starts at start (mod the
-// pool size) and only a strictly smaller count displaces the current choice,
-// so among tied backends the first from start wins: a rotating start spreads
-// ties round-robin.
-func (pl *pool) pick(start uint64, tried []*backend) *backend {
-	n := len(pl.backends)
-	if n == 0 {
-		return nil
-	}
-	i := int(start % uint64(n))
+// those in tried and, when allow is not nil, those it refuses; nil if none
+// is left. Among the k backends tied at the least load it takes the
+// (start mod k)-th in pool order, so a start that rotates on every pick
+// spreads ties round-robin, over whichever subset allow leaves.
+func (pl *pool) pick(start uint64, tried []*backend, allow Allow) *backend {
 	var best *backend
 	var bestLoad int64
-	for range n {
-		b := pl.backends[i]
-		if i++; i == n {
-			i = 0
-		}
-		if contains(tried, b) {
+	ties := 0
+	for _, b := range pl.backends {
+		if !eligible(b, tried, allow) {
 			continue
 		}
-		if load := b.inflight.Load(); best == nil || load < bestLoad {
-			best, bestLoad = b, load
+		switch load := b.inflight.Load(); {
+		case best == nil || load < bestLoad:
+			best, bestLoad, ties = b, load, 1
+		case load == bestLoad:
+			ties++
+		}
+	}
+	if ties <= 1 {
+		return best
+	}
+	j := start % uint64(ties)
+	for _, b := range pl.backends {
+		// Loads move meanwhile: a backend no longer at bestLoad is passed
+		// over, and best stands if the count runs out.
+		if eligible(b, tried, allow) && b.inflight.Load() == bestLoad {
+			if j == 0 {
+				return b
+			}
+			j--
 		}
 	}
 	return best
 }
+
+func eligible(b *backend, tried []*backend, allow Allow) bool {
+	return !contains(tried, b) && (allow == nil || allow(b.name))
+}
+
+// Allow tells DoAllowed whether a backend, by its Backend.Name, may take a
+// request. It is called during the pick, for every candidate, possibly
+// several times per request and from many goroutines at once: it must be
+// cheap, safe for concurrent use, and must not call into the Proxy.
+type Allow func(name string) bool
 
 func contains(bs []*backend, b *backend) bool {
 	for _, x := range bs {

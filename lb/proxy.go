@@ -179,13 +179,25 @@ var ErrNoBackend = errors.New("no backend took the request")
 // by the pool size plus slack for pools swapped mid-request. Any other error means the
 // request may have run and is returned as is.
 func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	return p.DoAllowed(req, resp, deadline, nil)
+}
+
+// DoAllowed is Do among only the backends allow accepts (nil: all): the
+// least loaded of those takes the request, and retries stay among them.
+// allow is asked at each pick, so a backend it starts or stops accepting
+// mid-request is seen by the next pick. A request no allowed backend took
+// fails with ErrNoBackend, like one that found the pool empty. This is how
+// a caller whose backends differ in what they can serve (a prep worker's
+// infer workers, each with the models it loaded) routes by a key without
+// the lb knowing what the key is.
+func (p *Proxy) DoAllowed(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, allow Allow) error {
 	var triedBuf [8]*backend
 	tried := triedBuf[:0]
 	limit := len(p.pool.Load().backends) + 3
 	var lastErr error
 	staleRetried := false
 	for range limit {
-		b := p.pool.Load().pick(p.turn.Add(1), tried)
+		b := p.pool.Load().pick(p.turn.Add(1), tried, allow)
 		if b == nil {
 			break
 		}
@@ -212,6 +224,9 @@ func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time
 		lastErr = err
 	}
 	if lastErr == nil {
+		if allow != nil {
+			return fmt.Errorf("%w: no backend in the pool is allowed to take it", ErrNoBackend)
+		}
 		return fmt.Errorf("%w: the pool is empty", ErrNoBackend)
 	}
 	return fmt.Errorf("%w: %v", ErrNoBackend, lastErr)
