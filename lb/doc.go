@@ -9,13 +9,14 @@
 //     counter bump and one atomic load per backend (two when several tie).
 //   - A request goes to the backend with the fewest requests in flight; ties
 //     are broken by a counter that rotates on every pick, so idle equal
-//     backends (of those a DoAllowed predicate accepts) are used in
-//     round-robin order.
-//   - DoAllowed restricts one request to the backends a caller's predicate
-//     (Allow, asked by backend name at each pick) accepts: least connections
-//     and retries among those only. The lb still knows nothing of why; the
-//     prep worker uses it to send a model's requests only to the infer
-//     workers that loaded that model.
+//     backends are used in round-robin order. A Route keeps its own
+//     counter, so its requests rotate over its backends whatever other
+//     routes do.
+//   - DoRoute restricts one request to a Route: the backends a caller's
+//     predicate (asked by backend name at each pick) accepts; least
+//     connections and retries among those only. The lb still knows nothing
+//     of why; the prep worker uses it to send a model's requests only to
+//     the infer workers that loaded that model.
 //   - A request is retried on another backend only when it is a fact that it
 //     was never sent: the dial to the Unix socket failed (the worker is gone or
 //     not listening) or the backend had no free connection. Once bytes may

@@ -1,5 +1,7 @@
 package lb
 
+import "sync/atomic"
+
 // pool is an immutable snapshot of the backends new requests may use.
 // SetBackends replaces it whole, so readers need no lock.
 type pool struct {
@@ -11,7 +13,7 @@ type pool struct {
 // is left. Among the k backends tied at the least load it takes the
 // (start mod k)-th in pool order, so a start that rotates on every pick
 // spreads ties round-robin, over whichever subset allow leaves.
-func (pl *pool) pick(start uint64, tried []*backend, allow Allow) *backend {
+func (pl *pool) pick(start uint64, tried []*backend, allow func(string) bool) *backend {
 	var best *backend
 	var bestLoad int64
 	ties := 0
@@ -43,15 +45,26 @@ func (pl *pool) pick(start uint64, tried []*backend, allow Allow) *backend {
 	return best
 }
 
-func eligible(b *backend, tried []*backend, allow Allow) bool {
+func eligible(b *backend, tried []*backend, allow func(string) bool) bool {
 	return !contains(tried, b) && (allow == nil || allow(b.name))
 }
 
-// Allow tells DoAllowed whether a backend, by its Backend.Name, may take a
-// request. It is called during the pick, for every candidate, possibly
-// several times per request and from many goroutines at once: it must be
-// cheap, safe for concurrent use, and must not call into the Proxy.
-type Allow func(name string) bool
+// A Route is the part of the pool one kind of request may use, chosen by a
+// predicate on the backend's name, with its own tie-break rotation: the
+// requests of one route share its idle backends round-robin whatever
+// other routes do. Create one per key (a model, say) and reuse it; it is
+// safe for concurrent use.
+type Route struct {
+	allow func(name string) bool
+	turn  atomic.Uint64
+}
+
+// NewRoute returns the route of the backends allow accepts, by
+// Backend.Name. allow is called during picks, for every candidate,
+// possibly twice per pick and from many goroutines at once: it must be
+// cheap, safe for concurrent use, and must not call into the Proxy. It is
+// asked afresh at every pick, so it may follow a changing view.
+func NewRoute(allow func(name string) bool) *Route { return &Route{allow: allow} }
 
 func contains(bs []*backend, b *backend) bool {
 	for _, x := range bs {
