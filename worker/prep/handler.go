@@ -23,9 +23,8 @@ import (
 const headerLenHeader = "Inference-Header-Content-Length"
 
 type handler struct {
-	models  map[string]*model
+	routes  *router // the models and which infer workers serve each
 	up      *lb.Proxy
-	infers  *inferSockets // every infer worker, for statistics
 	timeout time.Duration
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
@@ -53,7 +52,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	if v, ok := strings.CutPrefix(action, "versions/"); ok {
 		_, action, _ = strings.Cut(v, "/")
 	}
-	m, ok := h.models[name]
+	m, ok := h.routes.model(name)
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
 		return
@@ -113,8 +112,7 @@ func (h *handler) setUpstreams(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusBadRequest, "want a JSON array of socket paths: "+err.Error())
 		return
 	}
-	setUpstreams(h.up, sockets)
-	h.infers.set(sockets)
+	h.routes.update(sockets)
 	h.log.Info().Strs("infer_sockets", sockets).Msg("infer workers updated")
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
@@ -217,7 +215,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	// is the longest an infer worker can keep a request (its upstream
 	// timeout plus the hang detection that would kill it).
 	defer ho.settle(2*h.timeout + time.Minute)
-	if err := h.up.Do(up, resp, deadline); err != nil {
+	if err := h.up.DoRoute(up, resp, deadline, h.routes.route(m.md.Name)); err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):

@@ -49,8 +49,12 @@ func arenaHandler(t *testing.T, sockets ...string) *handler {
 	}
 	t.Cleanup(func() { a.Close() })
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
-	setUpstreams(up, sockets)
-	return &handler{up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a}
+	r := newRouter(up, nil, nil, zerolog.Nop())
+	r.fetch = func(string) ([]worker.ModelStatus, error) { // every worker serves m
+		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "m"}}}, nil
+	}
+	r.update(sockets)
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a}
 }
 
 // forwardWithin runs one request through h with the client's deadline
