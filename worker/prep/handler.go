@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,6 +30,10 @@ type handler struct {
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
 	board   *shm.Slot    // this worker's scoreboard slot; nil without one
+
+	// arenaRefusedLogged is set once an infer worker's refusal of the
+	// arena has been logged (resendInline).
+	arenaRefusedLogged atomic.Bool
 }
 
 // serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
@@ -206,7 +211,8 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return nil, fasthttp.StatusServiceUnavailable, errExpired
 	}
 	deadline := time.Now().Add(timeout)
-	ho, err := h.setBody(up, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}, deadline)
+	tr := &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}
+	ho, err := h.setBody(up, tr, deadline)
 	if err != nil {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return nil, fasthttp.StatusServiceUnavailable, err
@@ -214,8 +220,16 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	// After the reply is copied out, or at once on failure. The backstop
 	// is the longest an infer worker can keep a request (its upstream
 	// timeout plus the hang detection that would kill it).
-	defer ho.settle(2*h.timeout + time.Minute)
-	if err := h.up.DoRoute(up, resp, deadline, h.routes.route(m.md.Name)); err != nil {
+	backstop := 2*h.timeout + time.Minute
+	defer func() { ho.settle(backstop) }()
+	route := h.routes.route(m.md.Name)
+	err = h.up.DoRoute(up, resp, deadline, route)
+	if err == nil && ho.a != nil && len(resp.Header.Peek(worker.ArenaRefusedHeader)) > 0 {
+		ho.settle(backstop)
+		ho = handoff{}
+		err = h.resendInline(up, resp, tr, deadline, route)
+	}
+	if err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):
