@@ -30,7 +30,13 @@ type fakeInfer struct {
 
 func startFakeInfer(t *testing.T, behave fasthttp.RequestHandler) *fakeInfer {
 	t.Helper()
-	f := &fakeInfer{socket: filepath.Join(t.TempDir(), "infer.sock")}
+	return startFakeInferAt(t, filepath.Join(t.TempDir(), "infer.sock"), behave)
+}
+
+// startFakeInferAt is startFakeInfer on the given socket path.
+func startFakeInferAt(t *testing.T, socket string, behave fasthttp.RequestHandler) *fakeInfer {
+	t.Helper()
+	f := &fakeInfer{socket: socket}
 	ln, err := net.Listen("unix", f.socket)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package prep
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,11 @@ type modelInfer struct {
 
 func startModelInfer(t *testing.T, models []string, down map[string]string) *modelInfer {
 	t.Helper()
+	return startModelInferAt(t, filepath.Join(t.TempDir(), "infer.sock"), models, down)
+}
+
+func startModelInferAt(t *testing.T, socket string, models []string, down map[string]string) *modelInfer {
+	t.Helper()
 	var sts []worker.ModelStatus
 	for _, name := range models {
 		st := worker.ModelStatus{Metadata: testMetadata(name), Unavailable: down[name]}
@@ -50,7 +56,7 @@ func startModelInfer(t *testing.T, models []string, down map[string]string) *mod
 		t.Fatal(err)
 	}
 	mi := &modelInfer{inferred: map[string]int{}}
-	mi.fakeInfer = startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
+	mi.fakeInfer = startFakeInferAt(t, socket, func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Path()) {
 		case "/metadata":
 			ctx.SetBody(meta)
@@ -237,5 +243,27 @@ func TestNoWorkerKeepsAvailability(t *testing.T) {
 	}
 	if code, _ := call(h, fasthttp.MethodGet, "/v2/models/a/ready", ""); code != fasthttp.StatusOK {
 		t.Fatalf("a ready with no infer worker listed: %d, want 200 (availability kept)", code)
+	}
+}
+
+// TestUnreadableWorkerIsAskedAgain: an infer worker whose metadata cannot
+// be read (nobody listens on its socket yet) does not fail the boot while
+// another answers; it gets no request, its models are not its to serve,
+// and the next list the master PUTs reads it again.
+func TestUnreadableWorkerIsAskedAgain(t *testing.T) {
+	w0 := startModelInfer(t, []string{"a", "b"}, map[string]string{"b": "out of memory on GPU 0"})
+	late := filepath.Join(t.TempDir(), "late.sock")
+	h := routedHandler(t, w0.socket, late)
+	code, body := inferModel(h, "b")
+	if code != fasthttp.StatusServiceUnavailable || !strings.Contains(body, "out of memory on GPU 0") || !strings.Contains(body, "could not be read") {
+		t.Fatalf("b with its only other worker unreadable: %d %s; want 503 with both reasons", code, body)
+	}
+	if code, body := inferModel(h, "a"); code != fasthttp.StatusOK {
+		t.Fatalf("a: %d %s, want 200 from the worker that answered", code, body)
+	}
+	w1 := startModelInferAt(t, late, []string{"a", "b"}, nil)
+	h.routes.update([]string{w0.socket, late})
+	if code, body := inferModel(h, "b"); code != fasthttp.StatusOK || w1.count("b") != 1 {
+		t.Fatalf("b once the late worker answers: %d %s (it ran %d), want 200 from it", code, body, w1.count("b"))
 	}
 }
