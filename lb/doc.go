@@ -6,10 +6,17 @@
 //
 //   - The pool is an immutable snapshot swapped atomically by SetBackends, so
 //     picking a backend takes no lock: one atomic pointer load, one atomic
-//     counter bump and one atomic load per backend.
+//     counter bump and one atomic load per backend (two when several tie).
 //   - A request goes to the backend with the fewest requests in flight; ties
-//     are broken by a scan start that rotates on every pick, so idle equal
-//     backends are used in strict round-robin order.
+//     are broken by a counter that rotates on every pick, so idle equal
+//     backends are used in round-robin order. A Route keeps its own
+//     counter, so its requests rotate over its backends whatever other
+//     routes do.
+//   - DoRoute restricts one request to a Route: the backends a caller's
+//     predicate (asked by backend name at each pick) accepts; least
+//     connections and retries among those only. The lb still knows nothing
+//     of why; the prep worker uses it to send a model's requests only to
+//     the infer workers that loaded that model.
 //   - A request is retried on another backend only when it is a fact that it
 //     was never sent: the dial to the Unix socket failed (the worker is gone or
 //     not listening) or the backend had no free connection. Once bytes may

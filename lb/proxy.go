@@ -179,13 +179,30 @@ var ErrNoBackend = errors.New("no backend took the request")
 // by the pool size plus slack for pools swapped mid-request. Any other error means the
 // request may have run and is returned as is.
 func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	return p.DoRoute(req, resp, deadline, nil)
+}
+
+// DoRoute is Do among only the backends of route (nil: all): the least
+// loaded of those takes the request, ties broken by the route's own
+// rotation, and retries stay among them. The route's predicate is asked
+// at each pick, so a backend it starts or stops accepting mid-request is
+// seen by the next pick. A request no backend of the route took fails
+// with ErrNoBackend, like one that found the pool empty. This is how a
+// caller whose backends differ in what they can serve (a prep worker's
+// infer workers, each with the models it loaded) routes by a key without
+// the lb knowing what the key is.
+func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route) error {
+	turn, allow := &p.turn, (func(string) bool)(nil)
+	if route != nil {
+		turn, allow = &route.turn, route.allow
+	}
 	var triedBuf [8]*backend
 	tried := triedBuf[:0]
 	limit := len(p.pool.Load().backends) + 3
 	var lastErr error
 	staleRetried := false
 	for range limit {
-		b := p.pool.Load().pick(p.turn.Add(1), tried)
+		b := p.pool.Load().pick(turn.Add(1), tried, allow)
 		if b == nil {
 			break
 		}
@@ -212,6 +229,9 @@ func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time
 		lastErr = err
 	}
 	if lastErr == nil {
+		if allow != nil {
+			return fmt.Errorf("%w: no backend in the pool is allowed to take it", ErrNoBackend)
+		}
 		return fmt.Errorf("%w: the pool is empty", ErrNoBackend)
 	}
 	return fmt.Errorf("%w: %v", ErrNoBackend, lastErr)

@@ -14,4 +14,9 @@ const (
 	// ReplyHeader is the reply frame's length in the same slot; absent
 	// when the reply is in the body.
 	ReplyHeader = "Supervisor-Reply"
+	// ArenaRefusedHeader marks an infer worker's answer (503) to a request
+	// whose arena it could not open or map (/proc access denied, not a
+	// sealed memfd, ...): it never claimed the slot nor ran the request,
+	// so the prep worker may send it again with the tensors inline.
+	ArenaRefusedHeader = "Supervisor-Arena-Refused"
 )

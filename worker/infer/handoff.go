@@ -54,7 +54,7 @@ func (s *server) frame(ctx *fasthttp.RequestCtx) (request, error) {
 	}
 	m, err := s.arenas.use(ref)
 	if err != nil {
-		return request{}, err
+		return request{}, &arenaOpenError{err}
 	}
 	frame, err := m.a.Frame(tk.Slot, n)
 	if err == nil {
@@ -67,14 +67,31 @@ func (s *server) frame(ctx *fasthttp.RequestCtx) (request, error) {
 	return request{frame: frame, a: m, tk: tk}, nil
 }
 
-// frameStatus is the answer to a request whose frame could not be had: 409
-// for a slot its prep worker revoked (nobody waits for the answer), 400
-// for the rest.
-func frameStatus(err error) int {
-	if errors.Is(err, arena.ErrNotClaimable) {
-		return fasthttp.StatusConflict
+// arenaOpenError is a prep worker's arena this infer worker could not open
+// or map: nothing in it was touched, the request did not run.
+type arenaOpenError struct{ err error }
+
+func (e *arenaOpenError) Error() string {
+	return "this infer worker could not open the prep worker's shared-memory arena: " + e.err.Error()
+}
+
+func (e *arenaOpenError) Unwrap() error { return e.err }
+
+// refuseFrame answers a request whose frame could not be had: 503 with
+// worker.ArenaRefusedHeader for an arena it could not open (the prep
+// worker resends the request inline), 409 for a slot its prep worker
+// revoked (nobody waits for the answer), 400 for the rest.
+func refuseFrame(ctx *fasthttp.RequestCtx, err error) {
+	var oe *arenaOpenError
+	switch {
+	case errors.As(err, &oe):
+		ctx.Error(err.Error(), fasthttp.StatusServiceUnavailable) // resets headers: first
+		ctx.Response.Header.Set(worker.ArenaRefusedHeader, "1")
+	case errors.Is(err, arena.ErrNotClaimable):
+		ctx.Error(err.Error(), fasthttp.StatusConflict)
+	default:
+		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 	}
-	return fasthttp.StatusBadRequest
 }
 
 // reply answers with the reply frame of outs: into the request's slot when

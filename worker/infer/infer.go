@@ -13,8 +13,11 @@
 //	                handoff, worker.ArenaHeader and worker.SlotHeader naming
 //	                a slot of the prep worker's arena, claimed before it is
 //	                read (409 when it cannot be: its prep worker revoked
-//	                it) and marked done whatever the outcome; reply: tensor
-//	                frame of outputs (in the slot when it fits), or
+//	                it; 503 with worker.ArenaRefusedHeader when the arena
+//	                cannot be opened, and the prep worker resends the
+//	                request inline) and marked done whatever the outcome;
+//	                reply: tensor frame of outputs (in the slot when it
+//	                fits), or
 //	                a non-200 status with the error message as text (503
 //	                with Retry-After when the model's queue is full or the
 //	                request's deadline passed while it was queued)
@@ -172,7 +175,7 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 func (s *server) infer(ctx *fasthttp.RequestCtx) {
 	in, err := s.frame(ctx)
 	if err != nil {
-		ctx.Error(err.Error(), frameStatus(err))
+		refuseFrame(ctx, err)
 		return
 	}
 	defer s.finish(in)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -23,13 +24,16 @@ import (
 const headerLenHeader = "Inference-Header-Content-Length"
 
 type handler struct {
-	models  map[string]*model
+	routes  *router // the models and which infer workers serve each
 	up      *lb.Proxy
-	infers  *inferSockets // every infer worker, for statistics
 	timeout time.Duration
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
 	board   *shm.Slot    // this worker's scoreboard slot; nil without one
+
+	// arenaRefusedLogged is set once an infer worker's refusal of the
+	// arena has been logged (resendInline).
+	arenaRefusedLogged atomic.Bool
 }
 
 // serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
@@ -53,7 +57,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	if v, ok := strings.CutPrefix(action, "versions/"); ok {
 		_, action, _ = strings.Cut(v, "/")
 	}
-	m, ok := h.models[name]
+	m, ok := h.routes.model(name)
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
 		return
@@ -113,8 +117,7 @@ func (h *handler) setUpstreams(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusBadRequest, "want a JSON array of socket paths: "+err.Error())
 		return
 	}
-	setUpstreams(h.up, sockets)
-	h.infers.set(sockets)
+	h.routes.update(sockets)
 	h.log.Info().Strs("infer_sockets", sockets).Msg("infer workers updated")
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
@@ -208,7 +211,8 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return nil, fasthttp.StatusServiceUnavailable, errExpired
 	}
 	deadline := time.Now().Add(timeout)
-	ho, err := h.setBody(up, &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}, deadline)
+	tr := &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}
+	ho, err := h.setBody(up, tr, deadline)
 	if err != nil {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return nil, fasthttp.StatusServiceUnavailable, err
@@ -216,8 +220,16 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	// After the reply is copied out, or at once on failure. The backstop
 	// is the longest an infer worker can keep a request (its upstream
 	// timeout plus the hang detection that would kill it).
-	defer ho.settle(2*h.timeout + time.Minute)
-	if err := h.up.Do(up, resp, deadline); err != nil {
+	backstop := 2*h.timeout + time.Minute
+	defer func() { ho.settle(backstop) }()
+	route := h.routes.route(m.md.Name)
+	err = h.up.DoRoute(up, resp, deadline, route)
+	if err == nil && ho.a != nil && len(resp.Header.Peek(worker.ArenaRefusedHeader)) > 0 {
+		ho.settle(backstop)
+		ho = handoff{}
+		err = h.resendInline(up, resp, tr, deadline, route)
+	}
+	if err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
 		switch {
 		case errors.Is(err, fasthttp.ErrTimeout):

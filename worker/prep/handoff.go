@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -112,6 +113,26 @@ func (ho handoff) settle(backstop time.Duration) {
 	if ho.a != nil {
 		ho.a.Settle(ho.tk, backstop)
 	}
+}
+
+// resendInline sends again, with the tensors in the body, a request whose
+// infer worker could not open this prep worker's arena (its answer carried
+// worker.ArenaRefusedHeader). That worker answered before claiming the
+// slot, so the request never ran: resending is safe, and the client gets
+// its answer rather than a failure. The first refusal is logged; it means
+// the infer workers cannot map prep arenas (/proc access, a seccomp or
+// ptrace policy), and every request then pays a second trip until that is
+// fixed or handoff is set to inline.
+func (h *handler) resendInline(up *fasthttp.Request, resp *fasthttp.Response, r *tensor.Request, deadline time.Time, route *lb.Route) error {
+	if h.arenaRefusedLogged.CompareAndSwap(false, true) {
+		h.log.Warn().Str("infer_answer", string(resp.Body())).
+			Msg("an infer worker could not open this prep worker's shared-memory arena: requests it refuses are resent inline (logged once)")
+	}
+	up.Header.Del(worker.ArenaHeader)
+	up.Header.Del(worker.SlotHeader)
+	up.SetBodyRaw(tensor.AppendRequest(nil, r))
+	resp.Reset()
+	return h.up.DoRoute(up, resp, deadline, route)
 }
 
 // arenaFull counts a request turned away for want of a slot.

@@ -1,10 +1,12 @@
 package prep
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +30,13 @@ type fakeInfer struct {
 
 func startFakeInfer(t *testing.T, behave fasthttp.RequestHandler) *fakeInfer {
 	t.Helper()
-	f := &fakeInfer{socket: filepath.Join(t.TempDir(), "infer.sock")}
+	return startFakeInferAt(t, filepath.Join(t.TempDir(), "infer.sock"), behave)
+}
+
+// startFakeInferAt is startFakeInfer on the given socket path.
+func startFakeInferAt(t *testing.T, socket string, behave fasthttp.RequestHandler) *fakeInfer {
+	t.Helper()
+	f := &fakeInfer{socket: socket}
 	ln, err := net.Listen("unix", f.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +57,12 @@ func arenaHandler(t *testing.T, sockets ...string) *handler {
 	}
 	t.Cleanup(func() { a.Close() })
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
-	setUpstreams(up, sockets)
-	return &handler{up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a}
+	r := newRouter(up, nil, nil, zerolog.Nop())
+	r.fetch = func(string) ([]worker.ModelStatus, error) { // every worker serves m
+		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "m"}}}, nil
+	}
+	r.update(sockets)
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a}
 }
 
 // forwardWithin runs one request through h with the client's deadline
@@ -145,4 +157,44 @@ func TestClaimedSlotOutlivesTheRequest(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	inferSide.Close()
+}
+
+// TestArenaRefusalIsResentInline: an infer worker that cannot open the
+// prep worker's arena answers with worker.ArenaRefusedHeader; the prep
+// worker frees the slot and sends the same request again with the tensors
+// in the body, so the client gets its answer. The refusal is logged once,
+// however many requests it hits.
+func TestArenaRefusalIsResentInline(t *testing.T) {
+	var inline atomic.Int64
+	f := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
+		if len(ctx.Request.Header.Peek(worker.ArenaHeader)) > 0 {
+			ctx.Error("could not open the arena", fasthttp.StatusServiceUnavailable)
+			ctx.Response.Header.Set(worker.ArenaRefusedHeader, "1")
+			return
+		}
+		if _, err := tensor.ParseRequest(ctx.PostBody()); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
+		inline.Add(1)
+		ctx.SetBody(tensor.AppendTensors(nil, nil))
+	})
+	h := arenaHandler(t, f.socket)
+	var logs bytes.Buffer
+	h.log = zerolog.New(&logs)
+	const n = 3
+	for i := range n {
+		if status, err := forwardWithin(h, time.Minute); status != fasthttp.StatusOK {
+			t.Fatalf("request %d: %d %v, want 200 after the inline resend", i, status, err)
+		}
+		if inUse := h.arena.Stats().InUse; inUse != 0 {
+			t.Fatalf("request %d: %d slots still in use after the refusal", i, inUse)
+		}
+	}
+	if got, hits := inline.Load(), f.hits.Load(); got != n || hits != 2*n {
+		t.Fatalf("%d inline requests of %d infer requests, want %d of %d (one refused, one inline each)", got, hits, n, 2*n)
+	}
+	if c := strings.Count(logs.String(), "could not open this prep worker's shared-memory arena"); c != 1 {
+		t.Fatalf("the refusal was logged %d times, want once:\n%s", c, logs.String())
+	}
 }

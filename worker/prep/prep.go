@@ -3,12 +3,15 @@
 // forwards raw tensors to the least-loaded infer worker and turns the
 // outputs back into V2 responses.
 //
-// Model metadata is never configured: at boot the prep worker asks an infer
-// worker, which read it from the model file through ONNX Runtime. That
-// answer also says which models are unavailable (failed to load or warm
-// up, worker.ModelStatus): their metadata, ready and infer routes answer
-// 503 with the reason, and their preprocess settings are not checked, so
-// one bad model never fails a prep worker's boot.
+// Model metadata is never configured: the prep worker asks every infer
+// worker, which read it from the model file through ONNX Runtime, at boot
+// and when the master lists a new one. Those answers also say which models
+// each infer worker serves (a model fails to load or warm up on one
+// worker, worker.ModelStatus): a model's requests go only to infer workers
+// that serve it (routes.go); a model none serves is unavailable, its
+// metadata, ready and infer routes answer 503 with every worker's reason,
+// and its preprocess settings are not checked, so one bad model never
+// fails a prep worker's boot.
 //
 // What one request can make a prep worker spend is bounded before it is
 // spent: the V2 decoder counts BYTES elements, inputs and outputs against
@@ -23,15 +26,12 @@
 package prep
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
-	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -47,21 +47,15 @@ func Run(rt *worker.Runtime) error {
 		rt.Fail(errors.New("no infer worker sockets in the spec"))
 	}
 	up := lb.New(lb.Options{Timeout: timeout, Logger: rt.Log})
-	setUpstreams(up, rt.Spec.InferSockets)
-	models, err := fetchModels(up, timeout)
-	if err != nil {
-		rt.Fail(err)
-	}
-	if err := applyProcessing(models, rt.Spec.Processing, rt.Log); err != nil {
-		rt.Fail(err)
-	}
+	counters := map[string]shm.ModelSlot{}
 	for i, m := range rt.Spec.Models {
-		if mod := models[m.Name]; mod != nil {
-			mod.counters = rt.Slot().Model(i)
-		}
+		counters[m.Name] = rt.Slot().Model(i)
 	}
-	h := &handler{models: models, up: up, infers: newInferSockets(rt.Spec.InferSockets), timeout: timeout, log: rt.Log,
-		arena: openArena(rt), board: rt.Slot()}
+	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
+	if err := r.boot(rt.Spec.InferSockets); err != nil {
+		rt.Fail(err)
+	}
+	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot()}
 	if h.arena != nil {
 		defer h.arena.Close()
 		if h.board != nil {
@@ -82,9 +76,10 @@ func Run(rt *worker.Runtime) error {
 
 // setUpstreams points the pool of infer workers this prep worker feeds at
 // sockets: the lb's least-connections pick (fewest requests this worker has
-// in flight there) with retry only while a frame is provably unsent. Each
-// socket is its own backend name, so a replacement infer worker (new
-// socket) is a new backend and the old one drains.
+// in flight there, among those serving the request's model: routes.go)
+// with retry only while a frame is provably unsent. Each socket is its own
+// backend name, so a replacement infer worker (new socket) is a new
+// backend and the old one drains.
 func setUpstreams(up *lb.Proxy, sockets []string) {
 	bs := make([]lb.Backend, len(sockets))
 	for i, s := range sockets {
@@ -110,30 +105,6 @@ type model struct {
 	// unavailable is why the infer workers do not serve the model (it
 	// failed to load or warm up); "" = it serves. Its routes answer 503.
 	unavailable string
-}
-
-// fetchModels asks the infer workers for the metadata of every model.
-func fetchModels(up *lb.Proxy, timeout time.Duration) (map[string]*model, error) {
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("http://infer/metadata")
-	if err := up.Do(req, resp, time.Now().Add(timeout)); err != nil {
-		return nil, fmt.Errorf("fetch model metadata: %w", err)
-	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		return nil, fmt.Errorf("fetch model metadata: infer worker answered %d: %s", resp.StatusCode(), resp.Body())
-	}
-	var metas []worker.ModelStatus
-	if err := json.Unmarshal(resp.Body(), &metas); err != nil {
-		return nil, fmt.Errorf("decode model metadata: %w", err)
-	}
-	models := make(map[string]*model, len(metas))
-	for _, st := range metas {
-		md := st.Metadata
-		models[md.Name] = &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md), unavailable: st.Unavailable}
-	}
-	return models, nil
 }
 
 // fasthttpLogger routes fasthttp's own messages into the worker's log.

@@ -18,37 +18,30 @@ type classifier struct {
 	topK   int // classes a raw image body's response carries; 0 = scores
 }
 
-// applyProcessing sets up what the master configured for each model
-// (worker.Spec.Processing) once the models' metadata is known. An error
-// names the model and what does not fit, and fails the worker's boot: a
-// config that cannot serve its model is not served half-way.
-func applyProcessing(models map[string]*model, procs []worker.Processing, log zerolog.Logger) error {
-	gate := newDecodeGate() // one for the worker: every image model shares its CPUs
-	for _, p := range procs {
-		m, ok := models[p.Model]
-		if !ok {
-			return fmt.Errorf("model %q has preprocess or postprocess settings but the infer workers do not serve it", p.Model)
+// process sets up m's configured processing p (worker.Spec.Processing)
+// once its metadata is known; gate is the worker's decode gate. An error
+// names the model and what does not fit. A model with no metadata (unavailable) is left as it is:
+// nothing to check against, its routes answer 503.
+func (m *model) process(p worker.Processing, gate decodeGate, log zerolog.Logger) error {
+	if m.unavailable != "" {
+		return nil
+	}
+	if p.Image != nil {
+		im, err := newImageInput(&m.md, p.Image)
+		if err != nil {
+			return fmt.Errorf("model %q: %w", p.Model, err)
 		}
-		if m.unavailable != "" {
-			continue // nothing to check against; its routes answer 503
+		im.gate = gate
+		m.image = im
+		m.api.Inputs = []tensor.Spec{im.clientSpec()}
+		m.metaJSON = v2.AppendModelMetadata(nil, &m.api)
+	}
+	if p.Classify != nil {
+		c, err := newClassifier(&m.md, p.Classify, log)
+		if err != nil {
+			return fmt.Errorf("model %q: postprocess: %w", p.Model, err)
 		}
-		if p.Image != nil {
-			im, err := newImageInput(&m.md, p.Image)
-			if err != nil {
-				return fmt.Errorf("model %q: %w", p.Model, err)
-			}
-			im.gate = gate
-			m.image = im
-			m.api.Inputs = []tensor.Spec{im.clientSpec()}
-			m.metaJSON = v2.AppendModelMetadata(nil, &m.api)
-		}
-		if p.Classify != nil {
-			c, err := newClassifier(&m.md, p.Classify, log)
-			if err != nil {
-				return fmt.Errorf("model %q: postprocess: %w", p.Model, err)
-			}
-			m.classify = c
-		}
+		m.classify = c
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -16,29 +15,6 @@ import (
 
 // statsTimeout bounds one infer worker's answer to a statistics request.
 const statsTimeout = 5 * time.Second
-
-// inferSockets is the current set of infer worker sockets. Inference goes
-// through the lb to one of them; statistics are read from all of them.
-type inferSockets struct {
-	mu      sync.Mutex
-	sockets []string
-}
-
-func newInferSockets(sockets []string) *inferSockets {
-	return &inferSockets{sockets: slices.Clone(sockets)}
-}
-
-func (s *inferSockets) set(sockets []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sockets = slices.Clone(sockets)
-}
-
-func (s *inferSockets) list() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.sockets)
-}
 
 // modelStats is one entry of Triton's model_stats: the model's name and
 // version, then the batcher statistics (inference_count, execution_count,
@@ -54,7 +30,8 @@ type modelStats struct {
 // the sum over the infer workers serving now; a worker that was replaced
 // takes its counts with it.
 func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
-	sum, err := gatherStats(h.infers.list(), name)
+	rs := h.routes.cur.Load()
+	sum, err := gatherStats(rs.sockets(), name)
 	if err != nil {
 		h.log.Error().Err(err).Msg("statistics")
 		writeError(ctx, fasthttp.StatusBadGateway, err.Error())
@@ -63,7 +40,7 @@ func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
 	out := struct {
 		ModelStats []modelStats `json:"model_stats"`
 	}{ModelStats: []modelStats{}}
-	for n := range h.models {
+	for n := range rs.models {
 		if name == "" || n == name {
 			out.ModelStats = append(out.ModelStats, modelStats{Name: n, Version: "1", Stats: sum[n]})
 		}

@@ -1,0 +1,377 @@
+package prep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// Routing by model. Infer workers need not serve the same models: one that
+// failed to load a model (out of memory on its GPU, say) serves the others
+// while another worker may serve that one. So the prep worker keeps, per
+// infer worker, what its GET /metadata said, and:
+//
+//   - sends a request for model m only to infer workers that serve m, least
+//     connections among them (lb.Proxy.DoAllowed, asked at each pick
+//     against the newest routes, so a list that changes mid-request is
+//     seen by the next pick, retries included);
+//   - calls m available when at least one infer worker serves it, its
+//     metadata from one that does; unavailable (503) with the reason of
+//     every infer worker when none does;
+//   - learns a worker's models once, when it first appears in the list the
+//     master PUTs (a worker's socket is its own: a replacement is a new
+//     socket), before the new list is published. A replacement therefore
+//     joins with its models known in the same atomic swap that drops the
+//     worker it replaces, and a model both serve never flaps unavailable.
+//     A worker whose metadata could not be read serves nothing here and
+//     is asked again at the next PUT.
+//   - keeps each model's availability as it was while no infer worker at
+//     all has answered (none running: the master restarts them); requests
+//     meanwhile get 503 with Retry-After, not a reason.
+
+// metadataTimeout bounds one infer worker's answer to GET /metadata. The
+// master waits 5s for a whole PUT of the sockets, which fetches in parallel.
+const metadataTimeout = 3 * time.Second
+
+// inferView is one infer worker as this prep worker sees it.
+type inferView struct {
+	socket string
+	models map[string]worker.ModelStatus // by name, from its GET /metadata
+	err    error                         // its metadata could not be read
+}
+
+// serves reports whether the worker runs requests for name.
+func (v *inferView) serves(name string) bool {
+	st, ok := v.models[name]
+	return v.err == nil && ok && st.Unavailable == ""
+}
+
+// why says why the worker does not serve name.
+func (v *inferView) why(name string) string {
+	st, ok := v.models[name]
+	switch {
+	case v.err != nil:
+		return "its model metadata could not be read: " + v.err.Error()
+	case !ok:
+		return "it does not have the model"
+	default:
+		return st.Unavailable
+	}
+}
+
+// routes is one immutable snapshot: the infer workers in the master's
+// order and every model as this prep worker serves it.
+type routes struct {
+	views    []*inferView
+	bySocket map[string]*inferView
+	models   map[string]*model
+	// lb is each model's lb route, kept from one snapshot to the next so
+	// that its round-robin rotation carries on.
+	lb map[string]*lb.Route
+}
+
+// serves reports whether the infer worker on socket serves model name.
+func (r *routes) serves(socket, name string) bool {
+	v := r.bySocket[socket]
+	return v != nil && v.serves(name)
+}
+
+// sockets lists the infer workers' sockets, in the master's order.
+func (r *routes) sockets() []string {
+	out := make([]string, len(r.views))
+	for i, v := range r.views {
+		out[i] = v.socket
+	}
+	return out
+}
+
+// router owns the routes: it reads the infer workers' metadata, builds
+// the models from it and publishes both, with the lb's backends.
+type router struct {
+	cur atomic.Pointer[routes]
+	mu  sync.Mutex // serialises updates
+	up  *lb.Proxy
+
+	// fetch reads one infer worker's GET /metadata.
+	fetch    func(socket string) ([]worker.ModelStatus, error)
+	procs    map[string]worker.Processing
+	counters map[string]shm.ModelSlot
+	gate     decodeGate // the worker's one decode gate, for every image model
+	log      zerolog.Logger
+}
+
+func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
+	r := &router{up: up, fetch: fetchMetadata, procs: map[string]worker.Processing{},
+		counters: counters, gate: newDecodeGate(), log: log}
+	for _, p := range procs {
+		r.procs[p.Model] = p
+	}
+	r.cur.Store(&routes{bySocket: map[string]*inferView{}, models: map[string]*model{}, lb: map[string]*lb.Route{}})
+	return r
+}
+
+// model returns the model called name as it serves now.
+func (r *router) model(name string) (*model, bool) {
+	m, ok := r.cur.Load().models[name]
+	return m, ok
+}
+
+// route is the lb route of model name (nil for a model it has not seen):
+// the infer workers serving it, judged against the newest routes at each
+// pick.
+func (r *router) route(name string) *lb.Route {
+	return r.cur.Load().lb[name]
+}
+
+// boot learns the models from the infer workers on sockets. It fails when
+// none of them answered, or when the configured processing of a model does
+// not fit its metadata: a config that cannot serve its model is not
+// served half-way.
+func (r *router) boot(sockets []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	views := r.views(sockets)
+	if !anyAnswered(views) {
+		if len(views) == 0 {
+			return errors.New("no infer worker sockets in the spec")
+		}
+		return fmt.Errorf("fetch model metadata: no infer worker answered: %w", views[0].err)
+	}
+	models, err := r.models(views, true)
+	if err != nil {
+		return err
+	}
+	r.publish(views, models)
+	return nil
+}
+
+// update switches to the infer workers on sockets (the master's PUT).
+func (r *router) update(sockets []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	views := r.views(sockets)
+	models := r.cur.Load().models
+	if anyAnswered(views) {
+		models, _ = r.models(views, false)
+	}
+	r.publish(views, models)
+}
+
+// publish makes views and models current: routes first, then the lb's
+// backends, so the lb never offers a worker whose models are not known.
+func (r *router) publish(views []*inferView, models map[string]*model) {
+	prev := r.cur.Load()
+	next := &routes{views: views, bySocket: make(map[string]*inferView, len(views)), models: models, lb: prev.lb}
+	for _, v := range views {
+		next.bySocket[v.socket] = v
+	}
+	for name := range models {
+		if next.lb[name] == nil {
+			next.lb = r.withRoutes(prev.lb, models)
+			break
+		}
+	}
+	r.cur.Store(next)
+	for name, m := range models {
+		if was := prev.models[name]; was != nil && was.unavailable != m.unavailable {
+			if m.unavailable == "" {
+				r.log.Info().Str("model", name).Msg("model available again: an infer worker serves it")
+			} else {
+				r.log.Warn().Str("model", name).Str("reason", m.unavailable).Msg("model unavailable: no infer worker serves it")
+			}
+		}
+	}
+	setUpstreams(r.up, next.sockets())
+}
+
+// withRoutes returns a copy of routes with one added for each model of
+// models that has none.
+func (r *router) withRoutes(routes map[string]*lb.Route, models map[string]*model) map[string]*lb.Route {
+	out := make(map[string]*lb.Route, len(routes)+len(models))
+	for k, v := range routes {
+		out[k] = v
+	}
+	for name := range models {
+		if out[name] == nil {
+			out[name] = lb.NewRoute(func(socket string) bool { return r.cur.Load().serves(socket, name) })
+		}
+	}
+	return out
+}
+
+// views returns a view of each socket's infer worker: the current one when
+// it was read, otherwise read now (all in parallel).
+func (r *router) views(sockets []string) []*inferView {
+	cur := r.cur.Load()
+	out := make([]*inferView, len(sockets))
+	var wg sync.WaitGroup
+	for i, s := range sockets {
+		if v := cur.bySocket[s]; v != nil && v.err == nil {
+			out[i] = v
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := &inferView{socket: s}
+			sts, err := r.fetch(s)
+			if err != nil {
+				v.err = err
+				r.log.Warn().Err(err).Str("infer_socket", s).Msg("could not read an infer worker's models: it gets no request until the master lists it again")
+			} else {
+				v.models = make(map[string]worker.ModelStatus, len(sts))
+				for _, st := range sts {
+					v.models[st.Name] = st
+				}
+			}
+			out[i] = v
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func anyAnswered(views []*inferView) bool {
+	for _, v := range views {
+		if v.err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// models builds every model the views or the current routes know. With
+// strict (boot), processing settings for a model no infer worker knows,
+// or that do not fit a model's metadata, are an error; otherwise such a
+// model is unavailable with that reason.
+func (r *router) models(views []*inferView, strict bool) (map[string]*model, error) {
+	prev := r.cur.Load().models
+	names := map[string]bool{}
+	for name := range prev {
+		names[name] = true
+	}
+	for _, v := range views {
+		for name := range v.models {
+			names[name] = true
+		}
+	}
+	if strict {
+		for name := range r.procs {
+			if !names[name] {
+				return nil, fmt.Errorf("model %q has preprocess or postprocess settings but the infer workers do not serve it", name)
+			}
+		}
+	}
+	out := make(map[string]*model, len(names))
+	for name := range names {
+		m, err := r.build(name, views, prev[name])
+		if err != nil {
+			if strict {
+				return nil, err
+			}
+			r.log.Error().Err(err).Str("model", name).Msg("model unavailable: its processing settings do not fit the metadata an infer worker declares")
+		}
+		out[name] = m
+	}
+	return out, nil
+}
+
+// build makes the model called name from the first view that serves it,
+// reusing prev when nothing it was made from changed. On an error in the
+// model's processing settings it returns the model unavailable, and the
+// error.
+func (r *router) build(name string, views []*inferView, prev *model) (*model, error) {
+	for _, v := range views {
+		if !v.serves(name) {
+			continue
+		}
+		md := v.models[name].Metadata
+		if prev != nil && prev.unavailable == "" && reflect.DeepEqual(prev.md, md) {
+			return prev, nil
+		}
+		m := r.newModel(md, "")
+		if p, ok := r.procs[name]; ok {
+			if err := m.process(p, r.gate, r.log); err != nil {
+				return r.newModel(md, err.Error()), err
+			}
+		}
+		return m, nil
+	}
+	reason := reasons(name, views)
+	if prev != nil && prev.unavailable == reason {
+		return prev, nil
+	}
+	md := tensor.Metadata{Name: name}
+	for _, v := range views {
+		if st, ok := v.models[name]; ok {
+			md = st.Metadata
+			break
+		}
+	}
+	return r.newModel(md, reason), nil
+}
+
+func (r *router) newModel(md tensor.Metadata, unavailable string) *model {
+	return &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md),
+		counters: r.counters[md.Name], unavailable: unavailable}
+}
+
+// reasons says why no view serves name: the one reason when every infer
+// worker gives the same, else each worker's, by socket file name.
+func reasons(name string, views []*inferView) string {
+	if len(views) == 0 {
+		return "no infer worker is running"
+	}
+	first := views[0].why(name)
+	same := true
+	parts := make([]string, len(views))
+	for i, v := range views {
+		w := v.why(name)
+		same = same && w == first
+		parts[i] = fmt.Sprintf("infer worker %s: %s", filepath.Base(v.socket), w)
+	}
+	if same {
+		return first
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fetchMetadata reads one infer worker's GET /metadata.
+func fetchMetadata(socket string) ([]worker.ModelStatus, error) {
+	c := &fasthttp.HostClient{
+		Addr: "infer",
+		Dial: func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, metadataTimeout) },
+	}
+	defer c.CloseIdleConnections()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://infer/metadata")
+	if err := c.DoTimeout(req, resp, metadataTimeout); err != nil {
+		return nil, fmt.Errorf("infer worker %q: GET /metadata: %w", socket, err)
+	}
+	if resp.StatusCode() != fasthttp.StatusOK {
+		return nil, fmt.Errorf("infer worker %q answered %d to GET /metadata: %s", socket, resp.StatusCode(), resp.Body())
+	}
+	var sts []worker.ModelStatus
+	if err := json.Unmarshal(resp.Body(), &sts); err != nil {
+		return nil, fmt.Errorf("infer worker %q: bad GET /metadata answer: %w", socket, err)
+	}
+	return sts, nil
+}
