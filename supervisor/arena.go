@@ -71,7 +71,7 @@ func arenasStuck(h shm.Header, slots []shm.SlotSnapshot, now time.Time) string {
 func arenaBottleneck(rows []ProcessRow) string {
 	var full []string
 	for _, p := range rows {
-		if a := p.Arena; a != nil && a.InUse >= a.Slots {
+		if a := p.Arena; a != nil && a.full() {
 			full = append(full, fmt.Sprintf("%s %d/%d for %s", p.Name, a.InUse, a.Slots, seconds(a.FullS)))
 		}
 	}
@@ -94,14 +94,21 @@ func (r *Report) writeArenas(w io.Writer) {
 			fmt.Fprintln(tw, "\nARENA\tPID\tSLOTS IN USE\tFULL FOR\tTURNED AWAY")
 			header = true
 		}
-		full := "-"
-		if a.FullS > 0 {
-			full = seconds(a.FullS)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%d\n", p.Name, p.PID, a.InUse, a.Slots, full, a.TurnedAway)
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%d\n", p.Name, p.PID, a.InUse, a.Slots, a.fullFor(), a.TurnedAway)
 	}
 	tw.Flush()
 }
+
+// fullFor is how long the arena has been full, "-" while a slot is free.
+func (a *ArenaRow) fullFor() string {
+	if a.FullS <= 0 {
+		return "-"
+	}
+	return seconds(a.FullS)
+}
+
+// full says whether every slot is in use now.
+func (a *ArenaRow) full() bool { return a.InUse >= a.Slots }
 
 // writeArenaMetrics: each live prep worker's arena, by worker and pid (a
 // new process starts its counter afresh under its own pid).

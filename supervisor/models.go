@@ -59,12 +59,17 @@ func unavailableModels(states []ModelState) []string {
 	var out []string
 	for _, st := range states {
 		if !st.Ready {
-			r := st.Reason
-			if r == "" {
-				r = "no infer worker serves"
-			}
-			out = append(out, st.Name+": "+r)
+			out = append(out, st.Name+": "+st.why())
 		}
 	}
 	return out
+}
+
+// why is the reason a model that does not serve gives, also when no infer
+// worker reported one (none serves at all).
+func (st ModelState) why() string {
+	if st.Reason == "" {
+		return "no infer worker serves"
+	}
+	return st.Reason
 }

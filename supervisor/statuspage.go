@@ -10,13 +10,16 @@ import (
 	"github.com/supervisor-dev/supervisor/shm"
 )
 
-// statusPage renders the live status page: the Report as tables, and the
-// request rate and p99 latency of the last minutes as an inline SVG chart.
+// statusPage renders the live status page: the Report as tables (the
+// structs `supervisor status` prints: models, workers, arenas, pools, GPUs)
+// and the request rate and p99 latency of the last minutes as an inline
+// SVG chart. Everything in it is HTML-escaped (html/template): a model's
+// unavailability reason is ONNX Runtime's text or a file path.
 // It refreshes itself and references nothing outside itself (no scripts,
 // styles or fonts from elsewhere), so it works on an air-gapped host.
 func statusPage(r *Report, pts []ratePoint) []byte {
 	var buf bytes.Buffer
-	if err := statusTemplate.Execute(&buf, pageData{R: r, Chart: newChart(pts)}); err != nil {
+	if err := statusTemplate.Execute(&buf, pageData{R: r, Chart: newChart(pts), Arenas: withArena(r.Processes)}); err != nil {
 		return []byte("status page: " + template.HTMLEscapeString(err.Error()))
 	}
 	return buf.Bytes()
@@ -25,6 +28,19 @@ func statusPage(r *Report, pts []ratePoint) []byte {
 type pageData struct {
 	R     *Report
 	Chart chart
+	// Arenas are the processes with a shared-memory arena (prep workers
+	// under handoff: shm), as the text report's ARENA table lists them.
+	Arenas []ProcessRow
+}
+
+func withArena(rows []ProcessRow) []ProcessRow {
+	var out []ProcessRow
+	for _, p := range rows {
+		if p.Arena != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // chart is the SVG's geometry: polylines in a chartW x chartH box.
@@ -89,6 +105,9 @@ var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap
 	"latency": latency,
 	"since":   since,
 	"pct":     func(f float64) string { return fmt.Sprintf("%.0f", f) },
+	"why":     ModelState.why,
+	"fullFor": (*ArenaRow).fullFor,
+	"full":    (*ArenaRow).full,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="2">
@@ -107,6 +126,7 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 <div>taken {{.R.At.Format "2006-01-02 15:04:05"}}; refreshes every 2s.
 {{with .R.LastReload}} Last reload: {{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED: {{.Error}}</span>{{end}} ({{.Took}}).{{end}}
 {{with .R.LastUpgrade}} Last upgrade: {{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED: {{.Error}}</span>{{end}} ({{.Took}}).{{end}}
+{{with .R.ScoreboardError}}<div class="bad">SCOREBOARD DAMAGED {{$.R.ScoreboardFaults}} time(s), recreated; last: {{.}}</div>{{end}}
 {{with .R.Degraded}}<div class="bad">DEGRADED (boots keep failing): {{range .}}{{.}} {{end}}</div>{{end}}
 </div>
 <h2>Bottleneck: {{.R.Bottleneck}}</h2>
@@ -120,15 +140,26 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 <polyline fill="none" stroke="#c60" stroke-width="2" points="{{.Chart.P99Points}}"/>
 </svg>{{end}}
 
+<h2>Models</h2>
+{{if .R.Models}}<table id="models"><tr><th class="l">model</th><th class="l">state</th><th class="l">reason</th></tr>
+{{range .R.Models}}{{if .Ready}}<tr><td class="l">{{.Name}}</td><td class="l ok">ready</td><td class="l">-</td></tr>
+{{else}}<tr class="bad"><td class="l">{{.Name}}</td><td class="l">UNAVAILABLE</td><td class="l">{{why .}}</td></tr>
+{{end}}{{end}}</table>{{else}}<p>none reported{{if .R.ControlError}} (the master did not answer on its control socket){{end}}</p>{{end}}
+
 <h2>Pools</h2>
-<table><tr><th class="l">pool</th><th>processes</th><th>ready</th><th>requests</th><th>in flight</th><th>queue</th><th>errors</th><th>RSS</th><th>CPU%</th></tr>
+<table id="pools"><tr><th class="l">pool</th><th>processes</th><th>ready</th><th>requests</th><th>in flight</th><th>queue</th><th>errors</th><th>RSS</th><th>CPU%</th></tr>
 {{range .R.Pools}}<tr><td class="l">{{.Role}}</td><td>{{.Processes}}</td><td>{{.Ready}}</td><td>{{.Requests}}</td><td>{{.InFlight}}</td><td>{{.Queue}}</td><td>{{.Errors}}</td><td>{{bytes .RSSBytes}}</td><td>{{pct .CPUPercent}}</td></tr>
 {{end}}</table>
 
 <h2>Workers</h2>
-<table><tr><th>gen</th><th class="l">role</th><th class="l">worker</th><th>pid</th><th class="l">device</th><th class="l">cpus</th><th class="l">state</th><th>uptime</th><th>requests</th><th>in flight</th><th>queue</th><th>errors</th><th>RSS</th><th>CPU%</th><th>p99</th><th>restarts</th><th>recycle at</th></tr>
+<table id="workers"><tr><th>gen</th><th class="l">role</th><th class="l">worker</th><th>pid</th><th class="l">device</th><th class="l">cpus</th><th class="l">state</th><th>uptime</th><th>requests</th><th>in flight</th><th>queue</th><th>errors</th><th>RSS</th><th>CPU%</th><th>p99</th><th>restarts</th><th>recycle at</th></tr>
 {{range .R.Processes}}<tr{{if .Stale}} class="stale"{{end}}><td>{{.Generation}}</td><td class="l">{{.Role}}</td><td class="l">{{.Name}}</td><td>{{.PID}}</td><td class="l">{{.Device}}</td><td class="l">{{.CPUs}}</td><td class="l">{{.State}}</td><td>{{seconds .UptimeS}}</td><td>{{.Requests}}</td><td>{{.InFlight}}</td><td>{{.Queue}}</td><td>{{.Errors}}</td><td>{{bytes .RSSBytes}}</td><td>{{pct .CPUPercent}}</td><td>{{latency .LatencyP99S}}</td><td>{{.Restarts}}</td><td>{{if .RecycleAt}}{{.RecycleAt}}{{else}}-{{end}}</td></tr>
 {{end}}</table>
+
+{{if .Arenas}}<h2>Prep shared-memory arenas</h2>
+<table id="arenas"><tr><th class="l">worker</th><th>pid</th><th>slots in use</th><th>full for</th><th>turned away</th></tr>
+{{range .Arenas}}<tr{{if full .Arena}} class="bad"{{end}}><td class="l">{{.Name}}</td><td>{{.PID}}</td><td>{{.Arena.InUse}}/{{.Arena.Slots}}</td><td>{{fullFor .Arena}}</td><td>{{.Arena.TurnedAway}}</td></tr>
+{{end}}</table>{{end}}
 
 <h2>GPUs</h2>
 {{if .R.GPUs}}<table><tr><th>index</th><th class="l">name</th><th>utilisation %</th><th>memory used</th><th>memory total</th></tr>

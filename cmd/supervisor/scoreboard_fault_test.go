@@ -16,7 +16,7 @@ import (
 // TestTruncatedScoreboardDoesNotKillTheMaster truncates the master's
 // scoreboard file under it (the workers' user owns that file): the master
 // must not die of SIGBUS. /metrics and /status.json answer and count the
-// fault, `supervisor status` says the board was damaged, inference works
+// fault, `supervisor status` and /status say the board was damaged, inference works
 // again (workers that faulted on the old board are restarted on a new
 // one), and the master still stops cleanly.
 func TestTruncatedScoreboardDoesNotKillTheMaster(t *testing.T) {
@@ -51,6 +51,9 @@ func TestTruncatedScoreboardDoesNotKillTheMaster(t *testing.T) {
 	}
 	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "SCOREBOARD DAMAGED") {
 		t.Fatalf("supervisor status (text) after the fault: %v\n%s", err, out)
+	}
+	if code, page := getURL(t, in.metricsURL+"/status"); code != http.StatusOK || !strings.Contains(string(page), `<div class="bad">SCOREBOARD DAMAGED`) {
+		t.Fatalf("/status after the fault: %d, without the damaged-scoreboard notice\n%s", code, page)
 	}
 	body2 := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
 	pollUntil(t, 60*time.Second, "inference works after the fault", func() bool {
