@@ -105,3 +105,23 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 		t.Errorf("status JSON has no bottleneck: %s", b)
 	}
 }
+
+// TestTextReportNamesEveryUnavailableModel: a model no infer worker serves
+// has no reason from a worker, and still gets its line.
+func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
+	r := &Report{Status: Status{Models: []ModelState{
+		{Name: "ok", Ready: true},
+		{Name: "broken", Reason: "could not load: bad file"},
+		{Name: "orphan"},
+	}}}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "MODEL UNAVAILABLE ok") {
+		t.Errorf("status text names a ready model unavailable:\n%s", b.String())
+	}
+}

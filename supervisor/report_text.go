@@ -29,8 +29,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}
 	for _, ms := range st.Models {
-		if !ms.Ready && ms.Reason != "" {
-			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Reason)
+		if !ms.Ready {
+			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.why())
 		}
 	}
 	for _, op := range []*OpResult{st.LastReload, st.LastUpgrade} {
