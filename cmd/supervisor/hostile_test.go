@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,11 +19,7 @@ import (
 // (one, so every request hits it) serves a real photo afterwards.
 func TestImageModelRefusesHostilePayloads(t *testing.T) {
 	dir := sharedTestdata(t)
-	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "64MiB", modelItems: fmt.Sprintf(`  - name: squeezenet
-    path: %s
-    preprocess: {kind: image, channel_order: BGR}
-    postprocess: {labels: %s, top_k: 1}
-`, filepath.Join(dir, "squeezenet", "SqueezeNet_fp16.onnx"), filepath.Join(dir, "squeezenet", "synset.txt"))})
+	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "64MiB", modelItems: squeezenetItem(dir, 1)})
 	const url = "/v2/models/squeezenet/infer"
 	images := func(imgs ...[]byte) []byte {
 		data := make([]string, len(imgs))
@@ -79,10 +74,7 @@ func TestImageModelRefusesHostilePayloads(t *testing.T) {
 // the prep worker stops at the next image instead of decoding the rest.
 func TestImageDecodingStopsForAGoneClient(t *testing.T) {
 	dir := sharedTestdata(t)
-	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "64MiB", modelItems: fmt.Sprintf(`  - name: squeezenet
-    path: %s
-    preprocess: {kind: image, channel_order: BGR}
-`, filepath.Join(dir, "squeezenet", "SqueezeNet_fp16.onnx"))})
+	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "64MiB", modelItems: squeezenetItem(dir, 0)})
 	costly := base64.StdEncoding.EncodeToString(hostile.ScanBombJPEG(32))
 	data := []string{costly, costly, costly, costly, costly, costly, costly, costly, costly}
 	body := inferBody(t, v2Tensor{"data_0", "BYTES", []int64{9}, data})

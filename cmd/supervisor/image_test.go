@@ -36,6 +36,18 @@ func sharedTestdata(t *testing.T) string {
 	return dir
 }
 
+// squeezenetItem is the models: entry that serves the shared SqueezeNet
+// (from dir, sharedTestdata's answer) as an image model; topK > 0 adds the
+// labels file and answers raw image bodies with the top topK classes.
+func squeezenetItem(dir string, topK int) string {
+	item := fmt.Sprintf("  - name: squeezenet\n    path: %s\n    preprocess: {kind: image, channel_order: BGR}\n",
+		filepath.Join(dir, "squeezenet", "SqueezeNet_fp16.onnx"))
+	if topK > 0 {
+		item += fmt.Sprintf("    postprocess: {labels: %s, top_k: %d}\n", filepath.Join(dir, "squeezenet", "synset.txt"), topK)
+	}
+	return item
+}
+
 // photoCase is a shared photo and what SqueezeNet must call it.
 type photoCase struct {
 	file string
@@ -74,11 +86,7 @@ var squeezeNetPhotos = []photoCase{
 // image body per photo.
 func TestImageModelClassifiesPhotos(t *testing.T) {
 	dir := sharedTestdata(t)
-	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "16MiB", modelItems: fmt.Sprintf(`  - name: squeezenet
-    path: %s
-    preprocess: {kind: image, channel_order: BGR}
-    postprocess: {labels: %s, top_k: 3}
-`, filepath.Join(dir, "squeezenet", "SqueezeNet_fp16.onnx"), filepath.Join(dir, "squeezenet", "synset.txt"))})
+	in := startInstance(t, options{prepWorkers: 1, maxBodyBytes: "16MiB", modelItems: squeezenetItem(dir, 3)})
 
 	code, body, _ := in.get("/v2/models/squeezenet")
 	if code != http.StatusOK || !strings.Contains(string(body), `"inputs":[{"name":"data_0","datatype":"BYTES","shape":[-1]}]`) {
