@@ -25,7 +25,7 @@ const (
 	attackEnv  = "HOSTILE_ATTACK"
 	clientsEnv = "HOSTILE_CLIENTS"
 	addrEnv    = "HOSTILE_ADDR"
-	maxBodyEnv = "HOSTILE_MAX_BODY"
+	floodEnv   = "HOSTILE_FLOOD_BYTES"
 )
 
 // attackerMain runs when roleEnv is "attacker"; it returns the exit code.
@@ -40,12 +40,12 @@ func attackerMain() int {
 		fmt.Fprintln(os.Stderr, "hostile attacker: bad", clientsEnv)
 		return 2
 	}
-	maxBody, err := strconv.ParseInt(os.Getenv(maxBodyEnv), 10, 64)
-	if err != nil || maxBody < 1 {
-		fmt.Fprintln(os.Stderr, "hostile attacker: bad", maxBodyEnv)
+	flood, err := strconv.ParseInt(os.Getenv(floodEnv), 10, 64)
+	if err != nil || flood < 1 {
+		fmt.Fprintln(os.Stderr, "hostile attacker: bad", floodEnv)
 		return 2
 	}
-	t := target{addr: os.Getenv(addrEnv), maxBody: maxBody}
+	t := target{addr: os.Getenv(addrEnv), floodBytes: flood}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us
@@ -84,7 +84,7 @@ func startAttacker(a attack, clients int, t target, nice int) (*attackProcess, e
 	}
 	cmd := exec.Command("nice", "-n", strconv.Itoa(nice), exe)
 	cmd.Env = append(os.Environ(), roleEnv+"=attacker", attackEnv+"="+a.name,
-		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, maxBodyEnv+"="+strconv.FormatInt(t.maxBody, 10))
+		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, floodEnv+"="+strconv.FormatInt(t.floodBytes, 10))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -29,8 +29,8 @@ type attack struct {
 
 // target is what an attack client knows of the server under attack.
 type target struct {
-	addr    string
-	maxBody int64 // max_body_bytes
+	addr       string
+	floodBytes int64 // how large the BYTES floods are: just under max_body_bytes at full scale
 }
 
 // The image model the image attacks and the second well-behaved client
@@ -60,10 +60,10 @@ func attackTable() []attack {
 			return post{model: imageModel, contentType: "image/png", body: hostile.PNGBomb(6000, 6000)}
 		})),
 		imageAttack(payload("bytes-flood-json", 4, "400 more than max_images, from the shape", func(t target) post {
-			return post{model: imageModel, contentType: "application/json", body: hostile.BytesFloodJSON(imageInput, floodElems(t.maxBody, 3))}
+			return post{model: imageModel, contentType: "application/json", body: hostile.BytesFloodJSON(imageInput, floodElems(t.floodBytes, 3))}
 		})),
 		imageAttack(payload("bytes-flood-binary", 4, "400 more than max_images, from the shape", func(t target) post {
-			body, hl := hostile.BytesFloodBinary(imageInput, floodElems(t.maxBody, 4))
+			body, hl := hostile.BytesFloodBinary(imageInput, floodElems(t.floodBytes, 4))
 			return post{model: imageModel, contentType: "application/octet-stream",
 				header: fmt.Sprintf("Inference-Header-Content-Length: %d\r\n", hl), body: body}
 		})),
@@ -76,8 +76,8 @@ func attackTable() []attack {
 }
 
 // floodElems is how many BYTES elements of size bytes each make a flood
-// body just under maxBody (room left for the JSON around them).
-func floodElems(maxBody int64, size int) int { return int((maxBody - 256) / int64(size)) }
+// body just under total bytes (room left for the JSON around them).
+func floodElems(total int64, size int) int { return int(max(total-256, 0) / int64(size)) }
 
 // raw is an attack whose client writes its requests itself.
 func raw(name string, conns int, expect string, client func(context.Context, target, *answers)) attack {

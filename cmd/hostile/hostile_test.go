@@ -49,8 +49,11 @@ func TestHostileBounded(t *testing.T) {
 	o := suiteOptions{
 		server: serverOptions{bin: bin, ortLib: lib, modelsDir: models, budget: budget, maxBody: 64 << 20,
 			bodyTimeout: time.Second, readTimeout: 2 * time.Second, prepWorkers: 1},
-		scale: 0.02, phase: 2 * time.Second, rampUp: 500 * time.Millisecond, settle: 2 * time.Second, legit: 2, nice: 10,
+		scale: 0.02, phase: 2 * time.Second, rampUp: time.Second, settle: 500 * time.Millisecond, legit: 2, nice: 10,
 		attacks: attackTable(), logf: t.Logf,
+		// Floods of 4 MiB, not 64: the attack clients are race-instrumented
+		// here, and a 64 MiB body takes them longer to build than a phase.
+		flood: 4 << 20,
 	}
 	o.server.squeezeNet, o.photo, o.noImages = findImageModel(filepath.Join("..", "..", "..", "shared", "testdata"))
 	rep, err := runSuite(o)

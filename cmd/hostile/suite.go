@@ -13,6 +13,7 @@ type suiteOptions struct {
 	phase   time.Duration // how long the well-behaved client measures, steady and per attack
 	rampUp  time.Duration // attack running before the measurement starts
 	settle  time.Duration // how long to wait for the master's RSS to come back after an attack
+	flood   int64         // BYTES flood body size; 0 = just under server.maxBody
 	legit   int           // the well-behaved client's connections
 	nice    int           // the attacker process's niceness
 	attacks []attack
@@ -120,6 +121,14 @@ func (m *measurer) measure(d time.Duration) (mlp, image legitResult) {
 	return mlp, <-done
 }
 
+// floodBytes is the size of the BYTES flood bodies.
+func (o suiteOptions) floodBytes() int64 {
+	if o.flood > 0 {
+		return o.flood
+	}
+	return o.server.maxBody
+}
+
 func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) (row, error) {
 	preps, err := srv.prepPIDs()
 	if err != nil {
@@ -127,7 +136,7 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
-	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, maxBody: o.server.maxBody}, o.nice)
+	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, floodBytes: o.floodBytes()}, o.nice)
 	if err != nil {
 		s.stop()
 		return row{}, err
