@@ -55,7 +55,9 @@
 //     (reserved from the declared length before reading; a chunked body
 //     as it grows), in buffers of its own that are dropped, not pooled,
 //     when the request ends. Its memory is bounded by configuration, not
-//     by what clients declare.
+//     by what clients declare: the master's soft memory limit
+//     (memlimit.go) is the budget plus a headroom, so answered bodies are
+//     collected before new ones push RSS past it.
 //   - Every admitted verdict is finished exactly once, by the handler or
 //     by the transport error handler, giving back its max_in_flight place
 //     and budget bytes; a body cut by body_timeout/body_min_rate (408)

@@ -134,6 +134,7 @@ func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
 func (m *Master) Run(ctx context.Context) error {
 	m.started = time.Now()
 	cfg := m.cfg()
+	applyMemoryLimit(cfg)
 	if err := m.place(cfg); err != nil {
 		return err
 	}

@@ -187,9 +187,11 @@ func reloadable(old, cfg *Config) error {
 }
 
 // applySettings applies what needs no new worker and is not read from the
-// config per request: the lb's timeout and the master's log level.
+// config per request: the lb's timeout, the master's log level and its
+// memory limit (the body budget's).
 func (m *Master) applySettings(cfg *Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
+	applyMemoryLimit(cfg)
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
 		zerolog.SetGlobalLevel(lvl)
 	}

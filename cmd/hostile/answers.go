@@ -52,12 +52,16 @@ func formatAnswers(n map[string]int) string {
 
 // unclear lists the outcomes that are not a clear refusal: anything but a
 // 4xx, a 503, a cut connection, one held open within the server's limits,
-// or a refused connection (the listener's backlog is full).
-func unclear(n map[string]int) []string {
+// or a refused connection (the listener's backlog is full), besides the
+// attack's allowed answers.
+func unclear(n map[string]int, allowed []string) []string {
 	var bad []string
 	for k := range n {
 		switch k {
 		case outcomeCut, outcomeHeld, outcomeRefused, "503":
+			continue
+		}
+		if slices.Contains(allowed, k) {
 			continue
 		}
 		if code, err := strconv.Atoi(k); err == nil && code >= 400 && code < 500 {

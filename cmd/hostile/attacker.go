@@ -25,6 +25,7 @@ const (
 	attackEnv  = "HOSTILE_ATTACK"
 	clientsEnv = "HOSTILE_CLIENTS"
 	addrEnv    = "HOSTILE_ADDR"
+	floodEnv   = "HOSTILE_FLOOD_BYTES"
 )
 
 // attackerMain runs when roleEnv is "attacker"; it returns the exit code.
@@ -39,6 +40,12 @@ func attackerMain() int {
 		fmt.Fprintln(os.Stderr, "hostile attacker: bad", clientsEnv)
 		return 2
 	}
+	flood, err := strconv.ParseInt(os.Getenv(floodEnv), 10, 64)
+	if err != nil || flood < 1 {
+		fmt.Fprintln(os.Stderr, "hostile attacker: bad", floodEnv)
+		return 2
+	}
+	t := target{addr: os.Getenv(addrEnv), floodBytes: flood}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us
@@ -50,7 +57,7 @@ func attackerMain() int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			as[0].client(ctx, os.Getenv(addrEnv), rec)
+			as[0].client(ctx, t, rec)
 		}()
 	}
 	wg.Wait()
@@ -70,14 +77,14 @@ type attackProcess struct {
 
 // startAttacker starts the attack's clients in their own process at the
 // given niceness (0 = the suite's own priority).
-func startAttacker(a attack, clients int, addr string, nice int) (*attackProcess, error) {
+func startAttacker(a attack, clients int, t target, nice int) (*attackProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command("nice", "-n", strconv.Itoa(nice), exe)
 	cmd.Env = append(os.Environ(), roleEnv+"=attacker", attackEnv+"="+a.name,
-		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+addr)
+		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, floodEnv+"="+strconv.FormatInt(t.floodBytes, 10))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,9 +1,12 @@
-// Command hostile runs a real supervisor (the MLP model, API keys on) and
-// attacks its public port while a well-behaved client measures what the
-// attacks cost it. It prints one row per attack: the master's and the
-// prep workers' peak RSS over their resting size, the well-behaved
-// client's errors and p99 against its steady p99, and the answers the
-// attack got.
+// Command hostile runs a real supervisor (the MLP model and, when the
+// shared test data is there, the shared SqueezeNet from encoded images;
+// API keys on) and attacks its public port while well-behaved clients
+// measure what the attacks cost them: one sends MLP rows back to back,
+// the other (with SqueezeNet) a real photo every 50ms, since image
+// attacks compete with image work in the prep workers' decode gate. It
+// prints one row per attack: the master's and the prep workers' peak RSS
+// over their resting size, each well-behaved client's errors and p99
+// against its steady p99, and the answers the attack got.
 //
 //	scripts/hostile                     # the full run (make hostile)
 //	go run ./cmd/hostile -scale 0.1 -phase 3s -attacks slowloris,huge-content-length
@@ -11,17 +14,29 @@
 // What it checks is issue 14's bound: under every attack the well-behaved
 // client sees no error and a p99 within 3x its steady p99, and the
 // master's RSS stays at or under rest + limits.max_body_bytes_in_flight.
-// Every attack request must get a clear 4xx or 503, or be cut.
+// Every attack request must get a clear 4xx or 503, or be cut (or an
+// answer the attack allows: png8-bomb is an image within max_pixels, so
+// its right answer is 200, at a bounded cost).
 //
 // Attacks are entries of the table in attacks.go: a name, a client count
 // at full scale, and a function that plays one hostile client until its
 // context ends, recording each answer. A request body from a generator
 // plugs in as one entry, for example
 //
-//	payload("jpeg-scan-bomb", 8, "image/jpeg", func() []byte { return hostile.ScanBombJPEG(10000) })
+//	imageAttack(payload("jpeg-scan-bomb", 8, "400", func(target) post {
+//		return post{model: imageModel, contentType: "image/jpeg", body: hostile.ScanBombJPEG(8000)}
+//	}))
 //
-// (image payloads need an image model in the suite's config; see
-// suiteConfig).
+// imageAttack marks an attack that needs the image model: without the
+// shared SqueezeNet (-testdata, default ../shared/testdata) it is skipped,
+// with its reason in the table. The image attacks: a JPEG scan bomb
+// (8000 scans), 16-bit and 8-bit 6000×6000 PNG bombs, and floods of empty
+// BYTES elements sized just under max_body_bytes, in JSON and with the
+// binary tensor extension.
+//
+// Not covered: gzip (or any Content-Encoding) bombs, since the server
+// does not accept compressed request bodies; an attack for them belongs
+// here when it does.
 //
 // The suite shares the machine with the supervisor it measures: on a
 // small or busy host the p99 ratios include CPU contention between the

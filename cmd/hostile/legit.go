@@ -22,20 +22,39 @@ type legitResult struct {
 	p99      time.Duration
 }
 
-// legitClient is the well-behaved client: conns keep-alive connections,
-// each sending the same inference request back to back, with the key.
-// Its connections are opened once and reused across phases, as a
-// client's pool would be.
+// legitClient is a well-behaved client: conns keep-alive connections,
+// each sending the same inference request, with the key, back to back or
+// one every pace. Its connections are opened once and reused across
+// phases, as a client's pool would be.
 type legitClient struct {
-	url   string
-	conns int
-	http  *http.Client
+	url, contentType string
+	body             []byte
+	conns            int
+	pace             time.Duration // least time from one request's start to the next's on a connection
+	http             *http.Client
 }
 
+// newLegitClient measures the MLP: one row, back to back.
 func newLegitClient(addr string, conns int) *legitClient {
+	return newClient(addr, "mlp", "application/json", legitBody, conns, 0)
+}
+
+// imagePace paces the image client: a photo costs a prep worker a decode
+// and the infer worker a SqueezeNet run, so back to back it would be a
+// load of its own on a small host rather than a probe.
+const imagePace = 50 * time.Millisecond
+
+// newImageClient measures the image model: a real photo as a raw body,
+// on one connection, one every imagePace. It shares the prep workers'
+// decode gate with the image attacks.
+func newImageClient(addr string, photo []byte) *legitClient {
+	return newClient(addr, imageModel, "image/jpeg", photo, 1, imagePace)
+}
+
+func newClient(addr, model, contentType string, body []byte, conns int, pace time.Duration) *legitClient {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: time.Hour}
-	return &legitClient{url: "http://" + addr + "/v2/models/mlp/infer", conns: conns,
-		http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	return &legitClient{url: "http://" + addr + "/v2/models/" + model + "/infer", contentType: contentType,
+		body: body, conns: conns, pace: pace, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
 // run sends requests until ctx ends and reports them.
@@ -66,6 +85,12 @@ func (c *legitClient) run(ctx context.Context) legitResult {
 					lat = append(lat, took)
 				}
 				mu.Unlock()
+				if wait := c.pace - took; wait > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(wait):
+					}
+				}
 			}
 		}()
 	}
@@ -75,12 +100,12 @@ func (c *legitClient) run(ctx context.Context) legitResult {
 }
 
 func (c *legitClient) once() error {
-	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(legitBody))
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(c.body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("X-API-Key", apiKey)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", c.contentType)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ func run() int {
 	phase := flag.Duration("phase", 15*time.Second, "how long the well-behaved client measures, steady and under each attack")
 	rampUp := flag.Duration("ramp-up", 3*time.Second, "how long an attack runs before the measurement starts")
 	budget := flag.Int64("budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
+	maxBody := flag.Int64("max-body", 64<<20, "max_body_bytes (the BYTES floods are sized just under it)")
+	testdata := flag.String("testdata", "../shared/testdata", "the shared test data (SqueezeNet and photos, for the image attacks); absent = they are skipped")
 	bodyTimeout := flag.Duration("body-timeout", 5*time.Second, "limits.body_timeout")
 	readTimeout := flag.Duration("read-timeout", 10*time.Second, "limits.read_timeout")
 	legit := flag.Int("legit", 4, "the well-behaved client's connections")
@@ -55,10 +57,14 @@ func run() int {
 		return 1
 	}
 	o := suiteOptions{
-		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget,
+		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget, maxBody: *maxBody,
 			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, prepWorkers: *prep},
-		scale: *scale, phase: *phase, rampUp: *rampUp, legit: *legit, nice: *nice, attacks: attacks,
+		scale: *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
 		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
+	}
+	o.server.squeezeNet, o.photo, o.noImages = findImageModel(*testdata)
+	if o.noImages != "" {
+		o.logf("the image attacks are skipped: %s", o.noImages)
 	}
 	rep, err := runSuite(o)
 	if rep != nil {
@@ -115,7 +121,13 @@ func (r *report) misses() []string {
 		if row.masterOver > r.budget {
 			out = append(out, fmt.Sprintf("%s: master RSS rose %s over rest, more than the budget %s", n, mib(row.masterOver), mib(r.budget)))
 		}
-		if bad := unclear(row.answers); len(bad) > 0 {
+		if row.image.errors > 0 {
+			out = append(out, fmt.Sprintf("%s: the image client got %d errors in %d requests (first: %s)", n, row.image.errors, row.image.requests, row.image.firstErr))
+		}
+		if row.imageRatio > 3 {
+			out = append(out, fmt.Sprintf("%s: image p99 %v is %.1fx steady (target 3x)", n, row.image.p99, row.imageRatio))
+		}
+		if bad := unclear(row.answers, row.attack.allowed); len(bad) > 0 {
 			out = append(out, fmt.Sprintf("%s: attack requests answered %v, not a 4xx, 503 or a cut", n, bad))
 		}
 		if !row.alive {
@@ -126,13 +138,19 @@ func (r *report) misses() []string {
 }
 
 func printReport(w io.Writer, r *report) {
-	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
-		r.steady.requests, r.steady.errors, ms(r.steady.p99), mib(r.masterRest), mib(r.prepRest), mib(r.budget))
+	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
+		r.steady.requests, r.steady.errors, ms(r.steady.p99), r.imageSteady.requests, r.imageSteady.errors, ms(r.imageSteady.p99),
+		mib(r.masterRest), mib(r.prepRest), mib(r.budget))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\tattack answers")
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tattack answers")
 	for _, row := range r.rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
-			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio, formatAnswers(row.answers))
+		if row.skipped != "" {
+			fmt.Fprintf(tw, "%s\tskipped: %s\n", row.attack.name, row.skipped)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
+			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio, formatAnswers(row.answers))
 	}
 	tw.Flush()
 }

@@ -26,19 +26,33 @@ type serverOptions struct {
 	bodyTimeout            time.Duration // limits.body_timeout
 	readTimeout            time.Duration // limits.read_timeout
 	prepWorkers            int
+	maxBody                int64  // max_body_bytes
+	squeezeNet             string // the shared SqueezeNet served as imageModel; "" = the MLP only
 }
 
-// suiteConfig is the config under attack: the MLP with batching, API
-// keys on, the shipped limits except the ones the options set.
+// suiteConfig is the config under attack: the MLP with batching, and the
+// shared SqueezeNet from encoded images (configs/squeezenet.yaml's
+// preprocessing) when the options name it, API keys on, the shipped
+// limits except the ones the options set.
 func suiteConfig(o serverOptions, l launch.Layout) string {
+	image := ""
+	if o.squeezeNet != "" {
+		image = fmt.Sprintf(`  - name: %s
+    path: %s
+    preprocess: {kind: image, width: 224, height: 224, resize: stretch, interpolation: bilinear,
+      channel_order: BGR, scale: 1, mean: [0, 0, 0], std: [1, 1, 1], layout: NCHW, dtype: FP16,
+      max_pixels: 40000000, max_images: 64}
+`, imageModel, o.squeezeNet)
+	}
 	return fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s
 shutdown_timeout: 10s
 boot_timeout: 120s
+max_body_bytes: %d
 models:
   - {name: mlp, path: %s, batching: {max_batch_size: 8}}
-prep:
+%sprep:
   workers: %d
 infer:
   workers: 1
@@ -53,7 +67,7 @@ auth:
   api_keys: [%s]
 metrics:
   listen: 127.0.0.1:%d
-`, l.Port, l.RuntimeDir, o.ortLib, filepath.Join(o.modelsDir, "mlp.onnx"), o.prepWorkers,
+`, l.Port, l.RuntimeDir, o.ortLib, o.maxBody, filepath.Join(o.modelsDir, "mlp.onnx"), image, o.prepWorkers,
 		o.budget, o.bodyTimeout, o.readTimeout, apiKey, l.MetricsPort)
 }
 

@@ -12,10 +12,17 @@ type suiteOptions struct {
 	scale   float64       // attack clients = attack.conns * scale (at least 1)
 	phase   time.Duration // how long the well-behaved client measures, steady and per attack
 	rampUp  time.Duration // attack running before the measurement starts
+	settle  time.Duration // how long to wait for the master's RSS to come back after an attack
+	flood   int64         // BYTES flood body size; 0 = just under server.maxBody
 	legit   int           // the well-behaved client's connections
 	nice    int           // the attacker process's niceness
 	attacks []attack
-	logf    func(format string, args ...any)
+	// photo is the image client's request (a real JPEG) when
+	// server.squeezeNet is set; noImages says why it is not, for the rows
+	// of the image attacks it skips.
+	photo    []byte
+	noImages string
+	logf     func(format string, args ...any)
 }
 
 // row is the outcome of one attack.
@@ -27,17 +34,21 @@ type row struct {
 	masterAfter int64 // master RSS over rest once the attack ended and the budget emptied
 	legit       legitResult
 	p99Ratio    float64
+	image       legitResult // the image client's, when the image model is served
+	imageRatio  float64
 	answers     map[string]int
 	alive       bool
+	skipped     string // why the attack did not run; "" = it ran
 }
 
 // report is a whole run.
 type report struct {
-	steady     legitResult
-	masterRest int64
-	prepRest   int64
-	budget     int64
-	rows       []row
+	steady      legitResult
+	imageSteady legitResult // requests == 0: no image client
+	masterRest  int64
+	prepRest    int64
+	budget      int64
+	rows        []row
 }
 
 // runSuite starts the server, measures the steady state, then runs each
@@ -48,32 +59,35 @@ func runSuite(o suiteOptions) (*report, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	legit := newLegitClient(srv.Addr, o.legit)
-	measure := func(d time.Duration) legitResult {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		defer cancel()
-		return legit.run(ctx)
-	}
-	measure(time.Second) // opens the client's connections, warms the batcher
+	m := newMeasurer(srv.Addr, o)
+	m.measure(time.Second) // opens the clients' connections, warms the batcher
 
 	preps, err := srv.prepPIDs()
 	if err != nil {
 		return nil, err
 	}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
-	rep := &report{steady: measure(o.phase), budget: o.server.budget}
+	rep := &report{budget: o.server.budget}
+	rep.steady, rep.imageSteady = m.measure(o.phase)
 	rep.masterRest, rep.prepRest = s.stop()
-	o.logf("steady: %d requests, %d errors, p99 %v; master %s, prep %s at rest",
-		rep.steady.requests, rep.steady.errors, rep.steady.p99, mib(rep.masterRest), mib(rep.prepRest))
+	o.logf("steady: %d requests, %d errors, p99 %v; image %d requests, %d errors, p99 %v; master %s, prep %s at rest",
+		rep.steady.requests, rep.steady.errors, rep.steady.p99, rep.imageSteady.requests, rep.imageSteady.errors,
+		rep.imageSteady.p99, mib(rep.masterRest), mib(rep.prepRest))
 
 	for _, a := range o.attacks {
-		r, err := runAttack(o, srv, legit, a, rep)
+		if a.image && o.server.squeezeNet == "" {
+			rep.rows = append(rep.rows, row{attack: a, skipped: o.noImages, alive: true})
+			o.logf("%s: skipped: %s", a.name, o.noImages)
+			continue
+		}
+		r, err := runAttack(o, srv, m, a, rep)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", a.name, err)
 		}
 		rep.rows = append(rep.rows, r)
-		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
-			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
+		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); image %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
+			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, r.image.errors, r.image.requests, r.image.p99, r.imageRatio,
+			mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
 		if !r.alive {
 			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.Log)
 		}
@@ -81,22 +95,54 @@ func runSuite(o suiteOptions) (*report, error) {
 	return rep, nil
 }
 
-func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *report) (row, error) {
+// measurer runs the well-behaved clients together: the MLP one, and the
+// image one when the image model is served.
+type measurer struct{ mlp, image *legitClient }
+
+func newMeasurer(addr string, o suiteOptions) *measurer {
+	m := &measurer{mlp: newLegitClient(addr, o.legit)}
+	if o.server.squeezeNet != "" {
+		m.image = newImageClient(addr, o.photo)
+	}
+	return m
+}
+
+// measure runs both clients for d; the image result is zero without one.
+func (m *measurer) measure(d time.Duration) (mlp, image legitResult) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	done := make(chan legitResult, 1)
+	if m.image != nil {
+		go func() { done <- m.image.run(ctx) }()
+	} else {
+		done <- legitResult{}
+	}
+	mlp = m.mlp.run(ctx)
+	return mlp, <-done
+}
+
+// floodBytes is the size of the BYTES flood bodies.
+func (o suiteOptions) floodBytes() int64 {
+	if o.flood > 0 {
+		return o.flood
+	}
+	return o.server.maxBody
+}
+
+func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) (row, error) {
 	preps, err := srv.prepPIDs()
 	if err != nil {
 		return row{}, err
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
-	attacker, err := startAttacker(a, r.clients, srv.Addr, o.nice)
+	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, floodBytes: o.floodBytes()}, o.nice)
 	if err != nil {
 		s.stop()
 		return row{}, err
 	}
 	time.Sleep(o.rampUp)
-	lctx, lcancel := context.WithTimeout(context.Background(), o.phase)
-	r.legit = legit.run(lctx)
-	lcancel()
+	r.legit, r.image = m.measure(o.phase)
 	counts, err := attacker.stop(30 * time.Second)
 	master, prep := s.stop()
 	if err != nil {
@@ -108,7 +154,10 @@ func runAttack(o suiteOptions, srv *server, legit *legitClient, a attack, rep *r
 	if rep.steady.p99 > 0 {
 		r.p99Ratio = float64(r.legit.p99) / float64(rep.steady.p99)
 	}
-	r.masterAfter = settle(srv.PID(), rep.masterRest, 10*time.Second)
+	if rep.imageSteady.p99 > 0 {
+		r.imageRatio = float64(r.image.p99) / float64(rep.imageSteady.p99)
+	}
+	r.masterAfter = settle(srv.PID(), rep.masterRest, o.settle)
 	return r, nil
 }
 

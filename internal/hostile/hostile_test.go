@@ -127,3 +127,26 @@ func TestBytesFloodJSONIsAV2Request(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestBytesFloodBinaryIsAV2BinaryRequest(t *testing.T) {
+	for _, n := range []int{0, 1, 1000} {
+		b, hl := BytesFloodBinary("data_0", n)
+		if len(b) != hl+4*n || !json.Valid(b[:hl]) {
+			t.Fatalf("BytesFloodBinary(%d): %d bytes, header %d: %.120s", n, len(b), hl, b)
+		}
+		req, err := v2.DecodeInferRequest(b, hl)
+		if err != nil {
+			t.Fatalf("BytesFloodBinary(%d): %v", n, err)
+		}
+		in := req.Inputs[0]
+		elems, err := tensor.BytesElements(in.Data, int64(n))
+		if len(req.Inputs) != 1 || in.DType != tensor.Bytes || tensor.FormatShape(in.Shape) != "["+itoa(n)+"]" || err != nil || len(elems) != n {
+			t.Fatalf("BytesFloodBinary(%d) decodes to %+v (%v)", n, in, err)
+		}
+		for i, e := range elems {
+			if len(e) != 0 {
+				t.Fatalf("element %d is %q", i, e)
+			}
+		}
+	}
+}
