@@ -28,13 +28,15 @@ import (
 // from admissions must finish it.
 type verdict struct {
 	refusal
-	proxied  bool      // through the lb to a prep worker
-	hasBody  bool      // the client declared a body (Content-Length > 0 or chunked)
-	length   int64     // declared Content-Length; -1 = chunked
-	inFlight bool      // holds a place under limits.max_in_flight
-	reserved int64     // body-budget bytes held
-	deadline time.Time // the client's X-Request-Timeout; zero = none
-	admitted time.Time // when the header was decided; the body timeout runs from here
+	proxied  bool              // through the lb to a prep worker
+	hasBody  bool              // the client declared a body (Content-Length > 0 or chunked)
+	length   int64             // declared Content-Length; -1 = chunked
+	inFlight bool              // holds a place under limits.max_in_flight
+	reserved int64             // body-budget bytes held
+	deadline time.Time         // the client's X-Request-Timeout; zero = none
+	admitted time.Time         // when the header was decided; the body timeout runs from here
+	body     bodyBuf           // the received body (receiveBody); freed by finish
+	bodyOn   *fasthttp.Request // the request body is set on; detached by finish
 }
 
 // refusal is the answer to a refused request: a status (0 = admitted), a
@@ -211,12 +213,34 @@ func (m *Master) hold(c *Config, v *verdict) refusal {
 }
 
 // finish gives back what an admitted verdict holds. It is called once per
-// verdict taken from admissions; a second call gives back nothing.
+// verdict taken from admissions; a second call gives back nothing. A
+// verdict that holds a body is the handler's (serveFront finishes it when
+// it returns, panicking or not, after the lb and everything else are done
+// with the request): the body is detached from the request, then freed
+// (see bodyBuf for why nothing can touch it after).
 func (m *Master) finish(v *verdict) {
+	v.detachBody()
 	if v.inFlight {
 		m.inFlight.Add(-1)
 		v.inFlight = false
 	}
 	m.budget.release(v.reserved)
 	v.reserved = 0
+}
+
+// attachBody sets the received body on req; the verdict owns it from now.
+func (v *verdict) attachBody(req *fasthttp.Request, body bodyBuf) {
+	v.body, v.bodyOn = body, req
+	req.SetBodyRaw(body.b)
+}
+
+// detachBody takes the body off the request it was set on (the handler is
+// done with the request's body by then; fasthttp only resets it) and frees
+// it.
+func (v *verdict) detachBody() {
+	if v.bodyOn != nil {
+		v.bodyOn.ResetBody()
+		v.bodyOn = nil
+	}
+	v.body.free()
 }

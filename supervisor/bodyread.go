@@ -13,8 +13,9 @@ import (
 // it, as nginx does by default: a client trickling its body then holds a
 // connection and budget bytes of the master, bounded by the body timeout,
 // never a prep worker's connection. The body lands in a buffer of its own
-// (never fasthttp's pooled body buffers), dropped when the request is
-// answered, so a burst of large bodies leaves nothing parked in a pool.
+// (never fasthttp's pooled body buffers; a large one is a mapping, see
+// bodybuf.go), freed when the request is answered, so a burst of large
+// bodies leaves nothing parked in a pool or waiting for a GC.
 
 // Errors that end a body read; the handler answers each with its status.
 var (
@@ -35,21 +36,24 @@ type bodyReader struct {
 	c        *Config
 	v        *verdict
 	ctx      *fasthttp.RequestCtx
-	buf      []byte
+	body     bodyBuf
 	chunkedN int64 // bytes allocated for a chunked body, all reserved
 }
 
 // receiveBody reads the body the verdict admitted and sets it on the
-// request; an error says why not (see the err* values above).
+// request; an error says why not (see the err* values above). The verdict
+// owns the buffer from then on: finish detaches it from the request and
+// frees it. A failed read frees what it had at once (nothing else saw it).
 func (m *Master) receiveBody(ctx *fasthttp.RequestCtx, c *Config, v *verdict) error {
 	if !v.hasBody {
 		return nil
 	}
 	br := &bodyReader{m: m, c: c, v: v, ctx: ctx}
 	if err := br.read(ctx.RequestBodyStream()); err != nil {
+		br.body.free()
 		return err
 	}
-	ctx.Request.SetBodyRaw(br.buf)
+	v.attachBody(&ctx.Request, br.body)
 	return nil
 }
 
@@ -59,10 +63,11 @@ func (br *bodyReader) read(r io.Reader) error {
 	}
 	start := br.v.admitted
 	for {
-		if br.v.length >= 0 && int64(len(br.buf)) == br.v.length {
+		buf := br.body.b
+		if br.v.length >= 0 && int64(len(buf)) == br.v.length {
 			return nil
 		}
-		if len(br.buf) == cap(br.buf) {
+		if len(buf) == cap(buf) {
 			if err := br.grow(); err != nil {
 				return err
 			}
@@ -70,11 +75,12 @@ func (br *bodyReader) read(r io.Reader) error {
 		if err := br.ctx.Conn().SetReadDeadline(br.deadline(start)); err != nil {
 			return fmt.Errorf("%w: %v", errBodyBroken, err)
 		}
-		n, err := r.Read(br.buf[len(br.buf):cap(br.buf)])
-		br.buf = br.buf[:len(br.buf)+n]
+		buf = br.body.b
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		br.body.b = buf[:len(buf)+n]
 		switch {
 		case errors.Is(err, io.EOF):
-			if br.v.length >= 0 && int64(len(br.buf)) != br.v.length {
+			if br.v.length >= 0 && int64(len(br.body.b)) != br.v.length {
 				return errBodyBroken
 			}
 			return nil
@@ -95,7 +101,7 @@ func (br *bodyReader) deadline(start time.Time) time.Time {
 	l := br.c.Limits
 	d := l.BodyTimeout.Duration
 	if rate := int64(l.BodyMinRate); rate > 0 {
-		d += time.Duration(float64(len(br.buf)) / float64(rate) * float64(time.Second))
+		d += time.Duration(float64(len(br.body.b)) / float64(rate) * float64(time.Second))
 	}
 	return start.Add(d)
 }
@@ -105,7 +111,7 @@ func (br *bodyReader) deadline(start time.Time) time.Time {
 // that; a chunked body doubles, reserving every buffer it allocates, up to
 // max_body_bytes.
 func (br *bodyReader) grow() error {
-	size := int64(cap(br.buf))
+	size := int64(cap(br.body.b))
 	var next int64
 	if br.v.length >= 0 {
 		next = min(br.v.length, firstBodyBuffer)
@@ -124,9 +130,7 @@ func (br *bodyReader) grow() error {
 		br.chunkedN += next
 		br.v.reserved += next
 	}
-	nb := make([]byte, len(br.buf), next)
-	copy(nb, br.buf)
-	br.buf = nb
+	br.body.grow(int(next))
 	return nil
 }
 
