@@ -25,6 +25,7 @@ import (
 type frontHarness struct {
 	m    *Master
 	addr string
+	sock string // the stand-in prep worker's socket
 }
 
 func startFront(t *testing.T, edit func(*Config)) *frontHarness {
@@ -66,7 +67,7 @@ func startFront(t *testing.T, edit func(*Config)) *frontHarness {
 		_ = front.Shutdown()
 		_ = up.Shutdown()
 	})
-	return &frontHarness{m: m, addr: ln.Addr().String()}
+	return &frontHarness{m: m, addr: ln.Addr().String(), sock: sock}
 }
 
 func (f *frontHarness) dial(t *testing.T) net.Conn {
