@@ -10,7 +10,7 @@ var mappedBodyMin = 1 << 20
 // bodyBuf is one request body's buffer. Above mappedBodyMin it is an
 // anonymous private mmap, not Go heap: the kernel zeroes only the pages
 // the body actually fills (a client declaring 64 MiB and sending 2 MiB
-// costs 2 MiB), and free gives the memory back to the system at once, so
+// costs 2 to 4 MiB: pages are huge where the kernel can), and free gives the memory back to the system at once, so
 // the master's RSS follows the body bytes live (the body budget), not the
 // GC's schedule. Smaller buffers are Go slices, freed by the GC.
 //
@@ -38,6 +38,11 @@ func (bb *bodyBuf) alloc(n int) {
 	if n >= mappedBodyMin && n > 0 {
 		m, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 		if err == nil {
+			// Transparent huge pages: a 4 KiB page fault per 4 KiB
+			// written made filling 64 MiB 4x slower than a Go make
+			// (400 vs 110 ms on the dev VM); 2 MiB pages make it 7 ms.
+			// Advice only: without THP it is 4 KiB pages.
+			_ = unix.Madvise(m, unix.MADV_HUGEPAGE)
 			bb.b, bb.mapped = m[:0], true
 			return
 		}
