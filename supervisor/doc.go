@@ -53,11 +53,14 @@
 //     the answer when it declared a body.
 //   - The master holds at most limits.max_body_bytes_in_flight body bytes
 //     (reserved from the declared length before reading; a chunked body
-//     as it grows), in buffers of its own that are dropped, not pooled,
-//     when the request ends. Its memory is bounded by configuration, not
-//     by what clients declare: the master's soft memory limit
-//     (memlimit.go) is the budget plus a headroom, so answered bodies are
-//     collected before new ones push RSS past it.
+//     as it grows), in buffers of its own, not pooled. A body of 1 MiB or
+//     more is an anonymous mapping (bodybuf.go), unmapped by finish when
+//     the request ends, after it is detached from the request: nothing
+//     reads it later (the lb's upstream exchange, retries included, is
+//     synchronous on the handler's goroutine), so RSS falls as each
+//     request ends. Smaller bodies are Go heap: the master's soft memory
+//     limit (memlimit.go) is the budget plus a headroom, so answered
+//     bodies are collected before new ones push RSS past it.
 //   - Every admitted verdict is finished exactly once, by the handler or
 //     by the transport error handler, giving back its max_in_flight place
 //     and budget bytes; a body cut by body_timeout/body_min_rate (408)
