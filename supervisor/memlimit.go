@@ -5,16 +5,17 @@ import (
 	"runtime/debug"
 )
 
-// The body budget bounds the body bytes the master holds live, but a body
-// it has answered stays in the heap as garbage until the next GC, and
-// with the default GOGC the next GC comes only when the heap has doubled:
-// under a flood of bodies as large as max_body_bytes the master's RSS
-// reached rest + 1.75 × the budget (cmd/hostile, bytes-flood-*). A soft
-// memory limit of the budget plus masterMemHeadroom makes the GC collect
-// answered bodies before new ones push the heap past that, so the bound
-// holds for RSS, not only for live bytes. It is soft: past it the GC runs
-// more often (the runtime caps its CPU at half), it never fails an
-// allocation.
+// The body budget bounds the body bytes the master holds live. Bodies of
+// mappedBodyMin or more are mappings unmapped when their request ends
+// (bodybuf.go), so they never wait for a GC. Smaller bodies are Go heap:
+// an answered one stays as garbage until the next GC, which the default
+// GOGC runs only when the heap has doubled. A soft memory limit of the
+// budget plus masterMemHeadroom makes the GC collect them before the heap
+// passes that (before the mapped buffers, a flood of max_body_bytes
+// bodies took RSS to rest + 1.75 x the budget). It is soft: past it the
+// GC runs more often (the runtime caps its CPU at half), it never fails an
+// allocation. Mapped bodies are outside the Go heap and so outside this
+// limit, which is right: the budget bounds them.
 const masterMemHeadroom = 64 << 20
 
 // applyMemoryLimit sets the master's soft memory limit for cfg's body
