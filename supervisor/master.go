@@ -126,6 +126,16 @@ func proxyTimeout(cfg *Config) time.Duration {
 // Stop asks Run to drain and return. Safe to call more than once.
 func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
 
+// stopRequested reports whether Stop has been called.
+func (m *Master) stopRequested() bool {
+	select {
+	case <-m.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
 // Run serves until ctx is cancelled or Stop is called, then drains. It
 // returns nil after a clean stop, or the error that prevented startup. When
 // it returns, every worker has been reaped and the runtime dir is cleaned.
@@ -221,7 +231,12 @@ func (m *Master) runIn(ctx context.Context, cfg *Config) error {
 	}
 	if err == nil && up.HasParent() {
 		// The previous master serves the shared listener until this one
-		// is ready: accepting earlier would answer its clients 503.
+		// is ready: accepting earlier would answer its clients 503. Its
+		// workers are up, so it serves from its first accepted request:
+		// both masters accept from the one listener until the previous
+		// one drains, and a request decided here before becomeReady
+		// would otherwise get 503 "not ready".
+		m.serving.Store(true)
 		serveFront()
 		metrics.serve()
 	}

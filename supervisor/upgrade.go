@@ -64,12 +64,12 @@ func (m *Master) Upgrade() error {
 	m.opsMu.Lock()
 	defer m.opsMu.Unlock()
 	res := OpResult{Op: "upgrade", At: time.Now()}
-	err := m.upgrade()
+	stopArrived, err := m.upgrade()
 	res.finish(err, m.generation.Load())
 	if err == nil {
 		res.NewPID = readPID(PIDFile(m.rd.path))
 		m.log.Info().Int("new_pid", res.NewPID).Dur("took", time.Since(res.At)).Msg("upgrade: the new master serves; draining this one")
-		if m.stopping.Load() {
+		if stopArrived {
 			m.stopNewMaster()
 		}
 	} else {
@@ -84,15 +84,20 @@ func (m *Master) Upgrade() error {
 // the previous master has exited.
 const parentStillRunning = "parent hasn't exited"
 
-func (m *Master) upgrade() error {
+// upgrade does the hand-over; stopArrived says whether a stop (or
+// anything else that stops this master) came while the new binary booted,
+// read before this master stops itself for the hand-over: afterwards its
+// own shutdown sets m.stopping too, and a stop passed on from that would
+// stop the new master for nothing.
+func (m *Master) upgrade() (stopArrived bool, err error) {
 	if m.stopping.Load() {
-		return fmt.Errorf("upgrade refused: %w", ErrStopping)
+		return false, fmt.Errorf("upgrade refused: %w", ErrStopping)
 	}
 	if m.upgraded.Load() {
-		return errors.New("this master has already been upgraded and is draining")
+		return false, errors.New("this master has already been upgraded and is draining")
 	}
 	if !m.ready.Load() {
-		return errors.New("the master is still starting or stopping")
+		return false, errors.New("the master is still starting or stopping")
 	}
 	up := m.opts.Upgrader
 	// The previous master must be gone before this one can hand over.
@@ -100,13 +105,12 @@ func (m *Master) upgrade() error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := up.WaitForParent(ctx); errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("the previous master has not exited after %s", wait)
+		return false, fmt.Errorf("the previous master has not exited after %s", wait)
 	}
 	os.Setenv(generationEnv, strconv.FormatInt(m.generation.Load()+1, 10))
 	m.rd.handOn()
 	notify("STATUS=upgrading: starting the new binary")
 	m.log.Info().Msg("upgrade: starting the new binary")
-	var err error
 	// WaitForParent can return just before tableflip notices the exit.
 	for range 50 {
 		if err = up.Upgrade(); err == nil || !strings.Contains(err.Error(), parentStillRunning) {
@@ -115,14 +119,15 @@ func (m *Master) upgrade() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
+		return false, fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
 	}
 	m.upgraded.Store(true)
 	m.rd.disown()
 	// New control connections go to the new master from now on.
 	_ = m.ctl.ln.Close()
+	stopArrived = m.stopRequested() || m.stopping.Load()
 	m.Stop()
-	return nil
+	return stopArrived, nil
 }
 
 // stopNewMaster passes on a stop that arrived while the new binary booted:
