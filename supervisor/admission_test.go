@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/lb"
 )
 
@@ -112,12 +113,8 @@ func closedSoon(c net.Conn) bool {
 
 func (f *frontHarness) waitBudgetEmpty(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.m.budget.inUse() != 0 || f.m.inFlight.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after every request ended: %d body bytes and %d requests still held", f.m.budget.inUse(), f.m.inFlight.Load())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return f.m.budget.inUse() == 0 && f.m.inFlight.Load() == 0 }) {
+		t.Fatalf("after every request ended: %d body bytes and %d requests still held", f.m.budget.inUse(), f.m.inFlight.Load())
 	}
 }
 
@@ -283,13 +280,7 @@ func TestKeepAliveAfterBodies(t *testing.T) {
 
 func pollFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 5s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.Until(t, 5*time.Second, 5*time.Millisecond, what, cond)
 }
 
 // TestHeaderHookPanicIsRefused: a panic while deciding a request (here: no

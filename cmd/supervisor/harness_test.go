@@ -17,6 +17,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor"
 )
@@ -264,16 +265,7 @@ metrics:
 // timeout. For state that has no change notification to wait on.
 func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
-		}
-	}
+	polltest.Until(t, timeout, 50*time.Millisecond, what, cond)
 }
 
 // waitReady polls /v2/health/ready until 200, failing on timeout or when

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"os"
 	"os/exec"
 	"testing"
@@ -83,13 +84,7 @@ func claimer(t *testing.T, owner *Arena, tk Ticket) *exec.Cmd {
 // waitFree waits until owner has no slot in use, bounded.
 func waitFree(t *testing.T, owner *Arena, within time.Duration, what string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for owner.Stats().InUse != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: slot still in use after %s", what, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.Until(t, within, 5*time.Millisecond, what+": every slot free", func() bool { return owner.Stats().InUse == 0 })
 }
 
 // TestSlotOfKilledClaimerIsReclaimed: a real process claims a slot and is

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -115,12 +116,7 @@ func TestStopperSeesTheMasterHangUp(t *testing.T) {
 		<-hungUp
 		// The close travels through the kernel: poll, bounded.
 		var err error
-		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
-			if err = s.check(); err != nil {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		polltest.Wait(10*time.Second, time.Millisecond, func() bool { err = s.check(); return err != nil })
 		result <- err
 	}}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
@@ -149,13 +150,8 @@ func TestClaimedSlotOutlivesTheRequest(t *testing.T) {
 		t.Fatalf("%d slots in use while the infer worker holds its claim, want 1", n)
 	}
 	close(finish)
-	deadline := time.Now().Add(10 * time.Second)
-	for h.arena.Stats().InUse != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot did not come back after the infer worker finished")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the slot back after the infer worker finished",
+		func() bool { return h.arena.Stats().InUse == 0 })
 	inferSide.Close()
 }
 
