@@ -332,3 +332,31 @@ func TestExpectContinueAdmitted(t *testing.T) {
 	}
 	f.waitBudgetEmpty(t)
 }
+
+// TestHungUpBodiesGiveEverythingBack: clients that declare a body and hang
+// up after part of it (or right after the header) hold nothing once the
+// master notices: no budget bytes, no max_in_flight place (their buffers,
+// mapped in these tests, are unmapped on the way), and the master serves
+// the next request.
+func TestHungUpBodiesGiveEverythingBack(t *testing.T) {
+	f := startFront(t, func(c *Config) { c.Limits.BodyTimeout = Duration{10 * time.Second} })
+	const declared = 3 << 20 // 3 MiB of a 4 MiB max_body_bytes
+	header := fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", declared)
+	for i, sent := range []int{0, 100, 1 << 20, declared - 1} {
+		c, err := net.DialTimeout("tcp", f.addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, header+strings.Repeat("x", sent)); err != nil {
+			t.Fatal(err)
+		}
+		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.m.budget.inUse() == declared })
+		c.Close() // long before body_timeout
+		f.waitBudgetEmpty(t)
+	}
+	small := `{"inputs":[]}`
+	resp := f.exchange(t, f.dial(t), fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(small), small))
+	if b := body(t, resp); resp.StatusCode != 200 || b != strconv.Itoa(len(small)) {
+		t.Fatalf("after four hung-up bodies: %d %q, want 200", resp.StatusCode, b)
+	}
+}
