@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,21 +41,18 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		h.setUpstreams(ctx)
 		return
 	}
-	rest, ok := strings.CutPrefix(string(ctx.Path()), "/v2/models/")
+	route, ok := v2.ParseRoute(string(ctx.Path()))
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 		return
 	}
-	if rest == "stats" { // Triton's statistics of every model
-		if h.allow(ctx, fasthttp.MethodGet) {
+	if route.Model == "" { // Triton's statistics of every model
+		if h.allow(ctx, route.Method()) {
 			h.stats(ctx, "")
 		}
 		return
 	}
-	name, action, _ := strings.Cut(rest, "/")
-	if v, ok := strings.CutPrefix(action, "versions/"); ok {
-		_, action, _ = strings.Cut(v, "/")
-	}
+	name, action := route.Model, route.Action
 	m, ok := h.routes.model(name)
 	if !ok {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
@@ -66,28 +62,21 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		h.unavailable(ctx, m, action)
 		return
 	}
+	if !h.allow(ctx, route.Method()) {
+		return
+	}
 	switch action {
 	case "":
-		if h.allow(ctx, fasthttp.MethodGet) {
-			ctx.SetContentType("application/json")
-			ctx.SetBody(m.metaJSON)
-		}
+		ctx.SetContentType("application/json")
+		ctx.SetBody(m.metaJSON)
 	case "ready":
-		if h.allow(ctx, fasthttp.MethodGet) {
-			ctx.SetStatusCode(fasthttp.StatusOK)
-		}
+		ctx.SetStatusCode(fasthttp.StatusOK)
 	case "infer":
-		if h.allow(ctx, fasthttp.MethodPost) {
-			start := time.Now()
-			h.infer(ctx, m)
-			m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
-		}
+		start := time.Now()
+		h.infer(ctx, m)
+		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
-		if h.allow(ctx, fasthttp.MethodGet) {
-			h.stats(ctx, name)
-		}
-	default:
-		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
+		h.stats(ctx, name)
 	}
 }
 
