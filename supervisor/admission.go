@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // A public request is decided from its header alone, in fasthttp's
@@ -102,7 +103,7 @@ func (m *Master) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestC
 // decide settles a request from its header. Refusals are cheapest first;
 // the resources (a max_in_flight place, body-budget bytes) are taken last,
 // and only by a request that passed everything else.
-func (m *Master) decide(c *Config, h *fasthttp.RequestHeader) *verdict {
+func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
 	v.hasBody = v.length > 0 || v.length == -1
 	path := requestPath(h)
@@ -146,7 +147,7 @@ func requestPath(h *fasthttp.RequestHeader) string {
 // routeRequest refuses a request for a route that does not exist (404) or
 // a method the route does not take (405); proxied is whether the route is
 // served by a prep worker.
-func routeRequest(c *Config, h *fasthttp.RequestHeader, path string) (r refusal, route v2.Route, proxied bool) {
+func routeRequest(c *config.Config, h *fasthttp.RequestHeader, path string) (r refusal, route v2.Route, proxied bool) {
 	want := fasthttp.MethodGet
 	switch path {
 	case "/v2/health/live", "/v2/health/ready", "/v2":
@@ -155,7 +156,7 @@ func routeRequest(c *Config, h *fasthttp.RequestHeader, path string) (r refusal,
 		if route, ok = v2.ParseRoute(path); !ok {
 			return refusal{status: fasthttp.StatusNotFound, msg: "no route for " + strconv.Quote(path)}, route, false
 		}
-		if route.Model != "" && !c.servesModel(route.Model) {
+		if route.Model != "" && !c.ServesModel(route.Model) {
 			return refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
 		}
 		want, proxied = route.Method(), true
@@ -168,20 +169,10 @@ func routeRequest(c *Config, h *fasthttp.RequestHeader, path string) (r refusal,
 	return refusal{}, route, proxied
 }
 
-// servesModel reports whether a model of that name is configured.
-func (c *Config) servesModel(name string) bool {
-	for _, mc := range c.Models {
-		if mc.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // bodyAllowed refuses a body on a route that takes none (400) and a
 // declared Content-Length over max_body_bytes (413). A chunked body is
 // held to max_body_bytes as it arrives.
-func bodyAllowed(c *Config, route v2.Route, v *verdict) refusal {
+func bodyAllowed(c *config.Config, route v2.Route, v *verdict) refusal {
 	switch {
 	case v.hasBody && !route.TakesBody():
 		return refusal{status: fasthttp.StatusBadRequest, msg: "this route takes no request body"}
@@ -195,7 +186,7 @@ func bodyAllowed(c *Config, route v2.Route, v *verdict) refusal {
 // hold takes the request's place under max_in_flight and reserves its
 // declared body in the budget; either failing is a 503 with Retry-After,
 // and nothing is held.
-func (m *Master) hold(c *Config, v *verdict) refusal {
+func (m *Master) hold(c *config.Config, v *verdict) refusal {
 	limit := int64(c.Limits.MaxInFlight)
 	if n := m.inFlight.Add(1); limit > 0 && n > limit {
 		m.inFlight.Add(-1)
@@ -203,7 +194,7 @@ func (m *Master) hold(c *Config, v *verdict) refusal {
 			msg: fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit)}
 	}
 	v.inFlight = true
-	if v.length > 0 && !m.budget.reserve(v.length, v.length, bodyBudgetLimit(c)) {
+	if v.length > 0 && !m.budget.reserve(v.length, v.length, c.BodyBudgetLimit()) {
 		m.finish(v)
 		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
 			msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}

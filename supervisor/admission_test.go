@@ -17,6 +17,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // frontHarness is a master's public server on a loopback port, proxying
@@ -29,13 +30,13 @@ type frontHarness struct {
 	sock string // the stand-in prep worker's socket
 }
 
-func startFront(t *testing.T, edit func(*Config)) *frontHarness {
+func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Models = []ModelConfig{{Name: "mlp", Path: "models/mlp.onnx", Batching: DefaultBatching()}}
+	cfg := config.DefaultConfig()
+	cfg.Models = []config.ModelConfig{{Name: "mlp", Path: "models/mlp.onnx", Batching: config.DefaultBatching()}}
 	cfg.MaxBodyBytes = 4 << 20
 	cfg.Limits.MaxBodyBytesInFlight = 8 << 20
-	cfg.Limits.BodyTimeout = Duration{time.Second}
+	cfg.Limits.BodyTimeout = config.Duration{Duration: time.Second}
 	if edit != nil {
 		edit(cfg)
 	}
@@ -125,7 +126,7 @@ const hugeHeader = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Len
 // was sent, and their connection is closed after the answer.
 func TestRefusedFromHeaderAlone(t *testing.T) {
 	const key = "front-test-key-0123456789"
-	f := startFront(t, func(c *Config) { c.Auth.APIKeys = []string{key} })
+	f := startFront(t, func(c *config.Config) { c.Auth.APIKeys = []string{key} })
 	auth := "X-API-Key: " + key + "\r\n"
 	for _, tc := range []struct {
 		name, raw string
@@ -208,8 +209,8 @@ func TestBodyBudget(t *testing.T) {
 // TestSlowBodyIsCut: a body trickled slower than body_min_rate is cut
 // with 408 though bytes keep coming, and its budget is given back.
 func TestSlowBodyIsCut(t *testing.T) {
-	f := startFront(t, func(c *Config) {
-		c.Limits.BodyTimeout = Duration{300 * time.Millisecond}
+	f := startFront(t, func(c *config.Config) {
+		c.Limits.BodyTimeout = config.Duration{Duration: 300 * time.Millisecond}
 		c.Limits.BodyMinRate = 1 << 10
 	})
 	c := f.dial(t)
@@ -244,7 +245,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 // TestChunkedBody: a chunked body is forwarded whole (with its length)
 // when it fits, and cut with 413 once it grows past max_body_bytes.
 func TestChunkedBody(t *testing.T) {
-	f := startFront(t, func(c *Config) { c.MaxBodyBytes = 64 << 10; c.Limits.MaxBodyBytesInFlight = 1 << 20 })
+	f := startFront(t, func(c *config.Config) { c.MaxBodyBytes = 64 << 10; c.Limits.MaxBodyBytesInFlight = 1 << 20 })
 	chunk := strings.Repeat("b", 40<<10)
 	head := "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 	one := fmt.Sprintf("%x\r\n%s\r\n", len(chunk), chunk)
@@ -287,7 +288,7 @@ func pollFor(t *testing.T, what string, cond func() bool) {
 // config at all) is recovered into a 500 verdict for the handler, with the
 // body declared empty so none of it is read, instead of killing the master.
 func TestHeaderHookPanicIsRefused(t *testing.T) {
-	m := New(DefaultConfig(), zerolog.Nop(), Options{})
+	m := New(config.DefaultConfig(), zerolog.Nop(), Options{})
 	m.conf.Store(nil)
 	var h fasthttp.RequestHeader
 	h.SetMethod(fasthttp.MethodPost)
@@ -339,7 +340,7 @@ func TestExpectContinueAdmitted(t *testing.T) {
 // mapped in these tests, are unmapped on the way), and the master serves
 // the next request.
 func TestHungUpBodiesGiveEverythingBack(t *testing.T) {
-	f := startFront(t, func(c *Config) { c.Limits.BodyTimeout = Duration{10 * time.Second} })
+	f := startFront(t, func(c *config.Config) { c.Limits.BodyTimeout = config.Duration{Duration: 10 * time.Second} })
 	const declared = 3 << 20 // 3 MiB of a 4 MiB max_body_bytes
 	header := fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", declared)
 	for i, sent := range []int{0, 100, 1 << 20, declared - 1} {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/time/rate"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // apiKeys is the set of accepted API keys and each key's rate limiter.
@@ -28,7 +30,7 @@ type apiKey struct {
 
 // loadAPIKeys builds the key set from the config (inline keys and the
 // keys file). No keys means authentication is off: nil.
-func loadAPIKeys(a AuthConfig) (*apiKeys, error) {
+func loadAPIKeys(a config.AuthConfig) (*apiKeys, error) {
 	raw := append([]string(nil), a.APIKeys...)
 	if a.APIKeysFile != "" {
 		fromFile, err := readKeysFile(a.APIKeysFile)
@@ -66,8 +68,8 @@ func readKeysFile(path string) ([]string, error) {
 		if k == "" || strings.HasPrefix(k, "#") {
 			continue
 		}
-		if len(k) < minAPIKeyLen {
-			return nil, fmt.Errorf("%s:%d: the key is %d characters; use at least %d", path, line, len(k), minAPIKeyLen)
+		if len(k) < config.MinAPIKeyLen {
+			return nil, fmt.Errorf("%s:%d: the key is %d characters; use at least %d", path, line, len(k), config.MinAPIKeyLen)
 		}
 		keys = append(keys, k)
 	}

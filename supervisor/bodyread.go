@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // The master reads an admitted request's whole body before it forwards
@@ -33,7 +35,7 @@ const firstBodyBuffer = 64 << 10
 // bodyReader reads one request body under the body deadline.
 type bodyReader struct {
 	m        *Master
-	c        *Config
+	c        *config.Config
 	v        *verdict
 	ctx      *fasthttp.RequestCtx
 	body     bodyBuf
@@ -44,7 +46,7 @@ type bodyReader struct {
 // request; an error says why not (see the err* values above). The verdict
 // owns the buffer from then on: finish detaches it from the request and
 // frees it. A failed read frees what it had at once (nothing else saw it).
-func (m *Master) receiveBody(ctx *fasthttp.RequestCtx, c *Config, v *verdict) error {
+func (m *Master) receiveBody(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict) error {
 	if !v.hasBody {
 		return nil
 	}
@@ -124,7 +126,7 @@ func (br *bodyReader) grow() error {
 			return errBodyTooLarge
 		}
 		next = min(max(2*size, 16<<10), limit+1)
-		if !br.m.budget.reserve(next, br.chunkedN+next, bodyBudgetLimit(br.c)) {
+		if !br.m.budget.reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
 			return errBodyBudget
 		}
 		br.chunkedN += next

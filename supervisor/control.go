@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // The control socket speaks one JSON object per line: the CLI sends a
@@ -79,7 +81,7 @@ func (c *controlServer) start() {
 func (m *Master) secureControlSocket(path string) error {
 	mode := os.FileMode(0o600)
 	if g := m.cfg().ControlGroup; g != "" {
-		gid, err := lookupGroup(g)
+		gid, err := config.LookupGroup(g)
 		if err != nil {
 			return fmt.Errorf("control_group: %w", err)
 		}
@@ -128,7 +130,7 @@ func (m *Master) inControlGroup(cred *unix.Ucred) bool {
 	if g == "" {
 		return false
 	}
-	gid, err := lookupGroup(g)
+	gid, err := config.LookupGroup(g)
 	if err != nil {
 		return false
 	}
@@ -141,18 +143,6 @@ func (m *Master) inControlGroup(cred *unix.Ucred) bool {
 	}
 	ids, _ := u.GroupIds()
 	return slices.Contains(ids, strconv.Itoa(gid))
-}
-
-// lookupGroup resolves a group name or numeric id to a gid.
-func lookupGroup(g string) (int, error) {
-	grp, err := user.LookupGroup(g)
-	if err != nil {
-		grp, err = user.LookupGroupId(g)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("group %q does not exist", g)
-	}
-	return strconv.Atoi(grp.Gid)
 }
 
 func (c *controlServer) accept() {

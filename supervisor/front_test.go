@@ -6,10 +6,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 func TestFrontAnswers503UntilReady(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	m := New(cfg, zerolog.Nop(), Options{})
 	for _, path := range []string{"/v2/health/ready", "/v2/models/default/infer"} {
 		var ctx fasthttp.RequestCtx

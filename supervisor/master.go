@@ -19,12 +19,13 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // Master is a running supervisor instance.
 type Master struct {
-	conf    atomic.Pointer[Config]
+	conf    atomic.Pointer[config.Config]
 	opts    Options
 	log     zerolog.Logger
 	proxy   *lb.Proxy
@@ -78,7 +79,7 @@ type Master struct {
 	board   *board
 	sampled atomic.Uint64
 	// host is the machine placement plans against, read once (place).
-	host *Host
+	host *config.Host
 }
 
 // Options are what a master needs besides its config.
@@ -86,17 +87,17 @@ type Options struct {
 	// Exe is the binary re-executed for workers ("" = this one).
 	Exe string
 	// Load re-reads the config for a reload; nil disables reloads.
-	Load func() (*Config, error)
+	Load func() (*config.Config, error)
 	// Upgrader hands listeners to a new binary (tableflip); nil serves
 	// without upgrades.
 	Upgrader Upgrader
 	// Host is the machine to place workers on; nil reads this one
 	// (LoadHost with NVML). Tests give fake topologies and GPUs.
-	Host *Host
+	Host *config.Host
 }
 
 // New returns a master for a resolved config.
-func New(cfg *Config, log zerolog.Logger, opts Options) *Master {
+func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	if opts.Upgrader == nil {
 		opts.Upgrader = noUpgrades{}
 	}
@@ -115,11 +116,11 @@ func New(cfg *Config, log zerolog.Logger, opts Options) *Master {
 }
 
 // cfg is the config in force (reloads replace it).
-func (m *Master) cfg() *Config { return m.conf.Load() }
+func (m *Master) cfg() *config.Config { return m.conf.Load() }
 
 // proxyTimeout bounds a request through the lb: a prep worker's upstream
 // call plus its own work.
-func proxyTimeout(cfg *Config) time.Duration {
+func proxyTimeout(cfg *config.Config) time.Duration {
 	return cfg.Prep.UpstreamTimeout.Duration + 5*time.Second
 }
 
@@ -174,7 +175,7 @@ func (m *Master) release() {
 
 // runIn is Run once the runtime dir is claimed: every resource it creates
 // is released by a defer registered right after it, in reverse order.
-func (m *Master) runIn(ctx context.Context, cfg *Config) error {
+func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	keys, err := loadAPIKeys(cfg.Auth)
 	if err != nil {
 		return err
@@ -413,7 +414,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context) error {
 // newLifecycle is a pool's lifecycle under cfg. surge is the pool's
 // current surge semaphore, kept across reloads unless max_surge changed,
 // so a reload cannot let more replacements boot at once than allowed.
-func (m *Master) newLifecycle(cfg *Config, role worker.Role, surge chan struct{}) *lifecycle {
+func (m *Master) newLifecycle(cfg *config.Config, role worker.Role, surge chan struct{}) *lifecycle {
 	w := cfg.Workers
 	r := cfg.Prep.Recycle
 	if role == worker.RoleInfer {
@@ -444,7 +445,7 @@ func (m *Master) newSlot(spec worker.Spec, lc *lifecycle) *slot {
 }
 
 // specs are the templates of a pool's workers under cfg.
-func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
+func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 	models := modelSpecs(cfg)
 	gen := int(m.generation.Load())
 	// One worker per assignment of the plan (placement.go).
@@ -458,14 +459,14 @@ func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
 		} else {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
-			s.Processing = cfg.processing()
+			s.Processing = processing(cfg)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
 		}
 		return s
 	})
 }
 
-func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {
+func baseSpec(cfg *config.Config, role worker.Role, name string, gen int) worker.Spec {
 	return worker.Spec{
 		Role:              role,
 		Name:              name,
@@ -479,7 +480,7 @@ func baseSpec(cfg *Config, role worker.Role, name string, gen int) worker.Spec {
 // modelSpecs lists the models with a version made of each file's size and
 // modification time, so that a reload after a model file was replaced in
 // place restarts the workers that serve it.
-func modelSpecs(cfg *Config) []worker.Model {
+func modelSpecs(cfg *config.Config) []worker.Model {
 	var ms []worker.Model
 	for _, mc := range cfg.Models {
 		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), Warmup: mc.Warmup}

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // The body budget bounds the body bytes the master holds live. Bodies of
@@ -21,9 +23,9 @@ const masterMemHeadroom = 64 << 20
 // applyMemoryLimit sets the master's soft memory limit for cfg's body
 // budget, at start and on every reload; a GOMEMLIMIT in the environment
 // wins (the operator's choice).
-func applyMemoryLimit(cfg *Config) {
+func applyMemoryLimit(cfg *config.Config) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(bodyBudgetLimit(cfg) + masterMemHeadroom)
+	debug.SetMemoryLimit(cfg.BodyBudgetLimit() + masterMemHeadroom)
 }

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"runtime/debug"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // TestMemoryLimitIsTheBodyBudget: the master's soft memory limit follows
@@ -13,7 +15,7 @@ func TestMemoryLimitIsTheBodyBudget(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 
 	t.Setenv("GOMEMLIMIT", "")
-	c := &Config{Limits: LimitsConfig{MaxBodyBytesInFlight: 300 << 20}}
+	c := &config.Config{Limits: config.LimitsConfig{MaxBodyBytesInFlight: 300 << 20}}
 	applyMemoryLimit(c)
 	if got, want := debug.SetMemoryLimit(-1), int64(300<<20+masterMemHeadroom); got != want {
 		t.Fatalf("memory limit %d after a 300 MiB budget, want %d", got, want)

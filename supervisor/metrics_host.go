@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // The metrics listener answers only requests that name it by a Host it
@@ -21,7 +23,7 @@ var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 // metrics listener answers.
 type metricsHosts map[string]bool
 
-func newMetricsHosts(c MetricsConfig) metricsHosts {
+func newMetricsHosts(c config.MetricsConfig) metricsHosts {
 	hs := metricsHosts{}
 	for _, h := range loopbackHosts {
 		hs[h] = true

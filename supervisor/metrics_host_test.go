@@ -6,10 +6,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 func TestMetricsHosts(t *testing.T) {
-	hs := newMetricsHosts(MetricsConfig{Listen: "10.0.0.5:8002", AllowedHosts: []string{"GPU-7.example.com"}})
+	hs := newMetricsHosts(config.MetricsConfig{Listen: "10.0.0.5:8002", AllowedHosts: []string{"GPU-7.example.com"}})
 	for host, want := range map[string]bool{
 		"localhost:8002": true, "127.0.0.1:8002": true, "[::1]:8002": true, "LOCALHOST": true,
 		"10.0.0.5:8002": true, "gpu-7.example.com:8002": true, "gpu-7.example.com": true,
@@ -19,7 +21,7 @@ func TestMetricsHosts(t *testing.T) {
 			t.Errorf("Host %q allowed = %v, want %v", host, got, want)
 		}
 	}
-	if newMetricsHosts(MetricsConfig{Listen: "0.0.0.0:8002"}).allows([]byte("0.0.0.0:8002")) {
+	if newMetricsHosts(config.MetricsConfig{Listen: "0.0.0.0:8002"}).allows([]byte("0.0.0.0:8002")) {
 		t.Error("an unspecified listen address must not make 0.0.0.0 an allowed Host")
 	}
 }
@@ -27,7 +29,7 @@ func TestMetricsHosts(t *testing.T) {
 // TestMetricsRefusesForeignHost: a request naming another host (a DNS
 // rebinding page) gets 403 before any route is served.
 func TestMetricsRefusesForeignHost(t *testing.T) {
-	m := New(DefaultConfig(), zerolog.Nop(), Options{})
+	m := New(config.DefaultConfig(), zerolog.Nop(), Options{})
 	ms := &metricsServer{m: m}
 	for host, want := range map[string]int{"attacker.example:8002": 403, "127.0.0.1:8002": 404} {
 		var ctx fasthttp.RequestCtx

@@ -11,13 +11,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // fakeHost is a host from the sysfs trees under affinity/testdata (vm2: 2
 // CPUs; smt16: 16 cores with SMT; numa2x32: 2 sockets of 32 cores with 8
 // GPUs' PCI devices) with n fake GPUs, restricted to allowed ("" = all).
-func fakeHost(t *testing.T, name, allowed string, n int) *Host {
+func fakeHost(t *testing.T, name, allowed string, n int) *config.Host {
 	t.Helper()
 	root := filepath.Join("..", "affinity", "testdata", name)
 	set, err := affinity.ParseCPUList(allowed)
@@ -38,11 +39,11 @@ func fakeHost(t *testing.T, name, allowed string, n int) *Host {
 		gpus = append(gpus, affinity.GPU{Index: i, UUID: fmt.Sprintf("GPU-fake-%d", i), PCIBusID: buses[i%len(buses)], NUMANode: node})
 	}
 	list, _ := gpus.GPUs()
-	return &Host{Topology: topo, GPUs: list}
+	return &config.Host{Topology: topo, GPUs: list}
 }
 
 // placedWorkers renders a config's specs on a host, one line per worker.
-func placedWorkers(t *testing.T, yaml string, h *Host) []string {
+func placedWorkers(t *testing.T, yaml string, h *config.Host) []string {
 	t.Helper()
 	cfg := mustParseConfig(t, yaml, "t.yaml")
 	m := New(cfg, zerolog.Nop(), Options{Host: h})
@@ -69,7 +70,7 @@ func TestPlacedSpecs(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		host *Host
+		host *config.Host
 		want []string
 	}{
 		{"2-CPU VM, default config", "", fakeHost(t, "vm2", "", 0),
@@ -109,7 +110,7 @@ func TestPlanErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		host *Host
+		host *config.Host
 		want string // prefix
 		also string // substring
 	}{
@@ -132,7 +133,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(tt.yaml), "t.yaml")
+			cfg, err := config.ParseConfig([]byte(tt.yaml), "t.yaml")
 			if err == nil {
 				var p *affinity.Placement
 				if p, err = cfg.Plan(tt.host); err == nil {
@@ -186,4 +187,14 @@ func describeWorker(spec *worker.Spec) {
 	cpus, _ := affinity.AllowedCPUs()
 	rt.Fail(fmt.Errorf("CUDA_VISIBLE_DEVICES=%s provider=%s gpu=%s affinity=%s gomaxprocs=%d",
 		getenv("CUDA_VISIBLE_DEVICES"), spec.Provider, spec.GPU, cpus, runtime.GOMAXPROCS(0)))
+}
+
+// mustParseConfig parses a test's config, failing the test on an error.
+func mustParseConfig(t *testing.T, data, source string) *config.Config {
+	t.Helper()
+	c, err := config.ParseConfig([]byte(data), source)
+	if err != nil {
+		t.Fatalf("ParseConfig(%s): %v", source, err)
+	}
+	return c
 }

@@ -1,12 +1,11 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/user"
-	"strconv"
 	"syscall"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // credentials are the user and group workers run as; nil keeps the
@@ -18,35 +17,19 @@ type credentials struct {
 	uid, gid int
 }
 
-// lookupCredentials resolves workers.user and workers.group: names or ids;
-// a user without a group runs in the user's primary group.
+// lookupCredentials resolves workers.user and workers.group
+// (config.LookupCredentials); nil without a user.
 func lookupCredentials(userName, groupName string) (*credentials, error) {
-	if userName == "" && groupName == "" {
-		return nil, nil
+	c, err := config.LookupCredentials(userName, groupName)
+	if err != nil || c == nil {
+		return nil, err
 	}
-	if userName == "" {
-		return nil, errors.New("a group needs a user (set workers.user too)")
-	}
-	u, err := user.Lookup(userName)
-	if err != nil {
-		if u, err = user.LookupId(userName); err != nil {
-			return nil, fmt.Errorf("user %q does not exist", userName)
-		}
-	}
-	c := &credentials{}
-	c.uid, _ = strconv.Atoi(u.Uid)
-	c.gid, _ = strconv.Atoi(u.Gid)
-	if groupName != "" {
-		if c.gid, err = lookupGroup(groupName); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	return &credentials{uid: c.UID, gid: c.GID}, nil
 }
 
 // workerCredentials are the config's credentials, checked against the
 // master's own: switching users needs root.
-func workerCredentials(cfg *Config) (*credentials, error) {
+func workerCredentials(cfg *config.Config) (*credentials, error) {
 	c, err := lookupCredentials(cfg.Workers.User, cfg.Workers.Group)
 	if err != nil || c == nil {
 		return c, err
@@ -82,7 +65,7 @@ func (c *credentials) chown(path string) error {
 // as that user, the runtime dir lets them reach each other's sockets by
 // path (0711: no listing; each socket is 0600 and theirs), and the
 // scoreboard becomes theirs to write.
-func (m *Master) dropWorkerPrivileges(cfg *Config) error {
+func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 	creds, err := workerCredentials(cfg)
 	if err != nil || creds == nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -228,7 +229,7 @@ func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
 
 func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	lc := testLifecycle()
-	lc.recycle = Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
+	lc.recycle = config.Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
 	s, changed, retired := testSlot(t, "ready", lc)
 	bootSlot(t, s)
 	first := s.serving()

@@ -1,16 +1,19 @@
 package supervisor
 
-import "github.com/supervisor-dev/supervisor/worker"
+import (
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/worker"
+)
 
 // processing turns the models' preprocess and postprocess sections into
 // what prep workers are told (worker.Spec.Processing). Models with neither,
 // or with kind: tensor and no postprocess, are left out: they are served
 // tensor in, tensor out.
-func (c *Config) processing() []worker.Processing {
+func processing(c *config.Config) []worker.Processing {
 	var ps []worker.Processing
 	for _, m := range c.Models {
 		p := worker.Processing{Model: m.Name}
-		if pre := m.Preprocess; pre != nil && pre.Kind == KindImage {
+		if pre := m.Preprocess; pre != nil && pre.Kind == config.KindImage {
 			p.Image = &worker.ImageInput{
 				Width: pre.Width, Height: pre.Height,
 				Resize: pre.Resize, Interpolation: pre.Interpolation, ChannelOrder: pre.ChannelOrder,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -169,7 +170,7 @@ func (m *Master) applyReload(res *OpResult) error {
 }
 
 // reloadable rejects changes a running master cannot apply in place.
-func reloadable(old, cfg *Config) error {
+func reloadable(old, cfg *config.Config) error {
 	var errs []error
 	if old.Listen != cfg.Listen {
 		errs = append(errs, fmt.Errorf("listen: changing it (%s to %s) needs `supervisor upgrade` or a restart; nothing was changed", old.Listen, cfg.Listen))
@@ -186,10 +187,19 @@ func reloadable(old, cfg *Config) error {
 	return errors.Join(errs...)
 }
 
+// metricsReloadable rejects a reload that moves the metrics listener: the
+// socket is held from startup (and handed over on upgrades).
+func metricsReloadable(old, cfg *config.Config) error {
+	if old.Metrics.Listen != cfg.Metrics.Listen {
+		return fmt.Errorf("metrics.listen: changing it (%q to %q) needs `supervisor upgrade` or a restart; nothing was changed", old.Metrics.Listen, cfg.Metrics.Listen)
+	}
+	return nil
+}
+
 // applySettings applies what needs no new worker and is not read from the
 // config per request: the lb's timeout, the master's log level and its
 // memory limit (the body budget's).
-func (m *Master) applySettings(cfg *Config) {
+func (m *Master) applySettings(cfg *config.Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
 	applyMemoryLimit(cfg)
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
@@ -200,7 +210,7 @@ func (m *Master) applySettings(cfg *Config) {
 // reconcile brings a pool to cfg: slots whose worker spec changed get a
 // surge-first replacement, the others only the new lifecycle; new slots
 // boot; slots beyond the new size drain and stop.
-func (m *Master) reconcile(cfg *Config, p *pool, res *OpResult) error {
+func (m *Master) reconcile(cfg *config.Config, p *pool, res *OpResult) error {
 	specs := m.specs(cfg, p.role)
 	p.mu.Lock()
 	if p.closed {

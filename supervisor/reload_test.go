@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -80,8 +81,8 @@ func TestSameWorkerIgnoresPerProcessFields(t *testing.T) {
 }
 
 func TestReloadRejectsListenAndRuntimeDirChanges(t *testing.T) {
-	old := DefaultConfig()
-	cfg := DefaultConfig()
+	old := config.DefaultConfig()
+	cfg := config.DefaultConfig()
 	if err := reloadable(old, cfg); err != nil {
 		t.Fatalf("same config: %v", err)
 	}
@@ -102,8 +103,34 @@ func TestRuntimeDirOfBrokenConfig(t *testing.T) {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := RuntimeDirOf(path); got != "/run/a" {
+		if got := config.RuntimeDirOf(path); got != "/run/a" {
 			t.Errorf("%s: RuntimeDirOf = %q, want /run/a", name, got)
 		}
 	}
+}
+
+func TestMetricsListenNeedsAnUpgrade(t *testing.T) {
+	old := config.DefaultConfig()
+	cfg := config.DefaultConfig()
+	cfg.Metrics.Listen = "127.0.0.1:9102"
+	if err := reloadable(old, cfg); err == nil || !strings.Contains(err.Error(), "metrics.listen") {
+		t.Errorf("reloadable = %v, want a metrics.listen error", err)
+	}
+}
+
+// TestModelSpecsWarmup: each model's warmup key reaches its worker spec as written.
+func TestModelSpecsWarmup(t *testing.T) {
+	c, err := config.ParseConfig([]byte("models:\n  - {name: a, path: a.onnx}\n  - {name: b, path: b.onnx, warmup: none}\n"+
+		"  - {name: c, path: c.onnx, warmup: zeros}\n  - {name: d, path: c.onnx, warmup: req/d.json}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range modelSpecs(c) {
+		got = append(got, m.Warmup)
+	}
+	if want := []string{"", worker.WarmupNone, worker.WarmupZeros, "req/d.json"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("worker warm-up policies %q, want %q", got, want)
+	}
+
 }

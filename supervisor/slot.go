@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	psutil "github.com/shirou/gopsutil/v3/process"
 
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -36,7 +37,7 @@ type lifecycle struct {
 	backoffBase      time.Duration
 	backoffMax       time.Duration
 	degradedAfter    int
-	recycle          Recycle
+	recycle          config.Recycle
 	// surge holds one token per replacement booting in the pool
 	// (capacity max_surge).
 	surge chan struct{}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // directives reads the [Service] section's key=value lines.
@@ -67,7 +67,7 @@ func TestUnitMatchesTheMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drain := 2 * supervisor.DefaultConfig().ShutdownTimeout.Duration; stop <= drain {
+	if drain := 2 * config.DefaultConfig().ShutdownTimeout.Duration; stop <= drain {
 		t.Errorf("TimeoutStopSec=%s is not above the default drain bound %s", stop, drain)
 	}
 	if len(d["PrivateDevices"]) != 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/configs"
 	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/infer"
 	"github.com/supervisor-dev/supervisor/worker/prep"
@@ -113,13 +114,13 @@ func parseFlags(name string, args []string) (*cliFlags, error) {
 }
 
 // loadConfig reads -c FILE (or the embedded default) and resolves "auto".
-func (f *cliFlags) loadConfig() (*supervisor.Config, error) {
-	var cfg *supervisor.Config
+func (f *cliFlags) loadConfig() (*config.Config, error) {
+	var cfg *config.Config
 	var err error
 	if f.config == "" {
-		cfg, err = supervisor.ParseConfig(configs.Default, "<embedded default>")
+		cfg, err = config.ParseConfig(configs.Default, "<embedded default>")
 	} else {
-		cfg, err = supervisor.LoadConfig(f.config)
+		cfg, err = config.LoadConfig(f.config)
 	}
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func run(args []string) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	load := func() (*supervisor.Config, error) {
+	load := func() (*config.Config, error) {
 		cfg, err := f.loadConfig()
 		if err == nil {
 			err = cfg.CheckFiles()
@@ -206,8 +207,8 @@ func check(args []string) error {
 
 // printPlan prints where the master would run each worker on this host,
 // as YAML comments so that the output of check stays a valid config.
-func printPlan(cfg *supervisor.Config) error {
-	host, err := supervisor.LoadHost("", affinity.NVML{})
+func printPlan(cfg *config.Config) error {
+	host, err := config.LoadHost("", affinity.NVML{})
 	if err != nil {
 		return err
 	}
@@ -272,14 +273,14 @@ func upgrade(args []string) error {
 
 // controlConfig is the config a control command uses to find the
 // instance: the whole file when it loads, or else only its runtime_dir.
-func (f *cliFlags) controlConfig() *supervisor.Config {
+func (f *cliFlags) controlConfig() *config.Config {
 	if cfg, err := f.loadConfig(); err == nil {
 		return cfg
 	}
-	cfg := supervisor.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.RuntimeDir = f.runtimeDir
 	if cfg.RuntimeDir == "" && f.config != "" {
-		cfg.RuntimeDir = supervisor.RuntimeDirOf(f.config)
+		cfg.RuntimeDir = config.RuntimeDirOf(f.config)
 	}
 	cfg.Resolve()
 	return cfg

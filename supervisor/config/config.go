@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"bytes"
@@ -79,13 +79,15 @@ type Config struct {
 	// RequestLog logs slow requests and a sample of the others.
 	RequestLog RequestLogConfig `yaml:"request_log"`
 	// Placement reserves CPUs for the master and sets NUMA memory policy
-	// and overcommit for every worker (see config_placement.go).
+	// and overcommit for every worker (see placement.go).
 	Placement PlacementConfig `yaml:"placement"`
 
+	// Planned is where the master placed this config's workers (the
+	// result of Plan on its host); set by the master before it builds
+	// worker specs, nil before. Not part of the file.
+	Planned *affinity.Placement `yaml:"-"`
+
 	origin configOrigin
-	// plan is where the master places this config's workers; set by
-	// Master.place, nil before.
-	plan *affinity.Placement
 }
 
 // ModelConfig is one served model.
@@ -100,14 +102,14 @@ type ModelConfig struct {
 	// Batching is the model's dynamic batcher; nil means DefaultBatching.
 	Batching *BatchingConfig `yaml:"batching,omitempty"`
 	// Preprocess says what clients send: the input tensors (nil, or kind
-	// tensor) or encoded images (kind image). See config_image.go.
+	// tensor) or encoded images (kind image). See image.go.
 	Preprocess *PreprocessConfig `yaml:"preprocess,omitempty"`
 	// Postprocess sets up the classification extension; nil means raw
 	// scores without labels, and only on request.
 	Postprocess *PostprocessConfig `yaml:"postprocess,omitempty"`
 	// Warmup is what the infer workers run before serving the model:
 	// "zeros" ("" means it), "none", or a V2 request file (.json). See
-	// config_warmup.go.
+	// warmup.go.
 	Warmup string `yaml:"warmup,omitempty"`
 }
 
@@ -312,6 +314,16 @@ func (c *Config) Where(field string) string {
 		return c.origin.source + ":" + strconv.Itoa(line)
 	}
 	return c.origin.source
+}
+
+// ServesModel reports whether a model of that name is configured.
+func (c *Config) ServesModel(name string) bool {
+	for _, mc := range c.Models {
+		if mc.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // YAML returns the config as YAML, every key present, in the order of

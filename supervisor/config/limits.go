@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"os"
@@ -145,8 +145,8 @@ func (v *configValidator) limits(l LimitsConfig) {
 
 func (v *configValidator) auth(a AuthConfig) {
 	for i, k := range a.APIKeys {
-		if len(k) < minAPIKeyLen {
-			v.errorf("auth.api_keys", "key %d is %d characters; use at least %d (e.g. `openssl rand -hex 16`)", i+1, len(k), minAPIKeyLen)
+		if len(k) < MinAPIKeyLen {
+			v.errorf("auth.api_keys", "key %d is %d characters; use at least %d (e.g. `openssl rand -hex 16`)", i+1, len(k), MinAPIKeyLen)
 		}
 	}
 	if a.APIKeysFile != "" {
@@ -162,5 +162,6 @@ func (v *configValidator) auth(a AuthConfig) {
 	}
 }
 
-// minAPIKeyLen rejects keys short enough to guess.
-const minAPIKeyLen = 16
+// MinAPIKeyLen is the shortest API key accepted, in auth.api_keys or in
+// auth.api_keys_file (which the master reads): shorter keys are guessable.
+const MinAPIKeyLen = 16

@@ -1,10 +1,8 @@
-package supervisor
+package config
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // A model's warmup key (ModelConfig.Warmup) says what its infer workers run
@@ -23,10 +21,19 @@ import (
 //
 // A warm-up that fails makes the model unavailable, not the worker.
 
+// The warm-up policies other than a request file. They are the values of
+// worker.WarmupZeros and worker.WarmupNone, which the infer worker reads;
+// config does not import worker, and a test in supervisor/ keeps the two
+// equal.
+const (
+	WarmupZeros = "zeros"
+	WarmupNone  = "none"
+)
+
 // warmup validates one model's warmup value.
 func (v *configValidator) warmup(field, w string) {
 	switch {
-	case w == "", w == worker.WarmupZeros, w == worker.WarmupNone:
+	case w == "", w == WarmupZeros, w == WarmupNone:
 	case strings.HasSuffix(w, ".json"):
 	default:
 		v.errorf(field, "%q is not a warm-up policy (use zeros, none, or the path of a V2 request file ending in .json)", w)

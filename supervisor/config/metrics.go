@@ -1,7 +1,6 @@
-package supervisor
+package config
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -80,13 +79,4 @@ func (v *configValidator) metrics(c *Config) {
 	if n := c.RequestLog.SampleEvery; n < 0 || n > maxSampleEvery {
 		v.errorf("request_log.sample_every", "%d is out of range (use 0 for no sampled request log, 1 for every request, or e.g. 1000)", n)
 	}
-}
-
-// metricsReloadable rejects a reload that moves the metrics listener: the
-// socket is held from startup (and handed over on upgrades).
-func metricsReloadable(old, cfg *Config) error {
-	if old.Metrics.Listen != cfg.Metrics.Listen {
-		return fmt.Errorf("metrics.listen: changing it (%q to %q) needs `supervisor upgrade` or a restart; nothing was changed", old.Metrics.Listen, cfg.Metrics.Listen)
-	}
-	return nil
 }

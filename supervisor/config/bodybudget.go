@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"bufio"
@@ -36,9 +36,9 @@ func hostBodyBudget() ByteSize {
 	return ByteSize(min(max(total/8, minDefaultBodyBudget), maxDefaultBodyBudget))
 }
 
-// bodyBudgetLimit is the budget in force: the configured one, or auto for
-// a config that was not resolved.
-func bodyBudgetLimit(c *Config) int64 {
+// BodyBudgetLimit is the limits.max_body_bytes_in_flight in force: the
+// configured one, or auto for a config that was not resolved.
+func (c *Config) BodyBudgetLimit() int64 {
 	if b := c.Limits.MaxBodyBytesInFlight; b > 0 {
 		return int64(b)
 	}

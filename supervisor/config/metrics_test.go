@@ -1,7 +1,6 @@
-package supervisor
+package config
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -40,14 +39,5 @@ func TestConfigMetricsErrors(t *testing.T) {
 			_, err := ParseConfig([]byte(tt.yaml), "t.yaml")
 			checkConfigErrors(t, err, tt.want)
 		})
-	}
-}
-
-func TestMetricsListenNeedsAnUpgrade(t *testing.T) {
-	old := DefaultConfig()
-	cfg := DefaultConfig()
-	cfg.Metrics.Listen = "127.0.0.1:9102"
-	if err := reloadable(old, cfg); err == nil || !strings.Contains(err.Error(), "metrics.listen") {
-		t.Errorf("reloadable = %v, want a metrics.listen error", err)
 	}
 }

@@ -1,12 +1,10 @@
-package supervisor
+package config
 
 import (
 	"fmt"
 	"slices"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // BatchingConfig is one model's dynamic batcher in each infer worker, with
@@ -119,19 +117,5 @@ func (v *configValidator) preferredSizes(field string, b *BatchingConfig) {
 		case slices.Contains(b.PreferredBatchSizes[:i], n):
 			v.errorf(item, "%d is listed twice (list each size once)", n)
 		}
-	}
-}
-
-// workerBatching is the batching an infer worker's spec carries for m.
-func workerBatching(b *BatchingConfig) *worker.Batching {
-	if b == nil {
-		b = DefaultBatching()
-	}
-	return &worker.Batching{
-		MaxBatchSize:        b.MaxBatchSize,
-		MaxQueueDelay:       b.MaxQueueDelay.Duration,
-		PreferredBatchSizes: slices.Clone(b.PreferredBatchSizes),
-		MaxQueueSize:        b.MaxQueueSize,
-		Instances:           b.Instances,
 	}
 }

@@ -1,12 +1,10 @@
-package supervisor
+package config
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/supervisor-dev/supervisor/worker"
 )
 
 func TestConfigBatchingValues(t *testing.T) {
@@ -91,16 +89,5 @@ func TestConfigBatchingRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "preferred_batch_sizes: [16, 32]") {
 		t.Errorf("YAML() writes preferred sizes as a block list:\n%s", out)
-	}
-}
-
-func TestWorkerBatching(t *testing.T) {
-	if have, want := workerBatching(nil), (&worker.Batching{MaxQueueSize: 1024, Instances: 1}); !reflect.DeepEqual(have, want) {
-		t.Errorf("workerBatching(nil) = %+v, want %+v", have, want)
-	}
-	b := &BatchingConfig{MaxBatchSize: 8, MaxQueueDelay: Duration{time.Millisecond}, PreferredBatchSizes: []int{4}, MaxQueueSize: 5, Instances: 2}
-	want := &worker.Batching{MaxBatchSize: 8, MaxQueueDelay: time.Millisecond, PreferredBatchSizes: []int{4}, MaxQueueSize: 5, Instances: 2}
-	if have := workerBatching(b); !reflect.DeepEqual(have, want) {
-		t.Errorf("workerBatching = %+v, want %+v", have, want)
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"errors"
@@ -88,7 +88,7 @@ func TestConfigEmbeddedDefault(t *testing.T) {
 }
 
 func TestConfigGPUHost(t *testing.T) {
-	c, err := LoadConfig("../configs/gpu-host.yaml")
+	c, err := LoadConfig("../../configs/gpu-host.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestConfigGPUHost(t *testing.T) {
 		c.MaxBodyBytes != 256<<20 || c.BootTimeout.Duration != 5*time.Minute {
 		t.Errorf("gpu-host.yaml parsed as %+v", plainConfig(c))
 	}
-	data, err := os.ReadFile("../configs/gpu-host.yaml")
+	data, err := os.ReadFile("../../configs/gpu-host.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

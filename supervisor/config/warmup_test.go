@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/supervisor-dev/supervisor/worker"
 )
 
 func TestConfigWarmup(t *testing.T) {
@@ -17,14 +15,6 @@ func TestConfigWarmup(t *testing.T) {
 	if !c.StrictReadiness {
 		t.Error("strict_readiness: true not read")
 	}
-	var got []string
-	for _, m := range modelSpecs(c) {
-		got = append(got, m.Warmup)
-	}
-	if want := []string{"", worker.WarmupNone, worker.WarmupZeros, "req/d.json"}; strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("worker warm-up policies %q, want %q", got, want)
-	}
-
 	_, err := ParseConfig([]byte("models:\n  - name: a\n    path: a.onnx\n    warmup: zero\n"), "t.yaml")
 	if !errors.Is(err, ErrInvalidConfig) || !strings.HasPrefix(err.Error(), `t.yaml:4: models[0].warmup: "zero" is not a warm-up policy`) {
 		t.Errorf("bad warmup: %v, want a ConfigError at line 4", err)

@@ -1,4 +1,4 @@
-package supervisor
+package config
 
 import (
 	"errors"
@@ -96,7 +96,7 @@ func (c *Config) validate() []error {
 	v.runtimeDir(c.RuntimeDir)
 	v.limits(c.Limits)
 	v.bodyBudget(c)
-	if _, err := lookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
+	if _, err := LookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
 		field := "workers.user"
 		if c.Workers.User == "" || strings.Contains(err.Error(), "group") {
 			field = "workers.group"
@@ -105,7 +105,7 @@ func (c *Config) validate() []error {
 	}
 	v.auth(c.Auth)
 	if c.ControlGroup != "" {
-		if _, err := lookupGroup(c.ControlGroup); err != nil {
+		if _, err := LookupGroup(c.ControlGroup); err != nil {
 			v.errorf("control_group", "%v", err)
 		}
 	}
