@@ -16,22 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
-
-// The control socket speaks one JSON object per line: the CLI sends a
-// ControlRequest, the master answers with a ControlResponse.
-type ControlRequest struct {
-	Cmd string `json:"cmd"` // "status", "reload", "upgrade" or "stop"
-}
-
-// ControlResponse is the master's answer. Error is set when the command
-// failed; Status is set for "status", Result for "reload" and "upgrade".
-type ControlResponse struct {
-	OK     bool      `json:"ok"`
-	Error  string    `json:"error,omitempty"`
-	Status *Status   `json:"status,omitempty"`
-	Result *OpResult `json:"result,omitempty"`
-}
 
 // controlServer serves the control socket. Stop and successful upgrade
 // requests are answered only once this master has finished stopping
@@ -48,7 +34,7 @@ type controlServer struct {
 // waiter is a client answered when the master has stopped.
 type waiter struct {
 	conn net.Conn
-	resp ControlResponse
+	resp control.Response
 }
 
 // startControl listens on the control socket, or takes it over from the
@@ -163,57 +149,57 @@ func (c *controlServer) serve(conn net.Conn) {
 	// its bytes unread would reset the connection, and the client would
 	// see a broken pipe instead of the reason.
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var req ControlRequest
+	var req control.Request
 	decodeErr := json.NewDecoder(bufio.NewReader(conn)).Decode(&req)
 	if err := c.m.allowPeer(conn); err != nil {
 		c.m.log.Warn().Err(err).Msg("control socket: refused a peer")
-		respond(conn, ControlResponse{Error: err.Error()})
+		respond(conn, control.Response{Error: err.Error()})
 		conn.Close()
 		return
 	}
 	if decodeErr != nil {
-		respond(conn, ControlResponse{Error: "bad control request: " + decodeErr.Error()})
+		respond(conn, control.Response{Error: "bad control request: " + decodeErr.Error()})
 		conn.Close()
 		return
 	}
 	switch req.Cmd {
 	case "status":
 		st := c.m.status()
-		respond(conn, ControlResponse{OK: true, Status: &st})
+		respond(conn, control.Response{OK: true, Status: &st})
 		conn.Close()
 	case "reload":
 		c.m.log.Info().Msg("reload requested on the control socket")
 		res := c.m.Reload()
-		respond(conn, ControlResponse{OK: res.OK, Error: res.Error, Result: &res})
+		respond(conn, control.Response{OK: res.OK, Error: res.Error, Result: &res})
 		conn.Close()
 	case "upgrade":
 		c.m.log.Info().Msg("upgrade requested on the control socket")
 		if err := c.m.Upgrade(); err != nil {
 			_, res := c.m.history.last()
-			respond(conn, ControlResponse{Error: err.Error(), Result: res})
+			respond(conn, control.Response{Error: err.Error(), Result: res})
 			conn.Close()
 			return
 		}
 		_, res := c.m.history.last()
-		c.wait(conn, ControlResponse{OK: true, Result: res})
+		c.wait(conn, control.Response{OK: true, Result: res})
 	case "stop":
 		c.m.log.Info().Msg("stop requested on the control socket")
-		c.wait(conn, ControlResponse{OK: true})
+		c.wait(conn, control.Response{OK: true})
 		c.m.Stop()
 	default:
-		respond(conn, ControlResponse{Error: fmt.Sprintf("unknown command %q (want status, reload, upgrade or stop)", req.Cmd)})
+		respond(conn, control.Response{Error: fmt.Sprintf("unknown command %q (want status, reload, upgrade or stop)", req.Cmd)})
 		conn.Close()
 	}
 }
 
 // wait answers conn with resp once the master has stopped.
-func (c *controlServer) wait(conn net.Conn, resp ControlResponse) {
+func (c *controlServer) wait(conn net.Conn, resp control.Response) {
 	c.mu.Lock()
 	c.waiters = append(c.waiters, waiter{conn, resp})
 	c.mu.Unlock()
 }
 
-func respond(conn net.Conn, r ControlResponse) {
+func respond(conn net.Conn, r control.Response) {
 	_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	_ = json.NewEncoder(conn).Encode(r)
 }
@@ -234,38 +220,4 @@ func (c *controlServer) finish() {
 func (c *controlServer) close() {
 	c.ln.Close()
 	c.wg.Wait()
-}
-
-// errNoMaster means nothing answers on the control socket.
-var errNoMaster = errors.New("no supervisor is running there")
-
-// Control sends one command to the master behind runtimeDir's control
-// socket and returns its answer. timeout bounds the whole exchange. A
-// runtime dir that is not root's or this user's, or that others can
-// write, is refused (ErrUnsafeRuntimeDir) before anything is sent.
-func Control(runtimeDir, cmd string, timeout time.Duration) (*ControlResponse, error) {
-	if err := trustedControlDir(runtimeDir); err != nil {
-		return nil, err
-	}
-	path := ControlSocket(runtimeDir)
-	conn, err := net.DialTimeout("unix", path, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("%w (control socket %q: %v)", errNoMaster, path, err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	if err := json.NewEncoder(conn).Encode(ControlRequest{Cmd: cmd}); err != nil {
-		return nil, fmt.Errorf("send %q to %q: %w", cmd, path, err)
-	}
-	var resp ControlResponse
-	if err := json.NewDecoder(conn).Decode(&resp); err != nil {
-		return nil, fmt.Errorf("read the answer to %q from %q: %w", cmd, path, err)
-	}
-	if !resp.OK {
-		if resp.Error == "" {
-			resp.Error = cmd + " failed"
-		}
-		return &resp, errors.New(resp.Error)
-	}
-	return &resp, nil
 }

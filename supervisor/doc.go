@@ -37,7 +37,7 @@
 //   - Shared state is checked, not trusted: the runtime dir (control
 //     socket, worker sockets, pid file) must be a directory, not a
 //     symlink, owned by the master's euid, that group and others cannot
-//     write (ErrUnsafeRuntimeDir otherwise); the master creates it 0700,
+//     write (control.ErrUnsafeRuntimeDir otherwise); the master creates it 0700,
 //     and the CLI talks only to a dir owned by root or its caller. The
 //     pid file is written by rename, never through a symlink. The
 //     scoreboard, which the workers' user may truncate, is touched only

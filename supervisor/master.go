@@ -20,6 +20,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -642,32 +643,8 @@ func stopAll(slots []*slot) {
 	wg.Wait()
 }
 
-// Status is the master's answer to `supervisor status`.
-type Status struct {
-	PID        int            `json:"pid"`
-	Version    string         `json:"version"`
-	Ready      bool           `json:"ready"`
-	Listen     string         `json:"listen"`
-	Started    time.Time      `json:"started"`
-	Generation int64          `json:"generation"`
-	Workers    []WorkerStatus `json:"workers"`
-	// Degraded names the slots whose boots keep failing.
-	Degraded []string `json:"degraded,omitempty"`
-	// Models is every configured model, ready or not and why.
-	Models []ModelState `json:"models,omitempty"`
-	// LastReload and LastUpgrade are the latest outcomes, if any.
-	LastReload  *OpResult `json:"last_reload,omitempty"`
-	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
-	// ScoreboardFaults counts the times the master found its scoreboard
-	// damaged (its file truncated under the mapping) and replaced it;
-	// ScoreboardError says when and why the last time. Counters of the
-	// workers that ran on a damaged board are lost.
-	ScoreboardFaults int    `json:"scoreboard_faults,omitempty"`
-	ScoreboardError  string `json:"scoreboard_error,omitempty"`
-}
-
-func (m *Master) status() Status {
-	st := Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
+func (m *Master) status() control.Status {
+	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()

@@ -4,6 +4,7 @@ import (
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // scrape is everything /metrics and /status are made of, taken at once.
@@ -13,7 +14,7 @@ type scrape struct {
 	// totals are the counters of every worker process this master ran:
 	// retired ones plus the live slots.
 	totals totals
-	status Status
+	status control.Status
 	ops    opCounts
 	lb     []lb.BackendStats
 	gpus   []affinity.GPUUsage

@@ -1,19 +1,10 @@
 package supervisor
 
-// ModelState is one configured model as status, /metrics and
-// strict_readiness see it.
-type ModelState struct {
-	Name  string `json:"name"`
-	Ready bool   `json:"ready"`
-	// Reason is why it does not serve, as an infer worker reported it
-	// (failed to load, failed or crashed its warm-up); "" while ready or
-	// while no infer worker serves at all.
-	Reason string `json:"reason,omitempty"`
-}
+import "github.com/supervisor-dev/supervisor/supervisor/control"
 
 // modelStates reports every configured model: ready when at least one
 // serving infer worker serves it (did not report it unavailable).
-func (m *Master) modelStates() []ModelState {
+func (m *Master) modelStates() []control.ModelState {
 	// One snapshot per serving worker, not per model: health checks with
 	// strict_readiness call this on every probe, with hundreds of models.
 	var reports []map[string]string
@@ -24,9 +15,9 @@ func (m *Master) modelStates() []ModelState {
 		}
 	}
 	cfg := m.cfg()
-	states := make([]ModelState, 0, len(cfg.Models))
+	states := make([]control.ModelState, 0, len(cfg.Models))
 	for _, mc := range cfg.Models {
-		st := ModelState{Name: mc.Name}
+		st := control.ModelState{Name: mc.Name}
 		for _, un := range reports {
 			reason, down := un[mc.Name]
 			st.Ready = st.Ready || !down
@@ -55,21 +46,12 @@ func (m *Master) allModelsReady() bool {
 
 // unavailableModels lists "name: reason" for every model that does not
 // serve, for reload outcomes.
-func unavailableModels(states []ModelState) []string {
+func unavailableModels(states []control.ModelState) []string {
 	var out []string
 	for _, st := range states {
 		if !st.Ready {
-			out = append(out, st.Name+": "+st.why())
+			out = append(out, st.Name+": "+st.Why())
 		}
 	}
 	return out
-}
-
-// why is the reason a model that does not serve gives, also when no infer
-// worker reported one (none serves at all).
-func (st ModelState) why() string {
-	if st.Reason == "" {
-		return "no infer worker serves"
-	}
-	return st.Reason
 }

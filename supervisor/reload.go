@@ -10,31 +10,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// OpResult is the outcome of a reload or an upgrade, as the CLI prints it
-// and status keeps it.
-type OpResult struct {
-	Op         string    `json:"op"` // "reload" or "upgrade"
-	OK         bool      `json:"ok"`
-	Error      string    `json:"error,omitempty"`
-	Generation int64     `json:"generation"`
-	At         time.Time `json:"at"`
-	Took       string    `json:"took"`
-	// Replaced, Started and Stopped name the workers a reload changed.
-	Replaced []string `json:"replaced,omitempty"`
-	Started  []string `json:"started,omitempty"`
-	Stopped  []string `json:"stopped,omitempty"`
-	// UnavailableModels are "name: reason" for each model no infer worker
-	// serves after the reload (it failed to load or warm up); the reload
-	// itself succeeded and the other models serve.
-	UnavailableModels []string `json:"unavailable_models,omitempty"`
-	// NewPID is the master an upgrade handed over to.
-	NewPID int `json:"new_pid,omitempty"`
-}
-
-func (r *OpResult) finish(err error, gen int64) {
+// finishOp completes r with the outcome err at config generation gen.
+func finishOp(r *control.OpResult, err error, gen int64) {
 	r.OK, r.Generation, r.Took = err == nil, gen, time.Since(r.At).Round(time.Millisecond).String()
 	if err != nil {
 		r.Error = err.Error()
@@ -44,11 +25,11 @@ func (r *OpResult) finish(err error, gen int64) {
 // history keeps the last reload and upgrade outcomes.
 type history struct {
 	mu              sync.Mutex
-	reload, upgrade *OpResult
+	reload, upgrade *control.OpResult
 	counts          opCounts // every outcome, for /metrics
 }
 
-func (h *history) set(r OpResult) {
+func (h *history) set(r control.OpResult) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counts.count(r)
@@ -59,7 +40,7 @@ func (h *history) set(r OpResult) {
 	}
 }
 
-func (h *history) last() (reload, upgrade *OpResult) {
+func (h *history) last() (reload, upgrade *control.OpResult) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.reload, h.upgrade
@@ -71,11 +52,11 @@ func (h *history) last() (reload, upgrade *OpResult) {
 type reloadQueue struct {
 	mu      sync.Mutex
 	running bool
-	waiting []chan OpResult
+	waiting []chan control.OpResult
 }
 
-func (q *reloadQueue) request(run func() OpResult) <-chan OpResult {
-	ch := make(chan OpResult, 1)
+func (q *reloadQueue) request(run func() control.OpResult) <-chan control.OpResult {
+	ch := make(chan control.OpResult, 1)
 	q.mu.Lock()
 	q.waiting = append(q.waiting, ch)
 	start := !q.running
@@ -87,7 +68,7 @@ func (q *reloadQueue) request(run func() OpResult) <-chan OpResult {
 	return ch
 }
 
-func (q *reloadQueue) loop(run func() OpResult) {
+func (q *reloadQueue) loop(run func() control.OpResult) {
 	for {
 		q.mu.Lock()
 		batch := q.waiting
@@ -109,17 +90,17 @@ func (q *reloadQueue) loop(run func() OpResult) {
 // returns once the new generation serves. An invalid config changes
 // nothing: the old one keeps serving and the error (with its file:line)
 // is returned.
-func (m *Master) Reload() OpResult { return <-m.reloads.request(m.reload) }
+func (m *Master) Reload() control.OpResult { return <-m.reloads.request(m.reload) }
 
-func (m *Master) reload() OpResult {
+func (m *Master) reload() control.OpResult {
 	m.opsMu.Lock()
 	defer m.opsMu.Unlock()
-	res := OpResult{Op: "reload", At: time.Now()}
+	res := control.OpResult{Op: "reload", At: time.Now()}
 	err := m.applyReload(&res)
 	if err == nil {
 		res.UnavailableModels = unavailableModels(m.modelStates())
 	}
-	res.finish(err, m.generation.Load())
+	finishOp(&res, err, m.generation.Load())
 	m.history.set(res)
 	log := m.log.Info()
 	if err != nil {
@@ -133,7 +114,7 @@ func (m *Master) reload() OpResult {
 	return res
 }
 
-func (m *Master) applyReload(res *OpResult) error {
+func (m *Master) applyReload(res *control.OpResult) error {
 	switch {
 	case m.stopping.Load():
 		return fmt.Errorf("reload refused: %w", ErrStopping)
@@ -210,7 +191,7 @@ func (m *Master) applySettings(cfg *config.Config) {
 // reconcile brings a pool to cfg: slots whose worker spec changed get a
 // surge-first replacement, the others only the new lifecycle; new slots
 // boot; slots beyond the new size drain and stop.
-func (m *Master) reconcile(cfg *config.Config, p *pool, res *OpResult) error {
+func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) error {
 	specs := m.specs(cfg, p.role)
 	p.mu.Lock()
 	if p.closed {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -19,7 +20,7 @@ func TestReloadsCoalesce(t *testing.T) {
 	var runs, running atomic.Int32
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
-	run := func() OpResult {
+	run := func() control.OpResult {
 		if running.Add(1) != 1 {
 			t.Error("two reloads ran at once")
 		}
@@ -27,11 +28,11 @@ func TestReloadsCoalesce(t *testing.T) {
 		n := runs.Add(1)
 		started <- struct{}{}
 		<-release
-		return OpResult{Generation: int64(n)}
+		return control.OpResult{Generation: int64(n)}
 	}
 	first := q.request(run)
 	<-started // the first run is in progress
-	var queued []<-chan OpResult
+	var queued []<-chan control.OpResult
 	for range 3 {
 		queued = append(queued, q.request(run))
 	}
@@ -49,14 +50,14 @@ func TestReloadsCoalesce(t *testing.T) {
 	}
 }
 
-func recv(t *testing.T, ch <-chan OpResult) OpResult {
+func recv(t *testing.T, ch <-chan control.OpResult) control.OpResult {
 	t.Helper()
 	select {
 	case r := <-ch:
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reload result within 10s")
-		return OpResult{}
+		return control.OpResult{}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // Report is what `supervisor status` prints and /status shows: the
@@ -17,7 +18,7 @@ import (
 // the GPUs. Its JSON (`status --json`) holds every Status field at the top
 // level, so older readers of Status still decode it.
 type Report struct {
-	Status
+	control.Status
 	// Source says where the report came from: "control+scoreboard", or
 	// "scoreboard" when the control socket did not answer (ControlError
 	// says why; Status then holds what the board's header tells).
@@ -96,7 +97,7 @@ type GPUSummary struct {
 
 // reportInput is what a report is built from.
 type reportInput struct {
-	status  Status
+	status  control.Status
 	header  shm.Header
 	slots   []shm.SlotSnapshot
 	procs   map[int]procSample
@@ -108,7 +109,7 @@ type reportInput struct {
 // buildReport joins the inputs into a Report.
 func buildReport(in reportInput) *Report {
 	r := &Report{Status: in.status, At: in.now, Processes: []ProcessRow{}, Pools: []PoolSummary{}, GPUs: []GPUSummary{}}
-	byPID := map[int]WorkerStatus{}
+	byPID := map[int]control.WorkerStatus{}
 	for _, w := range in.status.Workers {
 		if w.PID > 0 {
 			byPID[w.PID] = w
@@ -145,7 +146,7 @@ func roleOrder(role string) string {
 	return "1" + role
 }
 
-func processRow(s shm.SlotSnapshot, in reportInput, ws WorkerStatus) ProcessRow {
+func processRow(s shm.SlotSnapshot, in reportInput, ws control.WorkerStatus) ProcessRow {
 	ps := in.procs[s.PID]
 	row := ProcessRow{
 		Slot: s.Index, Name: s.Name, Role: s.Role, Generation: s.Generation, PID: s.PID,

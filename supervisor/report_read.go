@@ -8,6 +8,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // StatusReader takes Reports of the instance behind a runtime dir, from
@@ -34,11 +35,11 @@ const cpuWindow = 250 * time.Millisecond
 // nor a scoreboard of a live master answers.
 func (sr *StatusReader) Read() (*Report, error) {
 	// Its pid file names the board to read: only a trusted dir's.
-	if err := trustedControlDir(sr.RuntimeDir); err != nil {
+	if err := control.TrustedDir(sr.RuntimeDir); err != nil {
 		return nil, err
 	}
 	in := reportInput{}
-	resp, ctlErr := Control(sr.RuntimeDir, "status", sr.Timeout)
+	resp, ctlErr := control.Call(sr.RuntimeDir, "status", sr.Timeout)
 	if ctlErr == nil && resp.Status != nil {
 		in.status = *resp.Status
 	}
@@ -73,7 +74,7 @@ func (sr *StatusReader) Read() (*Report, error) {
 	in.gpus = sr.gpuUsage()
 	in.now = time.Now()
 	if ctlErr != nil {
-		in.status = Status{PID: in.header.MasterPID, Version: "?", Started: in.header.MasterStart,
+		in.status = control.Status{PID: in.header.MasterPID, Version: "?", Started: in.header.MasterStart,
 			Generation: int64(in.header.Generation)}
 	}
 	r := buildReport(in)
@@ -91,7 +92,7 @@ func (sr *StatusReader) Read() (*Report, error) {
 // socket), else the pid file's, else the newest live master's board.
 func (sr *StatusReader) openBoard(pid int) (string, *shm.Scoreboard, error) {
 	if pid == 0 {
-		pid = readPID(PIDFile(sr.RuntimeDir))
+		pid = control.ReadPID(control.PIDFile(sr.RuntimeDir))
 	}
 	if pid == 0 || !shm.ProcessExists(pid) {
 		pid = 0

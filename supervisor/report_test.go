@@ -13,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestReportOfAKnownScoreboard builds `supervisor status` from a board
@@ -49,8 +50,8 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 		}
 	}
 	r := buildReport(reportInput{
-		status: Status{PID: 100, Version: "test", Ready: true, Listen: "127.0.0.1:8000", Started: now.Add(-time.Hour), Generation: 3,
-			Workers: []WorkerStatus{{Name: "infer-0", Role: "infer", PID: inferPID, State: "ready"}, {Name: "prep-0", Role: "prep", PID: prepPID, State: "ready", Restarts: 1}}},
+		status: control.Status{PID: 100, Version: "test", Ready: true, Listen: "127.0.0.1:8000", Started: now.Add(-time.Hour), Generation: 3,
+			Workers: []control.WorkerStatus{{Name: "infer-0", Role: "infer", PID: inferPID, State: "ready"}, {Name: "prep-0", Role: "prep", PID: prepPID, State: "ready", Restarts: 1}}},
 		header:  sb.Header(),
 		slots:   sb.Snapshot(),
 		procs:   map[int]procSample{inferPID: {RSS: 64 << 20, CPUPercent: 50}, prepPID: {RSS: 16 << 20, CPUPercent: 10}},
@@ -109,7 +110,7 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 // TestTextReportNamesEveryUnavailableModel: a model no infer worker serves
 // has no reason from a worker, and still gets its line.
 func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
-	r := &Report{Status: Status{Models: []ModelState{
+	r := &Report{Status: control.Status{Models: []control.ModelState{
 		{Name: "ok", Ready: true},
 		{Name: "broken", Reason: "could not load: bad file"},
 		{Name: "orphan"},

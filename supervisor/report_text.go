@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // WriteText writes the report as `supervisor status` prints it: the
@@ -30,10 +32,10 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, ms := range st.Models {
 		if !ms.Ready {
-			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.why())
+			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
 		}
 	}
-	for _, op := range []*OpResult{st.LastReload, st.LastUpgrade} {
+	for _, op := range []*control.OpResult{st.LastReload, st.LastUpgrade} {
 		if op != nil {
 			outcome := "ok"
 			if !op.OK {

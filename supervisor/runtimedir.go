@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // runtimeDir is the directory that holds one instance's Unix sockets, its
@@ -25,17 +27,6 @@ type runtimeDir struct {
 	// over to an upgrade no longer does.
 	owner bool
 }
-
-const (
-	controlSocketName = "control.sock"
-	pidFileName       = "supervisor.pid"
-)
-
-// ControlSocket is the path of the control socket inside a runtime dir.
-func ControlSocket(dir string) string { return filepath.Join(dir, controlSocketName) }
-
-// PIDFile is the path of the serving master's pid file inside a runtime dir.
-func PIDFile(dir string) string { return filepath.Join(dir, pidFileName) }
 
 // prepareRuntimeDir creates dir (0700) or checks the one there (ownDir),
 // and claims it: it refuses a dir whose control socket still answers
@@ -63,11 +54,11 @@ func prepareRuntimeDir(dir string, inherited bool) (*runtimeDir, error) {
 	for _, s := range socks {
 		_ = os.Remove(s)
 	}
-	_ = os.Remove(PIDFile(dir))
+	_ = os.Remove(control.PIDFile(dir))
 	return rd, nil
 }
 
-func (rd *runtimeDir) controlSocket() string { return ControlSocket(rd.path) }
+func (rd *runtimeDir) controlSocket() string { return control.SocketPath(rd.path) }
 
 // own makes this master the owner of the shared files and writes its pid.
 func (rd *runtimeDir) own() error {
@@ -97,7 +88,7 @@ func (rd *runtimeDir) cleanup() {
 	rd.mu.Unlock()
 	if owner {
 		_ = os.Remove(rd.controlSocket())
-		_ = os.Remove(PIDFile(rd.path))
+		_ = os.Remove(control.PIDFile(rd.path))
 	}
 	// Whichever master of the instance leaves last finds the dir empty
 	// (a serving master's control socket and pid file are in it).

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestRuntimeDirCreatedPrivateDespiteUmask: a dir the master creates is
@@ -33,7 +35,7 @@ func TestRuntimeDirCreatedPrivateDespiteUmask(t *testing.T) {
 
 // TestRuntimeDirRefusesWhatIsNotOurs: a dir another user owns, a symlink
 // (even to a dir of ours) and a dir group or others may write are refused
-// with ErrUnsafeRuntimeDir; 0700 and 0711 dirs of ours are accepted.
+// with control.ErrUnsafeRuntimeDir; 0700 and 0711 dirs of ours are accepted.
 func TestRuntimeDirRefusesWhatIsNotOurs(t *testing.T) {
 	base := t.TempDir()
 	mk := func(name string, mode os.FileMode) string {
@@ -89,8 +91,8 @@ func TestRuntimeDirRefusesWhatIsNotOurs(t *testing.T) {
 			if c.ok && err != nil {
 				t.Fatalf("prepareRuntimeDir(%q): %v, want it accepted", c.dir, err)
 			}
-			if !c.ok && !errors.Is(err, ErrUnsafeRuntimeDir) {
-				t.Fatalf("prepareRuntimeDir(%q): %v, want ErrUnsafeRuntimeDir", c.dir, err)
+			if !c.ok && !errors.Is(err, control.ErrUnsafeRuntimeDir) {
+				t.Fatalf("prepareRuntimeDir(%q): %v, want control.ErrUnsafeRuntimeDir", c.dir, err)
 			}
 			// An upgraded master checks the dir it inherits just the same.
 			if _, err := prepareRuntimeDir(c.dir, true); c.ok != (err == nil) {
@@ -112,7 +114,7 @@ func TestPIDFileNotWrittenThroughSymlink(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(victim, PIDFile(dir)); err != nil {
+	if err := os.Symlink(victim, control.PIDFile(dir)); err != nil {
 		t.Fatal(err)
 	}
 	if err := rd.own(); err != nil {
@@ -121,15 +123,15 @@ func TestPIDFileNotWrittenThroughSymlink(t *testing.T) {
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
 		t.Fatalf("the symlink's target was written: %q", b)
 	}
-	fi, err := os.Lstat(PIDFile(dir))
+	fi, err := os.Lstat(control.PIDFile(dir))
 	if err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("pid file after own: %v, %v; want a regular file", fi, err)
 	}
-	b, _ := os.ReadFile(PIDFile(dir))
+	b, _ := os.ReadFile(control.PIDFile(dir))
 	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(os.Getpid()) {
 		t.Fatalf("pid file holds %q, want %d", got, os.Getpid())
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, pidFileName+".tmp*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, control.PIDFileName+".tmp*")); len(left) > 0 {
 		t.Fatalf("temporary pid files left: %v", left)
 	}
 }
@@ -167,15 +169,15 @@ func TestControlRefusesUntrustedDir(t *testing.T) {
 		untrusted = append(untrusted, theirs)
 	}
 	for _, dir := range untrusted {
-		if _, err := Control(dir, "stop", time.Second); !errors.Is(err, ErrUnsafeRuntimeDir) {
-			t.Errorf("Control(%q): %v, want ErrUnsafeRuntimeDir", dir, err)
+		if _, err := control.Call(dir, "stop", time.Second); !errors.Is(err, control.ErrUnsafeRuntimeDir) {
+			t.Errorf("control.Call(%q): %v, want control.ErrUnsafeRuntimeDir", dir, err)
 		}
-		if _, err := (&StatusReader{RuntimeDir: dir, Timeout: time.Second}).Read(); !errors.Is(err, ErrUnsafeRuntimeDir) {
-			t.Errorf("StatusReader(%q).Read: %v, want ErrUnsafeRuntimeDir", dir, err)
+		if _, err := (&StatusReader{RuntimeDir: dir, Timeout: time.Second}).Read(); !errors.Is(err, control.ErrUnsafeRuntimeDir) {
+			t.Errorf("StatusReader(%q).Read: %v, want control.ErrUnsafeRuntimeDir", dir, err)
 		}
 	}
 	// A dir of ours with nothing listening: just no master.
-	if _, err := Control(ours, "status", time.Second); !errors.Is(err, errNoMaster) {
-		t.Errorf("Control on an empty dir of ours: %v, want errNoMaster", err)
+	if _, err := control.Call(ours, "status", time.Second); !errors.Is(err, control.ErrNoMaster) {
+		t.Errorf("Control on an empty dir of ours: %v, want control.ErrNoMaster", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -84,7 +85,7 @@ func TestMetricsTextFormat(t *testing.T) {
 	tot.add(shm.SlotSnapshot{State: shm.Ready, Role: "infer", Requests: 3,
 		Latency:    shm.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1, 1}, Sum: 2.5},
 		ModelStats: []shm.ModelSnapshot{{Name: `we"ird`, Success: 3, Inferences: 7}}})
-	text := string(metricsText(scrape{totals: tot, status: Status{Generation: 2, Ready: true}}))
+	text := string(metricsText(scrape{totals: tot, status: control.Status{Generation: 2, Ready: true}}))
 	for _, want := range []string{
 		"# TYPE nv_inference_request_success counter\n",
 		`nv_inference_request_success{model="we\"ird",version="1"} 3` + "\n",
@@ -140,7 +141,7 @@ func TestQuantileAndCPUCount(t *testing.T) {
 }
 
 func TestStatusPageIsSelfContained(t *testing.T) {
-	r := buildReport(reportInput{now: time.Now(), status: Status{PID: 1, Ready: true, Listen: "<script>"},
+	r := buildReport(reportInput{now: time.Now(), status: control.Status{PID: 1, Ready: true, Listen: "<script>"},
 		slots: []shm.SlotSnapshot{{State: shm.Ready, Role: "prep", Name: "prep-0", PID: os.Getpid()}}})
 	t0 := time.Now()
 	pts := []ratePoint{{At: t0}, {At: t0.Add(chartStep), Requests: 50,

@@ -14,6 +14,7 @@ import (
 	psutil "github.com/shirou/gopsutil/v3/process"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -125,41 +126,16 @@ type skippedModel struct {
 	path, version, reason string
 }
 
-// WorkerStatus is one slot as `supervisor status` shows it.
-type WorkerStatus struct {
-	Name     string `json:"name"`
-	Role     string `json:"role"`
-	PID      int    `json:"pid,omitempty"`
-	State    string `json:"state"`
-	Socket   string `json:"socket,omitempty"`
-	Restarts int    `json:"restarts"`
-	Recycles int    `json:"recycles"`
-	LastExit string `json:"last_exit,omitempty"`
-	// UnavailableModels are the models this (infer) worker does not serve,
-	// with the reason: they failed to load or warm up.
-	UnavailableModels map[string]string `json:"unavailable_models,omitempty"`
-	// RecycleAt is the request count at which this worker asks to be
-	// replaced (max_requests + its jitter); 0 = never.
-	RecycleAt int `json:"recycle_at,omitempty"`
-	// Generation is the config generation the worker was spawned with.
-	Generation int64 `json:"generation"`
-	// Device is what the worker computes on: "cpu", or "gpu <UUID>" (its
-	// CUDA_VISIBLE_DEVICES). CPUs is the cpuset it is pinned to. Both are
-	// empty while no process serves.
-	Device string `json:"device,omitempty"`
-	CPUs   string `json:"cpus,omitempty"`
-}
-
 func newSlot(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks slotHooks, log zerolog.Logger) *slot {
 	return &slot{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
 		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *slot) status() WorkerStatus {
+func (s *slot) status() control.WorkerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
+	st := control.WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
 		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
 	if p := s.current; p != nil {
 		st.PID, st.Socket, st.RecycleAt, st.Generation = p.pid(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // statusPage renders the live status page: the Report as tables (the
@@ -105,7 +106,7 @@ var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap
 	"latency": latency,
 	"since":   since,
 	"pct":     func(f float64) string { return fmt.Sprintf("%.0f", f) },
-	"why":     ModelState.why,
+	"why":     control.ModelState.Why,
 	"fullFor": (*ArenaRow).fullFor,
 	"full":    (*ArenaRow).full,
 }).Parse(`<!DOCTYPE html>

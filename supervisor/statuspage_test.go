@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestStatusPageShowsModelsArenasAndFaults renders the page of a report
@@ -17,8 +18,8 @@ import (
 // a damaged scoreboard: each shows, the unavailable models marked.
 func TestStatusPageShowsModelsArenasAndFaults(t *testing.T) {
 	now := time.Now()
-	st := Status{PID: 1, Ready: true, ScoreboardFaults: 2, ScoreboardError: "board <truncated> at 12:00",
-		Models: []ModelState{
+	st := control.Status{PID: 1, Ready: true, ScoreboardFaults: 2, ScoreboardError: "board <truncated> at 12:00",
+		Models: []control.ModelState{
 			{Name: "mlp", Ready: true},
 			{Name: "evil", Reason: `could not load /m/<script>alert(1)</script>.onnx: "bad" & worse`},
 			{Name: "orphan"},

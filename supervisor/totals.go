@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // totals are counters summed over worker processes: per role (requests,
@@ -100,7 +101,7 @@ type opCounts struct {
 	ReloadOK, ReloadFailed, UpgradeOK, UpgradeFailed uint64
 }
 
-func (c *opCounts) count(r OpResult) {
+func (c *opCounts) count(r control.OpResult) {
 	switch {
 	case r.Op == "upgrade" && r.OK:
 		c.UpgradeOK++

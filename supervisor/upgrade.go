@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // Upgrader hands listening sockets to a new binary and tells the old one
@@ -63,11 +65,11 @@ func generationFromEnv() int64 {
 func (m *Master) Upgrade() error {
 	m.opsMu.Lock()
 	defer m.opsMu.Unlock()
-	res := OpResult{Op: "upgrade", At: time.Now()}
+	res := control.OpResult{Op: "upgrade", At: time.Now()}
 	stopArrived, err := m.upgrade()
-	res.finish(err, m.generation.Load())
+	finishOp(&res, err, m.generation.Load())
 	if err == nil {
-		res.NewPID = readPID(PIDFile(m.rd.path))
+		res.NewPID = control.ReadPID(control.PIDFile(m.rd.path))
 		m.log.Info().Int("new_pid", res.NewPID).Dur("took", time.Since(res.At)).Msg("upgrade: the new master serves; draining this one")
 		if stopArrived {
 			m.stopNewMaster()
@@ -136,17 +138,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 func (m *Master) stopNewMaster() {
 	m.log.Warn().Msg("upgrade: a stop arrived while the new master booted; stopping it too")
 	timeout := 2*m.cfg().ShutdownTimeout.Duration + 30*time.Second
-	if _, err := Control(m.rd.path, "stop", timeout); err != nil {
+	if _, err := control.Call(m.rd.path, "stop", timeout); err != nil {
 		m.log.Error().Err(err).Msg("upgrade: could not stop the new master; stop it with `supervisor stop`")
 	}
-}
-
-// readPID reads a pid file; 0 if it cannot.
-func readPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestChaos keeps clients busy while, at random, prep and infer workers
@@ -77,7 +77,7 @@ func TestChaos(t *testing.T) {
 
 // reloads counts the reloads the master has finished: the generation
 // goes up by one per successful reload.
-func reloads(st supervisor.Status) int { return int(st.Generation - 1) }
+func reloads(st control.Status) int { return int(st.Generation - 1) }
 
 func sendSignal(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()

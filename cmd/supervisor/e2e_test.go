@@ -18,7 +18,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // v2Tensor is a V2 request/response tensor as a client writes it.
@@ -376,7 +376,7 @@ func TestControlSocketPermissions(t *testing.T) {
 			extra = "control_group: \"" + group + "\"\n"
 		}
 		in := startInstance(t, options{prepWorkers: 1, extra: extra})
-		fi, err := os.Stat(supervisor.ControlSocket(in.runtimeDir))
+		fi, err := os.Stat(control.SocketPath(in.runtimeDir))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestListenerLimits sends what each limit on the public listener is for:
@@ -169,7 +169,7 @@ func TestControlSocketRefusesOtherUsers(t *testing.T) {
 		t.Skip("needs root to run the CLI as another user")
 	}
 	in := startInstance(t, options{prepWorkers: 1})
-	sock := supervisor.ControlSocket(in.runtimeDir)
+	sock := control.SocketPath(in.runtimeDir)
 	for _, p := range []string{filepath.Dir(filepath.Dir(sock)), filepath.Dir(sock)} {
 		if err := os.Chmod(p, 0o711); err != nil {
 			t.Fatal(err)

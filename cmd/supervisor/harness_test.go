@@ -19,7 +19,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/shm"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // The end-to-end tests run the real binary with real workers on loopback
@@ -322,13 +322,13 @@ func (in *instance) cli(args ...string) (string, error) {
 	return string(out), err
 }
 
-func (in *instance) status() supervisor.Status {
+func (in *instance) status() control.Status {
 	in.t.Helper()
 	out, err := in.cli("status", "--json")
 	if err != nil {
 		in.t.Fatalf("supervisor status: %v\n%s", err, out)
 	}
-	var st supervisor.Status
+	var st control.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		in.t.Fatalf("decode status: %v\n%s", err, out)
 	}
@@ -408,7 +408,7 @@ func (in *instance) dial(t *testing.T) net.Conn {
 }
 
 // workerNamed is the named worker in the instance's status.
-func workerNamed(t *testing.T, in *instance, name string) supervisor.WorkerStatus {
+func workerNamed(t *testing.T, in *instance, name string) control.WorkerStatus {
 	t.Helper()
 	for _, w := range in.status().Workers {
 		if w.Name == name {
@@ -416,12 +416,12 @@ func workerNamed(t *testing.T, in *instance, name string) supervisor.WorkerStatu
 		}
 	}
 	t.Fatalf("no worker %s in status", name)
-	return supervisor.WorkerStatus{}
+	return control.WorkerStatus{}
 }
 
 // servingPID is the pid in the instance's pid file: the master that serves.
 func (in *instance) servingPID() int {
-	b, err := os.ReadFile(supervisor.PIDFile(in.runtimeDir))
+	b, err := os.ReadFile(control.PIDFile(in.runtimeDir))
 	if err != nil {
 		return 0
 	}

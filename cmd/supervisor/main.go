@@ -28,6 +28,7 @@ import (
 	"github.com/supervisor-dev/supervisor/configs"
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/infer"
 	"github.com/supervisor-dev/supervisor/worker/prep"
@@ -233,7 +234,7 @@ func reload(args []string) error {
 	}
 	cfg := f.controlConfig()
 	wait := 2*cfg.BootTimeout.Duration + cfg.Workers.DrainTimeout.Duration + 30*time.Second
-	resp, err := supervisor.Control(cfg.RuntimeDir, "reload", wait)
+	resp, err := control.Call(cfg.RuntimeDir, "reload", wait)
 	if err != nil {
 		return fmt.Errorf("reload failed: %w", err)
 	}
@@ -262,7 +263,7 @@ func upgrade(args []string) error {
 	}
 	cfg := f.controlConfig()
 	wait := cfg.BootTimeout.Duration + 2*cfg.ShutdownTimeout.Duration + 90*time.Second
-	resp, err := supervisor.Control(cfg.RuntimeDir, "upgrade", wait)
+	resp, err := control.Call(cfg.RuntimeDir, "upgrade", wait)
 	if err != nil {
 		return fmt.Errorf("upgrade failed: %w", err)
 	}
@@ -293,7 +294,7 @@ func stop(args []string) error {
 	}
 	cfg := f.controlConfig()
 	// The master answers once every worker is gone; allow for a full drain.
-	_, err = supervisor.Control(cfg.RuntimeDir, "stop", 2*cfg.ShutdownTimeout.Duration+30*time.Second)
+	_, err = control.Call(cfg.RuntimeDir, "stop", 2*cfg.ShutdownTimeout.Duration+30*time.Second)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestModelServedWhereItLoaded: two infer workers; the file of model
@@ -51,7 +51,7 @@ func TestModelServedWhereItLoaded(t *testing.T) {
 
 // replaceWorker kills the named infer worker and waits until its
 // replacement serves and the prep workers have been given its socket.
-func replaceWorker(t *testing.T, in *instance, name string) (w supervisor.WorkerStatus) {
+func replaceWorker(t *testing.T, in *instance, name string) (w control.WorkerStatus) {
 	t.Helper()
 	old := workerNamed(t, in, name)
 	logged := len(in.log.String())

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // writeModel writes m into dir as name.onnx and returns its path.
@@ -55,7 +55,7 @@ func wantUnavailable(t *testing.T, in *instance, model, reason string) {
 	}
 }
 
-func modelState(t *testing.T, st supervisor.Status, name string) supervisor.ModelState {
+func modelState(t *testing.T, st control.Status, name string) control.ModelState {
 	t.Helper()
 	for _, m := range st.Models {
 		if m.Name == name {
@@ -63,7 +63,7 @@ func modelState(t *testing.T, st supervisor.Status, name string) supervisor.Mode
 		}
 	}
 	t.Fatalf("no model %q in status %+v", name, st.Models)
-	return supervisor.ModelState{}
+	return control.ModelState{}
 }
 
 // TestBadModelsAreIsolated serves, next to the generated models, one that

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // TestStopDuringReload runs `supervisor reload` and `supervisor stop`
@@ -128,7 +128,7 @@ func taggedProcesses(t *testing.T, tag string) []int {
 func TestStopDuringStartup(t *testing.T) {
 	tag := fmt.Sprintf("SV_STOP_STARTUP_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
 	in := startInstance(t, options{prepWorkers: 1, inferWorkers: 1, modelNames: []string{"default"}, env: []string{tag}, noWait: true})
-	sock := supervisor.ControlSocket(in.runtimeDir)
+	sock := control.SocketPath(in.runtimeDir)
 	pollUntil(t, 60*time.Second, "the control socket exists", func() bool {
 		_, err := os.Stat(sock)
 		return err == nil

@@ -1,0 +1,108 @@
+package control
+
+import "time"
+
+// Request is what a client sends on the control socket: one JSON object
+// on one line. The master answers with one Response.
+type Request struct {
+	Cmd string `json:"cmd"` // "status", "reload", "upgrade" or "stop"
+}
+
+// Response is the master's answer. Error is set when the command
+// failed; Status is set for "status", Result for "reload" and "upgrade".
+type Response struct {
+	OK     bool      `json:"ok"`
+	Error  string    `json:"error,omitempty"`
+	Status *Status   `json:"status,omitempty"`
+	Result *OpResult `json:"result,omitempty"`
+}
+
+// Status is the master's answer to `supervisor status`.
+type Status struct {
+	PID        int            `json:"pid"`
+	Version    string         `json:"version"`
+	Ready      bool           `json:"ready"`
+	Listen     string         `json:"listen"`
+	Started    time.Time      `json:"started"`
+	Generation int64          `json:"generation"`
+	Workers    []WorkerStatus `json:"workers"`
+	// Degraded names the slots whose boots keep failing.
+	Degraded []string `json:"degraded,omitempty"`
+	// Models is every configured model, ready or not and why.
+	Models []ModelState `json:"models,omitempty"`
+	// LastReload and LastUpgrade are the latest outcomes, if any.
+	LastReload  *OpResult `json:"last_reload,omitempty"`
+	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`
+	// ScoreboardFaults counts the times the master found its scoreboard
+	// damaged (its file truncated under the mapping) and replaced it;
+	// ScoreboardError says when and why the last time. Counters of the
+	// workers that ran on a damaged board are lost.
+	ScoreboardFaults int    `json:"scoreboard_faults,omitempty"`
+	ScoreboardError  string `json:"scoreboard_error,omitempty"`
+}
+
+// WorkerStatus is one slot as `supervisor status` shows it.
+type WorkerStatus struct {
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	PID      int    `json:"pid,omitempty"`
+	State    string `json:"state"`
+	Socket   string `json:"socket,omitempty"`
+	Restarts int    `json:"restarts"`
+	Recycles int    `json:"recycles"`
+	LastExit string `json:"last_exit,omitempty"`
+	// UnavailableModels are the models this (infer) worker does not serve,
+	// with the reason: they failed to load or warm up.
+	UnavailableModels map[string]string `json:"unavailable_models,omitempty"`
+	// RecycleAt is the request count at which this worker asks to be
+	// replaced (max_requests + its jitter); 0 = never.
+	RecycleAt int `json:"recycle_at,omitempty"`
+	// Generation is the config generation the worker was spawned with.
+	Generation int64 `json:"generation"`
+	// Device is what the worker computes on: "cpu", or "gpu <UUID>" (its
+	// CUDA_VISIBLE_DEVICES). CPUs is the cpuset it is pinned to. Both are
+	// empty while no process serves.
+	Device string `json:"device,omitempty"`
+	CPUs   string `json:"cpus,omitempty"`
+}
+
+// ModelState is one configured model as status, /metrics and
+// strict_readiness see it.
+type ModelState struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// Reason is why it does not serve, as an infer worker reported it
+	// (failed to load, failed or crashed its warm-up); "" while ready or
+	// while no infer worker serves at all.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Why is the reason a model that does not serve gives, also when no infer
+// worker reported one (none serves at all).
+func (st ModelState) Why() string {
+	if st.Reason == "" {
+		return "no infer worker serves"
+	}
+	return st.Reason
+}
+
+// OpResult is the outcome of a reload or an upgrade, as the CLI prints it
+// and status keeps it.
+type OpResult struct {
+	Op         string    `json:"op"` // "reload" or "upgrade"
+	OK         bool      `json:"ok"`
+	Error      string    `json:"error,omitempty"`
+	Generation int64     `json:"generation"`
+	At         time.Time `json:"at"`
+	Took       string    `json:"took"`
+	// Replaced, Started and Stopped name the workers a reload changed.
+	Replaced []string `json:"replaced,omitempty"`
+	Started  []string `json:"started,omitempty"`
+	Stopped  []string `json:"stopped,omitempty"`
+	// UnavailableModels are "name: reason" for each model no infer worker
+	// serves after the reload (it failed to load or warm up); the reload
+	// itself succeeded and the other models serve.
+	UnavailableModels []string `json:"unavailable_models,omitempty"`
+	// NewPID is the master an upgrade handed over to.
+	NewPID int `json:"new_pid,omitempty"`
+}
