@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/affinity"
-	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 // metricsServer serves the metrics listener: /metrics (Prometheus text),
@@ -21,8 +21,8 @@ type metricsServer struct {
 	m    *Master
 	ln   net.Listener
 	srv  *fasthttp.Server
-	cpu  *cpuSampler
-	hist *history60
+	cpu  *status.CPUSampler
+	hist *status.RateHistory
 
 	gpuMu   sync.Mutex
 	gpuAt   time.Time
@@ -45,7 +45,7 @@ func (m *Master) listenMetrics() (*metricsServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
 	}
-	ms := &metricsServer{m: m, ln: ln, cpu: newCPUSampler(), hist: newHistory60(), stop: make(chan struct{})}
+	ms := &metricsServer{m: m, ln: ln, cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
 	ms.srv = &fasthttp.Server{Handler: ms.handle, Name: "supervisor-metrics", ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: fasthttpLogger{m}}
 	return ms, nil
@@ -95,10 +95,10 @@ func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
 	switch string(ctx.Path()) {
 	case "/metrics":
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		ctx.SetBody(metricsText(ms.m.scrape(ms.gpuUsage())))
+		ctx.SetBody(status.MetricsText(ms.m.scrape(ms.gpuUsage())))
 	case "/status":
 		ctx.SetContentType("text/html; charset=utf-8")
-		ctx.SetBody(statusPage(ms.report(), ms.hist.points()))
+		ctx.SetBody(status.Page(ms.report(), ms.hist.Points()))
 	case "/status.json":
 		b, err := json.MarshalIndent(ms.report(), "", "  ")
 		if err != nil {
@@ -115,11 +115,9 @@ func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
 }
 
 // report is the master's Report of itself.
-func (ms *metricsServer) report() *Report {
-	st := ms.m.status()
+func (ms *metricsServer) report() *status.Report {
 	h, slots, _ := ms.m.board.snapshot()
-	r := buildReport(reportInput{status: st, header: h, slots: slots, procs: ms.cpu.sample(slotPIDs(slots)),
-		gpus: ms.gpuUsage(), now: time.Now(), boardOK: ms.m.board != nil})
+	r := status.OfMaster(ms.m.status(), h, slots, ms.gpuUsage(), ms.cpu)
 	r.Source, r.Scoreboard = "master", ms.m.board.path()
 	return r
 }
@@ -137,60 +135,24 @@ func (ms *metricsServer) gpuUsage() []affinity.GPUUsage {
 // sampleRates records the prep pool's request count and latency histogram
 // every chartStep, for the status page's chart.
 func (ms *metricsServer) sampleRates() {
-	t := time.NewTicker(chartStep)
+	t := time.NewTicker(status.ChartStep)
 	defer t.Stop()
-	ms.hist.add(ms.point(time.Now()))
+	ms.hist.Add(ms.point(time.Now()))
 	for {
 		select {
 		case now := <-t.C:
-			ms.hist.add(ms.point(now))
+			ms.hist.Add(ms.point(now))
 		case <-ms.stop:
 			return
 		}
 	}
 }
 
-func (ms *metricsServer) point(now time.Time) ratePoint {
+func (ms *metricsServer) point(now time.Time) status.RatePoint {
 	_, slots, retired := ms.m.board.snapshot()
 	for _, s := range slots {
-		retired.add(s)
+		retired.Add(s)
 	}
-	prep := retired.role("prep")
-	return ratePoint{At: now, Requests: prep.Requests, Errors: prep.Errors, Latency: prep.Latency}
-}
-
-// Chart geometry: one point every chartStep, chartPoints kept.
-const (
-	chartStep   = 5 * time.Second
-	chartPoints = 60
-)
-
-// ratePoint is the prep pool's counters at one instant.
-type ratePoint struct {
-	At               time.Time
-	Requests, Errors uint64
-	Latency          shm.Histogram
-}
-
-// history60 is a ring of the last chartPoints rate points.
-type history60 struct {
-	mu  sync.Mutex
-	pts []ratePoint
-}
-
-func newHistory60() *history60 { return &history60{} }
-
-func (h *history60) add(p ratePoint) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.pts = append(h.pts, p)
-	if len(h.pts) > chartPoints+1 {
-		h.pts = h.pts[len(h.pts)-chartPoints-1:]
-	}
-}
-
-func (h *history60) points() []ratePoint {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]ratePoint(nil), h.pts...)
+	prep := retired.Role("prep")
+	return status.RatePoint{At: now, Requests: prep.Requests, Errors: prep.Errors, Latency: prep.Latency}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -26,13 +27,13 @@ func finishOp(r *control.OpResult, err error, gen int64) {
 type history struct {
 	mu              sync.Mutex
 	reload, upgrade *control.OpResult
-	counts          opCounts // every outcome, for /metrics
+	counts          status.OpCounts // every outcome, for /metrics
 }
 
 func (h *history) set(r control.OpResult) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.counts.count(r)
+	h.counts.Count(r)
 	if r.Op == "upgrade" {
 		h.upgrade = &r
 	} else {
@@ -274,4 +275,11 @@ func sameWorker(a, b worker.Spec) bool {
 		s.Generation, s.Socket, s.MaxRequests, s.InferSockets = 0, "", 0, nil
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// opCounts returns the reload and upgrade counts.
+func (h *history) opCounts() status.OpCounts {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.counts
 }

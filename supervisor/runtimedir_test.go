@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 // TestRuntimeDirCreatedPrivateDespiteUmask: a dir the master creates is
@@ -172,8 +173,8 @@ func TestControlRefusesUntrustedDir(t *testing.T) {
 		if _, err := control.Call(dir, "stop", time.Second); !errors.Is(err, control.ErrUnsafeRuntimeDir) {
 			t.Errorf("control.Call(%q): %v, want control.ErrUnsafeRuntimeDir", dir, err)
 		}
-		if _, err := (&StatusReader{RuntimeDir: dir, Timeout: time.Second}).Read(); !errors.Is(err, control.ErrUnsafeRuntimeDir) {
-			t.Errorf("StatusReader(%q).Read: %v, want control.ErrUnsafeRuntimeDir", dir, err)
+		if _, err := (&status.Reader{RuntimeDir: dir, Timeout: time.Second}).Read(); !errors.Is(err, control.ErrUnsafeRuntimeDir) {
+			t.Errorf("status.Reader(%q).Read: %v, want control.ErrUnsafeRuntimeDir", dir, err)
 		}
 	}
 	// A dir of ours with nothing listening: just no master.

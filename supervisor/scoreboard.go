@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -20,7 +21,7 @@ import (
 // A slot belongs to one worker process, from spawn to reaped exit: a
 // recycle or a reload's surge runs two processes for one worker position,
 // each with its own slot. When a process is reaped its counters are added
-// to the retired totals, so the counters /metrics serves never go back.
+// to the retired status.Totals, so the counters /metrics serves never go back.
 // A nil *board is valid and records nothing (no /dev/shm).
 //
 // The file belongs to the workers' user, who can truncate it under the
@@ -41,7 +42,7 @@ type board struct {
 	sb         *shm.Scoreboard // nil once removed, or when it could not be recreated
 	generation int64           // the last one stamped, for a recreated board
 	free       []int           // reusable slots, oldest first
-	retired    totals
+	retired    status.Totals
 	faults     int    // times the board was found damaged
 	lastFault  string // why, and when, the last time
 	removed    bool
@@ -69,7 +70,7 @@ func openBoard(runtimeDir string, workers int, generation int64, log zerolog.Log
 			_ = os.Remove(path)
 		}
 	}
-	b := &board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: newTotals(),
+	b := &board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: status.NewTotals(),
 		slots: min(max(minBoardSlots, slotsPerWorker*workers), shm.MaxSlots)}
 	if err := b.create(); err != nil {
 		log.Warn().Err(err).Msg("no scoreboard: `supervisor status` and /metrics will show no per-worker counters")
@@ -210,7 +211,7 @@ func (b *board) started(bs boardSlot, pid int) {
 }
 
 // release returns slot bs once its process is reaped (or failed to
-// start): its counters join the retired totals and it shows Dead until it
+// start): its counters join the retired status.Totals and it shows Dead until it
 // is claimed again. A slot of a board since removed or replaced is gone
 // with it.
 func (b *board) release(bs boardSlot) {
@@ -227,16 +228,16 @@ func (b *board) release(bs boardSlot) {
 		snap = sb.SlotSnapshot(bs.i)
 		sb.Slot(bs.i).SetState(shm.Dead)
 	}) {
-		b.retired.add(snap)
+		b.retired.Add(snap)
 		b.free = append(b.free, bs.i)
 	}
 }
 
 // snapshot returns the header, the slots and a copy of the retired
 // totals, consistently: a slot released meanwhile is counted once.
-func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, totals) {
+func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
 	if b == nil {
-		return shm.Header{}, nil, newTotals()
+		return shm.Header{}, nil, status.NewTotals()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,9 +245,9 @@ func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, totals) {
 	var slots []shm.SlotSnapshot
 	if !b.use(func(sb *shm.Scoreboard) { h, slots = sb.Header(), sb.Snapshot() }) {
 		// No board, or a damaged one just replaced: its slots are lost.
-		return shm.Header{}, nil, b.retired.clone()
+		return shm.Header{}, nil, b.retired.Clone()
 	}
-	return h, slots, b.retired.clone()
+	return h, slots, b.retired.Clone()
 }
 
 // stamp records a new generation (a reload) in the header and in the slots

@@ -24,7 +24,7 @@ const (
 	stateReady      = "ready"
 	stateRecycling  = "recycling" // ready, with its replacement booting
 	stateRestarting = "restarting"
-	stateDegraded   = "degraded" // boot keeps failing; still retrying
+	stateDegraded   = control.StateDegraded // boot keeps failing; still retrying
 	stateStopping   = "stopping"
 	stateStopped    = "stopped"
 )

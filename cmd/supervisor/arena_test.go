@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 // TestInferKillKeepsArenaSlots is issue 13's check of fault isolation: MLP
@@ -67,14 +67,14 @@ func TestInferKillKeepsArenaSlots(t *testing.T) {
 }
 
 // arenaStatus is prep-0's arena as /status.json reports it.
-func arenaStatus(t *testing.T, in *instance) supervisor.ArenaRow {
+func arenaStatus(t *testing.T, in *instance) status.ArenaRow {
 	t.Helper()
 	resp, err := httpClient.Get(in.metricsURL + "/status.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var r supervisor.Report
+	var r status.Report
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		t.Fatalf("/status.json: %v", err)
 	}
@@ -84,7 +84,7 @@ func arenaStatus(t *testing.T, in *instance) supervisor.ArenaRow {
 		}
 	}
 	t.Fatalf("/status.json has no arena for prep-0: %+v", r.Processes)
-	return supervisor.ArenaRow{}
+	return status.ArenaRow{}
 }
 
 // TestFullArenaIsVisible: an infer worker that stops (SIGSTOP, too

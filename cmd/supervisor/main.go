@@ -63,7 +63,7 @@ func main() {
 	case "check":
 		err = check(args)
 	case "status":
-		err = status(args)
+		err = showStatus(args)
 	case "reload":
 		err = reload(args)
 	case "upgrade":

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 // TestMetricsStatusAndLogsAfterKnownTraffic sends a known mix of requests
@@ -160,13 +160,13 @@ func testStatusPage(t *testing.T, in *instance) {
 	}
 }
 
-func statusReport(t *testing.T, in *instance) supervisor.Report {
+func statusReport(t *testing.T, in *instance) status.Report {
 	t.Helper()
 	out, err := in.cli("status", "--json")
 	if err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	var r supervisor.Report
+	var r status.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("decode status --json: %v\n%s", err, out)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 // TestTruncatedScoreboardDoesNotKillTheMaster truncates the master's
@@ -42,7 +42,7 @@ func TestTruncatedScoreboardDoesNotKillTheMaster(t *testing.T) {
 	default:
 	}
 	code, body := getURL(t, in.metricsURL+"/status.json")
-	var rep supervisor.Report
+	var rep status.Report
 	if code != http.StatusOK || json.Unmarshal(body, &rep) != nil || rep.ScoreboardFaults < 1 || rep.ScoreboardError == "" {
 		t.Fatalf("/status.json after the fault: %d, faults %d, error %q\n%s", code, rep.ScoreboardFaults, rep.ScoreboardError, body)
 	}

@@ -9,13 +9,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
-// status prints the instance's report: from the master over the control
+// showStatus prints the instance's report: from the master over the control
 // socket and from its scoreboard, which answers even when the master does
 // not. --watch redraws it in place every --interval until interrupted.
-func status(args []string) error {
+func showStatus(args []string) error {
 	f, err := parseFlags("status", args)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func status(args []string) error {
 		return errors.New("status: --interval must be positive")
 	}
 	cfg := f.controlConfig()
-	sr := &supervisor.StatusReader{RuntimeDir: cfg.RuntimeDir, Timeout: 2 * time.Second}
+	sr := &status.Reader{RuntimeDir: cfg.RuntimeDir, Timeout: 2 * time.Second}
 	if !f.watch {
 		r, err := sr.Read()
 		if err != nil {
@@ -53,7 +53,7 @@ func status(args []string) error {
 
 // printReport writes one report; clear first moves to the top of a
 // cleared terminal, so --watch refreshes in place.
-func printReport(r *supervisor.Report, asJSON, clear bool) error {
+func printReport(r *status.Report, asJSON, clear bool) error {
 	var buf bytes.Buffer
 	if clear {
 		buf.WriteString("\033[H\033[2J")

@@ -77,6 +77,10 @@ type ModelState struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// StateDegraded is WorkerStatus.State for a worker position whose boots
+// keep failing (the master still retries).
+const StateDegraded = "degraded"
+
 // Why is the reason a model that does not serve gives, also when no infer
 // worker reported one (none serves at all).
 func (st ModelState) Why() string {

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func TestStatusPageShowsModelsArenasAndFaults(t *testing.T) {
 		{State: shm.Ready, Role: "prep", Name: "prep-1", PID: os.Getppid(), Arena: shm.ArenaSnapshot{Slots: 4, InUse: 1}},
 		{State: shm.Ready, Role: "infer", Name: "infer-0", PID: os.Getpid()},
 	}
-	page := string(statusPage(buildReport(reportInput{now: now, status: st, slots: slots}), nil))
+	page := string(Page(buildReport(reportInput{now: now, status: st, slots: slots}), nil))
 
 	if strings.Contains(page, "<script") || strings.Contains(page, "<truncated>") {
 		t.Fatalf("a reason or the scoreboard error was not escaped:\n%s", page)
@@ -63,7 +63,7 @@ func TestStatusPageShowsModelsArenasAndFaults(t *testing.T) {
 func TestStatusPageWithoutModelsOrArenas(t *testing.T) {
 	r := buildReport(reportInput{now: time.Now(), slots: []shm.SlotSnapshot{{State: shm.Ready, Role: "prep", Name: "prep-0", PID: os.Getpid()}}})
 	r.ControlError = "connection refused"
-	page := string(statusPage(r, nil))
+	page := string(Page(r, nil))
 	if !strings.Contains(page, "none reported (the master did not answer on its control socket)") {
 		t.Errorf("page does not say why no model is listed:\n%s", page)
 	}

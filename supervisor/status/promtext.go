@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 // promText writes the Prometheus text exposition format (version 0.0.4):
 // a HELP and TYPE line per family, then its samples. The supervisor's
-// series are derived from the scoreboard at scrape time, so a small writer
+// series are derived from the scoreboard at Scrape time, so a small writer
 // serves better than a client library's registry of live instruments.
 type promText struct {
 	buf bytes.Buffer

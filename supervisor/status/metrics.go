@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"github.com/supervisor-dev/supervisor/affinity"
@@ -7,49 +7,37 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
-// scrape is everything /metrics and /status are made of, taken at once.
-type scrape struct {
-	header shm.Header
-	slots  []shm.SlotSnapshot
-	// totals are the counters of every worker process this master ran:
+// Scrape is everything /metrics is made of, taken at once by the master.
+type Scrape struct {
+	Header shm.Header
+	Slots  []shm.SlotSnapshot
+	// Totals are the counters of every worker process this master ran:
 	// retired ones plus the live slots.
-	totals totals
-	status control.Status
-	ops    opCounts
-	lb     []lb.BackendStats
-	gpus   []affinity.GPUUsage
-}
-
-// scrape reads the board, the master's state and the GPUs.
-func (m *Master) scrape(gpus []affinity.GPUUsage) scrape {
-	s := scrape{status: m.status(), ops: m.history.opCounts(), lb: m.proxy.Stats(), gpus: gpus}
-	var retired totals
-	s.header, s.slots, retired = m.board.snapshot()
-	s.totals = retired
-	for _, sl := range s.slots {
-		s.totals.add(sl)
-	}
-	return s
+	Totals Totals
+	Status control.Status
+	Ops    OpCounts
+	LB     []lb.BackendStats
+	GPUs   []affinity.GPUUsage
 }
 
 // tritonVersion is the model version label: models have one version.
 const tritonVersion = "1"
 
-// metricsText renders a scrape in the Prometheus text format: Triton's
+// MetricsText renders a Scrape in the Prometheus text format: Triton's
 // nv_* series where Triton has one, supervisor_* for the rest.
-func metricsText(s scrape) []byte {
+func MetricsText(s Scrape) []byte {
 	var p promText
 	writeTriton(&p, s)
-	writeGPUs(&p, s.gpus)
+	writeGPUs(&p, s.GPUs)
 	writeWorkers(&p, s)
 	writeStages(&p, s)
-	writeLB(&p, s.lb)
+	writeLB(&p, s.LB)
 	writeArenaMetrics(&p, s)
 	return p.buf.Bytes()
 }
 
-func writeTriton(p *promText, s scrape) {
-	names := s.totals.modelNames()
+func writeTriton(p *promText, s Scrape) {
+	names := s.Totals.modelNames()
 	type counter struct {
 		name, help string
 		value      func(*shm.ModelSnapshot) float64
@@ -76,13 +64,13 @@ func writeTriton(p *promText, s scrape) {
 	for i, c := range counters {
 		p.family(c.name, "counter", c.help)
 		for _, n := range names {
-			p.sample(c.name, c.value(s.totals.models[n]), "model", n, "version", tritonVersion)
+			p.sample(c.name, c.value(s.Totals.models[n]), "model", n, "version", tritonVersion)
 		}
 		if i == 0 {
 			p.family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes, by reason (REJECTED: overloaded, 503; BACKEND: the run failed; CANCELED; OTHER: invalid input and the rest)")
 			for _, n := range names {
 				for _, f := range shm.Failures() {
-					p.sample("nv_inference_request_failure", float64(s.totals.models[n].Failures[f]), "model", n, "reason", f.String(), "version", tritonVersion)
+					p.sample("nv_inference_request_failure", float64(s.Totals.models[n].Failures[f]), "model", n, "reason", f.String(), "version", tritonVersion)
 				}
 			}
 		}
@@ -109,7 +97,7 @@ func writeGPUs(p *promText, gpus []affinity.GPUUsage) {
 
 // writeWorkers: worker processes by state, restarts, recycles, reloads,
 // upgrades and the generation.
-func writeWorkers(p *promText, s scrape) {
+func writeWorkers(p *promText, s Scrape) {
 	type key struct{ role, state string }
 	states := map[key]int{}
 	for _, role := range []string{"prep", "infer"} {
@@ -117,7 +105,7 @@ func writeWorkers(p *promText, s scrape) {
 			states[key{role, st.String()}] = 0
 		}
 	}
-	for _, sl := range s.slots {
+	for _, sl := range s.Slots {
 		if sl.State != shm.Free && sl.State != shm.Dead && sl.Role != "" {
 			states[key{sl.Role, sl.State.String()}]++
 		}
@@ -129,10 +117,10 @@ func writeWorkers(p *promText, s scrape) {
 		}
 	}
 	restarts, recycles, degraded := map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}
-	for _, w := range s.status.Workers {
+	for _, w := range s.Status.Workers {
 		restarts[w.Role] += w.Restarts
 		recycles[w.Role] += w.Recycles
-		if w.State == stateDegraded {
+		if w.State == control.StateDegraded {
 			degraded[w.Role]++
 		}
 	}
@@ -150,32 +138,32 @@ func writeWorkers(p *promText, s scrape) {
 		}
 	}
 	p.family("supervisor_reloads_total", "counter", "Config reloads by outcome, since this master started")
-	p.sample("supervisor_reloads_total", float64(s.ops.ReloadOK), "outcome", "ok")
-	p.sample("supervisor_reloads_total", float64(s.ops.ReloadFailed), "outcome", "failed")
+	p.sample("supervisor_reloads_total", float64(s.Ops.ReloadOK), "outcome", "ok")
+	p.sample("supervisor_reloads_total", float64(s.Ops.ReloadFailed), "outcome", "failed")
 	p.family("supervisor_upgrades_total", "counter", "Binary upgrades by outcome, since this master started")
-	p.sample("supervisor_upgrades_total", float64(s.ops.UpgradeOK), "outcome", "ok")
-	p.sample("supervisor_upgrades_total", float64(s.ops.UpgradeFailed), "outcome", "failed")
+	p.sample("supervisor_upgrades_total", float64(s.Ops.UpgradeOK), "outcome", "ok")
+	p.sample("supervisor_upgrades_total", float64(s.Ops.UpgradeFailed), "outcome", "failed")
 	p.family("supervisor_last_reload_success", "gauge", "1 if the last reload succeeded, 0 if it failed; absent before the first")
-	if r := s.status.LastReload; r != nil {
+	if r := s.Status.LastReload; r != nil {
 		p.sample("supervisor_last_reload_success", b2f(r.OK))
 	}
 	p.family("supervisor_generation", "gauge", "Config generation the master serves")
-	p.sample("supervisor_generation", float64(s.status.Generation))
+	p.sample("supervisor_generation", float64(s.Status.Generation))
 	p.family("supervisor_ready", "gauge", "1 while every pool has a serving worker")
-	p.sample("supervisor_ready", b2f(s.status.Ready))
+	p.sample("supervisor_ready", b2f(s.Status.Ready))
 	p.family("supervisor_scoreboard_faults_total", "counter",
 		"Times the scoreboard was found damaged (truncated under the master) and recreated; worker counters since the last good read are lost")
-	p.sample("supervisor_scoreboard_faults_total", float64(s.status.ScoreboardFaults))
+	p.sample("supervisor_scoreboard_faults_total", float64(s.Status.ScoreboardFaults))
 	p.family("supervisor_model_ready", "gauge", "1 while an infer worker serves the model, 0 when it failed to load or warm up (see supervisor status for why)")
-	for _, st := range s.status.Models {
+	for _, st := range s.Status.Models {
 		p.sample("supervisor_model_ready", b2f(st.Ready), "model", st.Name)
 	}
 }
 
 // writeStages: per-pool requests, in flight, queue depth and histograms.
-func writeStages(p *promText, s scrape) {
+func writeStages(p *promText, s Scrape) {
 	inflight, queue := map[string]int64{}, map[string]int64{}
-	for _, sl := range s.slots {
+	for _, sl := range s.Slots {
 		if sl.State != shm.Free && sl.State != shm.Dead {
 			inflight[sl.Role] += sl.InFlight
 			queue[sl.Role] += sl.QueueDepth
@@ -184,11 +172,11 @@ func writeStages(p *promText, s scrape) {
 	roles := []string{"prep", "infer"}
 	p.family("supervisor_requests_total", "counter", "Inference requests finished by a pool's workers")
 	for _, r := range roles {
-		p.sample("supervisor_requests_total", float64(s.totals.role(r).Requests), "role", r)
+		p.sample("supervisor_requests_total", float64(s.Totals.Role(r).Requests), "role", r)
 	}
 	p.family("supervisor_request_errors_total", "counter", "Inference requests a pool's workers answered with a status of 400 or more")
 	for _, r := range roles {
-		p.sample("supervisor_request_errors_total", float64(s.totals.role(r).Errors), "role", r)
+		p.sample("supervisor_request_errors_total", float64(s.Totals.Role(r).Errors), "role", r)
 	}
 	p.family("supervisor_inflight_requests", "gauge", "Requests in flight in a pool's workers")
 	for _, r := range roles {
@@ -198,12 +186,12 @@ func writeStages(p *promText, s scrape) {
 	p.sample("supervisor_queue_depth", float64(queue["infer"]), "role", "infer")
 	p.family("supervisor_request_duration_seconds", "histogram", "Latency of inference requests in a pool's workers (prep: the whole pipeline after the lb)")
 	for _, r := range roles {
-		p.histogram("supervisor_request_duration_seconds", s.totals.role(r).Latency, "role", r)
+		p.histogram("supervisor_request_duration_seconds", s.Totals.Role(r).Latency, "role", r)
 	}
 	p.family("supervisor_queue_duration_seconds", "histogram", "Time requests waited in the infer workers' batcher queues")
-	p.histogram("supervisor_queue_duration_seconds", s.totals.role("infer").QueueTime, "role", "infer")
+	p.histogram("supervisor_queue_duration_seconds", s.Totals.Role("infer").QueueTime, "role", "infer")
 	p.family("supervisor_batch_size", "histogram", "Rows per model run in the infer workers")
-	p.histogram("supervisor_batch_size", s.totals.role("infer").BatchSize, "role", "infer")
+	p.histogram("supervisor_batch_size", s.Totals.Role("infer").BatchSize, "role", "infer")
 }
 
 func writeLB(p *promText, stats []lb.BackendStats) {

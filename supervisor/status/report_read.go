@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"errors"
@@ -11,12 +11,12 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
-// StatusReader takes Reports of the instance behind a runtime dir, from
+// Reader takes Reports of the instance behind a runtime dir, from
 // outside the master: the CLI's `status`. It asks the master on the
 // control socket and reads the master's scoreboard itself, so a master too
 // busy to answer still gets a report from the board. Successive Reads
 // measure CPU% between them (`status --watch`).
-type StatusReader struct {
+type Reader struct {
 	RuntimeDir string
 	// Timeout bounds the control socket exchange.
 	Timeout time.Duration
@@ -25,7 +25,7 @@ type StatusReader struct {
 		Usage() ([]affinity.GPUUsage, error)
 	}
 
-	cpu *cpuSampler
+	cpu *CPUSampler
 }
 
 // cpuWindow is how long a first Read measures CPU% over.
@@ -33,7 +33,7 @@ const cpuWindow = 250 * time.Millisecond
 
 // Read takes one report. It fails only when neither the control socket
 // nor a scoreboard of a live master answers.
-func (sr *StatusReader) Read() (*Report, error) {
+func (sr *Reader) Read() (*Report, error) {
 	// Its pid file names the board to read: only a trusted dir's.
 	if err := control.TrustedDir(sr.RuntimeDir); err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (sr *StatusReader) Read() (*Report, error) {
 	}
 	first := sr.cpu == nil
 	if first {
-		sr.cpu = newCPUSampler()
+		sr.cpu = NewCPUSampler()
 	}
 	pids := slotPIDs(in.slots)
 	if first {
@@ -90,7 +90,7 @@ func (sr *StatusReader) Read() (*Report, error) {
 
 // openBoard opens the board of the serving master: pid (from the control
 // socket), else the pid file's, else the newest live master's board.
-func (sr *StatusReader) openBoard(pid int) (string, *shm.Scoreboard, error) {
+func (sr *Reader) openBoard(pid int) (string, *shm.Scoreboard, error) {
 	if pid == 0 {
 		pid = control.ReadPID(control.PIDFile(sr.RuntimeDir))
 	}
@@ -112,7 +112,7 @@ func (sr *StatusReader) openBoard(pid int) (string, *shm.Scoreboard, error) {
 	return path, b, err
 }
 
-func (sr *StatusReader) gpuUsage() []affinity.GPUUsage {
+func (sr *Reader) gpuUsage() []affinity.GPUUsage {
 	lister := sr.GPUs
 	if lister == nil {
 		lister = affinity.NVML{}

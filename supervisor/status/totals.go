@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"maps"
@@ -8,36 +8,37 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
-// totals are counters summed over worker processes: per role (requests,
+// Totals are counters summed over worker processes: per role (requests,
 // failures, histograms) and per model (Triton's counters). /metrics
 // serves the retired processes' totals plus the live slots', so its
 // counters never go back when a worker is recycled or restarted.
-type totals struct {
-	roles  map[string]*roleTotals
+type Totals struct {
+	roles  map[string]*RoleTotals
 	models map[string]*shm.ModelSnapshot
 }
 
-// roleTotals are one pool's counters.
-type roleTotals struct {
+// RoleTotals are one pool's counters.
+type RoleTotals struct {
 	Requests, Errors              uint64
 	Latency, QueueTime, BatchSize shm.Histogram
 }
 
-func newTotals() totals {
-	return totals{roles: map[string]*roleTotals{}, models: map[string]*shm.ModelSnapshot{}}
+// NewTotals returns empty totals.
+func NewTotals() Totals {
+	return Totals{roles: map[string]*RoleTotals{}, models: map[string]*shm.ModelSnapshot{}}
 }
 
-// add counts a slot's counters. Prep workers write the models' request
+// Add counts a slot's counters. Prep workers write the models' request
 // counts and infer workers their queue and compute counters, so summing
 // both roles per model gives Triton's statistics with nothing counted
 // twice.
-func (t totals) add(s shm.SlotSnapshot) {
+func (t Totals) Add(s shm.SlotSnapshot) {
 	if s.State == shm.Free || s.State == shm.Dead || s.Role == "" {
 		return
 	}
 	r := t.roles[s.Role]
 	if r == nil {
-		r = &roleTotals{}
+		r = &RoleTotals{}
 		t.roles[s.Role] = r
 	}
 	r.Requests += s.Requests
@@ -55,8 +56,9 @@ func (t totals) add(s shm.SlotSnapshot) {
 	}
 }
 
-func (t totals) clone() totals {
-	c := newTotals()
+// Clone is a deep copy of t, for a reader outside the board's lock.
+func (t Totals) Clone() Totals {
+	c := NewTotals()
 	for k, r := range t.roles {
 		rc := *r
 		rc.Latency, rc.QueueTime, rc.BatchSize = addHistogram(shm.Histogram{}, r.Latency),
@@ -70,16 +72,24 @@ func (t totals) clone() totals {
 	return c
 }
 
-// role returns a pool's totals (zero when it has none).
-func (t totals) role(name string) roleTotals {
+// Role returns a pool's totals (zero when it has none).
+func (t Totals) Role(name string) RoleTotals {
 	if r := t.roles[name]; r != nil {
 		return *r
 	}
-	return roleTotals{}
+	return RoleTotals{}
+}
+
+// Model returns one model's totals (zero when it has none).
+func (t Totals) Model(name string) shm.ModelSnapshot {
+	if m := t.models[name]; m != nil {
+		return *m
+	}
+	return shm.ModelSnapshot{}
 }
 
 // modelNames lists the models counted, sorted.
-func (t totals) modelNames() []string { return slices.Sorted(maps.Keys(t.models)) }
+func (t Totals) modelNames() []string { return slices.Sorted(maps.Keys(t.models)) }
 
 // addHistogram returns a + b; an empty a takes b's bounds.
 func addHistogram(a, b shm.Histogram) shm.Histogram {
@@ -96,12 +106,13 @@ func addHistogram(a, b shm.Histogram) shm.Histogram {
 	return a
 }
 
-// opCounts count reloads and upgrades by outcome since the master started.
-type opCounts struct {
+// OpCounts count reloads and upgrades by outcome since the master started.
+type OpCounts struct {
 	ReloadOK, ReloadFailed, UpgradeOK, UpgradeFailed uint64
 }
 
-func (c *opCounts) count(r control.OpResult) {
+// Count adds one outcome.
+func (c *OpCounts) Count(r control.OpResult) {
 	switch {
 	case r.Op == "upgrade" && r.OK:
 		c.UpgradeOK++
@@ -112,11 +123,4 @@ func (c *opCounts) count(r control.OpResult) {
 	default:
 		c.ReloadFailed++
 	}
-}
-
-// opCounts returns the reload and upgrade counts.
-func (h *history) opCounts() opCounts {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.counts
 }

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"bytes"
@@ -33,9 +33,9 @@ func TestArenasStuck(t *testing.T) {
 		{"one has free slots", []shm.SlotSnapshot{prepSlot("prep-0", 4, long), prepSlot("prep-1", 3, time.Time{})}, false},
 		{"full, but only briefly", []shm.SlotSnapshot{prepSlot("prep-0", 4, short)}, false},
 	} {
-		msg := arenasStuck(h, c.slots, now)
+		msg := ArenasStuck(h, c.slots, now)
 		if (msg != "") != c.stuck {
-			t.Errorf("%s: arenasStuck = %q, want stuck %v", c.name, msg, c.stuck)
+			t.Errorf("%s: ArenasStuck = %q, want stuck %v", c.name, msg, c.stuck)
 		}
 		if c.stuck && !strings.Contains(msg, "prep-0 (pid") {
 			t.Errorf("%s: the reason %q does not name the prep worker", c.name, msg)
@@ -60,7 +60,7 @@ func TestArenaInReportAndMetrics(t *testing.T) {
 	if !strings.Contains(text.String(), "ARENA") || !strings.Contains(text.String(), "4/4") {
 		t.Errorf("status text has no arena line:\n%s", text.String())
 	}
-	metrics := string(metricsText(scrape{slots: []shm.SlotSnapshot{slot}, totals: newTotals()}))
+	metrics := string(MetricsText(Scrape{Slots: []shm.SlotSnapshot{slot}, Totals: NewTotals()}))
 	for _, want := range []string{`supervisor_arena_slots_in_use{worker="prep-0",pid=`, `supervisor_arena_full_total{worker="prep-0"`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics has no %s", want)

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"bytes"
@@ -11,14 +11,14 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
-// statusPage renders the live status page: the Report as tables (the
+// Page renders the live status page: the Report as tables (the
 // structs `supervisor status` prints: models, workers, arenas, pools, GPUs)
 // and the request rate and p99 latency of the last minutes as an inline
 // SVG chart. Everything in it is HTML-escaped (html/template): a model's
 // unavailability reason is ONNX Runtime's text or a file path.
 // It refreshes itself and references nothing outside itself (no scripts,
 // styles or fonts from elsewhere), so it works on an air-gapped host.
-func statusPage(r *Report, pts []ratePoint) []byte {
+func Page(r *Report, pts []RatePoint) []byte {
 	var buf bytes.Buffer
 	if err := statusTemplate.Execute(&buf, pageData{R: r, Chart: newChart(pts), Arenas: withArena(r.Processes)}); err != nil {
 		return []byte("status page: " + template.HTMLEscapeString(err.Error()))
@@ -56,7 +56,7 @@ type chart struct {
 const chartW, chartH = 600.0, 150.0
 
 // newChart derives rate and p99 between consecutive points.
-func newChart(pts []ratePoint) chart {
+func newChart(pts []RatePoint) chart {
 	type xy struct{ t, rate, p99 float64 }
 	var series []xy
 	for i := 1; i < len(pts); i++ {
@@ -68,7 +68,7 @@ func newChart(pts []ratePoint) chart {
 		d := subHistogram(b.Latency, a.Latency)
 		series = append(series, xy{b.At.Sub(pts[0].At).Seconds(), float64(b.Requests-a.Requests) / dt, quantile(d, 0.99)})
 	}
-	c := chart{Empty: len(series) == 0, Span: (time.Duration(len(pts)) * chartStep).String()}
+	c := chart{Empty: len(series) == 0, Span: (time.Duration(len(pts)) * ChartStep).String()}
 	if c.Empty {
 		return c
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"os"
@@ -17,9 +17,9 @@ type procSample struct {
 	CPUs       string  // affinity list from /proc/<pid>/status
 }
 
-// cpuSampler turns cumulative CPU times into percentages between calls.
+// CPUSampler turns cumulative CPU times into percentages between calls.
 // Safe for concurrent use.
-type cpuSampler struct {
+type CPUSampler struct {
 	mu   sync.Mutex
 	last map[int]cpuMark
 }
@@ -29,11 +29,13 @@ type cpuMark struct {
 	cpu float64 // user+system seconds
 }
 
-func newCPUSampler() *cpuSampler { return &cpuSampler{last: map[int]cpuMark{}} }
+// NewCPUSampler returns a sampler with no earlier sample: its first
+// sample of a process says 0%.
+func NewCPUSampler() *CPUSampler { return &CPUSampler{last: map[int]cpuMark{}} }
 
 // sample reads every pid's RSS and CPU time (gopsutil) and its CPU% since
 // the previous sample of that pid. Pids that are gone are forgotten.
-func (s *cpuSampler) sample(pids []int) map[int]procSample {
+func (s *CPUSampler) sample(pids []int) map[int]procSample {
 	now := time.Now()
 	out := make(map[int]procSample, len(pids))
 	seen := make(map[int]bool, len(pids))

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"fmt"
@@ -46,10 +46,10 @@ func liveArenas(h shm.Header, slots []shm.SlotSnapshot) (live []shm.SlotSnapshot
 	return live, len(live) > 0
 }
 
-// arenasStuck says why the server should not be ready when every serving
+// ArenasStuck says why the server should not be ready when every serving
 // prep worker's arena has been full for longer than arenaStuckAfter: each
 // request then waits a second and gets 503. "" otherwise.
-func arenasStuck(h shm.Header, slots []shm.SlotSnapshot, now time.Time) string {
+func ArenasStuck(h shm.Header, slots []shm.SlotSnapshot, now time.Time) string {
 	live, ok := liveArenas(h, slots)
 	if !ok {
 		return ""
@@ -112,9 +112,9 @@ func (a *ArenaRow) full() bool { return a.InUse >= a.Slots }
 
 // writeArenaMetrics: each live prep worker's arena, by worker and pid (a
 // new process starts its counter afresh under its own pid).
-func writeArenaMetrics(p *promText, s scrape) {
+func writeArenaMetrics(p *promText, s Scrape) {
 	var live []shm.SlotSnapshot
-	for _, sl := range s.slots {
+	for _, sl := range s.Slots {
 		if sl.Role == "prep" && sl.State != shm.Free && sl.State != shm.Dead && sl.Arena.Slots > 0 {
 			live = append(live, sl)
 		}
@@ -138,10 +138,4 @@ func writeArenaMetrics(p *promText, s scrape) {
 			p.sample(f.name, f.v(sl.Arena), "worker", sl.Name, "pid", fmt.Sprint(sl.PID))
 		}
 	}
-}
-
-// arenasStuck is arenasStuck of this master's scoreboard now.
-func (m *Master) arenasStuck() string {
-	h, slots, _ := m.board.snapshot()
-	return arenasStuck(h, slots, time.Now())
 }

@@ -1,4 +1,4 @@
-package supervisor
+package status
 
 import (
 	"fmt"
@@ -104,6 +104,14 @@ type reportInput struct {
 	gpus    []affinity.GPUUsage
 	now     time.Time
 	boardOK bool
+}
+
+// OfMaster is the master's Report of itself (/status, /status.json): st
+// and its board's snapshot (h, slots), each process's CPU% measured by cpu
+// since its last call, and the GPUs' usage.
+func OfMaster(st control.Status, h shm.Header, slots []shm.SlotSnapshot, gpus []affinity.GPUUsage, cpu *CPUSampler) *Report {
+	return buildReport(reportInput{status: st, header: h, slots: slots, procs: cpu.sample(slotPIDs(slots)),
+		gpus: gpus, now: time.Now()})
 }
 
 // buildReport joins the inputs into a Report.

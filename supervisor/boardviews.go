@@ -1,0 +1,26 @@
+package supervisor
+
+import (
+	"time"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
+)
+
+// scrape reads the board, the master's state and the GPUs.
+func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
+	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus}
+	var retired status.Totals
+	s.Header, s.Slots, retired = m.board.snapshot()
+	s.Totals = retired
+	for _, sl := range s.Slots {
+		s.Totals.Add(sl)
+	}
+	return s
+}
+
+// arenasStuck is status.ArenasStuck of this master's scoreboard now.
+func (m *Master) arenasStuck() string {
+	h, slots, _ := m.board.snapshot()
+	return status.ArenasStuck(h, slots, time.Now())
+}
