@@ -1,6 +1,8 @@
-// Package lb is the master's reverse proxy: it forwards every public request,
-// unchanged, to one of the prep worker processes, each an HTTP server on its
-// own Unix socket. It knows nothing about models.
+// Package lb is a least-connections reverse proxy over HTTP backends on
+// Unix sockets. It has two users: the master forwards every public request,
+// unchanged, to one of the prep worker processes; each prep worker forwards
+// a model's tensors to one of the infer workers that serve that model
+// (DoRoute). It knows nothing about models.
 //
 // The model:
 //
@@ -25,12 +27,13 @@
 //   - A backend removed by SetBackends gets no new request. Requests already
 //     on it finish; once the last has, its keep-alive connections are closed
 //     and Idle reports it. This is what lets the master
-//     start a replacement worker first and stop the old one only once drained.
+//     start a replacement worker first and stop the old one only once drained
+//     (and a prep worker drop an infer worker that went away).
 //   - Every response carries X-Request-Id: the client's, or one generated from
 //     a random per-Proxy prefix and a counter. Error bodies are KServe V2
 //     style JSON: {"error":"..."}.
 //
-// Pitfalls for the master:
+// Pitfalls for a caller that retires backends (the master, for prep workers):
 //
 //   - Retire a worker in this order: SetBackends without it, wait on Idle
 //     (its pooled connections are closed by then), then stop it. A worker

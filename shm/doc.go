@@ -1,7 +1,15 @@
 // Package shm is the shared-memory scoreboard: one memory-mapped file per
 // supervisor instance through which every worker publishes what it is doing,
-// and from which the master, the prep workers (least-loaded choice),
-// /metrics and `supervisor status` read, without asking anyone.
+// and from which the master (its readiness checks, /metrics, /status) and
+// `supervisor status` read, without asking anyone. Workers only write their
+// own record; a prep worker picks an infer worker with lb's least
+// connections, never from the board.
+//
+// Words: the board holds one record per worker process, called a slot in
+// this package's API and layout (Slot, SlotSnapshot, the slot count). It is
+// neither the master's worker position (supervisor/, which claims a record
+// for each process it spawns there) nor an arena slot (internal/arena, a
+// prep worker's shared-memory buffer for one request's tensors).
 //
 // # Model
 //

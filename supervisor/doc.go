@@ -1,8 +1,46 @@
-// Package supervisor is the master process: it loads and validates the
-// config, plans the workers, spawns them (re-executing its own binary),
-// keeps every slot filled with a ready worker, serves the public listener
-// through the least-connections lb, answers the control socket, and stops
-// everything in order.
+// Package supervisor is the master process: it plans the workers of a
+// config (supervisor/config), spawns them (re-executing its own binary),
+// keeps every worker slot filled with a ready worker, serves the public
+// listener through the least-connections lb, answers the control socket
+// (the server; the contract and client are supervisor/control), serves
+// the metrics listener (what it renders is supervisor/status), reloads,
+// upgrades, and stops everything in order.
+//
+// Ownership: each slot (one worker position, e.g. "prep-1") has one
+// goroutine (slot.run) that owns its processes: it spawns, waits for
+// readiness, restarts with backoff, recycles and retires them; the rest
+// of the master reads a slot's state under its mutex and talks to it by
+// channel (reconfigure, stop). Reloads run one at a time on the reload
+// queue's goroutine; reloads, upgrades and the end of shutdown are
+// serialised by opsMu. The front, the metrics listener (two goroutines:
+// serving and the chart's sampler) and the control socket (one goroutine
+// per connection) each serve on their own goroutines and only read the
+// master's state.
+//
+// A generation is one applied config: 1 for the first, one more for each
+// reload that passes its checks (valid, reloadable, fits the host, keys
+// load), even if some workers then fail to boot; a master started by an
+// upgrade continues its parent's count (SUPERVISOR_GENERATION).
+// Every worker is spawned with the generation of its spec, and the
+// scoreboard's header carries the one in force, so a record of an older
+// generation is recognisably stale.
+//
+// What a reload may change: everything but listen, metrics.listen,
+// workers.user/group and runtime_dir (reloadable refuses those: they
+// need an upgrade or a restart, and nothing changes). The first
+// min(old, new) slots of each pool are kept: a slot whose worker spec is
+// unchanged keeps its worker, one whose spec changed replaces it
+// surge-first; slots beyond the new count are taken out of routing and
+// stopped; new slots boot, and one whose first boot fails is dropped.
+// Infer workers are reconciled before prep workers, so prep workers
+// booted by the reload get the new infer workers. A config that fails
+// those checks changes nothing.
+//
+// Retire order for a worker that serves: take it out of what routes to it
+// (the lb's pool for a prep worker, every prep worker's upstream list for
+// an infer worker); for a prep worker, wait until the lb reports it idle
+// (bounded by the drain timeout, or until it exits); then stop it, bounded
+// by the same drain (an infer worker drains its own in-flight requests).
 //
 // Invariants:
 //   - The public listener answers 503 until every pool has a ready worker;
