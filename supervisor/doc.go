@@ -1,15 +1,15 @@
 // Package supervisor is the master process: it plans the workers of a
 // config (supervisor/config), spawns them (re-executing its own binary),
-// keeps every worker slot filled with a ready worker, serves the public
+// keeps every worker position filled with a ready worker, serves the public
 // listener through the least-connections lb, answers the control socket
 // (the server; the contract and client are supervisor/control), serves
 // the metrics listener (what it renders is supervisor/status), reloads,
 // upgrades, and stops everything in order.
 //
-// Ownership: each slot (one worker position, e.g. "prep-1") has one
-// goroutine (slot.run) that owns its processes: it spawns, waits for
+// Ownership: each worker position (e.g. "prep-1") has one
+// goroutine (position.run) that owns its processes: it spawns, waits for
 // readiness, restarts with backoff, recycles and retires them; the rest
-// of the master reads a slot's state under its mutex and talks to it by
+// of the master reads a position's state under its mutex and talks to it by
 // channel (reconfigure, stop). Reloads run one at a time on the reload
 // queue's goroutine; reloads, upgrades and the end of shutdown are
 // serialised by opsMu. The front, the metrics listener (two goroutines:
@@ -28,10 +28,10 @@
 // What a reload may change: everything but listen, metrics.listen,
 // workers.user/group and runtime_dir (reloadable refuses those: they
 // need an upgrade or a restart, and nothing changes). The first
-// min(old, new) slots of each pool are kept: a slot whose worker spec is
+// min(old, new) positions of each pool are kept: a position whose worker spec is
 // unchanged keeps its worker, one whose spec changed replaces it
-// surge-first; slots beyond the new count are taken out of routing and
-// stopped; new slots boot, and one whose first boot fails is dropped.
+// surge-first; positions beyond the new count are taken out of routing and
+// stopped; new positions boot, and one whose first boot fails is dropped.
 // Infer workers are reconciled before prep workers, so prep workers
 // booted by the reload get the new infer workers. A config that fails
 // those checks changes nothing.
@@ -52,7 +52,7 @@
 //   - A model that fails to load or warm up makes only itself unavailable:
 //     infer workers report each model's state on their event pipe before
 //     "ok" (worker.ModelState). A worker that dies while warming a model is
-//     booted again at once without it (slot.skipped, keyed by the model's
+//     booted again at once without it (position.skipped, keyed by the model's
 //     path and file version): at most one extra boot per model, never a
 //     crash loop. strict_readiness adds "every model serves" to
 //     /v2/health/ready.
@@ -60,11 +60,11 @@
 //     bounded by shutdown_timeout), then prep workers, then infer workers.
 //     Run returns only when every worker has been reaped.
 //   - Stop wins over reloads: once shutdown starts, reloads and upgrades
-//     are refused (ErrStopping); shutdown closes each pool (no slot joins
-//     it afterwards), stops every slot in it, which cuts short the boots
+//     are refused (ErrStopping); shutdown closes each pool (no position joins
+//     it afterwards), stops every position in it, which cuts short the boots
 //     of a reload in flight, then waits for that reload to return, so no
-//     worker a reload started outlives the master. A slot's stop channel
-//     is closed once (sync.Once), whoever asks first; a slot stopped
+//     worker a reload started outlives the master. A position's stop channel
+//     is closed once (sync.Once), whoever asks first; a position stopped
 //     before it started never spawns. A stop during startup cuts the
 //     first boots short and exits 0.
 //   - A stop during an upgrade stops the instance: a master started by an

@@ -113,7 +113,7 @@ func (m *Master) serveLocal(ctx *fasthttp.RequestCtx) {
 }
 
 // health answers /v2/health/ready: 200 while every pool has a serving
-// worker (and, with strict_readiness, every model serves), 503 otherwise. Slots whose boots keep failing are listed in the
+// worker (and, with strict_readiness, every model serves), 503 otherwise. Positions whose boots keep failing are listed in the
 // body ({"degraded": [...]}) either way, so a probe log shows them.
 func (m *Master) health(ctx *fasthttp.RequestCtx) {
 	ready, degraded := m.ready.Load(), []string(nil)

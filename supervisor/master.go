@@ -56,7 +56,7 @@ type Master struct {
 	budget     bodyBudget
 	conns      burstGauge // open public connections (connections.go)
 
-	// upstreamsMu serialises slot changes, so that pushes of the infer
+	// upstreamsMu serialises position changes, so that pushes of the infer
 	// worker list to prep workers cannot overtake each other. Taken
 	// before poolsMu, never after.
 	upstreamsMu sync.Mutex
@@ -327,15 +327,15 @@ func (m *Master) onSignal(sig os.Signal) {
 	}
 }
 
-// pool is one stage's workers: their slots, the templates the slots were
+// pool is one stage's workers: their positions, the templates the positions were
 // given, and the lifecycle they share.
 type pool struct {
-	role  worker.Role
-	mu    sync.RWMutex
-	slots []*slot
-	specs []worker.Spec // the template each slot was last given
-	lc    *lifecycle
-	// closed: shutdown has taken the slot list; no slot may join the
+	role      worker.Role
+	mu        sync.RWMutex
+	positions []*position
+	specs     []worker.Spec // the template each position was last given
+	lc        *lifecycle
+	// closed: shutdown has taken the position list; no position may join the
 	// pool any more (a reload that tries gets ErrStopping).
 	closed bool
 }
@@ -345,25 +345,25 @@ type pool struct {
 // stopped with the rest.
 var ErrStopping = errors.New("the master is stopping")
 
-// close marks the pool closed and returns its slots: after close, the
-// slots returned are all the pool will ever have, so stopping them stops
+// close marks the pool closed and returns its positions: after close, the
+// positions returned are all the pool will ever have, so stopping them stops
 // every worker of the pool, including those a concurrent reload added.
-func (p *pool) close() []*slot {
+func (p *pool) close() []*position {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	return append([]*slot(nil), p.slots...)
+	return append([]*position(nil), p.positions...)
 }
 
-// list returns the pool's slots now.
-func (p *pool) list() []*slot {
+// list returns the pool's positions now.
+func (p *pool) list() []*position {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return append([]*slot(nil), p.slots...)
+	return append([]*position(nil), p.positions...)
 }
 
 // startWorkers boots the infer pool, then the prep pool, waiting for every
-// slot's first readiness.
+// position's first readiness.
 func (m *Master) startWorkers() error {
 	cfg := m.cfg()
 	for _, p := range []*pool{m.infer, m.prep} {
@@ -375,12 +375,12 @@ func (m *Master) startWorkers() error {
 			return ErrStopping
 		}
 		for _, spec := range specs {
-			p.slots = append(p.slots, m.newSlot(spec, p.lc))
+			p.positions = append(p.positions, m.newPosition(spec, p.lc))
 			p.specs = append(p.specs, spec)
 		}
-		slots := append([]*slot(nil), p.slots...)
+		positions := append([]*position(nil), p.positions...)
 		p.mu.Unlock()
-		if err := bootAll(slots); err != nil {
+		if err := bootAll(positions); err != nil {
 			return err
 		}
 	}
@@ -388,7 +388,7 @@ func (m *Master) startWorkers() error {
 }
 
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
-// Stop): the pools are closed and their slots stopped at once, rather
+// Stop): the pools are closed and their positions stopped at once, rather
 // than after every first boot (up to boot_timeout each). Whether that
 // happened is m.stopping.
 func (m *Master) startWorkersUnlessStopped(ctx context.Context) error {
@@ -437,12 +437,12 @@ func (m *Master) newLifecycle(cfg *config.Config, role worker.Role, surge chan s
 	}
 }
 
-func (m *Master) newSlot(spec worker.Spec, lc *lifecycle) *slot {
-	hooks := slotHooks{changed: m.slotChanged, retire: m.retire}
+func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
+	hooks := positionHooks{changed: m.positionChanged, retire: m.retire}
 	if spec.Role == worker.RolePrep {
 		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
 	}
-	return newSlot(spec, lc, m.rd.path, m.spawner, hooks, m.log)
+	return newPosition(spec, lc, m.rd.path, m.spawner, hooks, m.log)
 }
 
 // specs are the templates of a pool's workers under cfg.
@@ -504,9 +504,9 @@ func (m *Master) inferSockets() []string {
 	return socks
 }
 
-// slotChanged propagates a change of serving process: prep workers are the
+// positionChanged propagates a change of serving process: prep workers are the
 // lb's backends; infer workers are every prep worker's upstreams.
-func (m *Master) slotChanged(s *slot) {
+func (m *Master) positionChanged(s *position) {
 	m.upstreamsMu.Lock()
 	defer m.upstreamsMu.Unlock()
 	if s.role == worker.RolePrep {
@@ -558,7 +558,7 @@ func (m *Master) pushUpstreams(p *process) {
 // every prep worker (for infer) no longer sends it anything new; a prep
 // worker is stopped once the lb has nothing in flight on it, an infer
 // worker drains its own in-flight requests on SIGTERM.
-func (m *Master) retire(_ *slot, p *process, drain time.Duration) {
+func (m *Master) retire(_ *position, p *process, drain time.Duration) {
 	if p.spec.Role == worker.RolePrep {
 		select {
 		case <-m.proxy.Idle(backendName(p)):
@@ -597,32 +597,32 @@ func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
 	m.log.Info().Msg("stopped")
 }
 
-// stopWorkers closes both pools and stops every slot in them, prep first.
-// A reload running meanwhile cannot add a slot once its pool is closed,
-// and its boots and replacements end as their slots stop; stopWorkers
+// stopWorkers closes both pools and stops every position in them, prep first.
+// A reload running meanwhile cannot add a position once its pool is closed,
+// and its boots and replacements end as their positions stop; stopWorkers
 // then waits for the reload (or upgrade) to return (opsMu), so that the
-// slots a reload was removing are reaped too before the master exits.
+// positions a reload was removing are reaped too before the master exits.
 func (m *Master) stopWorkers() {
 	stopAll(m.prep.close())
 	stopAll(m.infer.close())
 	m.opsMu.Lock()
 	defer m.opsMu.Unlock()
 	// Nothing can have joined a closed pool; stopping again is a no-op
-	// for every slot already stopped and cheap to make sure of.
+	// for every position already stopped and cheap to make sure of.
 	stopAll(m.prep.list())
 	stopAll(m.infer.list())
 }
 
-// bootAll starts every slot and waits for each one's first boot; it
-// returns the boot errors joined (the slots that did boot keep running
+// bootAll starts every position and waits for each one's first boot; it
+// returns the boot errors joined (the positions that did boot keep running
 // until stopAll).
-func bootAll(slots []*slot) error {
-	booted := make(chan error, len(slots))
-	for _, s := range slots {
+func bootAll(positions []*position) error {
+	booted := make(chan error, len(positions))
+	for _, s := range positions {
 		s.start(booted)
 	}
 	var errs []error
-	for range slots {
+	for range positions {
 		if err := <-booted; err != nil {
 			errs = append(errs, err)
 		}
@@ -630,10 +630,10 @@ func bootAll(slots []*slot) error {
 	return errors.Join(errs...)
 }
 
-// stopAll stops slots in parallel and waits until their processes are reaped.
-func stopAll(slots []*slot) {
+// stopAll stops positions in parallel and waits until their processes are reaped.
+func stopAll(positions []*position) {
 	var wg sync.WaitGroup
-	for _, s := range slots {
+	for _, s := range positions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -63,8 +63,8 @@ func (r *modelReport) snapshot() (unavailable map[string]string, ready map[strin
 
 // warmupCrash is the boot error of an infer worker that died (a signal
 // from inside ONNX Runtime, typically SIGFPE on an integer Mod or Div by
-// zero) while it was loading or warming up Model. The slot then marks the
-// model unavailable and boots again without it (slot.boot), instead of
+// zero) while it was loading or warming up Model. The position then marks the
+// model unavailable and boots again without it (position.boot), instead of
 // crash-looping and leaving every other model unserved.
 type warmupCrash struct {
 	Model string

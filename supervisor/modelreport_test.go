@@ -39,16 +39,16 @@ func modelsWorker(spec *worker.Spec) {
 	}
 }
 
-// TestSlotSkipsModelsItsWorkersDiedOn: a worker that dies while warming a
+// TestPositionSkipsModelsItsWorkersDiedOn: a worker that dies while warming a
 // model is booted again at once without it, once per such model, and the
 // first boot still succeeds; the reasons reach status.
-func TestSlotSkipsModelsItsWorkersDiedOn(t *testing.T) {
-	s, _, _ := testSlot(t, "models", testLifecycle())
+func TestPositionSkipsModelsItsWorkersDiedOn(t *testing.T) {
+	s, _, _ := testPosition(t, "models", testLifecycle())
 	s.tmpl.Role = worker.RoleInfer
 	for _, n := range []string{"a", "crash1", "bad", "crash2", "b"} {
 		s.tmpl.Models = append(s.tmpl.Models, worker.Model{Name: n, Path: n + ".onnx", Version: "1"})
 	}
-	bootSlot(t, s)
+	bootPosition(t, s)
 	p := s.serving()
 	un, ready := p.models.snapshot()
 	if len(un) != 3 || !ready["a"] || !ready["b"] || un["bad"] != "warm-up failed" {

@@ -37,8 +37,8 @@ type process struct {
 	exited chan struct{}
 	err    error
 
-	// board is the scoreboard the process has a slot on (nil = none); a
-	// slot index is only meaningful on that board.
+	// board is the scoreboard the process has a record on (nil = none); a
+	// record index is only meaningful on that board.
 	board *shm.Scoreboard
 
 	// liveness is the master's end of the liveness pipe; closing it (or the
@@ -53,7 +53,7 @@ type process struct {
 // spawner starts worker processes. The zero value re-executes this binary.
 type spawner struct {
 	exe   string       // "" = /proc/self/exe
-	board *board       // scoreboard slots for the workers; nil = none
+	board *board       // scoreboard records for the workers; nil = none
 	creds *credentials // the workers' user; nil = the master's
 }
 

@@ -158,38 +158,38 @@ func TestWorkerExitsWhenMasterEndsLivenessPipe(t *testing.T) {
 	}
 }
 
-// testLifecycle is a fast lifecycle for slot tests.
+// testLifecycle is a fast lifecycle for position tests.
 func testLifecycle() *lifecycle {
 	return &lifecycle{bootTimeout: 30 * time.Second, stopDrain: time.Second, recycleDrain: time.Second,
 		heartbeatTimeout: 2 * time.Second, backoffBase: 10 * time.Millisecond, backoffMax: 100 * time.Millisecond,
 		degradedAfter: 2, surge: make(chan struct{}, 1)}
 }
 
-// testSlot returns a slot running the helper behaviour, with its changes
+// testPosition returns a position running the helper behaviour, with its changes
 // and retirements reported on channels.
-func testSlot(t *testing.T, behaviour string, lc *lifecycle) (*slot, chan struct{}, chan *process) {
+func testPosition(t *testing.T, behaviour string, lc *lifecycle) (*position, chan struct{}, chan *process) {
 	t.Helper()
 	sp, spec := testSpawner(t, behaviour)
 	changed := make(chan struct{}, 64)
 	retired := make(chan *process, 8)
-	hooks := slotHooks{
-		changed: func(*slot) {
+	hooks := positionHooks{
+		changed: func(*position) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		},
-		retire: func(_ *slot, p *process, _ time.Duration) {
+		retire: func(_ *position, p *process, _ time.Duration) {
 			p.stop(time.Second)
 			retired <- p
 		},
 	}
-	return newSlot(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
+	return newPosition(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
 }
 
-// bootSlot starts s, stops it when the test ends, and waits for its first
+// bootPosition starts s, stops it when the test ends, and waits for its first
 // boot.
-func bootSlot(t *testing.T, s *slot) {
+func bootPosition(t *testing.T, s *position) {
 	t.Helper()
 	booted := make(chan error, 1)
 	s.start(booted)
@@ -199,8 +199,8 @@ func bootSlot(t *testing.T, s *slot) {
 	}
 }
 
-// waitSlot waits for cond on the slot's change notifications, bounded.
-func waitSlot(t *testing.T, s *slot, changed <-chan struct{}, what string, cond func() bool) {
+// waitPosition waits for cond on the position's change notifications, bounded.
+func waitPosition(t *testing.T, s *position, changed <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for !cond() {
@@ -212,12 +212,12 @@ func waitSlot(t *testing.T, s *slot, changed <-chan struct{}, what string, cond 
 	}
 }
 
-func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
-	s, changed, _ := testSlot(t, "ready", testLifecycle())
-	bootSlot(t, s)
+func TestPositionRestartsCrashedWorkerWithBackoff(t *testing.T) {
+	s, changed, _ := testPosition(t, "ready", testLifecycle())
+	bootPosition(t, s)
 	first := s.serving()
 	_ = first.cmd.Process.Kill()
-	waitSlot(t, s, changed, "a restarted worker", func() bool {
+	waitPosition(t, s, changed, "a restarted worker", func() bool {
 		p := s.serving()
 		return p != nil && p != first
 	})
@@ -227,11 +227,11 @@ func TestSlotRestartsCrashedWorkerWithBackoff(t *testing.T) {
 	}
 }
 
-func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
+func TestPositionRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	lc := testLifecycle()
 	lc.recycle = config.Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
-	s, changed, retired := testSlot(t, "ready", lc)
-	bootSlot(t, s)
+	s, changed, retired := testPosition(t, "ready", lc)
+	bootPosition(t, s)
 	first := s.serving()
 	if n := first.spec.MaxRequests; n < 3 || n > 5 {
 		t.Fatalf("max_requests with jitter = %d, want 3..5", n)
@@ -241,7 +241,7 @@ func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	waitSlot(t, s, changed, "a replacement", func() bool { return s.serving() != first })
+	waitPosition(t, s, changed, "a replacement", func() bool { return s.serving() != first })
 	select {
 	case old := <-retired:
 		if old != first {
@@ -263,17 +263,17 @@ func TestSlotRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	}
 }
 
-func TestSlotKillsWorkerThatStopsHeartbeating(t *testing.T) {
+func TestPositionKillsWorkerThatStopsHeartbeating(t *testing.T) {
 	lc := testLifecycle()
 	lc.heartbeatTimeout = 300 * time.Millisecond
-	s, changed, _ := testSlot(t, "ready", lc)
+	s, changed, _ := testPosition(t, "ready", lc)
 	s.tmpl.HeartbeatInterval = 50 * time.Millisecond
-	bootSlot(t, s)
+	bootPosition(t, s)
 	first := s.serving()
 	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitSlot(t, s, changed, "the hung worker replaced", func() bool {
+	waitPosition(t, s, changed, "the hung worker replaced", func() bool {
 		p := s.serving()
 		return p != nil && p != first
 	})
@@ -282,12 +282,12 @@ func TestSlotKillsWorkerThatStopsHeartbeating(t *testing.T) {
 	}
 }
 
-func TestSlotMarksRepeatedBootFailuresDegraded(t *testing.T) {
-	s, changed, _ := testSlot(t, "ready", testLifecycle())
-	bootSlot(t, s)
+func TestPositionMarksRepeatedBootFailuresDegraded(t *testing.T) {
+	s, changed, _ := testPosition(t, "ready", testLifecycle())
+	bootPosition(t, s)
 	t.Setenv(helperEnv, "fail-boot") // every later boot fails
 	_ = s.serving().cmd.Process.Kill()
-	waitSlot(t, s, changed, "degraded", func() bool { return s.status().State == stateDegraded })
+	waitPosition(t, s, changed, "degraded", func() bool { return s.status().State == stateDegraded })
 }
 
 // getOK does one GET on a worker's socket.
@@ -301,12 +301,12 @@ func getOK(socket string) error {
 	return err
 }
 
-// TestSlotStopsOnceFromManyStoppers stops a serving slot from several
-// goroutines at once (shutdown and a reload that removed the slot both
+// TestPositionStopsOnceFromManyStoppers stops a serving position from several
+// goroutines at once (shutdown and a reload that removed the position both
 // do): no panic, every caller returns only once the worker is reaped.
-func TestSlotStopsOnceFromManyStoppers(t *testing.T) {
-	s, _, _ := testSlot(t, "ready", testLifecycle())
-	bootSlot(t, s)
+func TestPositionStopsOnceFromManyStoppers(t *testing.T) {
+	s, _, _ := testPosition(t, "ready", testLifecycle())
+	bootPosition(t, s)
 	p := s.serving()
 	done := make(chan struct{}, 4)
 	for range 4 {
@@ -329,24 +329,24 @@ func TestSlotStopsOnceFromManyStoppers(t *testing.T) {
 	}
 }
 
-// TestSlotStoppedBeforeStartNeverSpawns: a slot stopped before it starts
+// TestPositionStoppedBeforeStartNeverSpawns: a position stopped before it starts
 // (a reload added it while the master shut down) reports ErrStopping and
 // spawns nothing.
-func TestSlotStoppedBeforeStartNeverSpawns(t *testing.T) {
-	s, _, _ := testSlot(t, "ready", testLifecycle())
+func TestPositionStoppedBeforeStartNeverSpawns(t *testing.T) {
+	s, _, _ := testPosition(t, "ready", testLifecycle())
 	s.stopAndWait()
 	booted := make(chan error, 1)
 	s.start(booted)
 	if err := <-booted; !errors.Is(err, ErrStopping) {
-		t.Fatalf("first boot of a stopped slot: %v, want ErrStopping", err)
+		t.Fatalf("first boot of a stopped position: %v, want ErrStopping", err)
 	}
 	select {
 	case <-s.done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("done not closed for a slot stopped before it started")
+		t.Fatal("done not closed for a position stopped before it started")
 	}
 	if st := s.status(); st.PID != 0 || st.State != stateStopped {
-		t.Fatalf("status of a slot stopped before it started: %+v", st)
+		t.Fatalf("status of a position stopped before it started: %+v", st)
 	}
 	s.stopAndWait() // again: still safe
 }

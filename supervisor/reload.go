@@ -189,27 +189,27 @@ func (m *Master) applySettings(cfg *config.Config) {
 	}
 }
 
-// reconcile brings a pool to cfg: slots whose worker spec changed get a
-// surge-first replacement, the others only the new lifecycle; new slots
-// boot; slots beyond the new size drain and stop.
+// reconcile brings a pool to cfg: positions whose worker spec changed get a
+// surge-first replacement, the others only the new lifecycle; new positions
+// boot; positions beyond the new size drain and stop.
 func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) error {
 	specs := m.specs(cfg, p.role)
 	p.mu.Lock()
 	if p.closed {
-		// Shutdown has taken the slot list: changing it now would leave
+		// Shutdown has taken the position list: changing it now would leave
 		// workers it does not know about running.
 		p.mu.Unlock()
 		return fmt.Errorf("%s pool: %w", p.role, ErrStopping)
 	}
 	lc := m.newLifecycle(cfg, p.role, p.lc.surge)
-	keep := min(len(p.slots), len(specs))
-	kept, removed := p.slots[:keep:keep], p.slots[keep:]
+	keep := min(len(p.positions), len(specs))
+	kept, removed := p.positions[:keep:keep], p.positions[keep:]
 	oldSpecs := append([]worker.Spec(nil), p.specs[:keep]...)
-	var added []*slot
+	var added []*position
 	for _, spec := range specs[keep:] {
-		added = append(added, m.newSlot(spec, lc))
+		added = append(added, m.newPosition(spec, lc))
 	}
-	p.slots, p.specs, p.lc = append(kept, added...), specs, lc
+	p.positions, p.specs, p.lc = append(kept, added...), specs, lc
 	p.mu.Unlock()
 
 	if len(removed) > 0 {
@@ -255,13 +255,13 @@ func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) e
 	return errors.Join(errs...)
 }
 
-// remove takes a slot out of the pool.
-func (p *pool) remove(s *slot) {
+// remove takes a position out of the pool.
+func (p *pool) remove(s *position) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, x := range p.slots {
+	for i, x := range p.positions {
 		if x == s {
-			p.slots = append(p.slots[:i:i], p.slots[i+1:]...)
+			p.positions = append(p.positions[:i:i], p.positions[i+1:]...)
 			p.specs = append(p.specs[:i:i], p.specs[i+1:]...)
 			return
 		}

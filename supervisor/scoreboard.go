@@ -18,48 +18,48 @@ import (
 // new master never replaces the board the old one's workers still write;
 // the CLI finds the serving master's board through the pid file.
 //
-// A slot belongs to one worker process, from spawn to reaped exit: a
+// A record belongs to one worker process, from spawn to reaped exit: a
 // recycle or a reload's surge runs two processes for one worker position,
-// each with its own slot. When a process is reaped its counters are added
-// to the retired status.Totals, so the counters /metrics serves never go back.
+// each with its own record. When a process is reaped its counters are added
+// to the retired totals, so the counters /metrics serves never go back.
 // A nil *board is valid and records nothing (no /dev/shm).
 //
 // The file belongs to the workers' user, who can truncate it under the
 // master's mapping. Every access goes through use, under mu, with faults
 // turned into errors (shm.Guard): a damaged board is unmapped, counted,
 // reported by status and /metrics, and replaced by a fresh one at the
-// same path. Slots claimed on the damaged board are forgotten (their
+// same path. Records claimed on the damaged board are forgotten (their
 // workers fault on their next write, exit and are restarted on the new
 // board), and so are their live counters.
 type board struct {
-	log   zerolog.Logger
-	file  string // where the board is (re)created
-	slots int
+	log     zerolog.Logger
+	file    string // where the board is (re)created
+	records int
 	// chown gives a new board file to the workers' user; nil = keep ours.
 	chown func(path string) error
 
 	mu         sync.Mutex
 	sb         *shm.Scoreboard // nil once removed, or when it could not be recreated
 	generation int64           // the last one stamped, for a recreated board
-	free       []int           // reusable slots, oldest first
+	free       []int           // reusable records, oldest first
 	retired    status.Totals
 	faults     int    // times the board was found damaged
 	lastFault  string // why, and when, the last time
 	removed    bool
 }
 
-// boardSlot is a claimed slot of one board: a slot index means nothing on
+// boardRecord is a claimed record of one board: a record index means nothing on
 // the board that replaced a damaged one.
-type boardSlot struct {
+type boardRecord struct {
 	sb *shm.Scoreboard
 	i  int
 }
 
-// Slot counts: enough for every worker of a config plus surges and reloads
-// that grow pools; a board is 2 KiB a slot.
+// Record counts: enough for every worker of a config plus surges and reloads
+// that grow pools; a board is 2 KiB a record.
 const (
-	minBoardSlots  = 64
-	slotsPerWorker = 4
+	minBoardRecords  = 64
+	recordsPerWorker = 4
 )
 
 // openBoard creates this master's board, after removing boards that dead
@@ -71,19 +71,19 @@ func openBoard(runtimeDir string, workers int, generation int64, log zerolog.Log
 		}
 	}
 	b := &board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: status.NewTotals(),
-		slots: min(max(minBoardSlots, slotsPerWorker*workers), shm.MaxSlots)}
+		records: min(max(minBoardRecords, recordsPerWorker*workers), shm.MaxSlots)}
 	if err := b.create(); err != nil {
 		log.Warn().Err(err).Msg("no scoreboard: `supervisor status` and /metrics will show no per-worker counters")
 		return nil
 	}
-	log.Info().Str("scoreboard", b.file).Int("slots", b.slots).Msg("scoreboard created")
+	log.Info().Str("scoreboard", b.file).Int("slots", b.records).Msg("scoreboard created")
 	return b
 }
 
-// create makes a fresh board at b.file with every slot free. The caller
+// create makes a fresh board at b.file with every record free. The caller
 // holds mu, or is openBoard.
 func (b *board) create() error {
-	sb, err := shm.Create(b.file, b.slots, os.Getpid(), uint64(b.generation))
+	sb, err := shm.Create(b.file, b.records, os.Getpid(), uint64(b.generation))
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (b *board) create() error {
 		}
 	}
 	b.sb, b.free = sb, b.free[:0]
-	for i := range b.slots {
+	for i := range b.records {
 		b.free = append(b.free, i)
 	}
 	return nil
@@ -157,10 +157,10 @@ func (b *board) fault() (int, string) {
 	return b.faults, b.lastFault
 }
 
-// claim takes a free slot for the process about to be spawned with spec
-// and records it in spec; without a free slot the worker runs unreported.
-func (b *board) claim(spec *worker.Spec) boardSlot {
-	none := boardSlot{i: -1}
+// claim takes a free record for the process about to be spawned with spec
+// and records it in spec; without a free record the worker runs unreported.
+func (b *board) claim(spec *worker.Spec) boardRecord {
+	none := boardRecord{i: -1}
 	if b == nil {
 		return none
 	}
@@ -190,16 +190,16 @@ func (b *board) claim(spec *worker.Spec) boardSlot {
 	}
 	b.free = b.free[1:]
 	spec.Scoreboard, spec.ScoreboardSlot = b.sb.Path(), i
-	return boardSlot{b.sb, i}
+	return boardRecord{b.sb, i}
 }
 
 // placementOf is the device and cpuset a spec pins its worker to, for the
-// slot's identity; "" when the spec does not say (the CLI then reads the
+// record's identity; "" when the spec does not say (the CLI then reads the
 // process's affinity from /proc).
 func placementOf(s *worker.Spec) (device, cpus string) { return s.Device(), s.CPUs }
 
-// started records the pid of the process in slot bs.
-func (b *board) started(bs boardSlot, pid int) {
+// started records the pid of the process in record bs.
+func (b *board) started(bs boardRecord, pid int) {
 	if b == nil || bs.i < 0 {
 		return
 	}
@@ -210,11 +210,11 @@ func (b *board) started(bs boardSlot, pid int) {
 	}
 }
 
-// release returns slot bs once its process is reaped (or failed to
+// release returns record bs once its process is reaped (or failed to
 // start): its counters join the retired status.Totals and it shows Dead until it
-// is claimed again. A slot of a board since removed or replaced is gone
+// is claimed again. A record of a board since removed or replaced is gone
 // with it.
-func (b *board) release(bs boardSlot) {
+func (b *board) release(bs boardRecord) {
 	if b == nil || bs.i < 0 {
 		return
 	}
@@ -233,8 +233,8 @@ func (b *board) release(bs boardSlot) {
 	}
 }
 
-// snapshot returns the header, the slots and a copy of the retired
-// totals, consistently: a slot released meanwhile is counted once.
+// snapshot returns the header, the records and a copy of the retired
+// totals, consistently: a record released meanwhile is counted once.
 func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
 	if b == nil {
 		return shm.Header{}, nil, status.NewTotals()
@@ -244,13 +244,13 @@ func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
 	var h shm.Header
 	var slots []shm.SlotSnapshot
 	if !b.use(func(sb *shm.Scoreboard) { h, slots = sb.Header(), sb.Snapshot() }) {
-		// No board, or a damaged one just replaced: its slots are lost.
+		// No board, or a damaged one just replaced: its records are lost.
 		return shm.Header{}, nil, b.retired.Clone()
 	}
 	return h, slots, b.retired.Clone()
 }
 
-// stamp records a new generation (a reload) in the header and in the slots
+// stamp records a new generation (a reload) in the header and in the records
 // of the processes that serve it, replaced or kept alike; the ones being
 // retired keep their old generation and show as stale.
 func (b *board) stamp(generation int64, serving []*process) {
@@ -301,7 +301,7 @@ func (b *board) path() string {
 	return b.sb.Path()
 }
 
-// start spawns a worker for spec in a claimed slot, and releases the slot
+// start spawns a worker for spec in a claimed record, and releases the record
 // when the process is reaped.
 func (s spawner) start(spec worker.Spec) (*process, error) {
 	bs := s.board.claim(&spec)

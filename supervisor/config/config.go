@@ -187,7 +187,7 @@ type WorkersConfig struct {
 	// failed boot, wait RestartBackoff, doubling up to RestartBackoffMax.
 	RestartBackoff    Duration `yaml:"restart_backoff"`
 	RestartBackoffMax Duration `yaml:"restart_backoff_max"`
-	// DegradedAfter consecutive failed boots mark a slot degraded in status
+	// DegradedAfter consecutive failed boots mark a worker position degraded in status
 	// (the master keeps retrying at RestartBackoffMax).
 	DegradedAfter int `yaml:"degraded_after"`
 	// MaxSurge bounds how many replacements of one pool boot at once.

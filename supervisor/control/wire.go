@@ -26,7 +26,7 @@ type Status struct {
 	Started    time.Time      `json:"started"`
 	Generation int64          `json:"generation"`
 	Workers    []WorkerStatus `json:"workers"`
-	// Degraded names the slots whose boots keep failing.
+	// Degraded names the worker positions whose boots keep failing.
 	Degraded []string `json:"degraded,omitempty"`
 	// Models is every configured model, ready or not and why.
 	Models []ModelState `json:"models,omitempty"`

@@ -18,7 +18,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// Slot states, as status reports them.
+// Position states, as status reports them.
 const (
 	stateStarting   = "starting"
 	stateReady      = "ready"
@@ -29,7 +29,7 @@ const (
 	stateStopped    = "stopped"
 )
 
-// lifecycle is how a pool's slots treat their workers.
+// lifecycle is how a pool's positions treat their workers.
 type lifecycle struct {
 	bootTimeout      time.Duration
 	stopDrain        time.Duration // on master stop
@@ -46,9 +46,9 @@ type lifecycle struct {
 
 // workerSocketName names a worker's socket after its master's pid (base 36
 // to keep paths short), so that during an upgrade two masters' workers
-// share the runtime dir without colliding: "<pid>.<slot>.<seq>.sock".
-func workerSocketName(slot string, seq int) string {
-	return ownSocketPrefix() + slot + "." + strconv.FormatInt(int64(seq), 36) + ".sock"
+// share the runtime dir without colliding: "<pid>.<position name>.<seq>.sock".
+func workerSocketName(name string, seq int) string {
+	return ownSocketPrefix() + name + "." + strconv.FormatInt(int64(seq), 36) + ".sock"
 }
 
 // ownSocketPrefix starts the name of every socket this master's workers use.
@@ -57,49 +57,51 @@ func ownSocketPrefix() string { return strconv.FormatInt(int64(os.Getpid()), 36)
 // backoffReset: a worker that stayed up this long restarts at base backoff.
 const backoffReset = 10 * time.Second
 
-// slotHooks are what a slot needs from the master.
-type slotHooks struct {
+// positionHooks are what a position needs from the master.
+type positionHooks struct {
 	// prepare completes a spec just before its process is spawned (prep
 	// workers get the current infer sockets).
 	prepare func(*worker.Spec)
-	// changed is called whenever the slot's serving process changes.
-	changed func(*slot)
+	// changed is called whenever the position's serving process changes.
+	changed func(*position)
 	// retire drains a replaced process (bounded by drain) and stops it.
-	retire func(s *slot, p *process, drain time.Duration)
+	retire func(s *position, p *process, drain time.Duration)
 }
 
-// reconfig asks a slot to adopt a new template and lifecycle (a reload).
+// reconfig asks a position to adopt a new template and lifecycle (a reload).
 type reconfig struct {
 	tmpl worker.Spec
 	lc   *lifecycle
 	// replace: the worker's effective spec changed, so the serving worker
 	// is replaced surge-first; otherwise only the next spawn uses tmpl.
 	replace bool
-	done    chan error // buffered; nil once the slot serves the new spec
+	done    chan error // buffered; nil once the position serves the new spec
 }
 
-// slot keeps one worker position (e.g. "prep-0") filled: it spawns the
+// position keeps one worker position (e.g. "prep-0") filled: it spawns the
 // worker, waits for its readiness, restarts it with exponential backoff
 // when it exits or hangs, and replaces it surge-first when it reaches a
 // recycling limit. One goroutine (run) owns the processes; the mutex
-// guards only what status and the lb read.
-type slot struct {
+// guards only what status and the lb read. Each process it spawns gets a
+// record on the scoreboard of its own (board.claim); a position is
+// neither that record nor an arena slot.
+type position struct {
 	name string // e.g. "prep-0"; never changes
 	role worker.Role
-	// tmpl and lc belong to the run goroutine once the slot has started; a
+	// tmpl and lc belong to the run goroutine once the position has started; a
 	// reload hands it new ones through reconf.
 	tmpl    worker.Spec // Socket is filled per process
 	lc      *lifecycle
 	dir     string // runtime dir
 	spawner spawner
-	hooks   slotHooks
+	hooks   positionHooks
 	log     zerolog.Logger
 	reconf  chan reconfig
 
-	// stop is closed (once, by requestStop) when the slot must stop;
-	// done is closed when the slot's goroutine returns, or by start on a
-	// slot stopped before it started. Both exist from newSlot on, so a
-	// stop that races a start (a reload adding slots while the master
+	// stop is closed (once, by requestStop) when the position must stop;
+	// done is closed when the position's goroutine returns, or by start on a
+	// position stopped before it started. Both exist from newPosition on, so a
+	// stop that races a start (a reload adding positions while the master
 	// shuts down) is never lost and never closes a channel twice.
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -115,24 +117,24 @@ type slot struct {
 	recycles int
 	failures int // consecutive failed boots
 	lastExit string
-	// skipped are the models this slot's workers died on while warming
+	// skipped are the models this position's workers died on while warming
 	// them up (see warmupCrash), keyed by name; a model is skipped only
 	// while its path and file version are the ones it died on.
 	skipped map[string]skippedModel
 }
 
-// skippedModel is a model a worker of the slot died on.
+// skippedModel is a model a worker of the position died on.
 type skippedModel struct {
 	path, version, reason string
 }
 
-func newSlot(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks slotHooks, log zerolog.Logger) *slot {
-	return &slot{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
+func newPosition(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks positionHooks, log zerolog.Logger) *position {
+	return &position{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
 		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *slot) status() control.WorkerStatus {
+func (s *position) status() control.WorkerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := control.WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
@@ -148,30 +150,30 @@ func (s *slot) status() control.WorkerStatus {
 }
 
 // serving returns the process that takes traffic, or nil.
-func (s *slot) serving() *process {
+func (s *position) serving() *process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.current
 }
 
-func (s *slot) setState(state string) {
+func (s *position) setState(state string) {
 	s.mu.Lock()
 	s.state = state
 	s.mu.Unlock()
 }
 
 // setServing makes p the serving process and tells the master.
-func (s *slot) setServing(state string, p *process) {
+func (s *position) setServing(state string, p *process) {
 	s.mu.Lock()
 	s.state, s.current = state, p
 	s.mu.Unlock()
 	s.hooks.changed(s)
 }
 
-// nextSpec is the spec of the slot's next process: its own socket (so a
+// nextSpec is the spec of the position's next process: its own socket (so a
 // replacement can listen while the old one serves) and its own
 // max_requests draw.
-func (s *slot) nextSpec() worker.Spec {
+func (s *position) nextSpec() worker.Spec {
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
@@ -188,12 +190,12 @@ func (s *slot) nextSpec() worker.Spec {
 	return spec
 }
 
-// errSlotStopped: the slot was stopped before it could boot its worker.
-var errSlotStopped = fmt.Errorf("stopped before its first boot: %w", ErrStopping)
+// errPositionStopped: the position was stopped before it could boot its worker.
+var errPositionStopped = fmt.Errorf("stopped before its first boot: %w", ErrStopping)
 
-// skippedModels returns, among models, those the slot's workers died on
+// skippedModels returns, among models, those the position's workers died on
 // and that have not changed since, with their reason; nil when none.
-func (s *slot) skippedModels(models []worker.Model) map[string]string {
+func (s *position) skippedModels(models []worker.Model) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out map[string]string
@@ -209,7 +211,7 @@ func (s *slot) skippedModels(models []worker.Model) map[string]string {
 }
 
 // skip remembers that a worker died on crash.Model as the spec had it.
-func (s *slot) skip(spec worker.Spec, crash *warmupCrash) {
+func (s *position) skip(spec worker.Spec, crash *warmupCrash) {
 	for _, m := range spec.Models {
 		if m.Name != crash.Model {
 			continue
@@ -225,10 +227,10 @@ func (s *slot) skip(spec worker.Spec, crash *warmupCrash) {
 		Msg("worker died while warming up a model: marking the model unavailable and booting again without it")
 }
 
-// start runs the slot in its own goroutine; the first boot's outcome goes
-// to booted. A slot already stopped does not start: booted gets
-// errSlotStopped and done is closed.
-func (s *slot) start(booted chan<- error) {
+// start runs the position in its own goroutine; the first boot's outcome goes
+// to booted. A position already stopped does not start: booted gets
+// errPositionStopped and done is closed.
+func (s *position) start(booted chan<- error) {
 	s.mu.Lock()
 	s.started = true
 	stopped := s.stopping()
@@ -236,7 +238,7 @@ func (s *slot) start(booted chan<- error) {
 	if stopped {
 		s.setState(stateStopped)
 		close(s.done)
-		booted <- fmt.Errorf("worker %s: %w", s.name, errSlotStopped)
+		booted <- fmt.Errorf("worker %s: %w", s.name, errPositionStopped)
 		return
 	}
 	go func() {
@@ -245,14 +247,14 @@ func (s *slot) start(booted chan<- error) {
 	}()
 }
 
-// requestStop tells the slot to stop; safe to call any number of times,
+// requestStop tells the position to stop; safe to call any number of times,
 // from any goroutine.
-func (s *slot) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
+func (s *position) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
 
-// stopAndWait stops the slot's worker (drained) and waits until it and any
-// worker being retired are reaped. Safe on a slot that was never started
+// stopAndWait stops the position's worker (drained) and waits until it and any
+// worker being retired are reaped. Safe on a position that was never started
 // (it will not start afterwards), and safe to call concurrently or again.
-func (s *slot) stopAndWait() {
+func (s *position) stopAndWait() {
 	s.requestStop()
 	s.mu.Lock()
 	started := s.started
@@ -264,7 +266,7 @@ func (s *slot) stopAndWait() {
 	s.retiring.Wait()
 }
 
-func (s *slot) stopping() bool {
+func (s *position) stopping() bool {
 	select {
 	case <-s.stop:
 		return true
@@ -273,10 +275,10 @@ func (s *slot) stopping() bool {
 	}
 }
 
-// run keeps the slot filled until stop is closed. A worker that cannot
+// run keeps the position filled until stop is closed. A worker that cannot
 // start at its first boot is a startup error for the master, reported on
 // booted, not something to retry forever.
-func (s *slot) run(booted chan<- error) {
+func (s *position) run(booted chan<- error) {
 	first := true
 	backoff := s.lc.backoffBase
 	var reloaded chan error // a reload waiting for the next boot's outcome
@@ -325,10 +327,10 @@ func (s *slot) run(booted chan<- error) {
 	}
 }
 
-// wait sleeps d unless the slot is stopped first; it reports whether the
-// slot should go on. A reload during the wait ends it early: the new spec
+// wait sleeps d unless the position is stopped first; it reports whether the
+// position should go on. A reload during the wait ends it early: the new spec
 // boots at once, and the returned channel gets that boot's outcome.
-func (s *slot) wait(d time.Duration) (bool, chan error) {
+func (s *position) wait(d time.Duration) (bool, chan error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -342,10 +344,10 @@ func (s *slot) wait(d time.Duration) (bool, chan error) {
 	}
 }
 
-// reconfigure hands the slot a reload and waits until the slot serves it:
-// a replaced worker is ready, or a restarting slot has booted the new
-// spec. The error says why the slot still runs its old worker.
-func (s *slot) reconfigure(r reconfig) error {
+// reconfigure hands the position a reload and waits until the position serves it:
+// a replaced worker is ready, or a restarting position has booted the new
+// spec. The error says why the position still runs its old worker.
+func (s *position) reconfigure(r reconfig) error {
 	r.done = make(chan error, 1)
 	select {
 	case s.reconf <- r:
@@ -361,7 +363,7 @@ func (s *slot) reconfigure(r reconfig) error {
 }
 
 // bootingState is starting, or degraded while boots keep failing.
-func (s *slot) bootingState() string {
+func (s *position) bootingState() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failures >= s.lc.degradedAfter {
@@ -370,7 +372,7 @@ func (s *slot) bootingState() string {
 	return stateStarting
 }
 
-func (s *slot) bootFailed(err error) {
+func (s *position) bootFailed(err error) {
 	s.mu.Lock()
 	s.failures++
 	degraded := s.failures >= s.lc.degradedAfter
@@ -387,7 +389,7 @@ func (s *slot) bootFailed(err error) {
 // while warming up a model (warmupCrash) is booted again at once without
 // that model: each retry skips one more model, so there are at most as
 // many retries as models.
-func (s *slot) boot() (*process, error) {
+func (s *position) boot() (*process, error) {
 	for range len(s.tmpl.Models) {
 		spec := s.nextSpec()
 		p, err := s.bootSpec(spec)
@@ -401,7 +403,7 @@ func (s *slot) boot() (*process, error) {
 }
 
 // bootSpec spawns a process for spec and waits for it to be ready.
-func (s *slot) bootSpec(spec worker.Spec) (*process, error) {
+func (s *position) bootSpec(spec worker.Spec) (*process, error) {
 	p, err := s.spawner.start(spec)
 	if err != nil {
 		return nil, err
@@ -427,7 +429,7 @@ func (s *slot) bootSpec(spec worker.Spec) (*process, error) {
 }
 
 // logUnavailable logs, once per booted worker, each model it does not serve.
-func (s *slot) logUnavailable(p *process) {
+func (s *position) logUnavailable(p *process) {
 	un, _ := p.models.snapshot()
 	for name, reason := range un {
 		s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Str("model", name).Str("reason", reason).
@@ -435,11 +437,11 @@ func (s *slot) logUnavailable(p *process) {
 	}
 }
 
-// serve watches a ready process: it returns true when the slot is stopped
+// serve watches a ready process: it returns true when the position is stopped
 // (the process drained and reaped), false when the process died or hung
 // and must be restarted. Recycling limits replace it surge-first without
 // returning.
-func (s *slot) serve(p *process) (stopped bool) {
+func (s *position) serve(p *process) (stopped bool) {
 	check := time.NewTicker(max(s.lc.heartbeatTimeout/4, 25*time.Millisecond))
 	defer check.Stop()
 	lifetime := s.lifetimeTimer()
@@ -489,7 +491,7 @@ func (s *slot) serve(p *process) (stopped bool) {
 	}
 }
 
-func (s *slot) lifetimeTimer() <-chan time.Time {
+func (s *position) lifetimeTimer() <-chan time.Time {
 	if d := s.lc.recycle.MaxLifetime.Duration; d > 0 {
 		return time.After(d)
 	}
@@ -498,7 +500,7 @@ func (s *slot) lifetimeTimer() <-chan time.Time {
 
 // overRSS returns a recycle reason when p's resident memory is over
 // max_rss_bytes, read with gopsutil.
-func (s *slot) overRSS(p *process) string {
+func (s *position) overRSS(p *process) string {
 	limit := uint64(s.lc.recycle.MaxRSSBytes)
 	if limit == 0 {
 		return ""
@@ -516,10 +518,10 @@ func (s *slot) overRSS(p *process) string {
 
 // applyReload adopts r's template and lifecycle for a serving p. When the
 // spec changed, p is replaced surge-first; if the replacement fails, the
-// slot keeps p and its old template, so later restarts stay on the config
+// position keeps p and its old template, so later restarts stay on the config
 // that works. It returns the process serving afterwards and whether that
 // is a new one.
-func (s *slot) applyReload(p *process, r reconfig) (*process, bool) {
+func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 	oldTmpl, oldLC := s.tmpl, s.lc
 	s.tmpl, s.lc = r.tmpl, r.lc
 	if !r.replace {
@@ -544,7 +546,7 @@ func (s *slot) applyReload(p *process, r reconfig) (*process, bool) {
 // replace boots a successor for old while old keeps serving, swaps it in,
 // and hands old to the master to drain and stop. It returns the successor,
 // or an error (old still serving) when the successor failed to boot.
-func (s *slot) replace(old *process, reason string) (*process, error) {
+func (s *position) replace(old *process, reason string) (*process, error) {
 	log := s.log.With().Str("worker", s.name).Int("pid", old.pid()).Str("reason", reason).Logger()
 	select {
 	case s.lc.surge <- struct{}{}:
@@ -574,7 +576,7 @@ func (s *slot) replace(old *process, reason string) (*process, error) {
 	return next, nil
 }
 
-func (s *slot) exitedUnexpectedly(p *process) {
+func (s *position) exitedUnexpectedly(p *process) {
 	how := describeExit(p.err)
 	s.mu.Lock()
 	s.restarts++
