@@ -11,28 +11,11 @@ import (
 // TestProcessing: prep workers are told only about the models with an
 // image preprocess or a postprocess, with every key carried over.
 func TestProcessing(t *testing.T) {
-	c, err := config.ParseConfig([]byte(`models:
-  - name: cls
-    path: m.onnx
-    preprocess:
-      kind: image
-      width: 256
-      resize: shorter-crop
-      interpolation: nearest
-      channel_order: BGR
-      scale: 1/255
-      mean: [0.485, 0.456, 0.406]
-      std: [0.229, 0.224, 0.225]
-      layout: NHWC
-      dtype: FP16
-      max_pixels: 1000000
-      max_images: 8
-      max_request_pixels: 3000000
-    postprocess: {output: prob, labels: l.txt, softmax: true, top_k: 5}
-  - name: plain
-    path: p.onnx
-    preprocess: {kind: tensor}
-`), "t.yaml")
+	c, err := config.ParseConfig([]byte("models:\n"+
+		"  - {name: cls, path: m.onnx, postprocess: {output: prob, labels: l.txt, softmax: true, top_k: 5},\n"+
+		"     preprocess: {kind: image, width: 256, scale: 1/255, dtype: FP16, max_pixels: 1000000, max_request_pixels: 3000000}}\n"+
+		"  - {name: plain, path: p.onnx, preprocess: {kind: tensor}}\n"+
+		"  - {name: raw, path: r.onnx}\n"), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
