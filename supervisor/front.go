@@ -38,10 +38,13 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		HeaderReceived:               m.headerReceived,
 		// ReadTimeout bounds the header (and the wait for a connection's
 		// first request); body_timeout and body_min_rate bound the body.
-		ReadTimeout:     l.ReadTimeout.Duration,
-		WriteTimeout:    l.WriteTimeout.Duration,
-		IdleTimeout:     l.IdleTimeout.Duration,
-		Concurrency:     l.MaxConnections,
+		ReadTimeout:  l.ReadTimeout.Duration,
+		WriteTimeout: l.WriteTimeout.Duration,
+		IdleTimeout:  l.IdleTimeout.Duration,
+		// The listener caps connections at max_connections with a V2
+		// answer (conncap.go); fasthttp's own text/plain cap sits above
+		// it, for the moment between a close and fasthttp's release.
+		Concurrency:     2 * l.MaxConnections,
 		CloseOnShutdown: true,
 		Logger:          fasthttpLogger{m},
 		// An idle connection (or one that has not sent its first byte)

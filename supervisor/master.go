@@ -193,10 +193,11 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	defer signal.Stop(signals)
 
 	up := m.opts.Upgrader
-	ln, err := up.Listen("tcp", cfg.Listen)
+	tcp, err := up.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %q: %w (is another instance running?)", cfg.Listen, err)
 	}
+	ln := m.capConnections(tcp, cfg.Limits.MaxConnections)
 	front := m.newFrontServer()
 	var metrics *metricsServer
 	// On every return below: drain the listener and stop every worker,
