@@ -31,7 +31,7 @@ type jpegInfo struct {
 	// 1/64ths: 192 for 4:4:4 colour, 96 for 4:2:0, 64 for grey (the
 	// sampling factors of SOF, relative to the largest).
 	samples64 int
-	scans      int // SOS markers before EOI
+	scans     int // SOS markers before EOI
 	// busiest is the component (its id) coded in the most scans, and
 	// busiestScans that count.
 	busiest      byte
