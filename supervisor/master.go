@@ -460,6 +460,7 @@ func (m *Master) specs(cfg *Config, role worker.Role) []worker.Spec {
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
 			s.Processing = cfg.processing()
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
+			s.MaxDecodeBytes = int64(cfg.Prep.MaxDecodeBytes)
 		}
 		return s
 	})

@@ -52,6 +52,8 @@ func Run(rt *worker.Runtime) error {
 		counters[m.Name] = rt.Slot().Model(i)
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
+	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
+	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).Msg("decode gate")
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
 	}
