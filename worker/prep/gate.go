@@ -86,6 +86,9 @@ func newDecodeGate(budget int64) *decodeGate {
 	return &decodeGate{places: p, budget: budget, small: min(smallDecodeMax, budget/int64(2*p))}
 }
 
+// isLarge reports whether a decode of cost goes to the large lane.
+func (g *decodeGate) isLarge(cost int64) bool { return g != nil && cost > g.small }
+
 // largest is the most one decode may cost: the large lane's share.
 func (g *decodeGate) largest() int64 { return g.budget - int64(g.places)*g.small }
 

@@ -12,19 +12,28 @@ import "slices"
 func (g *decodeGate) join(cost int64) *gateWaiter {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	switch {
+	case cost <= g.small && len(g.smallQ) == 0 && g.smallIn < g.places:
+		g.smallIn++
+		return nil
+	case cost > g.small && len(g.largeQ) == 0 && g.fitsLarge(cost):
+		g.largeIn++
+		g.largeBytes += cost
+		return nil
+	}
 	w := &gateWaiter{cost: cost, ready: make(chan struct{})}
 	if cost <= g.small {
 		g.smallQ = append(g.smallQ, w)
 	} else {
 		g.largeQ = append(g.largeQ, w)
 	}
-	g.admit()
-	select {
-	case <-w.ready:
-		return nil
-	default:
-		return w
-	}
+	return w
+}
+
+// fitsLarge reports whether a large decode of cost fits beside those
+// running.
+func (g *decodeGate) fitsLarge(cost int64) bool {
+	return g.largeIn < g.places && g.largeBytes+cost <= g.largest()
 }
 
 // quit takes w out of its queue when its client has gone. If it was let
@@ -57,7 +66,7 @@ func (g *decodeGate) admit() {
 		g.smallIn++
 		close(w.ready)
 	}
-	for len(g.largeQ) > 0 && g.largeIn < g.places && g.largeBytes+g.largeQ[0].cost <= g.largest() {
+	for len(g.largeQ) > 0 && g.fitsLarge(g.largeQ[0].cost) {
 		w := g.largeQ[0]
 		g.largeQ = g.largeQ[1:]
 		g.largeIn++

@@ -180,6 +180,9 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 		return &stoppedError{reason: err}
 	}
 	defer im.gate.leave(cost)
+	if im.gate.isLarge(cost) {
+		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })
+	}
 	return im.cfg.Preprocess(dst, img)
 }
 

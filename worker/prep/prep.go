@@ -20,9 +20,13 @@
 // max_request_pixels, before any image is decoded; and before each image
 // the worker checks that its client still waits (the deadline the master
 // passes on, and the master's connection), so work for a client that has
-// had its 504 stops at the next image. A worker decodes no more images at
-// once than it has CPUs (decodeGate), so the memory decoding holds is
-// bounded by its CPUs, not by how many requests arrive together.
+// had its 504 stops at the next image. Decodes pass the worker's decode
+// gate (gate.go), weighed by the memory each will hold (read from the
+// header): the memory decoding holds is bounded by prep.max_decode_bytes,
+// not by how many requests arrive together; small images have places of
+// their own and never wait behind large ones; large ones decode at a
+// lower CPU priority; an image that could never fit gets 400 before
+// anything is decoded.
 package prep
 
 import (
