@@ -107,8 +107,12 @@ func jpegDecoderBytes(samples int64, scans int) int64 {
 // decodeFlags stop a decode at the first warning and past 500 scans.
 const decodeFlags = C.TJFLAG_STOPONWARNING | C.TJFLAG_LIMITSCANS
 
-// scaleFactors lists the DCT scaling factors this libjpeg-turbo offers.
-func scaleFactors() []scaleFactor {
+// scaleFactors lists the DCT scaling factors this libjpeg-turbo offers,
+// read once: the library's list never changes, and every JPEG's cost and
+// decode ask for it.
+var scaleFactors = sync.OnceValue(readScaleFactors)
+
+func readScaleFactors() []scaleFactor {
 	var n C.int
 	p := C.tjGetScalingFactors(&n)
 	if p == nil {
