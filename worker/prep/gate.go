@@ -40,7 +40,16 @@ import (
 // one shared lane, however weighted, makes the photo wait for a place a
 // huge decode holds for seconds. Simpler alternatives fall short: a
 // byte-weighted semaphore alone bounds memory but queues the photo behind
-// huge decodes; a count alone (the old gate) bounds neither.
+// huge decodes; a count alone (the old gate) bounds memory only by places
+// × the costliest image, and queues the photo the same. Large decodes
+// also run at a lower CPU priority (gate_nice.go), so that the CPU they
+// share goes first to small decodes and the rest of the host's requests.
+//
+// A wait ends when the decode enters, or when its stopper says the client
+// has gone (its deadline passed, or the master hung up; asked every
+// gatePoll), so no wait outlives the request. The budget counts decoding's
+// working memory only: the request's body and its output tensor are
+// bounded elsewhere (max_body_bytes, max_images).
 //
 // The zero *decodeGate (nil) admits everything at once.
 type decodeGate struct {
