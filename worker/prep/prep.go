@@ -31,6 +31,7 @@ package prep
 
 import (
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -57,7 +58,14 @@ func Run(rt *worker.Runtime) error {
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
 	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
-	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).Msg("decode gate")
+	// A P for each large decode beside the cpuset's: a large decode
+	// holding one of the cpuset's only Ps would make every request this
+	// worker handles wait for the Go scheduler's 10ms time slices; on a
+	// P of its own, its niced thread yields the CPU to them through the
+	// kernel's scheduler instead (gate_nice.go).
+	runtime.GOMAXPROCS(2 * r.gate.places)
+	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).
+		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
 	}
