@@ -42,8 +42,10 @@ import (
 // byte-weighted semaphore alone bounds memory but queues the photo behind
 // huge decodes; a count alone (the old gate) bounds memory only by places
 // × the costliest image, and queues the photo the same. Large decodes
-// also run at a lower CPU priority (gate_nice.go), so that the CPU they
-// share goes first to small decodes and the rest of the host's requests.
+// also run at a lower CPU priority (gate_nice.go), on Go Ps of their own
+// (the worker runs 2 × places Ps), so that the CPU they share goes first
+// to small decodes, to this worker's other requests and to the rest of
+// the host's.
 //
 // A wait ends when the decode enters, or when its stopper says the client
 // has gone (its deadline passed, or the master hung up; asked every

@@ -25,8 +25,9 @@
 // header): the memory decoding holds is bounded by prep.max_decode_bytes,
 // not by how many requests arrive together; small images have places of
 // their own and never wait behind large ones; large ones decode at a
-// lower CPU priority; an image that could never fit gets 400 before
-// anything is decoded.
+// lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
+// cpuset), so that requests never wait behind them in the Go scheduler;
+// an image that could never fit gets 400 before anything is decoded.
 package prep
 
 import (
