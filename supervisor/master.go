@@ -463,6 +463,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
 			s.Processing = processing(cfg)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
+			s.MaxDecodeBytes = int64(cfg.Prep.MaxDecodeBytes)
 		}
 		return s
 	})

@@ -94,6 +94,10 @@ type Spec struct {
 	ArenaSlotBytes  int64         `json:"arena_slot_bytes,omitempty"`
 	UpstreamTimeout time.Duration `json:"upstream_timeout,omitempty"`
 	Processing      []Processing  `json:"processing,omitempty"`
+	// MaxDecodeBytes bounds the memory the prep worker's image decodes
+	// hold at once (prep.max_decode_bytes); 0 means the default, sized
+	// from the image models' max_pixels and the worker's CPUs.
+	MaxDecodeBytes int64 `json:"max_decode_bytes,omitempty"`
 
 	// Scoreboard is the shared-memory board the worker reports on and
 	// ScoreboardSlot its slot there, claimed by the master for this

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/supervisor-dev/supervisor/internal/hostile"
 	"github.com/supervisor-dev/supervisor/internal/imageprep"
 	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
@@ -197,7 +198,9 @@ func checkTop1(t *testing.T, cases []photoCase, rows [][]string) {
 // ONNX Runtime in-process on the same preprocessing, and bad images get
 // 400s that say what is wrong.
 func TestImageModelBatchesAndErrors(t *testing.T) {
-	in := startInstance(t, options{prepWorkers: 1, modelItems: fmt.Sprintf(`  - name: img
+	// A decode budget of 4 MiB: ample for the test images, not for a
+	// 1×20,000 PNG (13 MB of resize rows).
+	in := startInstance(t, options{prepWorkers: 1, prepSection: "max_decode_bytes: 4MiB", modelItems: fmt.Sprintf(`  - name: img
     path: %s
     preprocess:
       kind: image
@@ -252,6 +255,8 @@ func TestImageModelBatchesAndErrors(t *testing.T) {
 		{"truncated JPEG", a[:len(a)/2], map[string]string{"Content-Type": "image/jpeg"}, "corrupt image"},
 		{"GIF", gif, map[string]string{"Content-Type": "image/gif"}, "unsupported image format: GIF (want JPEG or PNG)"},
 		{"over max_pixels", bomb, map[string]string{"Content-Type": "image/png"}, "image has too many pixels: PNG of 200×200 = 40000 pixels, over the limit of 20000"},
+		{"over the decode budget", hostile.PNGBomb8(1, 20000), map[string]string{"Content-Type": "image/png"},
+			"prep.max_decode_bytes is 4194304"},
 		{"empty body", nil, map[string]string{"Content-Type": "image/png"}, "unsupported image format: no data"},
 		{"over max_images", inferBody(t, v2Tensor{"input", "BYTES", []int64{3}, []string{"", "", ""}}), nil,
 			`input "input": BYTES shape [3] makes 3 elements in the request, more than the 2 allowed (an image model's max_images)`},

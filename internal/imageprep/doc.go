@@ -23,6 +23,14 @@
 //     16 bits, doubled when interlaced) would exceed 4×MaxPixels bytes, the
 //     largest 8-bit RGBA image allowed, is ErrTooCostly. Both the cgo and
 //     the pure-Go decoders are behind the same checks.
+//   - Inspect says what decoding will cost in memory, from the header
+//     alone (Header.DecodeBytes, cost.go): decoded pixels at the scale
+//     they are decoded at, what the decoder holds besides (a progressive
+//     JPEG's coefficients), and the bilinear resize's rows, which for a
+//     tall, thin image outweigh the rest. It errs high. A caller weighs
+//     decodes by it (the prep worker's decode gate).
+//   - Memory goes back: buffers above 16 MiB are anonymous mappings,
+//     unmapped when the call ends; only smaller ones stay in the pool.
 //   - No per-pixel interface call: decoded images are converted to RGB
 //     from their Pix, row by row, never through At.
 //   - C memory is freed: TurboJPEG handles and libdeflate decompressors
@@ -52,7 +60,7 @@
 //     samples keep their high byte.
 //   - Preprocess is safe for concurrent use; its scratch buffers come from
 //     a sync.Pool, so steady-state calls allocate little beyond what the
-//     PNG decoder allocates.
+//     PNG decoder allocates. Nothing a call mapped outlives the call.
 //
 // EXIF orientation is not applied, as Pillow's Image.open does not apply it.
 package imageprep

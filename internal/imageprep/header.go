@@ -12,6 +12,10 @@ import (
 type Header struct {
 	Format        string // "JPEG" or "PNG"
 	Width, Height int
+	// DecodeBytes is about how much memory Preprocess holds at its peak
+	// to decode and resize the image (see cost.go), an estimate that
+	// errs high; 0 when Inspect refused the image.
+	DecodeBytes int64
 }
 
 // Pixels is Width×Height.
@@ -50,7 +54,11 @@ func (c *Config) inspectJPEG(data []byte) (Header, error) {
 	if err := c.checkSize("JPEG", info.w, info.h); err != nil {
 		return h, err
 	}
-	return h, info.checkScans()
+	if err := info.checkScans(); err != nil {
+		return h, err
+	}
+	h.DecodeBytes = c.jpegCost(info)
+	return h, nil
 }
 
 // pngIHDR is a PNG's IHDR.
@@ -69,7 +77,11 @@ func (c *Config) inspectPNG(data []byte) (pngIHDR, error) {
 	if err := c.checkSize("PNG", h.Width, h.Height); err != nil {
 		return h, err
 	}
-	return h, c.checkPNGCost(h)
+	if err := c.checkPNGCost(h); err != nil {
+		return h, err
+	}
+	h.DecodeBytes = c.pngCost(h, len(data))
+	return h, nil
 }
 
 var errBadIHDR = errors.New("the first chunk is not a 13-byte IHDR with a valid CRC")

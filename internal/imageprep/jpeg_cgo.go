@@ -73,25 +73,46 @@ func (c *Config) decodeJPEG(data []byte, s *scratch) (p pixels, err error) {
 	if cs == C.TJCS_CMYK || cs == C.TJCS_YCCK {
 		return pixels{}, fmt.Errorf("%w: CMYK JPEG; convert it to RGB", ErrUnsupportedFormat)
 	}
-	f := scaleFactor{1, 1}
-	if !c.fullDecode {
-		g := c.geometry(int(w), int(h))
-		f = pickScale(scaleFactors(), int(w), int(h), dctGap*g.rw, dctGap*g.rh)
-	}
+	f := c.jpegScale(int(w), int(h))
 	sw, sh := f.scaled(int(w)), f.scaled(int(h))
-	s.rgb = grow(s.rgb, sw*sh*3)
-	if C.tjDecompress2(d.h, buf, size, (*C.uchar)(unsafe.Pointer(&s.rgb[0])),
+	rgb := s.rgb.grow(sw * sh * 3)
+	if C.tjDecompress2(d.h, buf, size, (*C.uchar)(unsafe.Pointer(&rgb[0])),
 		C.int(sw), 0, C.int(sh), C.TJPF_RGB, decodeFlags) != 0 {
 		return pixels{}, fmt.Errorf("%w: JPEG of %d×%d: %s", ErrCorrupt, w, h, d.errString())
 	}
-	return pixels{pix: s.rgb, w: sw, h: sh, stride: sw * 3, bpp: 3, origW: int(w), origH: int(h)}, nil
+	return pixels{pix: rgb, w: sw, h: sh, stride: sw * 3, bpp: 3, origW: int(w), origH: int(h)}, nil
+}
+
+// jpegScale is the DCT scale a w×h JPEG is decoded at: the smallest that
+// keeps at least dctGap times the resize's size per side.
+func (c *Config) jpegScale(w, h int) scaleFactor {
+	if c.fullDecode {
+		return scaleFactor{1, 1}
+	}
+	g := c.geometry(w, h)
+	return pickScale(scaleFactors(), w, h, dctGap*g.rw, dctGap*g.rh)
+}
+
+// jpegDecoderBytes is what libjpeg-turbo holds of its own to decode a
+// JPEG of the given samples (pixels × samples per pixel) and scans: a
+// JPEG of more than one scan keeps all its DCT coefficients, 2 bytes
+// each, until the last; one of a single scan needs a few rows.
+func jpegDecoderBytes(samples int64, scans int) int64 {
+	if scans > 1 {
+		return 2 * samples
+	}
+	return 0
 }
 
 // decodeFlags stop a decode at the first warning and past 500 scans.
 const decodeFlags = C.TJFLAG_STOPONWARNING | C.TJFLAG_LIMITSCANS
 
-// scaleFactors lists the DCT scaling factors this libjpeg-turbo offers.
-func scaleFactors() []scaleFactor {
+// scaleFactors lists the DCT scaling factors this libjpeg-turbo offers,
+// read once: the library's list never changes, and every JPEG's cost and
+// decode ask for it.
+var scaleFactors = sync.OnceValue(readScaleFactors)
+
+func readScaleFactors() []scaleFactor {
 	var n C.int
 	p := C.tjGetScalingFactors(&n)
 	if p == nil {

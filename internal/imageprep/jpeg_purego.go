@@ -30,3 +30,16 @@ func (c *Config) decodeJPEG(data []byte, s *scratch) (pixels, error) {
 	}
 	return rgbPixels(img, s)
 }
+
+// jpegScale is 1/1: image/jpeg has no DCT-domain scaling.
+func (c *Config) jpegScale(w, h int) scaleFactor { return scaleFactor{1, 1} }
+
+// jpegDecoderBytes is what image/jpeg holds besides the RGB copy
+// rgbPixels makes: its YCbCr image, one byte a sample, and, for a JPEG of
+// more than one scan, every DCT coefficient as an int32.
+func jpegDecoderBytes(samples int64, scans int) int64 {
+	if scans > 1 {
+		return 5 * samples
+	}
+	return samples
+}

@@ -27,7 +27,11 @@ const MaxScansPerComponent = 32
 type jpegInfo struct {
 	w, h       int
 	components int
-	scans      int // SOS markers before EOI
+	// samples is how many samples a pixel has over all components, in
+	// 1/64ths: 192 for 4:4:4 colour, 96 for 4:2:0, 64 for grey (the
+	// sampling factors of SOF, relative to the largest).
+	samples64 int
+	scans     int // SOS markers before EOI
 	// busiest is the component (its id) coded in the most scans, and
 	// busiestScans that count.
 	busiest      byte
@@ -137,7 +141,25 @@ func (info *jpegInfo) sof(seg []byte) error {
 	}
 	info.h, info.w = int(binary.BigEndian.Uint16(seg[1:])), int(binary.BigEndian.Uint16(seg[3:]))
 	info.components = int(seg[5])
+	info.samples64 = samples64(seg[6:])
 	return nil
+}
+
+// samples64 is the samples per pixel, in 1/64ths, of the components
+// listed in a SOF segment (id, sampling factors h<<4|v, table; 3 bytes
+// each): each component has h×v of hmax×vmax samples per pixel block.
+// A factor of 0 (invalid, libjpeg refuses it) counts as 1.
+func samples64(comps []byte) int {
+	hmax, vmax := 1, 1
+	for k := 0; k+2 < len(comps); k += 3 {
+		hmax, vmax = max(hmax, int(comps[k+1]>>4)), max(vmax, int(comps[k+1]&15))
+	}
+	n := 0
+	for k := 0; k+2 < len(comps); k += 3 {
+		h, v := max(int(comps[k+1]>>4), 1), max(int(comps[k+1]&15), 1)
+		n += (64*h*v + hmax*vmax - 1) / (hmax * vmax)
+	}
+	return n
 }
 
 // sos counts one scan against each component it codes.

@@ -68,9 +68,9 @@ func bilinear(wr *writer, src pixels, g geometry, s *scratch) {
 	if !sameX {
 		s.kx.build(src.w, g.rw, g.ox, W)
 	}
-	s.tmp = grow(s.tmp, rows*W*3)
+	tmp := s.tmp.grow(rows * W * 3)
 	for r := range rows {
-		out, in := s.tmp[r*W*3:(r+1)*W*3], src.pix[(first+r)*src.stride:]
+		out, in := tmp[r*W*3:(r+1)*W*3], src.pix[(first+r)*src.stride:]
 		if sameX {
 			copyRGB(out, in[g.ox*src.bpp:], src.bpp)
 		} else {
@@ -79,13 +79,13 @@ func bilinear(wr *writer, src pixels, g geometry, s *scratch) {
 	}
 	if sameY {
 		for y := range H {
-			wr.put(y, s.tmp[y*W*3:(y+1)*W*3])
+			wr.put(y, tmp[y*W*3:(y+1)*W*3])
 		}
 		return
 	}
 	s.acc = grow(s.acc, W*3)
 	for y := range H {
-		vertical(s.row, s.acc, s.tmp, W*3, s.ky.start[y]-first, s.ky.w[y*s.ky.ksize:][:s.ky.n[y]])
+		vertical(s.row, s.acc, tmp, W*3, s.ky.start[y]-first, s.ky.w[y*s.ky.ksize:][:s.ky.n[y]])
 		wr.put(y, s.row)
 	}
 }

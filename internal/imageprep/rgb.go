@@ -27,10 +27,10 @@ func rgbPixels(img image.Image, s *scratch) (pixels, error) {
 	if err != nil {
 		return pixels{}, err
 	}
-	s.rgb = grow(s.rgb, w*h*3)
-	p.pix, p.stride, p.bpp = s.rgb, w*3, 3
+	rgb := s.rgb.grow(w * h * 3)
+	p.pix, p.stride, p.bpp = rgb, w*3, 3
 	for y := range h {
-		row(s.rgb[y*w*3:(y+1)*w*3], b.Min.X, b.Min.Y+y)
+		row(rgb[y*w*3:(y+1)*w*3], b.Min.X, b.Min.Y+y)
 	}
 	return p, nil
 }

@@ -137,6 +137,10 @@ type PrepConfig struct {
 	// gets 503. ArenaSlotBytes is each slot's size.
 	ArenaSlots     int      `yaml:"arena_slots"`
 	ArenaSlotBytes ByteSize `yaml:"arena_slot_bytes"`
+	// MaxDecodeBytes bounds the memory one prep worker's image decodes
+	// hold at once (worker/prep's decode gate); 0 means 8 bytes for each
+	// pixel of the largest max_pixels plus 16 MiB per CPU of the worker.
+	MaxDecodeBytes ByteSize `yaml:"max_decode_bytes"`
 }
 
 // InferConfig sizes the inference stage.

@@ -225,7 +225,7 @@ func TestConfigErrors(t *testing.T) {
 		want []string // each a prefix of one message, in order
 	}{
 		{"unknown key", "listen: :8000\nprep:\n  workers: 2\n  workerz: 3\n",
-			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
+			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
@@ -247,7 +247,7 @@ func TestConfigErrors(t *testing.T) {
 		{"workers a float", "infer:\n  workers: 1.5\n",
 			[]string{`t.yaml:2: infer.workers: "1.5" is not a whole number`}},
 		{"prep not a mapping", "prep: 4\n",
-			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
+			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
 		{"root not a mapping", "- listen\n",
 			[]string{`t.yaml:1: the config must be a mapping`}},
 		{"string given a list", "log_level:\n  - info\n",

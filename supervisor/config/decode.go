@@ -93,6 +93,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"handoff", d.str(&c.Prep.Handoff)},
 				{"arena_slots", d.integer(&c.Prep.ArenaSlots)},
 				{"arena_slot_bytes", d.byteSize(&c.Prep.ArenaSlotBytes)},
+				{"max_decode_bytes", d.byteSize(&c.Prep.MaxDecodeBytes)},
 			}, append(d.recycleKeys(&c.Prep.Recycle), d.poolPlacementKeys(&c.Prep.CPUs, &c.Prep.CPUsPerWorker)...)...))
 		}},
 		{"infer", func(n *yaml.Node, field string) {

@@ -138,6 +138,9 @@ func (c *Config) validate() []error {
 	if c.Prep.ArenaSlotBytes < 4<<10 || c.Prep.ArenaSlotBytes > 1<<30 {
 		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", c.Prep.ArenaSlotBytes)
 	}
+	if c.Prep.MaxDecodeBytes != 0 && c.Prep.MaxDecodeBytes < 1<<20 {
+		v.errorf("prep.max_decode_bytes", "%s is under 1MiB; use 0 (sized from max_pixels and the CPUs) or at least 1MiB", c.Prep.MaxDecodeBytes)
+	}
 	if c.Prep.UpstreamTimeout.Duration <= 0 {
 		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", c.Prep.UpstreamTimeout)
 	}

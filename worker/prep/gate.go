@@ -1,52 +1,193 @@
 package prep
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"runtime"
+	"sync"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// decodeGate bounds how many images one prep worker decodes at once to
-// its CPUs (GOMAXPROCS, which the worker sets to the size of its cpuset).
-// Decoding is CPU-bound, so more at once would only share the same CPUs
-// more thinly, while each decode holds up to 4 bytes × max_pixels of
-// memory: with the gate a worker's decode memory is bounded by its CPUs,
-// not by how many requests a client opens at once.
-type decodeGate chan struct{}
+// decodeGate decides when one prep worker decodes each image, weighing
+// every decode by its cost: the memory it holds, which Inspect reads from
+// the image's header (imageprep.Header.DecodeBytes). Its aims: the memory
+// decodes hold at once never exceeds the worker's budget; a small image
+// (a photo) never waits behind large ones; a wait ends when the client
+// goes; and an image that could never fit is refused at once.
+//
+// The design is two lanes:
+//
+//   - Small decodes, costing at most small bytes, take one of places
+//     places (GOMAXPROCS: decoding is CPU-bound, so more at once would
+//     only share the CPUs more thinly), first come first served, and
+//     never wait for a large decode. They hold at most places × small
+//     bytes.
+//   - Large decodes share the rest of the budget, budget − places ×
+//     small bytes, also at most places at once, strictly first come first
+//     served: a large decode waits until those before it have entered and
+//     its cost fits beside the large decodes running, so a big one is not
+//     overtaken for ever by smaller large ones. An image costing more than
+//     that rest could never enter and is refused before it queues.
+//
+// So decode memory ≤ budget, and a small decode waits only for other
+// small decodes, of which at most places run. The price is that CPUs may
+// be shared by up to 2 × places decodes (a small decode beside a large
+// one), which is what lets a photo through while a huge image decodes:
+// one shared lane, however weighted, makes the photo wait for a place a
+// huge decode holds for seconds. Simpler alternatives fall short: a
+// byte-weighted semaphore alone bounds memory but queues the photo behind
+// huge decodes; a count alone (the old gate) bounds memory only by places
+// × the costliest image, and queues the photo the same. Large decodes
+// also run at a lower CPU priority (gate_nice.go), on Go Ps of their own
+// (the worker runs 2 × places Ps), so that the CPU they share goes first
+// to small decodes, to this worker's other requests and to the rest of
+// the host's.
+//
+// A wait ends when the decode enters, or when its stopper says the client
+// has gone (its deadline passed, or the master hung up; asked every
+// gatePoll), so no wait outlives the request. The budget counts decoding's
+// working memory only: the request's body and its output tensor are
+// bounded elsewhere (max_body_bytes, max_images).
+//
+// The zero *decodeGate (nil) admits everything at once.
+type decodeGate struct {
+	places int   // decodes of each lane at once
+	small  int64 // the largest cost of a small decode
+	budget int64 // the whole budget; large decodes get budget − places×small
 
-func newDecodeGate() decodeGate { return make(decodeGate, max(runtime.GOMAXPROCS(0), 1)) }
+	mu         sync.Mutex
+	smallIn    int
+	largeIn    int
+	largeBytes int64
+	smallQ     []*gateWaiter // waiting, first come first
+	largeQ     []*gateWaiter
+}
 
-// gatePoll is how often a request waiting at the gate asks its stopper
+// gateWaiter is a decode waiting at the gate; ready is closed when it has
+// been let in (its place is then taken for it).
+type gateWaiter struct {
+	cost  int64
+	ready chan struct{}
+}
+
+// smallDecodeMax is the largest cost of a small decode with an ample
+// budget: 16 MiB, a decoded 4-megapixel RGBA PNG or far more than a
+// photo JPEG needs (decoded at a DCT scale near the model's input).
+const smallDecodeMax = 16 << 20
+
+// defaultDecodeBudget is the budget when prep.max_decode_bytes is 0:
+// room for the costliest image the models allow, 8 bytes for each of the
+// largest max_pixels (every image max_pixels and the PNG cost limits let
+// through fits: 16-bit ones of half as many pixels take 8 + 3 bytes a
+// pixel, 8-bit grey 4 + 3, 8-bit RGBA 4, plus resize rows), beside a
+// small decode on each of places CPUs.
+func defaultDecodeBudget(maxPixels int64, places int) int64 {
+	return 8*maxPixels + int64(places)*smallDecodeMax
+}
+
+// newDecodeGate makes the gate of a worker with GOMAXPROCS places and
+// budget bytes (> 0). The small lane takes at most half the budget:
+// small = min(16 MiB, budget / (2 × places)).
+func newDecodeGate(budget int64) *decodeGate {
+	p := max(runtime.GOMAXPROCS(0), 1)
+	return &decodeGate{places: p, budget: budget, small: min(smallDecodeMax, budget/int64(2*p))}
+}
+
+// isLarge reports whether a decode of cost goes to the large lane.
+func (g *decodeGate) isLarge(cost int64) bool { return g != nil && cost > g.small }
+
+// largest is the most one decode may cost: the large lane's share.
+func (g *decodeGate) largest() int64 { return g.budget - int64(g.places)*g.small }
+
+// overBudgetError is an image whose decode would cost more than the
+// gate's large lane holds: it could never enter.
+type overBudgetError struct{ cost, largest, budget int64 }
+
+func (e *overBudgetError) Error() string {
+	return fmt.Sprintf("decoding it takes about %d bytes, more than the %d one decode may use (prep.max_decode_bytes is %d, less room kept for small images); send a smaller image",
+		e.cost, e.largest, e.budget)
+}
+
+// errOverBudget is what an *overBudgetError Is.
+var errOverBudget = errors.New("decode over the prep worker's decode budget")
+
+func (e *overBudgetError) Is(target error) bool { return target == errOverBudget }
+
+// check refuses a cost that could never enter (an *overBudgetError).
+func (g *decodeGate) check(cost int64) error {
+	if g != nil && cost > g.small && cost > g.largest() {
+		return &overBudgetError{cost: cost, largest: g.largest(), budget: g.budget}
+	}
+	return nil
+}
+
+// gatePoll is how often a decode waiting at the gate asks its stopper
 // whether its client still waits.
 const gatePoll = 20 * time.Millisecond
 
-// enter waits for a place, giving up with the stopper's error when the
-// client has gone; nil means entered, and the caller must leave. A nil
-// gate admits everyone.
-func (g decodeGate) enter(stop stopper) error {
+// enter waits until a decode of cost bytes may run, giving up with the
+// stopper's error when the client has gone (or its deadline passes), or
+// at once with an *overBudgetError for a cost that could never run. nil
+// means entered, and the caller must leave with the same cost.
+func (g *decodeGate) enter(cost int64, stop stopper) error {
 	if g == nil {
 		return nil
 	}
-	select {
-	case g <- struct{}{}:
+	if err := g.check(cost); err != nil {
+		return err
+	}
+	w := g.join(cost)
+	if w == nil {
 		return nil
-	default:
 	}
 	t := time.NewTicker(gatePoll)
 	defer t.Stop()
 	for {
 		select {
-		case g <- struct{}{}:
+		case <-w.ready:
 			return nil
 		case <-t.C:
 			if err := stop.check(); err != nil {
+				g.quit(w)
 				return err
 			}
 		}
 	}
 }
 
-func (g decodeGate) leave() {
-	if g != nil {
-		<-g
+// leave gives back the place and bytes of a decode of cost that entered,
+// and lets in whoever now fits.
+func (g *decodeGate) leave(cost int64) {
+	if g == nil {
+		return
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if cost <= g.small {
+		g.smallIn--
+	} else {
+		g.largeIn--
+		g.largeBytes -= cost
+	}
+	g.admit()
+}
+
+// decodeBudget is the worker's decode budget: configured when it is set
+// (> 0), else defaultDecodeBudget for the largest max_pixels of the image
+// models among procs.
+func decodeBudget(configured int64, procs []worker.Processing) int64 {
+	if configured > 0 {
+		return configured
+	}
+	var most int64
+	for _, p := range procs {
+		if p.Image != nil {
+			most = max(most, int64(cmp.Or(p.Image.MaxPixels, imageprep.DefaultMaxPixels)))
+		}
+	}
+	return defaultDecodeBudget(cmp.Or(most, imageprep.DefaultMaxPixels), max(runtime.GOMAXPROCS(0), 1))
 }

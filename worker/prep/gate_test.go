@@ -2,69 +2,203 @@ package prep
 
 import (
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
-func TestDecodeGateBoundsDecodesAtOnce(t *testing.T) {
-	g := make(decodeGate, 2)
-	var in, most atomic.Int32
+// testGate is a gate of places places and budget bytes, small decodes up
+// to small bytes: the large lane holds budget − places×small.
+func testGate(places int, small, budget int64) *decodeGate {
+	return &decodeGate{places: places, small: small, budget: budget}
+}
+
+// enterAsync enters g from a new goroutine; the channel gets enter's
+// result.
+func enterAsync(g *decodeGate, cost int64, stop stopper) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- g.enter(cost, stop) }()
+	return done
+}
+
+// entered waits (bounded) for an enterAsync to return, and fails unless
+// it returned nil.
+func entered(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: enter = %v", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: still waiting at the gate", what)
+	}
+}
+
+// waitState waits (bounded) until the gate's state is want.
+func waitState(t *testing.T, g *decodeGate, want gateState) {
+	t.Helper()
+	if !polltest.Wait(30*time.Second, time.Millisecond, func() bool { return g.state() == want }) {
+		t.Fatalf("gate state %+v, want %+v", g.state(), want)
+	}
+}
+
+// TestDecodeGateBounds: however many decodes of mixed sizes come at
+// once, the bytes of those in flight never exceed the budget and neither
+// lane runs more than places at once.
+func TestDecodeGateBounds(t *testing.T) {
+	g := testGate(2, 10, 100) // large lane: 80 bytes
+	var bytes, most atomic.Int64
+	var small, large, mostSmall, mostLarge atomic.Int32
 	var wg sync.WaitGroup
-	for range 16 {
+	for k := range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 50 {
-				if err := g.enter(stopper{}); err != nil {
+			r := rand.New(rand.NewPCG(uint64(k), 1))
+			for range 200 {
+				cost := r.Int64N(80) + 1
+				if err := g.enter(cost, stopper{}); err != nil {
 					t.Error(err)
 					return
 				}
-				storeMax(&most, in.Add(1))
-				in.Add(-1)
-				g.leave()
+				storeMax64(&most, bytes.Add(cost))
+				n, lane := &small, &mostSmall
+				if cost > g.small {
+					n, lane = &large, &mostLarge
+				}
+				storeMax(lane, n.Add(1))
+				n.Add(-1)
+				bytes.Add(-cost)
+				g.leave(cost)
 			}
 		}()
 	}
 	wg.Wait()
-	if m := most.Load(); m < 1 || m > 2 {
-		t.Errorf("%d decodes at once through a gate of 2", m)
+	if m := most.Load(); m < 1 || m > 100 {
+		t.Errorf("%d bytes in flight at once with a budget of 100", m)
+	}
+	if s, l := mostSmall.Load(), mostLarge.Load(); s > 2 || l > 2 || l < 1 {
+		t.Errorf("%d small and %d large decodes at once, places 2", s, l)
+	}
+	waitState(t, g, gateState{})
+}
+
+// TestSmallDecodeDoesNotWaitBehindLarge: with the large lane full and a
+// large decode queued, a small decode enters at once, and a second small
+// one waits only for the first.
+func TestSmallDecodeDoesNotWaitBehindLarge(t *testing.T) {
+	g := testGate(1, 10, 100) // large lane: 90 bytes, one place
+	if err := g.enter(90, stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	queued := enterAsync(g, 50, stopper{})
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1})
+	entered(t, enterAsync(g, 10, stopper{}), "a small decode behind a full large lane")
+	second := enterAsync(g, 1, stopper{})
+	waitState(t, g, gateState{SmallIn: 1, LargeIn: 1, LargeBytes: 90, SmallWaiting: 1, LargeWaiting: 1})
+	g.leave(10)
+	entered(t, second, "the second small decode, once the first left")
+	g.leave(1)
+	g.leave(90)
+	entered(t, queued, "the queued large decode, once the lane emptied")
+	g.leave(50)
+	waitState(t, g, gateState{})
+}
+
+// TestLargeDecodesFirstComeFirstServed: a large decode that does not fit
+// yet is not overtaken by a smaller one behind it that would.
+func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
+	g := testGate(4, 10, 140) // large lane: 100 bytes, four places
+	if err := g.enter(40, stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	big := enterAsync(g, 100, stopper{})
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 1})
+	behind := enterAsync(g, 20, stopper{}) // would fit beside the 40
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 2})
+	g.leave(40)
+	entered(t, big, "the 100-byte decode first in line")
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 100, LargeWaiting: 1})
+	g.leave(100)
+	entered(t, behind, "the 20-byte decode behind it")
+	g.leave(20)
+}
+
+// TestDecodeGateRefusesWhatCouldNeverFit: an image costing more than the
+// large lane holds is refused at once, naming the budget, and queues
+// nothing; one that fits exactly enters.
+func TestDecodeGateRefusesWhatCouldNeverFit(t *testing.T) {
+	g := testGate(2, 10, 100)
+	err := g.enter(81, stopper{})
+	var ob *overBudgetError
+	if !errors.Is(err, errOverBudget) || !errors.As(err, &ob) || ob.largest != 80 || ob.budget != 100 {
+		t.Fatalf("enter(81) = %v, want an *overBudgetError with largest 80, budget 100", err)
+	}
+	waitState(t, g, gateState{})
+	if err := g.enter(80, stopper{}); err != nil {
+		t.Fatalf("enter(80) = %v", err)
+	}
+	g.leave(80)
+	if d := newDecodeGate(1 << 20); d.small*int64(2*d.places) > d.budget || d.largest() < d.budget/2 {
+		t.Errorf("newDecodeGate(1 MiB): small %d × places %d takes more than half the budget", d.small, d.places)
 	}
 }
 
-// TestDecodeGateGivesUpForAGoneClient: a request waiting at a full gate
-// leaves when its client's deadline passes (the fake clock passes it at
-// the third look).
+// TestDecodeGateGivesUpForAGoneClient: a decode waiting at a full gate
+// leaves when its client's deadline passes (the fake clock passes it when
+// the test says), and a large decode queued behind it moves up.
 func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
-	g := make(decodeGate, 1)
-	if err := g.enter(stopper{}); err != nil {
+	g := testGate(2, 10, 120) // large lane: 100 bytes
+	if err := g.enter(60, stopper{}); err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Unix(1000, 0)}
-	done := make(chan error, 1)
-	go func() { done <- g.enter(stopper{deadline: time.Unix(1002, 5e8), now: c.now}) }()
+	var passed atomic.Bool
+	now := func() time.Time {
+		if passed.Load() {
+			return time.Unix(2000, 0)
+		}
+		return time.Unix(1000, 0)
+	}
+	gone := enterAsync(g, 90, stopper{deadline: time.Unix(1500, 0), now: now})
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 60, LargeWaiting: 1})
+	behind := enterAsync(g, 40, stopper{}) // fits beside the 60, but comes after the 90
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 60, LargeWaiting: 2})
+	passed.Store(true)
 	select {
-	case err := <-done:
+	case err := <-gone:
 		if !errors.Is(err, errDeadlinePassed) {
 			t.Fatalf("enter = %v, want errDeadlinePassed", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("a request for a gone client still waits at the gate")
+		t.Fatal("a decode for a gone client still waits at the gate")
 	}
-	g.leave()
-	if err := g.enter(stopper{}); err != nil {
-		t.Fatalf("after leave: %v", err)
-	}
-	var nilGate decodeGate
-	if err := nilGate.enter(stopper{}); err != nil {
+	entered(t, behind, "the decode behind the one whose client went")
+	waitState(t, g, gateState{LargeIn: 2, LargeBytes: 100})
+	g.leave(40)
+	g.leave(60)
+	var nilGate *decodeGate
+	if err := nilGate.enter(1<<40, stopper{}); err != nil {
 		t.Fatalf("nil gate: %v", err)
 	}
-	nilGate.leave()
+	nilGate.leave(1 << 40)
 }
 
 // storeMax raises a to n if n is larger.
 func storeMax(a *atomic.Int32, n int32) {
+	for {
+		m := a.Load()
+		if n <= m || a.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func storeMax64(a *atomic.Int64, n int64) {
 	for {
 		m := a.Load()
 		if n <= m || a.CompareAndSwap(m, n) {

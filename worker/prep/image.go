@@ -19,8 +19,9 @@ type imageInput struct {
 	// maxRequestPixels bounds the pixels of all of a request's images
 	// together, as their headers declare them.
 	maxRequestPixels int64
-	// gate bounds the images the worker decodes at once; nil: no bound.
-	gate decodeGate
+	// gate weighs the worker's decodes by their cost and bounds them by
+	// its budget; nil: no bound.
+	gate *decodeGate
 }
 
 // newImageInput checks the configured preprocessing against the model's
@@ -141,7 +142,8 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 	if per == 0 {
 		return nil, &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
 	}
-	if err := im.inspect(images); err != nil {
+	costs, err := im.inspect(images)
+	if err != nil {
 		return nil, err
 	}
 	size := im.cfg.ImageBytes()
@@ -150,7 +152,7 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 		t := tensor.Tensor{Name: im.spec.Name, DType: im.cfg.DType, Shape: im.cfg.Shape(per), Data: make([]byte, per*size)}
 		for j := range per {
 			i := start + j
-			if err := im.decode(t.Data[j*size:(j+1)*size], images[i], stop); err != nil {
+			if err := im.decode(t.Data[j*size:(j+1)*size], images[i], costs[i], stop); err != nil {
 				var se *stoppedError
 				if errors.As(err, &se) {
 					se.decoded, se.total = i, n
@@ -164,35 +166,49 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 	return out, nil
 }
 
-// decode decodes one image into dst once the gate lets it, unless its
-// client has gone (a *stoppedError, without counts) before.
-func (im *imageInput) decode(dst, img []byte, stop stopper) error {
+// decode decodes one image of cost bytes (its Header.DecodeBytes) into
+// dst once the gate lets it, unless its client has gone (a
+// *stoppedError, without counts) before.
+func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 	if err := stop.check(); err != nil {
 		return &stoppedError{reason: err}
 	}
-	if err := im.gate.enter(stop); err != nil {
+	if err := im.gate.enter(cost, stop); err != nil {
+		if errors.Is(err, errOverBudget) { // inspect refuses it first
+			return err
+		}
 		return &stoppedError{reason: err}
 	}
-	defer im.gate.leave()
+	defer im.gate.leave(cost)
+	if im.gate.isLarge(cost) {
+		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })
+	}
 	return im.cfg.Preprocess(dst, img)
 }
 
-// inspect reads every image's header, refusing the request at the first
-// image refused from its header or that brings the request's pixels
-// over maxRequestPixels.
-func (im *imageInput) inspect(images [][]byte) error {
+// inspect reads every image's header and returns what each will cost to
+// decode, refusing the request at the first image refused from its
+// header, that could never fit the decode gate's budget, or that brings
+// the request's pixels over maxRequestPixels.
+func (im *imageInput) inspect(images [][]byte) ([]int64, error) {
 	var total int64
+	costs := make([]int64, len(images))
 	for i, img := range images {
 		h, err := im.cfg.Inspect(img)
 		if err != nil {
-			return im.imageErr(images, i, err)
+			return nil, im.imageErr(images, i, err)
+		}
+		if err := im.gate.check(h.DecodeBytes); err != nil {
+			return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d, %d bytes): %v",
+				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, len(img), err)}
 		}
 		if total += h.Pixels(); total > im.maxRequestPixels {
-			return &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d) brings the request to %d pixels, over this model's max_request_pixels (%d); send fewer or smaller images",
+			return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d) brings the request to %d pixels, over this model's max_request_pixels (%d); send fewer or smaller images",
 				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, total, im.maxRequestPixels)}
 		}
+		costs[i] = h.DecodeBytes
 	}
-	return nil
+	return costs, nil
 }
 
 // imageErr names image i in an error Inspect or Preprocess returned for

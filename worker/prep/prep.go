@@ -20,13 +20,19 @@
 // max_request_pixels, before any image is decoded; and before each image
 // the worker checks that its client still waits (the deadline the master
 // passes on, and the master's connection), so work for a client that has
-// had its 504 stops at the next image. A worker decodes no more images at
-// once than it has CPUs (decodeGate), so the memory decoding holds is
-// bounded by its CPUs, not by how many requests arrive together.
+// had its 504 stops at the next image. Decodes pass the worker's decode
+// gate (gate.go), weighed by the memory each will hold (read from the
+// header): the memory decoding holds is bounded by prep.max_decode_bytes,
+// not by how many requests arrive together; small images have places of
+// their own and never wait behind large ones; large ones decode at a
+// lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
+// cpuset), so that requests never wait behind them in the Go scheduler;
+// an image that could never fit gets 400 before anything is decoded.
 package prep
 
 import (
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -52,6 +58,15 @@ func Run(rt *worker.Runtime) error {
 		counters[m.Name] = rt.Slot().Model(i)
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
+	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
+	// A P for each large decode beside the cpuset's: a large decode
+	// holding one of the cpuset's only Ps would make every request this
+	// worker handles wait for the Go scheduler's 10ms time slices; on a
+	// P of its own, its niced thread yields the CPU to them through the
+	// kernel's scheduler instead (gate_nice.go).
+	runtime.GOMAXPROCS(2 * r.gate.places)
+	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).
+		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
 	}

@@ -22,7 +22,7 @@ type classifier struct {
 // once its metadata is known; gate is the worker's decode gate. An error
 // names the model and what does not fit. A model with no metadata (unavailable) is left as it is:
 // nothing to check against, its routes answer 503.
-func (m *model) process(p worker.Processing, gate decodeGate, log zerolog.Logger) error {
+func (m *model) process(p worker.Processing, gate *decodeGate, log zerolog.Logger) error {
 	if m.unavailable != "" {
 		return nil
 	}

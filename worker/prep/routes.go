@@ -112,13 +112,13 @@ type router struct {
 	fetch    func(socket string) ([]worker.ModelStatus, error)
 	procs    map[string]worker.Processing
 	counters map[string]shm.ModelSlot
-	gate     decodeGate // the worker's one decode gate, for every image model
+	gate     *decodeGate // the worker's one decode gate, for every image model
 	log      zerolog.Logger
 }
 
 func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
 	r := &router{up: up, fetch: fetchMetadata, procs: map[string]worker.Processing{},
-		counters: counters, gate: newDecodeGate(), log: log}
+		counters: counters, gate: newDecodeGate(decodeBudget(0, procs)), log: log}
 	for _, p := range procs {
 		r.procs[p.Model] = p
 	}
