@@ -99,7 +99,8 @@ func load(rt *worker.Runtime) (*server, error) {
 	var obs observers
 	noCUDA := 0
 	for i, m := range rt.Spec.Models {
-		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform}}
+		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform},
+			Serving: &worker.Serving{Batching: m.Batching, Provider: rt.Spec.Provider, GPUIndex: rt.Spec.GPUIndex}}
 		mod, err := s.loadModel(rt, m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
 		if err != nil {
 			st.Unavailable = err.Error()

@@ -35,7 +35,7 @@ type handler struct {
 	arenaRefusedLogged atomic.Bool
 }
 
-// serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
+// serve routes /v2/models/{name}[/versions/{v}][/ready|/infer|/stats|/config].
 func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	if string(ctx.Path()) == worker.UpstreamsPath {
 		h.setUpstreams(ctx)
@@ -77,6 +77,8 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
 		h.stats(ctx, name)
+	case "config":
+		h.config(ctx, m)
 	}
 }
 
@@ -85,7 +87,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 // infer request counted as failed. Unknown routes still get 404.
 func (h *handler) unavailable(ctx *fasthttp.RequestCtx, m *model, action string) {
 	switch action {
-	case "", "ready", "infer":
+	case "", "ready", "infer", "config":
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 		return
