@@ -29,6 +29,7 @@ type handler struct {
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
 	board   *shm.Slot    // this worker's scoreboard slot; nil without one
+	bodies  *bodyDecoder // compressed request bodies (encoding.go)
 
 	// arenaRefusedLogged is set once an infer worker's refusal of the
 	// arena has been logged (resendInline).
@@ -73,7 +74,11 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusOK)
 	case "infer":
 		start := time.Now()
-		h.infer(ctx, m)
+		if release, ok := h.bodies.decode(ctx); ok {
+			h.infer(ctx, m)
+			release()
+			encodeResponse(ctx)
+		}
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
 		h.stats(ctx, name)

@@ -55,7 +55,8 @@ func Run(rt *worker.Runtime) error {
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
 	}
-	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot()}
+	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot(),
+		bodies: newBodyDecoder(rt.Spec.MaxBodyBytes)}
 	if h.arena != nil {
 		defer h.arena.Close()
 		if h.board != nil {
