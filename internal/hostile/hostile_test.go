@@ -157,7 +157,7 @@ func TestBytesFloodBinaryIsAV2BinaryRequest(t *testing.T) {
 // request padded with whitespace, from at most a 500th of that.
 func TestCompressionBombsInflateToAV2Request(t *testing.T) {
 	req := []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,1],"data":[1]}]}`)
-	const size = 8 << 20
+	const size = 2 << 20
 	for name, tc := range map[string]struct {
 		body []byte
 		open func(io.Reader) (io.Reader, error)

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -28,18 +29,23 @@ const firstChunk = 64 << 10
 // limit bytes. Before each allocation it calls reserve with the bytes the
 // buffer grows by; when reserve returns false it stops with ErrBudget.
 // The caller gives back what it reserved once it drops the result (also
-// on error). The buffer doubles from 64 KiB (or 4 × len(src)), capped at
-// limit+1 bytes, so at most limit+1 bytes are ever allocated at once
-// (plus the smaller buffer being copied while it grows).
+// on error). The buffer starts at 64 KiB, 4 × len(src), or what a gzip
+// trailer declares (gzipSize), and doubles, capped at limit+1 bytes, so at most
+// limit+1 bytes are ever allocated at once (plus the smaller buffer being
+// copied while it grows).
 func Decompress(c Coding, src []byte, limit int, reserve func(n int) bool) ([]byte, error) {
 	if c == Identity {
 		return src, nil
+	}
+	first := max(firstChunk, 4*len(src))
+	if declared, ok := gzipSize(src); c == Gzip && ok && declared <= int64(limit) {
+		first = max(first, int(declared)+1) // one allocation for an honest body
 	}
 	r, err := newReader(c, src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
 	}
-	buf, err := readBounded(r, min(max(firstChunk, 4*len(src)), limit+1), limit, reserve)
+	buf, err := readBounded(r, min(first, limit+1), limit, reserve)
 	if err != nil && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrBudget) {
 		err = fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
 	}
@@ -76,6 +82,20 @@ func readBounded(r io.Reader, first, limit int, reserve func(int) bool) ([]byte,
 			return nil, err
 		}
 	}
+}
+
+// gzipSize is the ISIZE field of src's last gzip member: that member's
+// size modulo 2^32, so a lower bound of the whole body's decompressed size
+// (a body's members add up, and a size is at least its value modulo 2^32).
+// It sizes the first buffer when it is within the limit. A trailer
+// declaring more is not refused outright: a truncated body or one with
+// trailing bytes would read as that, and is corrupt, not too large.
+func gzipSize(src []byte) (int64, bool) {
+	const minMember = 20 // 10-byte header, an empty deflate block, 8-byte trailer
+	if len(src) < minMember {
+		return 0, false
+	}
+	return int64(binary.LittleEndian.Uint32(src[len(src)-4:])), true
 }
 
 // newReader opens src as c. Deflate is zlib-wrapped unless src does not

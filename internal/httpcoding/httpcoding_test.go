@@ -171,3 +171,13 @@ func TestCompressReadable(t *testing.T) {
 		t.Errorf("deflate (zlib) round trip: %q", got)
 	}
 }
+
+// TestGzipTrailerSizesTheBuffer: an honest gzip body is inflated into one
+// buffer of the size its trailer declares.
+func TestGzipTrailerSizesTheBuffer(t *testing.T) {
+	exact := stdGzip(make([]byte, 3<<20))
+	reserved := 0
+	if got, err := Decompress(Gzip, exact, 4<<20, counting(&reserved)); err != nil || len(got) != 3<<20 || reserved != 3<<20+1 {
+		t.Errorf("an honest 3 MiB body: %d bytes, %v, %d reserved; want one buffer of 3 MiB + 1", len(got), err, reserved)
+	}
+}
