@@ -117,3 +117,33 @@ func newReader(c Coding, src []byte) (io.Reader, error) {
 func isZlibHeader(b []byte) bool {
 	return len(b) >= 2 && b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0
 }
+
+// DecompressPrefix decodes as much of src as it can when src is only the
+// first bytes of a body compressed with c: it returns at most n bytes of
+// output, the start of the decompressed body, and stops without error at
+// the end of src (a truncated stream) or at n. An error is ErrCorrupt:
+// those first bytes are already not valid data of the coding. It is for
+// checking a body from its first bytes before all of it has arrived.
+func DecompressPrefix(c Coding, src []byte, n int) ([]byte, error) {
+	if c == Identity {
+		return src[:min(len(src), n)], nil
+	}
+	if len(src) < 2 {
+		return nil, nil // not yet enough to tell zlib from raw deflate
+	}
+	r, err := newReader(c, src)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, nil // not even a whole header yet
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
+	}
+	out := make([]byte, n)
+	got, err := io.ReadFull(r, out)
+	switch {
+	case err == nil, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return out[:got], nil
+	default:
+		return out[:got], fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
+	}
+}

@@ -19,6 +19,8 @@
 //     small the input (a bomb stops at the limit with ErrTooLarge), and
 //     asks the caller's reserve function before each allocation, so a
 //     process can bound the decompressed bytes of all requests at once.
+//   - DecompressPrefix reads the start of a body from its first bytes
+//     only, for a check that runs before the rest has arrived.
 //
 // Invariants: every error Decompress returns is ErrTooLarge, ErrBudget or
 // ErrCorrupt (wrapped, for errors.Is); ParseContentEncoding's only error

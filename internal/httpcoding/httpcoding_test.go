@@ -181,3 +181,25 @@ func TestGzipTrailerSizesTheBuffer(t *testing.T) {
 		t.Errorf("an honest 3 MiB body: %d bytes, %v, %d reserved; want one buffer of 3 MiB + 1", len(got), err, reserved)
 	}
 }
+
+// TestDecompressPrefix: the first bytes of a compressed body give the
+// first bytes of the plain one, however the stream is cut; garbage is
+// ErrCorrupt.
+func TestDecompressPrefix(t *testing.T) {
+	plain := bytes.Repeat([]byte(`{"inputs":[{"name":"x","data":[1,2,3]}]}`), 10000)
+	for _, c := range []Coding{Gzip, Deflate, Identity} {
+		body := Compress(c, plain)
+		for _, cut := range []int{0, 1, 5, 11, len(body) / 3, len(body)} {
+			got, err := DecompressPrefix(c, body[:cut], 4096)
+			if err != nil || len(got) > 4096 || !bytes.HasPrefix(plain, got) {
+				t.Errorf("%s cut at %d: %d bytes, %v; want a prefix of the plain body, at most 4096 bytes", c, cut, len(got), err)
+			}
+			if cut == len(body) && len(got) != 4096 {
+				t.Errorf("%s whole body: %d bytes; want 4096", c, len(got))
+			}
+		}
+	}
+	if _, err := DecompressPrefix(Gzip, []byte("this is not gzip at all"), 100); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("garbage: %v; want ErrCorrupt", err)
+	}
+}
