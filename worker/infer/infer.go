@@ -6,7 +6,9 @@
 //
 //	GET  /metadata  JSON array of worker.ModelStatus, one per model in
 //	                Spec order: tensor.Metadata plus, for a model that
-//	                failed to load or warm up, "unavailable" (the reason)
+//	                failed to load or warm up, "unavailable" (the reason),
+//	                and how the worker runs it ("serving": batching,
+//	                provider, GPU index; Triton's model configuration)
 //	POST /infer     body: tensor.Request frame, with the request's priority
 //	                and deadline in worker.PriorityHeader and
 //	                worker.DeadlineHeader; or, with the shared-memory

@@ -23,6 +23,14 @@
 // had its 504 stops at the next image. A worker decodes no more images at
 // once than it has CPUs (decodeGate), so the memory decoding holds is
 // bounded by its CPUs, not by how many requests arrive together.
+//
+// A compressed body (Content-Encoding gzip or deflate) is decompressed
+// before anything reads it (encoding.go): its decompressed size is what
+// max_body_bytes bounds, a bomb stops there (413), and the decompressed
+// bytes all requests hold at once are bounded by 4 × max_body_bytes (503
+// beyond). Successful infer responses are compressed as Accept-Encoding
+// asks. GET /v2/models/{m}/config answers Triton's model configuration
+// from what the infer workers serving the model report (modelconfig.go).
 package prep
 
 import (
