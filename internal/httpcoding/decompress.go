@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
@@ -22,73 +23,127 @@ var (
 	ErrCorrupt = errors.New("body is not valid compressed data")
 )
 
-// firstChunk is the first output buffer when the input gives no better
-// idea: large enough that small requests decompress in one read.
-const firstChunk = 64 << 10
+// chunkSize is the unit a body of unknown size is inflated in: chunks
+// come from a pool, so inflating a bomb up to the limit reuses memory
+// earlier requests touched and leaves no garbage behind.
+const chunkSize = 256 << 10
+
+// maxHintRatio bounds the gzip trailer a Decompress trusts to size its
+// buffer: a body declaring more than this many times its own size (plus a
+// chunk) is inflated in chunks like any other, so a bomb cannot make every
+// request allocate a fresh buffer of the limit by lying in its last
+// member's trailer. JSON tensors compress about 3:1.
+const maxHintRatio = 32
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
+// Budget is the memory the caller lets decompression hold: Take reserves
+// n bytes or reports that it cannot; Give returns them.
+type Budget interface {
+	Take(n int) bool
+	Give(n int)
+}
 
 // Decompress decodes src, compressed with c, into a new buffer of at most
-// limit bytes. Before each allocation it calls reserve with the bytes the
-// buffer grows by; when reserve returns false it stops with ErrBudget.
-// The caller gives back what it reserved once it drops the result (also
-// on error). The buffer starts at 64 KiB, 4 × len(src), or what a gzip
-// trailer declares (gzipSize), and doubles, capped at limit+1 bytes, so at most
-// limit+1 bytes are ever allocated at once (plus the smaller buffer being
-// copied while it grows).
-func Decompress(c Coding, src []byte, limit int, reserve func(n int) bool) ([]byte, error) {
+// limit bytes, taking from b every byte it allocates. On success cap(out)
+// bytes stay taken, for the caller to Give back when it drops out; on an
+// error nothing stays taken. An honest gzip body is inflated straight
+// into one buffer of the size its trailer declares (gzipSize); any other
+// body in pooled 256 KiB chunks, copied into one buffer of its exact size
+// once it ended within the limit. So a bomb holds at most limit + 256 KiB
+// of pooled chunks while it inflates, and a body at most twice its size
+// for the moment of the copy.
+func Decompress(c Coding, src []byte, limit int, b Budget) ([]byte, error) {
 	if c == Identity {
 		return src, nil
-	}
-	first := max(firstChunk, 4*len(src))
-	if declared, ok := gzipSize(src); c == Gzip && ok && declared <= int64(limit) {
-		first = max(first, int(declared)+1) // one allocation for an honest body
 	}
 	r, err := newReader(c, src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
 	}
-	buf, err := readBounded(r, min(first, limit+1), limit, reserve)
+	var first []byte
+	if hint, ok := gzipSize(src); c == Gzip && ok && hint <= int64(limit) && hint <= maxHintRatio*int64(len(src))+chunkSize {
+		if !b.Take(int(hint) + 1) {
+			return nil, ErrBudget
+		}
+		first = make([]byte, hint+1)
+		n, err := fill(r, first)
+		if err == io.EOF {
+			return first[:n], nil
+		}
+		if err != nil {
+			b.Give(len(first))
+			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
+		}
+		defer b.Give(len(first)) // more than declared: first becomes the first chunk
+	}
+	out, err := readChunked(r, first, limit, b)
 	if err != nil && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrBudget) {
 		err = fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
 	}
-	return buf, err
+	return out, err
 }
 
-// readBounded reads r to its end into a buffer of first bytes, growing it
-// by doubling up to limit+1; more than limit bytes of output is ErrTooLarge.
-func readBounded(r io.Reader, first, limit int, reserve func(int) bool) ([]byte, error) {
-	if !reserve(first) {
-		return nil, ErrBudget
-	}
-	buf := make([]byte, 0, first)
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) > limit {
-				return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
-			}
-			grow := min(cap(buf), limit+1-cap(buf))
-			if !reserve(grow) {
-				return nil, ErrBudget
-			}
-			buf = append(make([]byte, 0, cap(buf)+grow), buf...)
+// fill reads r into buf until buf is full (err nil) or r ends (io.EOF)
+// or fails.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if len(buf) > limit {
+	}
+	return n, nil
+}
+
+// readChunked reads the rest of r after prefix into pooled chunks, then
+// copies all of it into one buffer of its exact size, taken from b; more
+// than limit bytes in all is ErrTooLarge.
+func readChunked(r io.Reader, prefix []byte, limit int, b Budget) ([]byte, error) {
+	var chunks []*[]byte
+	var lens []int
+	defer func() {
+		for _, c := range chunks {
+			chunkPool.Put(c)
+		}
+		b.Give(len(chunks) * chunkSize)
+	}()
+	total := len(prefix)
+	for {
+		if !b.Take(chunkSize) {
+			return nil, ErrBudget
+		}
+		c := chunkPool.Get().(*[]byte)
+		chunks = append(chunks, c)
+		n, err := fill(r, *c)
+		lens, total = append(lens, n), total+n
+		if total > limit {
 			return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
 		}
 		if err == io.EOF {
-			return buf, nil
+			break
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	if !b.Take(total) {
+		return nil, ErrBudget
+	}
+	out := append(make([]byte, 0, total), prefix...)
+	for i, c := range chunks {
+		out = append(out, (*c)[:lens[i]]...)
+	}
+	return out, nil
 }
 
 // gzipSize is the ISIZE field of src's last gzip member: that member's
 // size modulo 2^32, so a lower bound of the whole body's decompressed size
 // (a body's members add up, and a size is at least its value modulo 2^32).
-// It sizes the first buffer when it is within the limit. A trailer
+// It sizes the one buffer an honest body is inflated into when it is
+// within the limit. A trailer
 // declaring more is not refused outright: a truncated body or one with
 // trailing bytes would read as that, and is corrupt, not too large.
 func gzipSize(src []byte) (int64, bool) {

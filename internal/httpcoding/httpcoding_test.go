@@ -48,10 +48,20 @@ func TestNegotiateAsTriton(t *testing.T) {
 	}
 }
 
-// unlimited reserves without bound, counting what it gave.
-func counting(total *int) func(int) bool {
-	return func(n int) bool { *total += n; return true }
+// testBudget is a Budget of limit bytes (0 = unbounded) that records
+// what is held now and at most.
+type testBudget struct{ limit, held, peak int }
+
+func (b *testBudget) Take(n int) bool {
+	if b.limit > 0 && b.held+n > b.limit {
+		return false
+	}
+	b.held += n
+	b.peak = max(b.peak, b.held)
+	return true
 }
+
+func (b *testBudget) Give(n int) { b.held -= n }
 
 func TestDecompressRoundTrip(t *testing.T) {
 	src := bytes.Repeat([]byte(`{"inputs":[{"name":"x","data":[1.5,2.25]}]}`), 5000)
@@ -74,13 +84,14 @@ func TestDecompressRoundTrip(t *testing.T) {
 		"identity":      {Identity, src},
 		"gzip multiple": {Gzip, append(stdGzip(src[:100]), stdGzip(src[100:])...)},
 	} {
-		var reserved int
-		got, err := Decompress(tc.c, tc.body, len(src), counting(&reserved))
+		b := &testBudget{}
+		got, err := Decompress(tc.c, tc.body, len(src), b)
 		if err != nil || !bytes.Equal(got, src) {
 			t.Errorf("%s: Decompress = %d bytes, %v; want the %d bytes back", name, len(got), err, len(src))
 		}
-		if reserved > len(src)+1+len(src)/2+firstChunk {
-			t.Errorf("%s: reserved %d bytes for a %d-byte body", name, reserved, len(src))
+		if tc.c != Identity && (b.held != cap(got) || b.peak > 2*len(src)+chunkSize+1) {
+			t.Errorf("%s: holds %d (cap %d), peak %d for a %d-byte body; want cap held, peak at most twice plus a chunk",
+				name, b.held, cap(got), b.peak, len(src))
 		}
 	}
 }
@@ -108,29 +119,24 @@ func TestBombStopsAtLimit(t *testing.T) {
 	const limit = 1 << 20
 	for _, c := range []Coding{Gzip, Deflate} {
 		bomb := Compress(c, zeros)
-		var reserved int
-		_, err := Decompress(c, bomb, limit, counting(&reserved))
+		b := &testBudget{}
+		_, err := Decompress(c, bomb, limit, b)
 		if !errors.Is(err, ErrTooLarge) {
 			t.Errorf("%s bomb of %d bytes: err %v; want ErrTooLarge", c, len(bomb), err)
 		}
-		if reserved > limit+1 {
-			t.Errorf("%s bomb: reserved %d bytes, more than the limit %d + 1", c, reserved, limit)
+		if b.peak > limit+chunkSize || b.held != 0 {
+			t.Errorf("%s bomb: peak %d bytes (limit %d + a chunk), %d still held after the error", c, b.peak, limit, b.held)
 		}
 	}
 }
 
 func TestBudgetRefused(t *testing.T) {
-	body := Compress(Gzip, make([]byte, 1<<20))
-	left := 100 << 10
-	_, err := Decompress(Gzip, body, 2<<20, func(n int) bool {
-		if n > left {
-			return false
+	for _, c := range []Coding{Gzip, Deflate} {
+		b := &testBudget{limit: 600 << 10}
+		_, err := Decompress(c, Compress(c, make([]byte, 1<<20)), 2<<20, b)
+		if !errors.Is(err, ErrBudget) || b.held != 0 {
+			t.Errorf("%s: err %v, %d held; want ErrBudget once the budget refuses, nothing held", c, err, b.held)
 		}
-		left -= n
-		return true
-	})
-	if !errors.Is(err, ErrBudget) {
-		t.Errorf("err %v; want ErrBudget once reserve refuses", err)
 	}
 }
 
@@ -147,9 +153,10 @@ func TestCorrupt(t *testing.T) {
 		"trailing garbage":  {Gzip, append(append([]byte{}, good...), "junk"...)},
 		"truncated deflate": {Deflate, Compress(Deflate, bytes.Repeat([]byte("ab"), 1000))[:10]},
 	} {
-		_, err := Decompress(tc.c, tc.body, 1<<20, func(int) bool { return true })
-		if !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: err %v; want ErrCorrupt", name, err)
+		b := &testBudget{}
+		_, err := Decompress(tc.c, tc.body, 1<<20, b)
+		if !errors.Is(err, ErrCorrupt) || b.held != 0 {
+			t.Errorf("%s: err %v, %d held; want ErrCorrupt, nothing held", name, err, b.held)
 		}
 	}
 }
@@ -175,10 +182,17 @@ func TestCompressReadable(t *testing.T) {
 // TestGzipTrailerSizesTheBuffer: an honest gzip body is inflated into one
 // buffer of the size its trailer declares.
 func TestGzipTrailerSizesTheBuffer(t *testing.T) {
-	exact := stdGzip(make([]byte, 3<<20))
-	reserved := 0
-	if got, err := Decompress(Gzip, exact, 4<<20, counting(&reserved)); err != nil || len(got) != 3<<20 || reserved != 3<<20+1 {
-		t.Errorf("an honest 3 MiB body: %d bytes, %v, %d reserved; want one buffer of 3 MiB + 1", len(got), err, reserved)
+	plain := jsonRequest(200000) // about 3:1, as real tensors
+	b := &testBudget{}
+	if got, err := Decompress(Gzip, stdGzip(plain), 4<<20, b); err != nil || !bytes.Equal(got, plain) || b.peak != len(plain)+1 {
+		t.Errorf("an honest body: %d bytes, %v, peak %d; want one buffer of %d + 1", len(got), err, b.peak, len(plain))
+	}
+	// A trailer declaring far more than the body could honestly hold is
+	// not trusted: chunks, not one buffer of the declared size.
+	zeros := stdGzip(make([]byte, 3<<20))
+	b = &testBudget{}
+	if got, err := Decompress(Gzip, zeros, 4<<20, b); err != nil || len(got) != 3<<20 || b.peak == 3<<20+1 {
+		t.Errorf("3 MiB of zeros (1:1000): %d bytes, %v, peak %d; want it inflated in chunks", len(got), err, b.peak)
 	}
 }
 

@@ -43,14 +43,18 @@ func newBodyDecoder(maxBody int64) *bodyDecoder {
 	return &bodyDecoder{limit: int(maxBody), budget: decodedBudgetFactor * maxBody}
 }
 
-// take reserves n bytes of the budget, or reports that it cannot.
-func (d *bodyDecoder) take(n int) bool {
+// Take reserves n bytes of the budget, or reports that it cannot
+// (httpcoding.Budget).
+func (d *bodyDecoder) Take(n int) bool {
 	if d.used.Add(int64(n)) > d.budget {
 		d.used.Add(-int64(n))
 		return false
 	}
 	return true
 }
+
+// Give returns n bytes to the budget.
+func (d *bodyDecoder) Give(n int) { d.used.Add(-int64(n)) }
 
 // decode replaces a compressed request body with its decompressed bytes
 // and drops Content-Encoding, so every later reader sees plain bytes. The
@@ -66,20 +70,13 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 	if c == httpcoding.Identity {
 		return func() {}, true
 	}
-	held := 0
-	release = func() { d.used.Add(-int64(held)); held = 0 }
-	body, err := httpcoding.Decompress(c, ctx.PostBody(), d.limit, func(n int) bool {
-		ok := d.take(n)
-		if ok {
-			held += n
-		}
-		return ok
-	})
+	body, err := httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
 	if err != nil {
-		release()
 		d.refuse(ctx, c, err)
 		return nil, false
 	}
+	held := cap(body)
+	release = func() { d.Give(held); held = 0 }
 	ctx.Request.SetBodyRaw(body)
 	ctx.Request.Header.Del(fasthttp.HeaderContentEncoding)
 	return release, true

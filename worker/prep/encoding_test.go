@@ -81,7 +81,7 @@ func TestCompressedRequestBodies(t *testing.T) {
 func TestDecompressBudget(t *testing.T) {
 	w := startModelInfer(t, []string{"m"}, nil)
 	h := routedHandler(t, w.socket)
-	h.bodies = &bodyDecoder{limit: 1 << 20, budget: 1 << 10}
+	h.bodies = &bodyDecoder{limit: 1 << 20, budget: 16}
 	resp := callEncoded(h, "POST", "/v2/models/m/infer", httpcoding.Compress(httpcoding.Gzip, []byte(inferBody)),
 		map[string]string{"Content-Encoding": "gzip"})
 	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || len(resp.Header.Peek("Retry-After")) == 0 {
