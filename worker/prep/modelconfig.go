@@ -61,20 +61,27 @@ type versionPolicy struct {
 }
 
 type configInput struct {
-	Name          string  `json:"name"`
-	DataType      string  `json:"data_type"`
-	Format        string  `json:"format"`
-	Dims          []int64 `json:"dims"`
-	IsShapeTensor bool    `json:"is_shape_tensor"`
-	Optional      bool    `json:"optional"`
+	Name          string   `json:"name"`
+	DataType      string   `json:"data_type"`
+	Format        string   `json:"format"`
+	Dims          []int64  `json:"dims"`
+	Reshape       *reshape `json:"reshape,omitempty"`
+	IsShapeTensor bool     `json:"is_shape_tensor"`
+	Optional      bool     `json:"optional"`
 }
 
 type configOutput struct {
-	Name          string  `json:"name"`
-	DataType      string  `json:"data_type"`
-	Dims          []int64 `json:"dims"`
-	LabelFilename string  `json:"label_filename"`
-	IsShapeTensor bool    `json:"is_shape_tensor"`
+	Name          string   `json:"name"`
+	DataType      string   `json:"data_type"`
+	Dims          []int64  `json:"dims"`
+	Reshape       *reshape `json:"reshape,omitempty"`
+	LabelFilename string   `json:"label_filename"`
+	IsShapeTensor bool     `json:"is_shape_tensor"`
+}
+
+// reshape is Triton's ModelTensorReshape.
+type reshape struct {
+	Shape []int64 `json:"shape"`
 }
 
 type dynamicBatching struct {
@@ -141,12 +148,14 @@ func buildModelConfig(m *model, servings []worker.Serving, queueTimeoutUS int64)
 		MaxBatchSize: b.MaxBatchSize, DefaultModelFilename: "model.onnx"}
 	cfg.VersionPolicy.Latest.NumVersions = 1
 	for _, s := range m.api.Inputs {
+		dims, rs := configDims(s.Shape, b.MaxBatchSize)
 		cfg.Input = append(cfg.Input, configInput{Name: s.Name, DataType: tritonType(s.DType),
-			Format: "FORMAT_NONE", Dims: configDims(s.Shape, b.MaxBatchSize)})
+			Format: "FORMAT_NONE", Dims: dims, Reshape: rs})
 	}
 	for _, s := range m.api.Outputs {
+		dims, rs := configDims(s.Shape, b.MaxBatchSize)
 		cfg.Output = append(cfg.Output, configOutput{Name: s.Name, DataType: tritonType(s.DType),
-			Dims: configDims(s.Shape, b.MaxBatchSize), LabelFilename: labelsOf(m, s.Name)})
+			Dims: dims, Reshape: rs, LabelFilename: labelsOf(m, s.Name)})
 	}
 	if b.MaxBatchSize > 0 {
 		cfg.DynamicBatching = batchingConfig(&b, queueTimeoutUS)
@@ -200,12 +209,17 @@ func instanceGroups(name string, servings []worker.Serving) []instanceGroup {
 }
 
 // configDims is a shape as Triton's dims: without the batch dimension
-// when the model batches.
-func configDims(shape []int64, maxBatch int) []int64 {
-	if maxBatch > 0 && len(shape) > 0 {
-		shape = shape[1:]
+// when the model batches. A tensor that is only its batch dimension (an
+// image model's BYTES input, one image a row) is dims [1] with reshape
+// [], as Triton writes it: dims may not be empty.
+func configDims(shape []int64, maxBatch int) ([]int64, *reshape) {
+	if maxBatch <= 0 || len(shape) == 0 {
+		return append([]int64{}, shape...), nil
 	}
-	return append([]int64{}, shape...)
+	if len(shape) == 1 {
+		return []int64{1}, &reshape{Shape: []int64{}}
+	}
+	return append([]int64{}, shape[1:]...), nil
 }
 
 // labelsOf is the labels file of output name when classification is

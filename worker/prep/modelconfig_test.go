@@ -16,7 +16,8 @@ import (
 func TestModelConfigTritonShape(t *testing.T) {
 	md := testMetadata("mlp")
 	md.Inputs[0].Shape = []int64{-1, 16}
-	md.Outputs = append(md.Outputs, tensor.Spec{Name: "label", DType: tensor.Bytes, Shape: []int64{-1, -1}})
+	md.Outputs = append(md.Outputs, tensor.Spec{Name: "label", DType: tensor.Bytes, Shape: []int64{-1, -1}},
+		tensor.Spec{Name: "score", DType: tensor.FP16, Shape: []int64{-1}})
 	m := &model{md: md, api: md, classify: &classifier{output: "y", labels: "labels.txt"}}
 	b := &worker.Batching{MaxBatchSize: 8, MaxQueueDelay: 250 * time.Microsecond, PreferredBatchSizes: []int{4, 8}, Instances: 2}
 	servings := []worker.Serving{
@@ -41,6 +42,8 @@ func TestModelConfigTritonShape(t *testing.T) {
 		"output": []any{
 			map[string]any{"name": "y", "data_type": "TYPE_FP32", "dims": []any{1.0}, "label_filename": "labels.txt", "is_shape_tensor": false},
 			map[string]any{"name": "label", "data_type": "TYPE_STRING", "dims": []any{-1.0}, "label_filename": "", "is_shape_tensor": false},
+			map[string]any{"name": "score", "data_type": "TYPE_FP16", "dims": []any{1.0}, "reshape": map[string]any{"shape": []any{}},
+				"label_filename": "", "is_shape_tensor": false},
 		},
 		"dynamic_batching": map[string]any{"preferred_batch_size": []any{4.0, 8.0}, "max_queue_delay_microseconds": 250.0,
 			"preserve_ordering": false, "priority_levels": 0.0, "default_priority_level": 0.0,
