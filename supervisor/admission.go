@@ -14,7 +14,8 @@ import (
 
 // A public request is decided from its header alone, in fasthttp's
 // HeaderReceived hook, before a byte of its body is read: route, method,
-// API key, rate limit, Content-Length against max_body_bytes, readiness,
+// API key, rate limit, Content-Length against max_body_bytes,
+// Content-Encoding (415 unless identity, gzip or deflate), readiness,
 // X-Request-Timeout, max_in_flight and the body budget. A refused request
 // never gets a body buffer; its body is left unread on a connection that
 // is closed once the refusal is written.
@@ -116,6 +117,9 @@ func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 		return v
 	}
 	if v.refusal = bodyAllowed(c, route, v); v.status != 0 || !v.proxied {
+		return v
+	}
+	if v.refusal = encodingAllowed(route, h); v.status != 0 {
 		return v
 	}
 	if !m.serving.Load() {

@@ -142,6 +142,8 @@ func TestRefusedFromHeaderAlone(t *testing.T) {
 		{"wrong method", "PUT /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n" + auth + "\r\n", 405, "Allow"},
 		{"body on a GET route", "POST /v2/health/ready HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", 405, "Allow"},
 		{"dot segments to a health route", "POST /v2/health/../models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", 401, "WWW-Authenticate"},
+		{"unknown Content-Encoding", hugeHeader[:len(hugeHeader)-len("67108864\r\n")] + "1000\r\nContent-Encoding: br\r\n" + auth + "\r\n", 415, ""},
+		{"stacked Content-Encoding", hugeHeader[:len(hugeHeader)-len("67108864\r\n")] + "1000\r\nContent-Encoding: gzip, gzip\r\n" + auth + "\r\n", 415, ""},
 		{"chunked without key", "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 401, "WWW-Authenticate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ func placeSpec(s *worker.Spec, a affinity.Assignment, cfg *config.Config) {
 	}
 	s.Provider = worker.ProviderCPU
 	if g := a.GPU; g != nil {
-		s.Provider, s.GPU = worker.ProviderCUDA, g.UUID
+		s.Provider, s.GPU, s.GPUIndex = worker.ProviderCUDA, g.UUID, g.Index
 		if g.UUID == "" {
 			s.GPU = strconv.Itoa(g.Index)
 		}

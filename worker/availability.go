@@ -87,4 +87,7 @@ type ModelStatus struct {
 	tensor.Metadata
 	// Unavailable is why the model does not serve; "" = it serves.
 	Unavailable string `json:"unavailable,omitempty"`
+	// Serving is how the worker runs the model; nil from a worker that
+	// predates it.
+	Serving *Serving `json:"serving,omitempty"`
 }

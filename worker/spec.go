@@ -119,6 +119,9 @@ type Spec struct {
 	// the worker sees its GPU as CUDA device 0 and no other.
 	Provider string `json:"provider,omitempty"`
 	GPU      string `json:"gpu,omitempty"`
+	// GPUIndex is the GPU's NVML index, reported by Triton's model
+	// configuration (instance_group gpus); set with ProviderCUDA.
+	GPUIndex int `json:"gpu_index,omitempty"`
 }
 
 // Execution providers of infer workers.

@@ -26,6 +26,7 @@ const (
 	clientsEnv = "HOSTILE_CLIENTS"
 	addrEnv    = "HOSTILE_ADDR"
 	floodEnv   = "HOSTILE_FLOOD_BYTES"
+	maxBodyEnv = "HOSTILE_MAX_BODY"
 )
 
 // attackerMain runs when roleEnv is "attacker"; it returns the exit code.
@@ -45,7 +46,12 @@ func attackerMain() int {
 		fmt.Fprintln(os.Stderr, "hostile attacker: bad", floodEnv)
 		return 2
 	}
-	t := target{addr: os.Getenv(addrEnv), floodBytes: flood}
+	maxBody, err := strconv.ParseInt(os.Getenv(maxBodyEnv), 10, 64)
+	if err != nil || maxBody < 1 {
+		fmt.Fprintln(os.Stderr, "hostile attacker: bad", maxBodyEnv)
+		return 2
+	}
+	t := target{addr: os.Getenv(addrEnv), floodBytes: flood, maxBody: maxBody}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us
@@ -84,7 +90,8 @@ func startAttacker(a attack, clients int, t target, nice int) (*attackProcess, e
 	}
 	cmd := exec.Command("nice", "-n", strconv.Itoa(nice), exe)
 	cmd.Env = append(os.Environ(), roleEnv+"=attacker", attackEnv+"="+a.name,
-		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, floodEnv+"="+strconv.FormatInt(t.floodBytes, 10))
+		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, floodEnv+"="+strconv.FormatInt(t.floodBytes, 10),
+		maxBodyEnv+"="+strconv.FormatInt(t.maxBody, 10))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -31,6 +31,7 @@ type attack struct {
 type target struct {
 	addr       string
 	floodBytes int64 // how large the BYTES floods are: just under max_body_bytes at full scale
+	maxBody    int64 // the server's max_body_bytes
 }
 
 // The image model the image attacks and the second well-behaved client
@@ -52,6 +53,10 @@ func attackTable() []attack {
 		raw("no-api-key", 32, "401 at once", repeat(noAPIKey)),
 		payload("garbage-json", 8, "400 from the prep worker", func(target) post {
 			return post{model: "mlp", contentType: "application/json", body: garbageJSON()}
+		}),
+		payload("gzip-bomb", 8, "413 from the prep worker, having inflated no more than max_body_bytes", func(t target) post {
+			return post{model: "mlp", contentType: "application/json", header: "Content-Encoding: gzip\r\n",
+				body: hostile.GzipBomb(legitBody, int(2*t.maxBody))}
 		}),
 		imageAttack(payload("jpeg-scan-bomb", 8, "400 too costly, from the header, before any decoding", func(target) post {
 			return post{model: imageModel, contentType: "image/jpeg", body: hostile.ScanBombJPEG(8000)}

@@ -34,9 +34,11 @@
 // BYTES elements sized just under max_body_bytes, in JSON and with the
 // binary tensor extension.
 //
-// Not covered: gzip (or any Content-Encoding) bombs, since the server
-// does not accept compressed request bodies; an attack for them belongs
-// here when it does.
+// gzip-bomb sends a Content-Encoding: gzip body of about 200 KiB that
+// inflates to a valid MLP request of twice max_body_bytes
+// (hostile.GzipBomb): the prep worker stops inflating at max_body_bytes
+// and answers 413; the master, which carried only the compressed bytes,
+// holds no more than those.
 //
 // The suite shares the machine with the supervisor it measures: on a
 // small or busy host the p99 ratios include CPU contention between the

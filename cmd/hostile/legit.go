@@ -52,7 +52,10 @@ func newImageClient(addr string, photo []byte) *legitClient {
 }
 
 func newClient(addr, model, contentType string, body []byte, conns int, pace time.Duration) *legitClient {
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: time.Hour}
+	// DisableCompression: no Accept-Encoding, so the server does not
+	// compress the answers and the steady state stays what earlier runs
+	// measured (response compression has its own benchmark, worker/prep).
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: time.Hour, DisableCompression: true}
 	return &legitClient{url: "http://" + addr + "/v2/models/" + model + "/infer", contentType: contentType,
 		body: body, conns: conns, pace: pace, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }

@@ -136,7 +136,7 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
-	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, floodBytes: o.floodBytes()}, o.nice)
+	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, floodBytes: o.floodBytes(), maxBody: o.server.maxBody}, o.nice)
 	if err != nil {
 		s.stop()
 		return row{}, err

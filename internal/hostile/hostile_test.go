@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"compress/zlib"
 	"encoding/binary"
 	"encoding/json"
@@ -147,6 +148,33 @@ func TestBytesFloodBinaryIsAV2BinaryRequest(t *testing.T) {
 			if len(e) != 0 {
 				t.Fatalf("element %d is %q", i, e)
 			}
+		}
+	}
+}
+
+// TestCompressionBombsInflateToAV2Request: each bomb inflates, with the
+// standard library, to exactly size bytes of valid JSON that is the
+// request padded with whitespace, from at most a 500th of that.
+func TestCompressionBombsInflateToAV2Request(t *testing.T) {
+	req := []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,1],"data":[1]}]}`)
+	const size = 2 << 20
+	for name, tc := range map[string]struct {
+		body []byte
+		open func(io.Reader) (io.Reader, error)
+	}{
+		"gzip":    {GzipBomb(req, size), func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		"deflate": {DeflateBomb(req, size), func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }},
+	} {
+		r, err := tc.open(bytes.NewReader(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || len(got) != size || !json.Valid(got) || !bytes.Equal(bytes.TrimSpace(got[1:]), req[1:]) {
+			t.Errorf("%s: inflated to %d bytes (%v); want %d bytes of the request padded with spaces", name, len(got), err, size)
+		}
+		if len(tc.body) > size/500 {
+			t.Errorf("%s: %d bytes on the wire for %d inflated; want at most a 500th", name, len(tc.body), size)
 		}
 	}
 }

@@ -20,14 +20,35 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 	return append(dst, '}')
 }
 
-// AppendServerMetadata appends the V2 server metadata response. It lists
-// only the extensions this codec implements: binary_tensor_data.
+// Extensions are the Triton protocol extensions the server implements,
+// under Triton's names, as GET /v2 lists them; each one listed works:
+//
+//   - binary_tensor_data: Inference-Header-Content-Length bodies and
+//     binary_data outputs;
+//   - classification: parameters.classification on a requested output;
+//   - model_configuration: GET /v2/models/{m}[/versions/{v}]/config;
+//   - schedule_policy: the priority and timeout request parameters;
+//   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
+//
+// Not listed because not built: model_repository, sequence, parameters,
+// system_shared_memory, cuda_shared_memory, trace, logging.
+var Extensions = []string{"binary_tensor_data", "classification", "model_configuration", "schedule_policy", "statistics"}
+
+// AppendServerMetadata appends the V2 server metadata response, listing
+// Extensions.
 func AppendServerMetadata(dst []byte, name, version string) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, name)
 	dst = append(dst, `,"version":`...)
 	dst = appendString(dst, version)
-	return append(dst, `,"extensions":["binary_tensor_data"]}`...)
+	dst = append(dst, `,"extensions":[`...)
+	for i, e := range Extensions {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, e)
+	}
+	return append(dst, "]}"...)
 }
 
 // AppendError appends the V2 error body {"error":"msg"}.

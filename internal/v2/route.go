@@ -7,7 +7,8 @@ import "strings"
 type Route struct {
 	// Model is the model's name; "" for /v2/models/stats.
 	Model string
-	// Action is "" (metadata), "ready", "infer" or "stats".
+	// Action is "" (metadata), "ready", "infer", "stats" or "config"
+	// (Triton's model configuration extension).
 	Action string
 }
 
@@ -23,7 +24,7 @@ func (r Route) Method() string {
 // TakesBody reports whether a request on the route carries a body.
 func (r Route) TakesBody() bool { return r.Action == "infer" }
 
-// ParseRoute reads /v2/models/{name}[/versions/{v}][/ready|/infer|/stats]
+// ParseRoute reads /v2/models/{name}[/versions/{v}][/ready|/infer|/stats|/config]
 // and /v2/models/stats; ok is false for any other path. It checks the
 // shape of the path only, not whether the model exists. The master uses it
 // to refuse a request from its header, before any of its body is read.
@@ -44,7 +45,7 @@ func ParseRoute(path string) (r Route, ok bool) {
 		}
 	}
 	switch action {
-	case "", "ready", "infer", "stats":
+	case "", "ready", "infer", "stats", "config":
 		return Route{Model: name, Action: action}, name != ""
 	}
 	return Route{}, false

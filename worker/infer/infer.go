@@ -6,7 +6,9 @@
 //
 //	GET  /metadata  JSON array of worker.ModelStatus, one per model in
 //	                Spec order: tensor.Metadata plus, for a model that
-//	                failed to load or warm up, "unavailable" (the reason)
+//	                failed to load or warm up, "unavailable" (the reason),
+//	                and how the worker runs it ("serving": batching,
+//	                provider, GPU index; Triton's model configuration)
 //	POST /infer     body: tensor.Request frame, with the request's priority
 //	                and deadline in worker.PriorityHeader and
 //	                worker.DeadlineHeader; or, with the shared-memory
@@ -99,7 +101,8 @@ func load(rt *worker.Runtime) (*server, error) {
 	var obs observers
 	noCUDA := 0
 	for i, m := range rt.Spec.Models {
-		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform}}
+		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform},
+			Serving: &worker.Serving{Batching: m.Batching, Provider: rt.Spec.Provider, GPUIndex: rt.Spec.GPUIndex}}
 		mod, err := s.loadModel(rt, m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
 		if err != nil {
 			st.Unavailable = err.Error()

@@ -29,13 +29,14 @@ type handler struct {
 	log     zerolog.Logger
 	arena   *arena.Arena // nil: tensors go inline
 	board   *shm.Slot    // this worker's scoreboard slot; nil without one
+	bodies  *bodyDecoder // compressed request bodies (encoding.go)
 
 	// arenaRefusedLogged is set once an infer worker's refusal of the
 	// arena has been logged (resendInline).
 	arenaRefusedLogged atomic.Bool
 }
 
-// serve routes /v2/models/{name}[/versions/{v}][/ready|/infer].
+// serve routes /v2/models/{name}[/versions/{v}][/ready|/infer|/stats|/config].
 func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	if string(ctx.Path()) == worker.UpstreamsPath {
 		h.setUpstreams(ctx)
@@ -73,10 +74,16 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusOK)
 	case "infer":
 		start := time.Now()
-		h.infer(ctx, m)
+		if release, ok := h.bodies.decode(ctx); ok {
+			h.infer(ctx, m)
+			release()
+			encodeResponse(ctx)
+		}
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
 		h.stats(ctx, name)
+	case "config":
+		h.config(ctx, m)
 	}
 }
 
@@ -85,7 +92,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 // infer request counted as failed. Unknown routes still get 404.
 func (h *handler) unavailable(ctx *fasthttp.RequestCtx, m *model, action string) {
 	switch action {
-	case "", "ready", "infer":
+	case "", "ready", "infer", "config":
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 		return

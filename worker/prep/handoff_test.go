@@ -63,7 +63,7 @@ func arenaHandler(t *testing.T, sockets ...string) *handler {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "m"}}}, nil
 	}
 	r.update(sockets)
-	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a}
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), arena: a, bodies: newBodyDecoder(0)}
 }
 
 // forwardWithin runs one request through h with the client's deadline

@@ -28,6 +28,14 @@
 // lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
 // cpuset), so that requests never wait behind them in the Go scheduler;
 // an image that could never fit gets 400 before anything is decoded.
+//
+// A compressed body (Content-Encoding gzip or deflate) is decompressed
+// before anything reads it (encoding.go): its decompressed size is what
+// max_body_bytes bounds, a bomb stops there (413), and the decompressed
+// bytes all requests hold at once are bounded by 4 × max_body_bytes (503
+// beyond). Successful infer responses are compressed as Accept-Encoding
+// asks. GET /v2/models/{m}/config answers Triton's model configuration
+// from what the infer workers serving the model report (modelconfig.go).
 package prep
 
 import (
@@ -70,7 +78,8 @@ func Run(rt *worker.Runtime) error {
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
 	}
-	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot()}
+	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot(),
+		bodies: newBodyDecoder(rt.Spec.MaxBodyBytes)}
 	if h.arena != nil {
 		defer h.arena.Close()
 		if h.board != nil {

@@ -2,6 +2,7 @@ package prep
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/rs/zerolog"
 
@@ -16,6 +17,10 @@ type classifier struct {
 	output string // the output it ranks
 	c      classify.Classifier
 	topK   int // classes a raw image body's response carries; 0 = scores
+	// labels is the labels file's name (no directory: the model
+	// configuration reports it, and the server's paths are not the
+	// client's business); "" = none.
+	labels string
 }
 
 // process sets up m's configured processing p (worker.Spec.Processing)
@@ -66,7 +71,7 @@ func newClassifier(md *tensor.Metadata, cfg *worker.Classify, log zerolog.Logger
 	if err != nil {
 		return nil, err
 	}
-	c.c.Labels = labels
+	c.c.Labels, c.labels = labels, filepath.Base(cfg.Labels)
 	if n, ok := classes(spec.Shape); ok && n != int64(len(labels)) {
 		log.Warn().Str("output", out).Int64("classes", n).Int("labels", len(labels)).Str("labels_file", cfg.Labels).
 			Msg("the labels file does not have one label per class; classes past its end are reported by index only")

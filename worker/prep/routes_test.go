@@ -97,7 +97,7 @@ func routedHandler(t *testing.T, sockets ...string) *handler {
 	if err := r.boot(sockets); err != nil {
 		t.Fatal(err)
 	}
-	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop()}
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), bodies: newBodyDecoder(0)}
 }
 
 // call runs one request through the handler's routes.

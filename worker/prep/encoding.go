@@ -1,0 +1,114 @@
+package prep
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/httpcoding"
+)
+
+// Compressed request bodies (Content-Encoding gzip or deflate) are
+// decompressed here, before anything parses them, into a buffer of at
+// most max_body_bytes: the decompressed size is what max_body_bytes
+// bounds, and a bomb stops at it (413) having allocated no more. The
+// master counted only the compressed bytes against its body budget, so
+// the decompressed bytes every request of this worker holds at once are
+// bounded apart: decodedBudgetFactor × max_body_bytes; past it a request
+// gets 503 with Retry-After. Triton's Inference-Header-Content-Length
+// counts in the decompressed body, as the binary extension's header does
+// in Triton. Responses to infer requests are compressed as the client's
+// Accept-Encoding asks (httpcoding.Negotiate, Triton's choice), every
+// successful one whatever its size, as Triton does.
+
+// decodedBudgetFactor sizes the decompressed-bytes budget of a prep
+// worker in multiples of max_body_bytes: 4 of the default 64 MiB bodies,
+// 256 MiB, at once.
+const decodedBudgetFactor = 4
+
+// bodyDecoder decompresses request bodies within max_body_bytes and the
+// worker's budget of decompressed bytes.
+type bodyDecoder struct {
+	limit  int          // max_body_bytes
+	budget int64        // decompressed bytes held at once, all requests
+	used   atomic.Int64 // of budget
+}
+
+func newBodyDecoder(maxBody int64) *bodyDecoder {
+	if maxBody <= 0 {
+		maxBody = 64 << 20
+	}
+	return &bodyDecoder{limit: int(maxBody), budget: decodedBudgetFactor * maxBody}
+}
+
+// Take reserves n bytes of the budget, or reports that it cannot
+// (httpcoding.Budget).
+func (d *bodyDecoder) Take(n int) bool {
+	if d.used.Add(int64(n)) > d.budget {
+		d.used.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// Give returns n bytes to the budget.
+func (d *bodyDecoder) Give(n int) { d.used.Add(-int64(n)) }
+
+// decode replaces a compressed request body with its decompressed bytes
+// and drops Content-Encoding, so every later reader sees plain bytes. The
+// release it returns gives the bytes back to the budget, once the request
+// no longer needs its body. On failure it answers the request (415, 413,
+// 400 or 503) and returns ok false.
+func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool) {
+	c, err := httpcoding.ParseContentEncoding(ctx.Request.Header.Peek(fasthttp.HeaderContentEncoding))
+	if err != nil {
+		writeError(ctx, fasthttp.StatusUnsupportedMediaType, err.Error())
+		return nil, false
+	}
+	if c == httpcoding.Identity {
+		return func() {}, true
+	}
+	body, err := httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
+	if err != nil {
+		d.refuse(ctx, c, err)
+		return nil, false
+	}
+	held := cap(body)
+	release = func() { d.Give(held); held = 0 }
+	ctx.Request.SetBodyRaw(body)
+	ctx.Request.Header.Del(fasthttp.HeaderContentEncoding)
+	return release, true
+}
+
+// refuse answers a body that could not be decompressed.
+func (d *bodyDecoder) refuse(ctx *fasthttp.RequestCtx, c httpcoding.Coding, err error) {
+	switch {
+	case errors.Is(err, httpcoding.ErrTooLarge):
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge,
+			fmt.Sprintf("the %s request body decompresses to more than max_body_bytes (%d bytes)", c, d.limit))
+	case errors.Is(err, httpcoding.ErrBudget):
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+		writeError(ctx, fasthttp.StatusServiceUnavailable,
+			"server busy: decompressed request bodies in flight fill this prep worker's budget; retry later")
+	default:
+		writeError(ctx, fasthttp.StatusBadRequest, fmt.Sprintf("Content-Encoding %s: %v", c, err))
+	}
+}
+
+// encodeResponse compresses a successful infer response as the client's
+// Accept-Encoding asks. Inference-Header-Content-Length keeps counting in
+// the uncompressed body, as Triton's does.
+func encodeResponse(ctx *fasthttp.RequestCtx) {
+	if ctx.Response.StatusCode() != fasthttp.StatusOK {
+		return
+	}
+	ctx.Response.Header.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
+	c := httpcoding.Negotiate(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding))
+	if c == httpcoding.Identity {
+		return
+	}
+	ctx.Response.SetBodyRaw(httpcoding.Compress(c, ctx.Response.Body()))
+	ctx.Response.Header.Set(fasthttp.HeaderContentEncoding, c.String())
+}
