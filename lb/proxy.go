@@ -200,9 +200,18 @@ func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 	tried := triedBuf[:0]
 	limit := len(p.pool.Load().backends) + 3
 	var lastErr error
-	staleRetried := false
+	staleRetried, repicked := false, false
 	for range limit {
-		b := p.pool.Load().pick(turn.Add(1), tried, allow)
+		pool := p.pool.Load()
+		b := pool.pick(turn.Add(1), tried, allow)
+		if b == nil && !repicked && p.pool.Load() != pool {
+			// The backends changed while this pick ran: allow may already
+			// judge by the new list (the prep worker's routes move to the
+			// infer workers it is given, then the backends follow). Pick
+			// once more from the new pool rather than answer "no backend".
+			repicked = true
+			b = p.pool.Load().pick(turn.Add(1), tried, allow)
+		}
 		if b == nil {
 			break
 		}

@@ -173,8 +173,15 @@ func (r *router) update(sockets []string) {
 	r.publish(views, models)
 }
 
-// publish makes views and models current: routes first, then the lb's
-// backends, so the lb never offers a worker whose models are not known.
+// publish makes views and models current without a moment in which a
+// model's requests find no worker: first routes that know the workers of
+// both the previous and the next list (next's view wins for a worker in
+// both), then the lb's backends, then next's routes alone. The lb never
+// offers a worker whose models are not known, and a pick between the two
+// stores, with the lb still on the previous list, still finds the
+// previous workers allowed: storing next's routes first would refuse
+// every previous worker while the lb offers only those, when a list
+// replaces every worker at once.
 func (r *router) publish(views []*inferView, models map[string]*model) {
 	prev := r.cur.Load()
 	next := &routes{views: views, bySocket: make(map[string]*inferView, len(views)), models: models, lb: prev.lb}
@@ -187,7 +194,8 @@ func (r *router) publish(views []*inferView, models map[string]*model) {
 			break
 		}
 	}
-	r.cur.Store(next)
+	r.cur.Store(bridge(prev, next))
+	defer r.cur.Store(next)
 	for name, m := range models {
 		if was := prev.models[name]; was != nil && was.unavailable != m.unavailable {
 			if m.unavailable == "" {
@@ -198,6 +206,21 @@ func (r *router) publish(views []*inferView, models map[string]*model) {
 		}
 	}
 	setUpstreams(r.up, next.sockets())
+}
+
+// bridge is next, except that the previous routes' workers it dropped
+// still serve what they served: the routes in force while the lb's
+// backends change over.
+func bridge(prev, next *routes) *routes {
+	b := *next
+	b.bySocket = make(map[string]*inferView, len(prev.bySocket)+len(next.bySocket))
+	for s, v := range prev.bySocket {
+		b.bySocket[s] = v
+	}
+	for s, v := range next.bySocket {
+		b.bySocket[s] = v
+	}
+	return &b
 }
 
 // withRoutes returns a copy of routes with one added for each model of

@@ -267,3 +267,52 @@ func TestUnreadableWorkerIsAskedAgain(t *testing.T) {
 		t.Fatalf("b once the late worker answers: %d %s (it ran %d), want 200 from it", code, body, w1.count("b"))
 	}
 }
+
+// TestSwappingEveryWorkerAtOnceDropsNothing: the master's list can go from
+// one set of infer workers straight to another (a PUT that missed the
+// surge step, a restart): requests under load keep finding a worker that
+// serves their model at every moment of the swap, with neither the new
+// routes nor the lb's backends published first.
+func TestSwappingEveryWorkerAtOnceDropsNothing(t *testing.T) {
+	models := []string{"b"}
+	w1 := startModelInfer(t, models, nil)
+	w2 := startModelInfer(t, models, nil)
+	h := routedHandler(t, w1.socket)
+
+	const clients = 4
+	var failed, served atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if code, body := inferModel(h, "b"); code != fasthttp.StatusOK {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
+				} else {
+					served.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range 400 {
+		if i%2 == 0 {
+			h.routes.update([]string{w2.socket})
+		} else {
+			h.routes.update([]string{w1.socket})
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of %d requests for b failed while every worker was swapped at once; first: %v", n, n+served.Load(), firstFailure.Load())
+	}
+}
