@@ -36,6 +36,9 @@ type jpegInfo struct {
 
 var errNoSOF = errors.New("no SOF marker before the first scan")
 
+// errTruncated: the data ends inside a segment (InspectPrefix passes it).
+var errTruncated = errors.New("truncated")
+
 // walkJPEG reads the marker structure of a JPEG as libjpeg does, without
 // decoding: segments are skipped by their lengths, the entropy-coded data
 // after each SOS is skipped up to the next marker (0xff followed by
@@ -59,11 +62,14 @@ func walkJPEG(b []byte) (jpegInfo, error) {
 			continue
 		}
 		if i+2 > len(b) {
-			return info, fmt.Errorf("marker 0x%02x at byte %d: truncated length", m, i-2)
+			return info, fmt.Errorf("marker 0x%02x at byte %d: %w length", m, i-2, errTruncated)
 		}
 		n := int(binary.BigEndian.Uint16(b[i:]))
-		if n < 2 || i+n > len(b) {
-			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d runs past the end", m, i-2, n)
+		if n < 2 {
+			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d", m, i-2, n)
+		}
+		if i+n > len(b) {
+			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d runs past the end (%w)", m, i-2, n, errTruncated)
 		}
 		seg := b[i+2 : i+n]
 		i += n
