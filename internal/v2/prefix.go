@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
@@ -61,7 +62,14 @@ type OpenInput struct {
 // *Truncated when the prefix ends first, or the request when the prefix
 // holds all of it (size <= len(prefix), or only whitespace is missing).
 // What it allocates is bounded by the prefix, not by declared shapes.
+//
+// A size below 0 is unknown (a chunked body): then the checks against the
+// body's length pass.
 func DecodeInferRequestPrefix(prefix []byte, size int64, headerLen int, lim Limits) (*InferRequest, error) {
+	unknown := size < 0
+	if unknown {
+		size = math.MaxInt64 / 2 // room for offset arithmetic
+	}
 	if size <= int64(len(prefix)) {
 		return DecodeInferRequestLimited(prefix[:size], headerLen, lim)
 	}
@@ -73,7 +81,7 @@ func DecodeInferRequestPrefix(prefix []byte, size int64, headerLen int, lim Limi
 		end = int64(headerLen)
 	}
 	header := prefix[:min(int64(len(prefix)), end)]
-	d := decoder{s: scanner{b: header, end: int(end)}, req: &InferRequest{}, lim: lim}
+	d := decoder{s: scanner{b: header, end: int(end)}, req: &InferRequest{}, lim: lim, unsized: unknown}
 	if err := d.request(); err != nil {
 		// Whatever the decoder met at the very end of the prefix (a
 		// value of the wrong kind, say) is not yet known to be wrong.

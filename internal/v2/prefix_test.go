@@ -68,6 +68,9 @@ func TestPrefixBinaryChecks(t *testing.T) {
 		}
 		wantError(t, err, c.want)
 	}
+	if _, err := DecodeInferRequestPrefix(body[:len(header)+4], -1, len(header), Limits{}); !errors.Is(err, ErrTruncated) {
+		t.Errorf("unknown size: err = %v, want truncated", err)
+	}
 	_, err := DecodeInferRequestPrefix([]byte(header[:10]), 100, 200, Limits{})
 	wantError(t, err, "Inference-Header-Content-Length 200 is outside the 100-byte body")
 }

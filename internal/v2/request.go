@@ -96,9 +96,10 @@ type decoder struct {
 	bytesElems int64 // BYTES elements the inputs read so far declare
 	// Prefix mode (prefix.go): done counts the inputs read whole; open
 	// is the BYTES input the prefix ended in, cut whether it did.
-	done int
-	open *OpenInput
-	cut  bool
+	done    int
+	open    *OpenInput
+	cut     bool
+	unsized bool // the body's length is not known: no bytes are left over
 }
 
 // request reads the top-level object, then settles what depends on fields
@@ -300,7 +301,7 @@ func (d *decoder) binary(body []byte, headerLen int, size int64) error {
 			}
 		}
 	}
-	if left != 0 {
+	if left != 0 && !d.unsized {
 		return badRequest("%d bytes of binary data after the JSON header belong to no input; check binary_data_size and Inference-Header-Content-Length", left)
 	}
 	return nil
