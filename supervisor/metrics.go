@@ -17,11 +17,12 @@ type scrape struct {
 	ops    opCounts
 	lb     []lb.BackendStats
 	gpus   []affinity.GPUUsage
+	bodies *bodyCounts
 }
 
 // scrape reads the board, the master's state and the GPUs.
 func (m *Master) scrape(gpus []affinity.GPUUsage) scrape {
-	s := scrape{status: m.status(), ops: m.history.opCounts(), lb: m.proxy.Stats(), gpus: gpus}
+	s := scrape{status: m.status(), ops: m.history.opCounts(), lb: m.proxy.Stats(), gpus: gpus, bodies: &m.bodies}
 	var retired totals
 	s.header, s.slots, retired = m.board.snapshot()
 	s.totals = retired
@@ -44,6 +45,9 @@ func metricsText(s scrape) []byte {
 	writeStages(&p, s)
 	writeLB(&p, s.lb)
 	writeArenaMetrics(&p, s)
+	if s.bodies != nil {
+		writeBodies(&p, s.bodies)
+	}
 	return p.buf.Bytes()
 }
 
