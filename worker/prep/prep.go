@@ -23,6 +23,13 @@
 // had its 504 stops at the next image. A worker decodes no more images at
 // once than it has CPUs (decodeGate), so the memory decoding holds is
 // bounded by its CPUs, not by how many requests arrive together.
+//
+// The master's prefix check (precheck.go) asks, before it reads the rest
+// of a large body, whether its first bytes are already wrong: the same
+// rules, in the decoders' prefix modes, refusing only what the whole
+// request would be refused for (the end of the prefix is never an error).
+// It decodes no tensor beyond the prefix and no image, and is not counted
+// as a request.
 package prep
 
 import (
