@@ -31,6 +31,12 @@ func (h *handler) precheck(ctx *fasthttp.RequestCtx, m *model) {
 			worker.PrefixHeader, ctx.Request.Header.Peek(worker.PrefixHeader)))
 		return
 	}
+	if enc := ctx.Request.Header.ContentEncoding(); len(enc) > 0 && string(enc) != "identity" {
+		// Compressed: the prefix is not the request's first bytes. (A
+		// decompressor that goes as far as the prefix does fits here.)
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return
+	}
 	if err := checkPrefix(ctx, m, size); err != nil && !errors.Is(err, v2.ErrTruncated) {
 		writeV2Error(ctx, err)
 		return

@@ -112,6 +112,20 @@ func TestPrecheckRefusesFromThePrefix(t *testing.T) {
 	}
 }
 
+// TestPrecheckPassesCompressedBodies: a compressed body's first bytes are
+// not the request's, so they are not judged.
+func TestPrecheckPassesCompressedBodies(t *testing.T) {
+	mlp, _ := prefixModels(t)
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.Set("Content-Encoding", "gzip")
+	ctx.Request.Header.Set(worker.PrefixHeader, "1000000")
+	ctx.Request.SetBody([]byte("\x1f\x8b garbage"))
+	(&handler{}).precheck(&ctx, mlp)
+	if ctx.Response.StatusCode() != fasthttp.StatusNoContent {
+		t.Errorf("compressed body: %d %s, want 204", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}
+
 // TestPrecheckPassesEveryPrefixOfValidRequests: a real photo batch, in
 // JSON and binary, a raw photo and a large MLP request pass the check at
 // every cut (sampled).
