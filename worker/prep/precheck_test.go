@@ -20,7 +20,7 @@ import (
 
 // prefixModels are a tensor model like the MLP and an image model like
 // the SqueezeNet configs (max_images 4).
-func prefixModels(t *testing.T) (mlp, img *model) {
+func prefixModels(t testing.TB) (mlp, img *model) {
 	t.Helper()
 	mlpMD := tensor.Metadata{Name: "mlp", Inputs: []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{-1, 16}}},
 		Outputs: []tensor.Spec{{Name: "y", DType: tensor.FP32, Shape: []int64{-1, 4}}}}
@@ -153,5 +153,31 @@ func TestPrecheckPassesEveryPrefixOfValidRequests(t *testing.T) {
 				t.Fatalf("%s: the %d-byte prefix of %d: %d %s", c.name, n, len(c.body), status, body)
 			}
 		}
+	}
+}
+
+// BenchmarkPrecheck is the prep worker's CPU for one prefix check of
+// 64 KiB: a large MLP request (passes), garbage JSON and a JPEG scan bomb
+// (refused).
+func BenchmarkPrecheck(b *testing.B) {
+	mlp, img := prefixModels(b)
+	row := strings.TrimSuffix(strings.Repeat("0.5,", 16), ",")
+	mlpBody := []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[20000,16],"data":[` + strings.TrimSuffix(strings.Repeat("["+row+"],", 20000), ",") + `]}]}`)
+	for _, c := range []struct {
+		name  string
+		m     *model
+		ctype string
+		body  []byte
+	}{
+		{"mlp-passes", mlp, "application/json", mlpBody},
+		{"garbage-json", mlp, "application/json", []byte(`{"inputs":[` + strings.Repeat("[", 1<<20))},
+		{"scan-bomb", img, "image/jpeg", hostile.ScanBombJPEG(8000)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(64 << 10)
+			for b.Loop() {
+				checkPrefixOf(c.m, c.ctype, "", c.body, 64<<10)
+			}
+		})
 	}
 }
