@@ -18,7 +18,7 @@ const prefixSize = 64 << 10
 // the message the whole body gets.
 func TestPrefixRefusesHostilePayloads(t *testing.T) {
 	lim := Limits{MaxBytesElements: 64}
-	floodBin, floodHL := hostile.BytesFloodBinary("data_0", 16<<20)
+	floodBin, floodHL := hostile.BytesFloodBinary("data_0", 1<<20)
 	cases := []struct {
 		name      string
 		body      []byte
@@ -27,7 +27,7 @@ func TestPrefixRefusesHostilePayloads(t *testing.T) {
 	}{
 		{"garbage JSON", []byte(`{"inputs":[` + strings.Repeat("[", 1<<20)), -1, "inputs[0] must be an object, got an array"},
 		{"not JSON", bytes.Repeat([]byte{0xff}, 1<<20), -1, "must be a JSON object"},
-		{"BYTES flood, JSON", hostile.BytesFloodJSON("data_0", 22<<20), -1, "more than the 64 allowed"},
+		{"BYTES flood, JSON", hostile.BytesFloodJSON("data_0", 1<<20), -1, "more than the 64 allowed"},
 		{"BYTES flood, binary", floodBin, floodHL, "more than the 64 allowed"},
 	}
 	for _, c := range cases {
