@@ -76,13 +76,12 @@ func (m *Master) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte
 	req.ResetBody() // detach the body buffer before the request goes back to its pool
 	status := resp.StatusCode()
 	switch {
-	case err != nil || (status != fasthttp.StatusBadRequest && status != fasthttp.StatusRequestEntityTooLarge):
-		if err != nil || status != fasthttp.StatusNoContent {
-			m.bodies.checksNA.Add(1)
-			m.log.Debug().Err(err).Int("status", status).Msg("prefix check not answered; the body goes on")
-			return nil
-		}
+	case err == nil && status == fasthttp.StatusNoContent:
 		m.bodies.checksPassed.Add(1)
+		return nil
+	case err != nil || (status != fasthttp.StatusBadRequest && status != fasthttp.StatusRequestEntityTooLarge):
+		m.bodies.checksNA.Add(1)
+		m.log.Debug().Err(err).Int("status", status).Msg("prefix check not answered; the body goes on")
 		return nil
 	}
 	m.bodies.checksRefused.Add(1)
