@@ -50,7 +50,7 @@ func (c *Config) inspectJPEG(data []byte) (Header, error) {
 	if err := c.checkSize("JPEG", info.w, info.h); err != nil {
 		return h, err
 	}
-	return h, info.checkScans()
+	return h, info.checkScans(false)
 }
 
 // pngIHDR is a PNG's IHDR.

@@ -166,11 +166,16 @@ func (info *jpegInfo) sos(seg []byte, perComponent *[256]int) error {
 }
 
 // checkScans refuses a JPEG whose scans would cost more than
-// MaxScansPerComponent passes over its blocks.
-func (info *jpegInfo) checkScans() error {
+// MaxScansPerComponent passes over its blocks. With soFar (the walk of a
+// prefix, InspectPrefix) the counts are lower bounds, and say so.
+func (info *jpegInfo) checkScans(soFar bool) error {
 	if info.busiestScans > MaxScansPerComponent {
-		return fmt.Errorf("%w: JPEG of %d×%d has %d scans and codes component %d in %d of them, over the limit of %d per component; re-encode it (a progressive JPEG needs about 10 scans in all)",
-			ErrTooCostly, info.w, info.h, info.scans, info.busiest, info.busiestScans, MaxScansPerComponent)
+		atLeast := ""
+		if soFar {
+			atLeast = "at least "
+		}
+		return fmt.Errorf("%w: JPEG of %d×%d has %s%d scans and codes component %d in %[4]s%d of them, over the limit of %d per component; re-encode it (a progressive JPEG needs about 10 scans in all)",
+			ErrTooCostly, info.w, info.h, atLeast, info.scans, info.busiest, info.busiestScans, MaxScansPerComponent)
 	}
 	return nil
 }

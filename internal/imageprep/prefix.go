@@ -47,5 +47,5 @@ func (c *Config) inspectJPEGPrefix(data []byte) (Header, error) {
 	if err := c.checkSize("JPEG", info.w, info.h); err != nil {
 		return h, err
 	}
-	return h, info.checkScans()
+	return h, info.checkScans(true) // a prefix: the counts are lower bounds
 }
