@@ -90,6 +90,11 @@ func DecodeInferRequestPrefix(prefix []byte, size int64, headerLen int, lim Limi
 		}
 		return nil, err
 	}
+	if headerLen != noHeaderLength && len(prefix) < headerLen {
+		// The JSON ended before the header does: the rest of the header
+		// is still to come (whitespace, or the whole decode refuses it).
+		return nil, &Truncated{Request: d.result(len(d.inputs)), Open: d.open}
+	}
 	if err := d.binary(prefix, headerLen, size); err != nil {
 		return nil, err
 	}

@@ -71,6 +71,9 @@ func TestPrefixBinaryChecks(t *testing.T) {
 	if _, err := DecodeInferRequestPrefix(body[:len(header)+4], -1, len(header), Limits{}); !errors.Is(err, ErrTruncated) {
 		t.Errorf("unknown size: err = %v, want truncated", err)
 	}
+	padded := header + "          "
+	body = append([]byte(padded), make([]byte, 16)...)
+	everyPrefixPasses(t, body, len(padded), Limits{})
 	_, err := DecodeInferRequestPrefix([]byte(header[:10]), 100, 200, Limits{})
 	wantError(t, err, "Inference-Header-Content-Length 200 is outside the 100-byte body")
 }
