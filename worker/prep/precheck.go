@@ -3,6 +3,7 @@ package prep
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -24,7 +25,16 @@ import (
 // prefix-sized parse; it is not counted as a request of the model.
 
 // precheck answers the master's prefix check of an infer request for m.
+// A panic in the prefix decoders (newer than the whole-request paths) is
+// logged and answered 500, which the master takes as no answer: the
+// request goes on, and the worker keeps serving.
 func (h *handler) precheck(ctx *fasthttp.RequestCtx, m *model) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error().Interface("panic", p).Str("stack", string(debug.Stack())).Msg("prefix check panicked; answered 500, the request goes on")
+			writeError(ctx, fasthttp.StatusInternalServerError, "prefix check failed")
+		}
+	}()
 	size, err := strconv.ParseInt(string(ctx.Request.Header.Peek(worker.PrefixHeader)), 10, 64)
 	if err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, fmt.Sprintf("bad %s header %q from the master: want the body's length",

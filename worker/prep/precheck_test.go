@@ -185,3 +185,18 @@ func BenchmarkPrecheck(b *testing.B) {
 		})
 	}
 }
+
+// TestPrecheckPanicIsNoAnswer: a panic inside the check (here a model
+// whose image input is not set up) is answered 500, which the master
+// takes as no answer, and does not take the worker down.
+func TestPrecheckPanicIsNoAnswer(t *testing.T) {
+	broken := &model{image: &imageInput{}}
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetContentType("image/jpeg")
+	ctx.Request.Header.Set(worker.PrefixHeader, "1000000")
+	ctx.Request.SetBody(hostile.ScanBombJPEG(10))
+	(&handler{log: zerolog.Nop()}).precheck(&ctx, broken)
+	if ctx.Response.StatusCode() != fasthttp.StatusInternalServerError {
+		t.Errorf("a check that panics: %d %s, want 500", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}
