@@ -190,7 +190,7 @@ func BenchmarkPrecheck(b *testing.B) {
 // whose image input is not set up) is answered 500, which the master
 // takes as no answer, and does not take the worker down.
 func TestPrecheckPanicIsNoAnswer(t *testing.T) {
-	broken := &model{image: &imageInput{}}
+	broken := &model{image: &imageInput{maxImages: 4}} // no spec: chunk panics
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.SetContentType("image/jpeg")
 	ctx.Request.Header.Set(worker.PrefixHeader, "1000000")
