@@ -12,7 +12,8 @@ import (
 )
 
 // The master reads an admitted request's whole body before it forwards
-// it, as nginx does by default: a client trickling its body then holds a
+// it, as nginx does by default (a large one in two steps, with the prefix
+// check of precheck.go between them): a client trickling its body then holds a
 // connection and budget bytes of the master, bounded by the body timeout,
 // never a prep worker's connection. The body lands in a buffer of its own
 // (never fasthttp's pooled body buffers; a large one is a mapping, see
@@ -40,6 +41,7 @@ type bodyReader struct {
 	ctx      *fasthttp.RequestCtx
 	body     bodyBuf
 	chunkedN int64 // bytes allocated for a chunked body, all reserved
+	checked  bool  // the prefix check (precheck.go) was asked
 }
 
 // receiveBody reads the body the verdict admitted and sets it on the
@@ -70,6 +72,13 @@ func (br *bodyReader) read(r io.Reader) error {
 			return nil
 		}
 		if len(buf) == cap(buf) {
+			if !br.checked && len(buf) >= firstBodyBuffer {
+				// The first buffer is full and more is to come.
+				br.checked = true
+				if r := br.m.checkPrefix(br.ctx, br.v, buf); r != nil {
+					return r
+				}
+			}
 			if err := br.grow(); err != nil {
 				return err
 			}
@@ -80,6 +89,7 @@ func (br *bodyReader) read(r io.Reader) error {
 		buf = br.body.b
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		br.body.b = buf[:len(buf)+n]
+		br.m.bodies.read.Add(int64(n))
 		switch {
 		case errors.Is(err, io.EOF):
 			if br.v.length >= 0 && int64(len(br.body.b)) != br.v.length {
@@ -144,7 +154,10 @@ func isTimeoutErr(err error) bool {
 
 // bodyRefusal is the answer to a body read that failed.
 func bodyRefusal(err error) refusal {
+	var pr *prefixRefusal
 	switch {
+	case errors.As(err, &pr):
+		return pr.r
 	case errors.Is(err, errBodyTimeout):
 		return refusal{status: fasthttp.StatusRequestTimeout, msg: err.Error()}
 	case errors.Is(err, errBodyTooLarge):

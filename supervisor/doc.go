@@ -99,6 +99,14 @@
 //     request ends. Smaller bodies are Go heap: the master's soft memory
 //     limit (memlimit.go) is the budget plus a headroom, so answered
 //     bodies are collected before new ones push RSS past it.
+//   - A body larger than the first 64 KiB buffer is judged from that
+//     buffer before the rest is read (precheck.go): a prep worker, asked
+//     through the lb with worker.PrefixHeader, answers 204 or the 400/413
+//     the whole request would get; a refusal is answered at once, the
+//     rest unread, the connection closed. The check is advisory: no
+//     answer within a second (or the request's deadline), or any other
+//     answer, lets the body go on. Only the master sets PrefixHeader:
+//     clients' are removed.
 //   - Every admitted verdict is finished exactly once, by the handler or
 //     by the transport error handler, giving back its max_in_flight place
 //     and budget bytes; a body cut by body_timeout/body_min_rate (408)

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // Version is the supervisor's version, reported by /v2 and `supervisor
@@ -68,6 +69,8 @@ func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
 	case v.status != 0:
 		m.refuse(ctx, v.refusal, v.hasBody)
 	case v.proxied:
+		// Only the master asks for prefix checks (precheck.go).
+		ctx.Request.Header.Del(worker.PrefixHeader)
 		if err := m.receiveBody(ctx, c, v); err != nil {
 			m.refuse(ctx, bodyRefusal(err), true)
 			break

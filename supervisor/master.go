@@ -54,6 +54,7 @@ type Master struct {
 	// bounds the request body bytes held (admission.go, bodybudget.go).
 	admissions admissions
 	budget     bodyBudget
+	bodies     bodyCounts // body bytes read, prefix checks (precheck.go)
 	conns      burstGauge // open public connections (connections.go)
 
 	// upstreamsMu serialises position changes, so that pushes of the infer

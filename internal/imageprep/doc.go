@@ -22,7 +22,9 @@
 //     an error here anyway); a PNG whose decoded form (8 bytes a pixel at
 //     16 bits, doubled when interlaced) would exceed 4×MaxPixels bytes, the
 //     largest 8-bit RGBA image allowed, is ErrTooCostly. Both the cgo and
-//     the pure-Go decoders are behind the same checks.
+//     the pure-Go decoders are behind the same checks. InspectPrefix
+//     makes them on an image's first bytes (prefix.go): it refuses only
+//     what the whole image would be refused for.
 //   - Inspect says what decoding will cost in memory, from the header
 //     alone (Header.DecodeBytes, cost.go): decoded pixels at the scale
 //     they are decoded at, what the decoder holds besides (a progressive

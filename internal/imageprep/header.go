@@ -54,7 +54,7 @@ func (c *Config) inspectJPEG(data []byte) (Header, error) {
 	if err := c.checkSize("JPEG", info.w, info.h); err != nil {
 		return h, err
 	}
-	if err := info.checkScans(); err != nil {
+	if err := info.checkScans(false); err != nil {
 		return h, err
 	}
 	h.DecodeBytes = c.jpegCost(info)

@@ -40,6 +40,9 @@ type jpegInfo struct {
 
 var errNoSOF = errors.New("no SOF marker before the first scan")
 
+// errTruncated: the data ends inside a segment (InspectPrefix passes it).
+var errTruncated = errors.New("truncated")
+
 // walkJPEG reads the marker structure of a JPEG as libjpeg does, without
 // decoding: segments are skipped by their lengths, the entropy-coded data
 // after each SOS is skipped up to the next marker (0xff followed by
@@ -63,11 +66,14 @@ func walkJPEG(b []byte) (jpegInfo, error) {
 			continue
 		}
 		if i+2 > len(b) {
-			return info, fmt.Errorf("marker 0x%02x at byte %d: truncated length", m, i-2)
+			return info, fmt.Errorf("marker 0x%02x at byte %d: %w length", m, i-2, errTruncated)
 		}
 		n := int(binary.BigEndian.Uint16(b[i:]))
-		if n < 2 || i+n > len(b) {
-			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d runs past the end", m, i-2, n)
+		if n < 2 {
+			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d", m, i-2, n)
+		}
+		if i+n > len(b) {
+			return info, fmt.Errorf("marker 0x%02x at byte %d: length %d runs past the end (%w)", m, i-2, n, errTruncated)
 		}
 		seg := b[i+2 : i+n]
 		i += n
@@ -182,11 +188,16 @@ func (info *jpegInfo) sos(seg []byte, perComponent *[256]int) error {
 }
 
 // checkScans refuses a JPEG whose scans would cost more than
-// MaxScansPerComponent passes over its blocks.
-func (info *jpegInfo) checkScans() error {
+// MaxScansPerComponent passes over its blocks. With soFar (the walk of a
+// prefix, InspectPrefix) the counts are lower bounds, and say so.
+func (info *jpegInfo) checkScans(soFar bool) error {
 	if info.busiestScans > MaxScansPerComponent {
-		return fmt.Errorf("%w: JPEG of %d×%d has %d scans and codes component %d in %d of them, over the limit of %d per component; re-encode it (a progressive JPEG needs about 10 scans in all)",
-			ErrTooCostly, info.w, info.h, info.scans, info.busiest, info.busiestScans, MaxScansPerComponent)
+		atLeast := ""
+		if soFar {
+			atLeast = "at least "
+		}
+		return fmt.Errorf("%w: JPEG of %d×%d has %s%d scans and codes component %d in %[4]s%d of them, over the limit of %d per component; re-encode it (a progressive JPEG needs about 10 scans in all)",
+			ErrTooCostly, info.w, info.h, atLeast, info.scans, info.busiest, info.busiestScans, MaxScansPerComponent)
 	}
 	return nil
 }

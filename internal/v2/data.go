@@ -2,6 +2,7 @@ package v2
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
@@ -22,9 +23,15 @@ func (d *decoder) data(in *input) error {
 		}
 		per = 3
 	}
-	if in.n > int64(len(s.b)-s.i+1)/per {
+	if in.n > int64(s.length()-s.i+1)/per {
 		return badRequest("%s: shape %s needs %d values but the request is too short to hold them",
 			in.label(), tensor.FormatShape(in.t.Shape), in.n)
+	}
+	// A prefix holds at most one value per two of its bytes: room for
+	// those is all a prefix decode allocates, whatever the shape says.
+	slots := in.n
+	if s.cut() {
+		slots = min(slots, int64(len(s.b)-s.i)/2+1)
 	}
 	p := dataParser{
 		s:     s,
@@ -32,7 +39,7 @@ func (d *decoder) data(in *input) error {
 		dtype: in.t.DType,
 		size:  in.t.DType.Size(),
 		n:     int(in.n),
-		out:   make([]byte, int(in.n)*in.t.DType.Size()), // BYTES: appended to
+		out:   make([]byte, int(slots)*in.t.DType.Size()), // BYTES: appended to
 	}
 	j := s.i + 1
 	for j < len(s.b) && isSpace(s.b[j]) {
@@ -54,6 +61,9 @@ func (d *decoder) data(in *input) error {
 		err = p.array(0)
 	}
 	if err != nil {
+		if in.t.DType == tensor.Bytes && errors.Is(err, ErrTruncated) {
+			d.openBytes(in, p.out, p.k, p.tail)
+		}
 		return err
 	}
 	if p.k != p.n {
@@ -75,6 +85,9 @@ type dataParser struct {
 	n, k   int // values the shape needs, values written so far
 	out    []byte
 	nested bool // nested arrays that must follow the shape, level by level
+	// tail is the start of a BYTES string the end of a prefix cut (up to
+	// its first escape), for the caller to judge as far as it goes.
+	tail []byte
 }
 
 // array reads the array at the scanner's offset, at nesting level level.
@@ -222,8 +235,12 @@ func (p *dataParser) bytes() error {
 		}
 		return badRequest("%s: data[%d] must be a string, got %s", p.in.label(), p.k, s.kind())
 	}
+	start := s.i + 1
 	v, err := s.str()
 	if err != nil {
+		if errors.Is(err, ErrTruncated) {
+			p.tail = rawString(s.b[start:])
+		}
 		return err
 	}
 	p.out = tensor.AppendBytesElement(p.out, v)

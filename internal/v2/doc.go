@@ -25,6 +25,10 @@
 //     are checked in place, never split into a slice per element.
 //   - Tensors sent with the binary tensor data extension alias the request
 //     body; tensors sent as JSON own freshly allocated bytes.
+//   - DecodeInferRequestPrefix (prefix.go) runs the same rules on the
+//     first bytes of a body of known (or unknown) length: what it refuses,
+//     the whole body is refused for, with the same *Error; running out of
+//     bytes is ErrTruncated; it allocates in proportion to the prefix.
 //
 // Choices where the protocol is silent:
 //

@@ -47,6 +47,7 @@ func FuzzDecodeInferRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, headerLen int) {
 		r, err := DecodeInferRequest(body, headerLen)
+		prefixAgrees(t, body, headerLen, err)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Status != 400 || e.Msg == "" {
@@ -88,4 +89,26 @@ func FuzzFloat32(f *testing.F) {
 			t.Fatalf("float64: %q = %v, want %v", s, got, want64)
 		}
 	})
+}
+
+// prefixAgrees checks the prefix decode against the whole one at every
+// cut point (sampled for large bodies): a prefix it refuses belongs to a request the whole decode
+// refuses too (with the same status), and a valid request's prefixes all
+// pass.
+func prefixAgrees(t *testing.T, body []byte, headerLen int, whole error) {
+	t.Helper()
+	step := max(1, len(body)/256) // every cut of a small body
+	for k := 0; k <= len(body); k += step {
+		_, err := DecodeInferRequestPrefix(body[:k:k], int64(len(body)), headerLen, Limits{})
+		if err == nil || errors.Is(err, ErrTruncated) {
+			continue
+		}
+		if whole == nil {
+			t.Fatalf("the %d-byte prefix of a valid request is refused: %v", k, err)
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Status != 400 {
+			t.Fatalf("prefix error %v is not a 400 *Error", err)
+		}
+	}
 }

@@ -23,7 +23,23 @@ func mustDecode(t *testing.T, body string) *InferRequest {
 	if err != nil {
 		t.Fatalf("DecodeInferRequest(%s): %v", clipTest(body), err)
 	}
+	everyPrefixPasses(t, []byte(body), -1, Limits{})
 	return r
+}
+
+// everyPrefixPasses checks that no prefix of a valid request is refused by
+// the prefix decode: each either passes whole or is ErrTruncated.
+func everyPrefixPasses(t *testing.T, body []byte, headerLen int, lim Limits) {
+	t.Helper()
+	for k := 0; k <= len(body); k++ {
+		_, err := DecodeInferRequestPrefix(body[:k:k], int64(len(body)), headerLen, lim)
+		if err != nil && !errors.Is(err, ErrTruncated) {
+			t.Fatalf("the %d-byte prefix of a valid %d-byte request (%s) is refused: %v", k, len(body), clipTest(string(body)), err)
+		}
+		if k < len(body) && err == nil && len(strings.TrimSpace(string(body[k:]))) > 0 {
+			t.Fatalf("the %d-byte prefix of %s passed as a whole request", k, clipTest(string(body)))
+		}
+	}
 }
 
 // wantError checks that err is a 400 *Error whose message contains want.

@@ -67,6 +67,7 @@ func (d *decoder) inputList() error {
 			return badRequest("input %q appears more than once", in.t.Name)
 		}
 		names[in.t.Name] = true
+		d.done++
 		return nil
 	})
 }

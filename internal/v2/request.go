@@ -69,14 +69,19 @@ func DecodeInferRequestLimited(body []byte, headerLen int, lim Limits) (*InferRe
 	if err := d.request(); err != nil {
 		return nil, err
 	}
-	if err := d.binary(body, headerLen); err != nil {
+	if err := d.binary(body, headerLen, int64(len(body))); err != nil {
 		return nil, err
 	}
-	d.req.Inputs = make([]tensor.Tensor, len(d.inputs))
-	for i := range d.inputs {
+	return d.result(len(d.inputs)), nil
+}
+
+// result is the request with its first n inputs.
+func (d *decoder) result(n int) *InferRequest {
+	d.req.Inputs = make([]tensor.Tensor, n)
+	for i := range n {
 		d.req.Inputs[i] = d.inputs[i].t
 	}
-	return d.req, nil
+	return d.req
 }
 
 // decoder holds the state of one DecodeInferRequest call.
@@ -89,6 +94,12 @@ type decoder struct {
 	explicit   []bool
 	lim        Limits
 	bytesElems int64 // BYTES elements the inputs read so far declare
+	// Prefix mode (prefix.go): done counts the inputs read whole; open
+	// is the BYTES input the prefix ended in, cut whether it did.
+	done    int
+	open    *OpenInput
+	cut     bool
+	unsized bool // the body's length is not known: no bytes are left over
 }
 
 // request reads the top-level object, then settles what depends on fields
@@ -254,11 +265,14 @@ func (d *decoder) outputParameters(i int, o *RequestedOutput, explicit *bool) er
 }
 
 // binary hands out the binary section after the JSON header to the inputs
-// that declared parameters.binary_data_size, in input order.
-func (d *decoder) binary(body []byte, headerLen int) error {
+// that declared parameters.binary_data_size, in input order. size is the
+// whole body's length: len(body), or more when body is a prefix (then an
+// input whose data the prefix cuts gets what is present, and d.cut is set).
+func (d *decoder) binary(body []byte, headerLen int, size int64) error {
 	var rest []byte
+	var left int64 // binary bytes of the whole body not handed out yet
 	if headerLen != noHeaderLength {
-		rest = body[headerLen:]
+		rest, left = body[headerLen:], size-int64(headerLen)
 	}
 	for i := range d.inputs {
 		in := &d.inputs[i]
@@ -268,11 +282,18 @@ func (d *decoder) binary(body []byte, headerLen int) error {
 		if headerLen == noHeaderLength {
 			return badRequest("%s has parameters.binary_data_size but the request has no Inference-Header-Content-Length header", in.label())
 		}
-		if in.binSize > int64(len(rest)) {
-			return badRequest("%s: binary_data_size is %d but only %d bytes of binary data remain", in.label(), in.binSize, len(rest))
+		if in.binSize > left {
+			return badRequest("%s: binary_data_size is %d but only %d bytes of binary data remain", in.label(), in.binSize, left)
 		}
-		in.t.Data = rest[:in.binSize:in.binSize]
-		rest = rest[in.binSize:]
+		n := min(in.binSize, int64(len(rest)))
+		in.t.Data = rest[:n:n]
+		rest, left = rest[n:], left-in.binSize
+		if n < in.binSize {
+			if err := d.cutBinary(in); err != nil {
+				return err
+			}
+			continue
+		}
 		if in.t.DType == tensor.Bytes {
 			if err := tensor.CheckBytesElements(in.t.Data, in.n); err != nil {
 				return badRequest("%s: binary BYTES data for shape %s: %v (each element is a 4-byte little-endian length, then the bytes)",
@@ -280,8 +301,8 @@ func (d *decoder) binary(body []byte, headerLen int) error {
 			}
 		}
 	}
-	if len(rest) != 0 {
-		return badRequest("%d bytes of binary data after the JSON header belong to no input; check binary_data_size and Inference-Header-Content-Length", len(rest))
+	if left != 0 && !d.unsized {
+		return badRequest("%d bytes of binary data after the JSON header belong to no input; check binary_data_size and Inference-Header-Content-Length", left)
 	}
 	return nil
 }

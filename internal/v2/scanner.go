@@ -16,7 +16,17 @@ const maxDepth = 64
 type scanner struct {
 	b []byte
 	i int
+	// end is the length of the whole JSON when b holds only its first
+	// bytes (prefix mode, DecodeInferRequestPrefix); 0 means b is whole.
+	// In prefix mode running out of b is ErrTruncated, never malformed.
+	end int
 }
+
+// length is the length of the whole JSON, of which b may be a prefix.
+func (s *scanner) length() int { return max(s.end, len(s.b)) }
+
+// cut reports whether b ends before the JSON does (prefix mode).
+func (s *scanner) cut() bool { return s.end > len(s.b) }
 
 // ws skips JSON whitespace.
 func (s *scanner) ws() {
@@ -39,8 +49,14 @@ func (s *scanner) peek() byte {
 }
 
 // syntax reports malformed JSON at the current offset.
+// In prefix mode, the end of the prefix is not an error in the JSON: the
+// *Error then wraps ErrTruncated.
 func (s *scanner) syntax(expected string) *Error {
-	return syntaxAt(s.b, s.i, expected)
+	e := syntaxAt(s.b, s.i, expected)
+	if s.i >= len(s.b) && s.cut() {
+		e.cause = ErrTruncated
+	}
+	return e
 }
 
 func syntaxAt(b []byte, i int, expected string) *Error {
@@ -157,6 +173,9 @@ func (s *scanner) literal(word string) error {
 	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
 		s.i += len(word)
 		return nil
+	}
+	if s.cut() && len(s.b)-s.i < len(word) && word[:len(s.b)-s.i] == string(s.b[s.i:]) {
+		s.i = len(s.b) // the prefix ends inside the keyword
 	}
 	return s.syntax(word)
 }

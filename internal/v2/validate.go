@@ -12,7 +12,14 @@ import (
 // and every requested output declared by the model. The error is an *Error
 // with Status 400 naming the input or output and, for mismatches, both the
 // request's and the model's datatype or shape.
-func (r *InferRequest) Validate(md *tensor.Metadata) error {
+func (r *InferRequest) Validate(md *tensor.Metadata) error { return r.validate(md, true) }
+
+// ValidatePrefix is Validate for the part of a request a prefix decode
+// read (Truncated.Request): the same checks, less the missing inputs,
+// which may come later in the body.
+func (r *InferRequest) ValidatePrefix(md *tensor.Metadata) error { return r.validate(md, false) }
+
+func (r *InferRequest) validate(md *tensor.Metadata, whole bool) error {
 	seen := make(map[string]bool, len(r.Inputs))
 	for i := range r.Inputs {
 		t := &r.Inputs[i]
@@ -31,7 +38,7 @@ func (r *InferRequest) Validate(md *tensor.Metadata) error {
 		}
 	}
 	for _, spec := range md.Inputs {
-		if !seen[spec.Name] {
+		if whole && !seen[spec.Name] {
 			return badRequest("missing input %q", spec.Name)
 		}
 	}

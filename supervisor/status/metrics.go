@@ -18,6 +18,7 @@ type Scrape struct {
 	Ops    OpCounts
 	LB     []lb.BackendStats
 	GPUs   []affinity.GPUUsage
+	Bodies BodyCounts
 }
 
 // tritonVersion is the model version label: models have one version.
@@ -33,6 +34,7 @@ func MetricsText(s Scrape) []byte {
 	writeStages(&p, s)
 	writeLB(&p, s.LB)
 	writeArenaMetrics(&p, s)
+	writeBodies(&p, s.Bodies)
 	return p.buf.Bytes()
 }
 
@@ -210,4 +212,21 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// BodyCounts are what the master did with request bodies: bytes read from
+// clients and prefix checks (supervisor/precheck.go) by outcome.
+type BodyCounts struct {
+	Read                                    int64
+	ChecksPassed, ChecksRefused, ChecksNone int64
+}
+
+// writeBodies writes the body counters.
+func writeBodies(p *promText, b BodyCounts) {
+	p.family("supervisor_body_bytes_read_total", "counter", "Request body bytes the master read from clients")
+	p.sample("supervisor_body_bytes_read_total", float64(b.Read))
+	p.family("supervisor_prefix_checks_total", "counter", "Prefix checks of large bodies by outcome: passed, refused (answered from the first bytes), unanswered (the body went on)")
+	p.sample("supervisor_prefix_checks_total", float64(b.ChecksPassed), "outcome", "passed")
+	p.sample("supervisor_prefix_checks_total", float64(b.ChecksRefused), "outcome", "refused")
+	p.sample("supervisor_prefix_checks_total", float64(b.ChecksNone), "outcome", "unanswered")
 }

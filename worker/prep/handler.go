@@ -73,6 +73,10 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	case "ready":
 		ctx.SetStatusCode(fasthttp.StatusOK)
 	case "infer":
+		if ctx.Request.Header.Peek(worker.PrefixHeader) != nil {
+			h.precheck(ctx, m) // the master's, not a request of the model
+			return
+		}
 		start := time.Now()
 		if release, ok := h.bodies.decode(ctx); ok {
 			h.infer(ctx, m)
@@ -136,9 +140,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		return
 	}
 	if isImageBody(ctx) {
-		writeError(ctx, fasthttp.StatusBadRequest, fmt.Sprintf(
-			"model %q takes V2 tensors, not image bodies (Content-Type %q); its config has no preprocess kind: image",
-			m.md.Name, ctx.Request.Header.ContentType()))
+		writeV2Error(ctx, notImageModel(ctx, m))
 		return
 	}
 	req, err := decodeV2(ctx, m.limits())
@@ -157,19 +159,36 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	h.respond(ctx, m, req, outs)
 }
 
+// notImageModel is the error for an image body sent to a tensor model.
+func notImageModel(ctx *fasthttp.RequestCtx, m *model) error {
+	return &v2.Error{Status: fasthttp.StatusBadRequest, Msg: fmt.Sprintf(
+		"model %q takes V2 tensors, not image bodies (Content-Type %q); its config has no preprocess kind: image",
+		m.md.Name, ctx.Request.Header.ContentType())}
+}
+
 // decodeV2 decodes a V2 infer request, JSON or with binary tensors,
 // within lim.
 func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits) (*v2.InferRequest, error) {
-	headerLen := -1
-	if raw := ctx.Request.Header.Peek(headerLenHeader); raw != nil {
-		n, err := strconv.Atoi(string(raw))
-		if err != nil || n < 0 || n > len(ctx.PostBody()) {
-			return nil, &v2.Error{Status: fasthttp.StatusBadRequest,
-				Msg: fmt.Sprintf("bad %s header %q: want a length within the body", headerLenHeader, raw)}
-		}
-		headerLen = n
+	headerLen, err := binaryHeaderLen(ctx, int64(len(ctx.PostBody())))
+	if err != nil {
+		return nil, err
 	}
 	return v2.DecodeInferRequestLimited(ctx.PostBody(), headerLen, lim)
+}
+
+// binaryHeaderLen is the Inference-Header-Content-Length header, checked
+// against the body's size; -1 when absent.
+func binaryHeaderLen(ctx *fasthttp.RequestCtx, size int64) (int, error) {
+	raw := ctx.Request.Header.Peek(headerLenHeader)
+	if raw == nil {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil || n < 0 || int64(n) > size {
+		return 0, &v2.Error{Status: fasthttp.StatusBadRequest,
+			Msg: fmt.Sprintf("bad %s header %q: want a length within the body", headerLenHeader, raw)}
+	}
+	return n, nil
 }
 
 // respond postprocesses the outputs (classification) and writes the V2

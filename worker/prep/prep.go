@@ -36,6 +36,13 @@
 // beyond). Successful infer responses are compressed as Accept-Encoding
 // asks. GET /v2/models/{m}/config answers Triton's model configuration
 // from what the infer workers serving the model report (modelconfig.go).
+//
+// The master's prefix check (precheck.go) asks, before it reads the rest
+// of a large body, whether its first bytes are already wrong: the same
+// rules, in the decoders' prefix modes, refusing only what the whole
+// request would be refused for (the end of the prefix is never an error).
+// It decodes no tensor beyond the prefix and no image, and is not counted
+// as a request.
 package prep
 
 import (
