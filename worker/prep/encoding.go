@@ -28,9 +28,23 @@ import (
 // 256 MiB, at once.
 const decodedBudgetFactor = 4
 
+// largeInflateBytes is the compressed size from which inflating a body
+// counts as a large decode: it passes the worker's decode gate as one
+// (weighing what it may hold, max_body_bytes, so one at a time per CPU
+// beside large images, memory within the decode budget) and runs on a
+// niced thread (runNiced). A bomb of a few hundred KiB on the wire is
+// max_body_bytes of inflating, a hundred milliseconds and more of CPU
+// each; several at once at the worker's priority took every Go P and CPU
+// from the worker's other requests (MLP p99 17–35× steady under
+// gzip-bomb). Typical compressed requests are far smaller and inflate at
+// once, inline; a large legitimate one waits its turn and inflates slower
+// under load, never stops.
+const largeInflateBytes = 16 << 10
+
 // bodyDecoder decompresses request bodies within max_body_bytes and the
 // worker's budget of decompressed bytes.
 type bodyDecoder struct {
+	gate   *decodeGate  // the worker's decode gate (nil: none), for large bodies
 	limit  int          // max_body_bytes
 	budget int64        // decompressed bytes held at once, all requests
 	used   atomic.Int64 // of budget
@@ -70,7 +84,7 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 	if c == httpcoding.Identity {
 		return func() {}, true
 	}
-	body, err := httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
+	body, err := d.inflate(ctx, c)
 	if err != nil {
 		d.refuse(ctx, c, err)
 		return nil, false
@@ -82,9 +96,36 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 	return release, true
 }
 
+// inflate decompresses ctx's body: a small one at once, a large one as a
+// large decode of the gate (see largeInflateBytes).
+func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (body []byte, err error) {
+	run := func() error {
+		body, err = httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
+		return err
+	}
+	if len(ctx.PostBody()) < largeInflateBytes {
+		return body, run()
+	}
+	cost := int64(d.limit)
+	if d.gate != nil {
+		cost = max(min(cost, d.gate.largest()), d.gate.small+1) // large, and never over what fits
+	}
+	if err := d.gate.enter(cost, stopperFor(ctx)); err != nil {
+		return nil, &stoppedError{reason: err}
+	}
+	defer d.gate.leave(cost)
+	if err := runNiced(run); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
 // refuse answers a body that could not be decompressed.
 func (d *bodyDecoder) refuse(ctx *fasthttp.RequestCtx, c httpcoding.Coding, err error) {
+	var se *stoppedError
 	switch {
+	case errors.As(err, &se):
+		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while it waited to be decompressed: "+se.reason.Error())
 	case errors.Is(err, httpcoding.ErrTooLarge):
 		writeError(ctx, fasthttp.StatusRequestEntityTooLarge,
 			fmt.Sprintf("the %s request body decompresses to more than max_body_bytes (%d bytes)", c, d.limit))
