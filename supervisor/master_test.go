@@ -46,8 +46,9 @@ func TestFailedPrivilegeDropRemovesScoreboard(t *testing.T) {
 	var logs syncBuffer
 	m := New(cfg, zerolog.New(&logs), Options{Host: fakeHost(t, "vm2", "", 0)})
 	err := m.Run(context.Background())
-	if err == nil {
-		t.Fatal("Run with an unknown workers.user returned nil; want the lookup's error")
+	var ae *config.AccountError
+	if !errors.As(err, &ae) || ae.Group || ae.Name != cfg.Workers.User {
+		t.Fatalf("Run with an unknown workers.user returned %v; want a *config.AccountError for user %q", err, cfg.Workers.User)
 	}
 	if !strings.Contains(logs.String(), "scoreboard created") {
 		t.Fatalf("the scoreboard was never created, so the test proves nothing; log:\n%s", logs.String())

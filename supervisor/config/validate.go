@@ -98,7 +98,8 @@ func (c *Config) validate() []error {
 	v.bodyBudget(c)
 	if _, err := LookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
 		field := "workers.user"
-		if c.Workers.User == "" || strings.Contains(err.Error(), "group") {
+		var ae *AccountError
+		if c.Workers.User == "" || errors.As(err, &ae) && ae.Group {
 			field = "workers.group"
 		}
 		v.errorf(field, "%v", err)
@@ -203,7 +204,7 @@ func (v *configValidator) address(field, addr, help string) {
 	}
 	_, port, err := net.SplitHostPort(addr)
 	switch {
-	case err != nil && strings.Contains(err.Error(), "missing port"), err == nil && port == "":
+	case !hasPortPart(addr), err == nil && port == "":
 		v.errorf(field, "%q has no port (%s)", addr, help)
 		return
 	case err != nil:
@@ -217,6 +218,17 @@ func (v *configValidator) address(field, addr, help string) {
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		v.errorf(field, "port %q in %q is not a number from 0 to 65535", port, addr)
 	}
+}
+
+// hasPortPart reports whether addr has a ":port" part at all, even an
+// empty one: where it has none, net.SplitHostPort fails with "missing
+// port", which this tells without reading the error's message.
+func hasPortPart(addr string) bool {
+	if strings.HasPrefix(addr, "[") {
+		end := strings.IndexByte(addr, ']')
+		return end >= 0 && strings.HasPrefix(addr[end+1:], ":")
+	}
+	return strings.Contains(addr, ":")
 }
 
 func (v *configValidator) runtimeDir(dir string) {
