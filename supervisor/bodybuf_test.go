@@ -3,27 +3,19 @@ package supervisor
 import (
 	"bytes"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 )
 
-// rssBytes is this process's resident set size, from /proc/self/statm.
+// rssBytes is this process's resident set size (procinfo).
 func rssBytes(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/statm")
+	p, err := procinfo.Read("", os.Getpid())
 	if err != nil {
-		t.Fatalf("read /proc/self/statm: %v", err)
+		t.Fatal(err)
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		t.Fatalf("/proc/self/statm: unexpected %q", b)
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		t.Fatalf("/proc/self/statm resident field %q: %v", f[1], err)
-	}
-	return pages * int64(os.Getpagesize())
+	return int64(p.RSS)
 }
 
 func TestBodyBufMappedAboveThreshold(t *testing.T) {
