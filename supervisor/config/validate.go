@@ -96,6 +96,24 @@ func (c *Config) validate() []error {
 	v.runtimeDir(c.RuntimeDir)
 	v.limits(c.Limits)
 	v.bodyBudget(c)
+	v.accounts(c)
+	v.auth(c.Auth)
+	v.controlGroup(c.ControlGroup)
+	v.process(c)
+	v.models(c.Models)
+	v.prep(c.Prep)
+	v.infer(c.Infer)
+	v.recycle("prep", c.Prep.Recycle)
+	v.recycle("infer", c.Infer.Recycle)
+	v.workers(c.Workers)
+	v.metrics(c)
+	v.placement(c)
+	return v.errs
+}
+
+// accounts checks that workers.user and workers.group exist, blaming the
+// key the lookup failed on.
+func (v *configValidator) accounts(c *Config) {
 	if _, err := LookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
 		field := "workers.user"
 		var ae *AccountError
@@ -104,12 +122,20 @@ func (c *Config) validate() []error {
 		}
 		v.errorf(field, "%v", err)
 	}
-	v.auth(c.Auth)
-	if c.ControlGroup != "" {
-		if _, err := LookupGroup(c.ControlGroup); err != nil {
-			v.errorf("control_group", "%v", err)
-		}
+}
+
+func (v *configValidator) controlGroup(g string) {
+	if g == "" {
+		return
 	}
+	if _, err := LookupGroup(g); err != nil {
+		v.errorf("control_group", "%v", err)
+	}
+}
+
+// process checks the master's own top-level settings: log level, body
+// limit and timeouts.
+func (v *configValidator) process(c *Config) {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -124,36 +150,35 @@ func (c *Config) validate() []error {
 	if c.BootTimeout.Duration <= 0 {
 		v.errorf("boot_timeout", "%s must be greater than 0 (e.g. 120s)", c.BootTimeout)
 	}
-	v.models(c.Models)
-	if c.Prep.Workers < 0 || c.Prep.Workers > maxPrepWorkers {
-		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", c.Prep.Workers, maxPrepWorkers)
+}
+
+func (v *configValidator) prep(p PrepConfig) {
+	if p.Workers < 0 || p.Workers > maxPrepWorkers {
+		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", p.Workers, maxPrepWorkers)
 	}
-	switch c.Prep.Handoff {
+	switch p.Handoff {
 	case "shm", "inline":
 	default:
-		v.errorf("prep.handoff", "%q is not a handoff (use shm or inline)", c.Prep.Handoff)
+		v.errorf("prep.handoff", "%q is not a handoff (use shm or inline)", p.Handoff)
 	}
-	if c.Prep.ArenaSlots < 1 || c.Prep.ArenaSlots > 4096 {
-		v.errorf("prep.arena_slots", "%d is out of range (1 to 4096)", c.Prep.ArenaSlots)
+	if p.ArenaSlots < 1 || p.ArenaSlots > 4096 {
+		v.errorf("prep.arena_slots", "%d is out of range (1 to 4096)", p.ArenaSlots)
 	}
-	if c.Prep.ArenaSlotBytes < 4<<10 || c.Prep.ArenaSlotBytes > 1<<30 {
-		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", c.Prep.ArenaSlotBytes)
+	if p.ArenaSlotBytes < 4<<10 || p.ArenaSlotBytes > 1<<30 {
+		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", p.ArenaSlotBytes)
 	}
-	if c.Prep.UpstreamTimeout.Duration <= 0 {
-		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", c.Prep.UpstreamTimeout)
+	if p.UpstreamTimeout.Duration <= 0 {
+		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", p.UpstreamTimeout)
 	}
-	if c.Infer.Workers < 1 || c.Infer.Workers > maxInferWorkers {
-		v.errorf("infer.workers", "%d is out of range (use 1 to %d)", c.Infer.Workers, maxInferWorkers)
+}
+
+func (v *configValidator) infer(in InferConfig) {
+	if in.Workers < 1 || in.Workers > maxInferWorkers {
+		v.errorf("infer.workers", "%d is out of range (use 1 to %d)", in.Workers, maxInferWorkers)
 	}
-	if c.Infer.IntraOpThreads < 0 || c.Infer.IntraOpThreads > maxIntraOpThreads {
-		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", c.Infer.IntraOpThreads, maxIntraOpThreads)
+	if in.IntraOpThreads < 0 || in.IntraOpThreads > maxIntraOpThreads {
+		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", in.IntraOpThreads, maxIntraOpThreads)
 	}
-	v.recycle("prep", c.Prep.Recycle)
-	v.recycle("infer", c.Infer.Recycle)
-	v.workers(c.Workers)
-	v.metrics(c)
-	v.placement(c)
-	return v.errs
 }
 
 func (v *configValidator) recycle(pool string, r Recycle) {
