@@ -417,6 +417,17 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto"}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}
 	c.Workers.HeartbeatTimeout = Duration{3 * time.Second}
+	// Every key of the sections whose key tables are their struct tags
+	// (fieldKeys), away from its default, so a tag the decoder does not
+	// read back fails here.
+	c.Models = append(c.Models, ModelConfig{Name: "img", Path: "/m/img.onnx", Batching: DefaultBatching(),
+		Preprocess: &PreprocessConfig{Kind: KindImage, Width: 224, Height: 200, Resize: "shorter-crop", Interpolation: "nearest",
+			ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3}, Layout: "NHWC",
+			DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20},
+		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
+	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
+	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}
+	c.Auth.RateLimit, c.Auth.RateBurst = 9, 4
 
 	resolved := DefaultConfig()
 	resolved.Resolve()

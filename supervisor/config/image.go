@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -119,41 +120,23 @@ func defaultPreprocess() PreprocessConfig {
 	}
 }
 
-// preprocess decodes a model's preprocess section over the defaults.
+// preprocess decodes a model's preprocess section over the defaults; its
+// keys are PreprocessConfig's yaml tags (fieldKeys).
 func (d *configDecoder) preprocess(dst **PreprocessConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
 		p := defaultPreprocess()
 		*dst = &p
-		d.mapping(n, field, []configKey{
-			{"kind", d.str(&p.Kind)},
-			{"width", d.integer(&p.Width)},
-			{"height", d.integer(&p.Height)},
-			{"resize", d.str(&p.Resize)},
-			{"interpolation", d.str(&p.Interpolation)},
-			{"channel_order", d.str(&p.ChannelOrder)},
-			{"scale", d.float(&p.Scale)},
-			{"mean", d.floats3(&p.Mean)},
-			{"std", d.floats3(&p.Std)},
-			{"layout", d.str(&p.Layout)},
-			{"dtype", d.str(&p.DType)},
-			{"max_pixels", d.integer(&p.MaxPixels)},
-			{"max_images", d.integer(&p.MaxImages)},
-			{"max_request_pixels", d.integer(&p.MaxRequestPixels)},
-		})
+		d.mapping(n, field, d.fieldKeys(&p))
 	}
 }
 
-// postprocess decodes a model's postprocess section.
+// postprocess decodes a model's postprocess section; its keys are
+// PostprocessConfig's yaml tags (fieldKeys).
 func (d *configDecoder) postprocess(dst **PostprocessConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
 		p := PostprocessConfig{}
 		*dst = &p
-		d.mapping(n, field, []configKey{
-			{"output", d.str(&p.Output)},
-			{"labels", d.str(&p.Labels)},
-			{"softmax", d.boolean(&p.Softmax)},
-			{"top_k", d.integer(&p.TopK)},
-		})
+		d.mapping(n, field, d.fieldKeys(&p))
 	}
 }
 
@@ -240,9 +223,8 @@ func (v *configValidator) modelProcessing(field string, m ModelConfig) {
 // tensorPreprocess reports image keys written under kind: tensor, which
 // would otherwise be silently ignored.
 func (v *configValidator) tensorPreprocess(field string) {
-	for _, k := range []string{"width", "height", "resize", "interpolation", "channel_order", "scale",
-		"mean", "std", "layout", "dtype", "max_pixels", "max_images", "max_request_pixels"} {
-		if _, ok := v.origin.lines[field+"."+k]; ok {
+	for _, k := range yamlKeys(reflect.TypeFor[PreprocessConfig]()) {
+		if _, ok := v.origin.lines[field+"."+k]; ok && k != "kind" {
 			v.errorf(field+"."+k, "applies only to kind: image (set kind: image, or remove it)")
 		}
 	}
