@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/supervisor-dev/supervisor/configs"
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
 )
 
 // plainConfig drops where values came from, so parsed Configs compare with
@@ -421,9 +422,9 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	// (fieldKeys), away from its default, so a tag the decoder does not
 	// read back fails here.
 	c.Models = append(c.Models, ModelConfig{Name: "img", Path: "/m/img.onnx", Batching: DefaultBatching(),
-		Preprocess: &PreprocessConfig{Kind: KindImage, Width: 224, Height: 200, Resize: "shorter-crop", Interpolation: "nearest",
-			ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3}, Layout: "NHWC",
-			DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20},
+		Preprocess: &PreprocessConfig{Kind: KindImage, Settings: imageprep.Settings{Width: 224, Height: 200, Resize: "shorter-crop",
+			Interpolation: "nearest", ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3},
+			Layout: "NHWC", DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20}},
 		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
 	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
 	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}

@@ -19,6 +19,10 @@ func (d *configDecoder) fieldKeys(dst any) []configKey {
 	v := reflect.ValueOf(dst).Elem()
 	var keys []configKey
 	for i := range v.NumField() {
+		if isInline(v.Type().Field(i)) {
+			keys = append(keys, d.fieldKeys(v.Field(i).Addr().Interface())...)
+			continue
+		}
 		name := yamlKey(v.Type().Field(i))
 		if name == "" {
 			continue
@@ -31,16 +35,28 @@ func (d *configDecoder) fieldKeys(dst any) []configKey {
 // yamlKey is a struct field's YAML key ("" for one without, or "-").
 func yamlKey(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-	if name == "-" || !f.IsExported() {
+	if name == "-" || name == "" || !f.IsExported() {
 		return ""
 	}
 	return name
 }
 
-// yamlKeys are the YAML keys of struct type t, in field order.
+// isInline reports whether f is an embedded struct whose keys are its
+// parent's (yaml ",inline").
+func isInline(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return f.Anonymous && f.Type.Kind() == reflect.Struct && opts == "inline"
+}
+
+// yamlKeys are the YAML keys of struct type t, in field order, those of
+// inline structs included.
 func yamlKeys(t reflect.Type) []string {
 	var keys []string
 	for i := range t.NumField() {
+		if isInline(t.Field(i)) {
+			keys = append(keys, yamlKeys(t.Field(i).Type)...)
+			continue
+		}
 		if k := yamlKey(t.Field(i)); k != "" {
 			keys = append(keys, k)
 		}
