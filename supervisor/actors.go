@@ -70,24 +70,17 @@ func (m *Master) addSignals(g *run.Group, ctx context.Context, ms milestones) {
 		signals := make(chan os.Signal, 4)
 		signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
 		defer signal.Stop(signals)
+		stopped := m.stopAsked(ctx, quit)
 		select {
 		case <-ms.ready:
-		case <-ctx.Done():
-			return nil
-		case <-m.stopCh:
-			return nil
-		case <-quit:
+		case <-stopped:
 			return nil
 		}
 		watchdog, stop := m.watchdog()
 		defer stop()
 		for {
 			select {
-			case <-ctx.Done():
-				return nil
-			case <-m.stopCh:
-				return nil
-			case <-quit:
+			case <-stopped:
 				return nil
 			case sig := <-signals:
 				m.onSignal(sig)
@@ -96,6 +89,22 @@ func (m *Master) addSignals(g *run.Group, ctx context.Context, ms milestones) {
 			}
 		}
 	}, func(error) { close(quit) })
+}
+
+// stopAsked is closed once ctx is done, Stop is called or quit is
+// closed; the goroutine that closes it ends then too (the group closes
+// quit on every actor when it ends, so it never outlives Run).
+func (m *Master) stopAsked(ctx context.Context, quit <-chan struct{}) <-chan struct{} {
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-ctx.Done():
+		case <-m.stopCh:
+		case <-quit:
+		}
+	}()
+	return stopped
 }
 
 // watchdog ticks at half systemd's watchdog interval (nil without one);

@@ -20,8 +20,10 @@ func TestReadSelf(t *testing.T) {
 	if p.RSS < 1<<20 {
 		t.Errorf("RSS of the test process = %d bytes, want at least 1 MiB", p.RSS)
 	}
-	if p.State != "R" {
-		t.Errorf("state of the reading process = %q, want R", p.State)
+	// stat's state is the main thread's, which may sleep while this
+	// goroutine runs on another thread: alive is all that holds.
+	if p.State != "R" && p.State != "S" && p.State != "D" {
+		t.Errorf("state of the reading process = %q, want R, S or D", p.State)
 	}
 	if p.UIDs[1] != uint64(os.Geteuid()) || p.GIDs[1] != uint64(os.Getegid()) {
 		t.Errorf("effective ids %d/%d, want %d/%d", p.UIDs[1], p.GIDs[1], os.Geteuid(), os.Getegid())
