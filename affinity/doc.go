@@ -27,7 +27,9 @@
 // reserved CPUs. Plan marks a worker Shared only when the machine is too
 // small for what was left automatic, never for what was asked for
 // explicitly (that fails with ErrNoFit), unless Request.Overcommit allows
-// it for counts and sizes.
+// it for counts and sizes. Every Plan failure is a *PlanError naming the
+// part of the Request at fault (Field, Key, Worker), so callers locate it
+// with errors.As, never by reading the message.
 //
 // The sysfs files are parsed here rather than through prometheus/procfs:
 // procfs's CPU topology lists every cpuN directory instead of the online

@@ -20,7 +20,7 @@ const (
 // does the empty string.
 const Auto = "auto"
 
-// Errors Plan wraps, for callers that use errors.Is.
+// Errors Plan wraps (inside a *PlanError), for callers that use errors.Is.
 var (
 	// ErrOverlap: two explicit cpus lists share CPUs.
 	ErrOverlap = errors.New("explicit cpus overlap")
@@ -138,14 +138,14 @@ type planner struct {
 
 func newPlanner(topo *Topology, gpus []GPU, req Request) (*planner, error) {
 	if topo == nil || len(topo.Nodes) == 0 || len(topo.Cores) == 0 {
-		return nil, errors.New("cannot plan on an empty topology: LoadTopology found no usable CPUs")
+		return nil, &PlanError{Err: errors.New("cannot plan on an empty topology: LoadTopology found no usable CPUs")}
 	}
 	p := &planner{topo: topo, req: req, explicit: map[string]CPUSet{}, pools: map[Role]*CPUSet{}}
 	p.gpus = append([]GPU(nil), gpus...)
 	sort.SliceStable(p.gpus, func(i, j int) bool { return p.gpus[i].Index < p.gpus[j].Index })
 	for i := 1; i < len(p.gpus); i++ {
 		if p.gpus[i].Index == p.gpus[i-1].Index {
-			return nil, fmt.Errorf("GPU index %d is listed twice (%s and %s)", p.gpus[i].Index, p.gpus[i-1].UUID, p.gpus[i].UUID)
+			return nil, &PlanError{Err: fmt.Errorf("GPU index %d is listed twice (%s and %s)", p.gpus[i].Index, p.gpus[i-1].UUID, p.gpus[i].UUID)}
 		}
 	}
 	if err := p.parseExplicit(); err != nil {
@@ -180,17 +180,17 @@ func (p *planner) parseExplicit() error {
 			continue
 		}
 		if key != "master" && roleOf(key) == "" {
-			return fmt.Errorf("unknown cpus key %q: want master, infer, prep, infer-<n> or prep-<n>", key)
+			return cpusError(key, fmt.Errorf("unknown cpus key %q: want master, infer, prep, infer-<n> or prep-<n>", key))
 		}
 		set, err := ParseCPUList(val)
 		if err != nil {
-			return fmt.Errorf("cpus for %s: %w", key, err)
+			return cpusError(key, fmt.Errorf("cpus for %s: %w", key, err))
 		}
 		if set.IsEmpty() {
-			return fmt.Errorf("cpus for %s: the list is empty; write %q to let the planner choose", key, Auto)
+			return cpusError(key, fmt.Errorf("cpus for %s: the list is empty; write %q to let the planner choose", key, Auto))
 		}
 		if bad := set.Minus(p.topo.CPUs); !bad.IsEmpty() {
-			return fmt.Errorf("%w: cpus %q for %s include %q, which this process may not use (usable: %q)", ErrNoFit, set, key, bad, p.topo.CPUs)
+			return cpusError(key, fmt.Errorf("%w: cpus %q for %s include %q, which this process may not use (usable: %q)", ErrNoFit, set, key, bad, p.topo.CPUs))
 		}
 		p.explicit[key] = set
 	}
@@ -206,7 +206,7 @@ func (p *planner) checkOverlaps() error {
 				continue // a worker inside its own role's pool
 			}
 			if both := p.explicit[a].Intersect(p.explicit[b]); !both.IsEmpty() {
-				return fmt.Errorf("%w: %s (cpus %q) and %s (cpus %q) both have CPUs %q", ErrOverlap, a, p.explicit[a], b, p.explicit[b], both)
+				return &PlanError{Err: fmt.Errorf("%w: %s (cpus %q) and %s (cpus %q) both have CPUs %q", ErrOverlap, a, p.explicit[a], b, p.explicit[b], both)}
 			}
 		}
 	}
@@ -252,7 +252,7 @@ func (p *planner) reserve() error {
 		core, ok := p.topo.takeCore(&p.free, p.topo.Nodes[0].ID)
 		if !ok {
 			if p.req.Reserve > 0 {
-				return fmt.Errorf("%w: reserving %d CPUs for the master, only %q were free", ErrNoFit, n, p.reserved)
+				return &PlanError{Field: FieldReserve, Err: fmt.Errorf("%w: reserving %d CPUs for the master, only %q were free", ErrNoFit, n, p.reserved)}
 			}
 			break
 		}
@@ -288,7 +288,8 @@ func (p *planner) assign(a Assignment, pref int, take func(*CPUSet, int) (CPUSet
 	} else if set, ok := take(p.source(a.Role), pref); ok {
 		a.CPUs = set
 	} else if strict && !p.req.Overcommit {
-		return fmt.Errorf("%w: %s needs %s but %s (usable: %q, reserved for the master: %q)", ErrNoFit, a.Name, need, leftWords(*p.source(a.Role)), p.topo.CPUs, p.reserved)
+		return &PlanError{Field: FieldSize, Worker: a.Name, Role: a.Role,
+			Err: fmt.Errorf("%w: %s needs %s but %s (usable: %q, reserved for the master: %q)", ErrNoFit, a.Name, need, leftWords(*p.source(a.Role)), p.topo.CPUs, p.reserved)}
 	} else {
 		a.CPUs, a.Shared = p.shareable(pref), true
 	}

@@ -197,50 +197,52 @@ func TestPlanErrors(t *testing.T) {
 	for _, tc := range []struct {
 		planCase
 		is   error
-		want []string // substrings of the message
+		want []string  // substrings of the message
+		pe   PlanError // Field, Key, Worker and Role of the *PlanError
 	}{{
 		planCase: planCase{name: "explicit cpus overlap", host: "smt16",
 			req: Request{CPUs: map[string]string{"prep-0": "4-5", "prep-1": "5-6"}}},
-		is: ErrOverlap, want: []string{"prep-0", "prep-1", `CPUs "5"`},
+		is: ErrOverlap, want: []string{"prep-0", "prep-1", `CPUs "5"`}, pe: PlanError{Field: FieldHost},
 	}, {
 		planCase: planCase{name: "worker overlaps another role's pool", host: "smt16",
 			req: Request{CPUs: map[string]string{"prep": "4-15", "infer-0": "4"}}},
-		is: ErrOverlap, want: []string{"infer-0", "prep", `"4"`},
+		is: ErrOverlap, want: []string{"infer-0", "prep", `"4"`}, pe: PlanError{Field: FieldHost},
 	}, {
 		planCase: planCase{name: "more GPUs than cores, a CPU each asked for", host: "vm2", gpus: 4,
 			req: Request{InferCPUs: 1}},
 		is: ErrNoFit, want: []string{"infer-2 needs 1 CPU but no CPUs are left"},
+		pe: PlanError{Field: FieldSize, Worker: "infer-2", Role: RoleInfer},
 	}, {
 		planCase: planCase{name: "more prep workers than cores", host: "smt16", allowed: "0-5",
 			req: Request{Prep: 8}},
-		is: ErrNoFit, want: []string{"prep-3", "a core"},
+		is: ErrNoFit, want: []string{"prep-3", "a core"}, pe: PlanError{Field: FieldSize, Worker: "prep-3", Role: RolePrep},
 	}, {
 		planCase: planCase{name: "explicit cpus outside the allowed set", host: "smt16", allowed: "0-5",
 			req: Request{CPUs: map[string]string{"prep-0": "8"}}},
-		is: ErrNoFit, want: []string{"prep-0", `"8"`, `"0-5"`},
+		is: ErrNoFit, want: []string{"prep-0", `"8"`, `"0-5"`}, pe: PlanError{Field: FieldCPUs, Key: "prep-0"},
 	}, {
 		planCase: planCase{name: "reservation larger than the machine", host: "vm2",
 			req: Request{Reserve: 3}},
-		is: ErrNoFit, want: []string{"reserving 3 CPUs"},
+		is: ErrNoFit, want: []string{"reserving 3 CPUs"}, pe: PlanError{Field: FieldReserve},
 	}, {
 		planCase: planCase{name: "infer count against GPU count", host: "numa2x32", gpus: 8,
 			req: Request{Infer: 2}},
-		want: []string{"2 requested", "8 GPUs"},
+		want: []string{"2 requested", "8 GPUs"}, pe: PlanError{Field: FieldInfer},
 	}, {
 		planCase: planCase{name: "cpus for a worker the plan lacks", host: "vm2",
 			req: Request{Prep: 1, CPUs: map[string]string{"prep-3": "1"}}},
-		want: []string{"prep-3", "no such worker"},
+		want: []string{"prep-3", "no such worker"}, pe: PlanError{Field: FieldCPUs, Key: "prep-3"},
 	}, {
 		planCase: planCase{name: "unknown key", host: "vm2",
 			req: Request{CPUs: map[string]string{"preprocess": "1"}}},
-		want: []string{`"preprocess"`},
+		want: []string{`"preprocess"`}, pe: PlanError{Field: FieldCPUs, Key: "preprocess"},
 	}, {
 		planCase: planCase{name: "bad list", host: "vm2",
 			req: Request{CPUs: map[string]string{"prep-0": "1-0"}}},
-		is: ErrCPUList, want: []string{"prep-0", "1-0"},
+		is: ErrCPUList, want: []string{"prep-0", "1-0"}, pe: PlanError{Field: FieldCPUs, Key: "prep-0"},
 	}, {
 		planCase: planCase{name: "duplicate GPU", host: "vm2", req: Request{}},
-		want:     []string{"GPU index 0 is listed twice"},
+		want:     []string{"GPU index 0 is listed twice"}, pe: PlanError{Field: FieldHost},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p *Placement
@@ -253,6 +255,13 @@ func TestPlanErrors(t *testing.T) {
 			}
 			if err == nil {
 				t.Fatalf("Plan succeeded:\n%s", p)
+			}
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %q is not a *PlanError", err)
+			}
+			if got := (PlanError{Field: pe.Field, Key: pe.Key, Worker: pe.Worker, Role: pe.Role}); got != tc.pe {
+				t.Errorf("PlanError blames %+v, want %+v", got, tc.pe)
 			}
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("error %q does not wrap %q", err, tc.is)

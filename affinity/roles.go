@@ -9,7 +9,7 @@ func (p *planner) placeInfer() error {
 		return p.placeCPUInfer()
 	}
 	if p.req.Infer != 0 && p.req.Infer != len(p.gpus) {
-		return fmt.Errorf("infer workers: %d requested but the host has %d GPUs and runs one per GPU; leave the count at 0", p.req.Infer, len(p.gpus))
+		return &PlanError{Field: FieldInfer, Err: fmt.Errorf("infer workers: %d requested but the host has %d GPUs and runs one per GPU; leave the count at 0", p.req.Infer, len(p.gpus))}
 	}
 	if err := p.checkNames(RoleInfer, func(i int) bool { return p.gpuByIndex(i) != nil }); err != nil {
 		return err
@@ -152,7 +152,7 @@ func (p *planner) checkNames(r Role, exists func(int) bool) error {
 		var i int
 		fmt.Sscanf(key[len(r)+1:], "%d", &i)
 		if !exists(i) {
-			return fmt.Errorf("cpus given for %s, but the plan has no such worker", key)
+			return cpusError(key, fmt.Errorf("cpus given for %s, but the plan has no such worker", key))
 		}
 	}
 	return nil

@@ -6,6 +6,15 @@
 // the metrics listener (what it renders is supervisor/status), reloads,
 // upgrades, and stops everything in order.
 //
+// Run is a group of actors (actors.go, oklog/run): signals (stop requests,
+// SIGHUP, SIGUSR2, systemd's watchdog), front (the public listener),
+// workers (boot, readiness, then stop), metrics and control. Each has its
+// own execute and interrupt; the first to return ends the group, and the
+// interrupts run one after another in that order, which is the stop
+// order. Listeners, the scoreboard and the runtime dir are created before
+// the group and released by defers only, each registered right after its
+// resource is created.
+//
 // Ownership: each worker position (e.g. "prep-1") has one
 // goroutine (position.run) that owns its processes: it spawns, waits for
 // readiness, restarts with backoff, recycles and retires them; the rest
@@ -81,9 +90,12 @@
 //     scoreboard, which the workers' user may truncate, is touched only
 //     under shm.Guard: a fault replaces the board instead of killing the
 //     master.
-//   - Run releases what it creates with defers, in reverse order: the
-//     scoreboard, the listeners and control socket, the runtime dir; the
-//     clients waiting on `supervisor stop` are answered last.
+//   - Run releases what it creates with defers, in reverse order, after
+//     the actors have drained the front and stopped the workers: the
+//     metrics listener, the control socket, the public listener, the
+//     scoreboard (so a failed start, e.g. an unknown workers.user, leaves
+//     no /dev/shm file), the runtime dir; the clients waiting on
+//     `supervisor stop` are answered last.
 //   - A public request is decided from its header alone (admission.go):
 //     route, method, model, API key, rate, Content-Length against
 //     max_body_bytes, readiness, max_in_flight and the body budget. A
@@ -113,4 +125,11 @@
 //     gives them back too.
 //   - The metrics listener answers only Host names it serves (loopback,
 //     its listen host, metrics.allowed_hosts); others get 403.
+//
+// Size: about 4,800 non-test lines, past the 2,500 a package should stay
+// under. About 1,400 of them are the public front (admission, body
+// reading and budget, connection cap, auth, the metrics listener), a seam
+// of its own: it reads the master's state through a few atomics and the
+// lb. It stays here while the precheck work edits admission.go and
+// bodyread.go; moving it to supervisor/front is the next split.
 package supervisor

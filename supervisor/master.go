@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,9 +12,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
-	"github.com/valyala/fasthttp"
 
-	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -176,7 +171,8 @@ func (m *Master) release() {
 }
 
 // runIn is Run once the runtime dir is claimed: every resource it creates
-// is released by a defer registered right after it, in reverse order.
+// is released by a defer registered right after it, in reverse order, once
+// the actors (actors.go) have all returned.
 func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	keys, err := loadAPIKeys(cfg.Auth)
 	if err != nil {
@@ -189,74 +185,21 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
 	}
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGHUP, syscall.SIGUSR2)
-	defer signal.Stop(signals)
-
-	up := m.opts.Upgrader
-	tcp, err := up.Listen("tcp", cfg.Listen)
+	tcp, err := m.opts.Upgrader.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %q: %w (is another instance running?)", cfg.Listen, err)
 	}
-	ln := m.capConnections(tcp, cfg.Limits.MaxConnections)
-	front := m.newFrontServer()
-	var metrics *metricsServer
-	// On every return below: drain the listener and stop every worker,
-	// then close the metrics listener and the control socket, in that
-	// order (both answer while the master drains).
-	defer func() {
-		m.shutdown(front, ln)
-		metrics.close()
-		if m.ctl != nil {
-			m.ctl.close()
-		}
-	}()
-	served := make(chan error, 1)
-	serveFront := func() { go func() { served <- front.Serve(ln) }() }
-	if !up.HasParent() {
-		// Health checks get answers (503) while workers boot.
-		serveFront()
-	}
+	defer tcp.Close() // closed by the front's drain first; a second close is harmless
 	if m.ctl, err = m.startControl(m.rd.controlSocket()); err != nil {
 		return err
 	}
-	if metrics, err = m.listenMetrics(); err != nil {
+	defer m.ctl.close() // after the workers stopped: stop and status answer while the master drains
+	metrics, err := m.listenMetrics()
+	if err != nil {
 		return err
 	}
-	if !up.HasParent() {
-		metrics.serve()
-		m.ctl.start()
-	}
-
-	if err = m.startWorkersUnlessStopped(ctx); m.stopping.Load() {
-		// Told to stop while booting: a clean stop, not a failed start.
-		m.log.Info().Msg("stopped during startup")
-		return nil
-	}
-	if err == nil && up.HasParent() {
-		// The previous master serves the shared listener until this one
-		// is ready: accepting earlier would answer its clients 503. Its
-		// workers are up, so it serves from its first accepted request:
-		// both masters accept from the one listener until the previous
-		// one drains, and a request decided here before becomeReady
-		// would otherwise get 503 "not ready".
-		m.serving.Store(true)
-		serveFront()
-		metrics.serve()
-	}
-	if err == nil {
-		err = m.becomeReady()
-	}
-	if err == nil && up.HasParent() {
-		m.ctl.start() // the previous master answered until now
-	}
-	if err == nil {
-		err = m.serve(ctx, served, signals)
-	}
-	if !m.upgraded.Load() {
-		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
-	}
-	return err
+	defer metrics.close() // likewise, and before the control socket
+	return m.actors(ctx, m.capConnections(tcp, cfg.Limits.MaxConnections), metrics).Run()
 }
 
 // becomeReady tells the parent master (after an upgrade) and systemd that
@@ -278,42 +221,6 @@ func (m *Master) becomeReady() error {
 	}
 	notify(lines...)
 	return nil
-}
-
-// serve blocks until the master is told to stop, handling reload and
-// upgrade signals and systemd's watchdog meanwhile.
-func (m *Master) serve(ctx context.Context, served <-chan error, signals <-chan os.Signal) error {
-	cfg := m.cfg()
-	m.log.Info().Str("listen", cfg.Listen).Int("prep", len(m.prep.list())).Int("infer", len(m.infer.list())).
-		Int64("generation", m.generation.Load()).Dur("startup", time.Since(m.started)).Msg("serving")
-	var watchdog <-chan time.Time
-	if m.opts.Upgrader.HasParent() && os.Getenv("WATCHDOG_PID") != "" {
-		// systemd addressed the watchdog to the master this one replaced;
-		// MAINPID= made this one the service's main process.
-		os.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
-	}
-	if d, _ := daemon.SdWatchdogEnabled(false); d > 0 {
-		t := time.NewTicker(d / 2)
-		defer t.Stop()
-		watchdog = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-m.stopCh:
-			return nil
-		case err := <-served:
-			if m.upgraded.Load() {
-				return nil
-			}
-			return fmt.Errorf("public listener failed: %w", err)
-		case sig := <-signals:
-			m.onSignal(sig)
-		case <-watchdog:
-			notify(daemon.SdNotifyWatchdog)
-		}
-	}
 }
 
 // onSignal starts what SIGHUP (reload) and SIGUSR2 (upgrade) ask for; the
@@ -390,10 +297,10 @@ func (m *Master) startWorkers() error {
 }
 
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
-// Stop): the pools are closed and their positions stopped at once, rather
-// than after every first boot (up to boot_timeout each). Whether that
-// happened is m.stopping.
-func (m *Master) startWorkersUnlessStopped(ctx context.Context) error {
+// Stop, or quit: the workers actor is interrupted): the pools are closed
+// and their positions stopped at once, rather than after every first boot
+// (up to boot_timeout each). Whether that happened is m.stopping.
+func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan struct{}) error {
 	booted := make(chan struct{})
 	aborted := make(chan struct{})
 	go func() {
@@ -401,6 +308,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-m.stopCh:
+		case <-quit:
 		case <-booted:
 			return
 		}
@@ -572,32 +480,6 @@ func (m *Master) retire(_ *position, p *process, drain time.Duration) {
 	}
 	p.stop(drain)
 	m.log.Info().Str("worker", p.spec.Name).Int("pid", p.pid()).Str("exit", describeExit(p.err)).Msg("retired worker stopped")
-}
-
-// shutdown stops accepting, lets connected clients finish (their
-// responses ask them to close), then stops prep and infer workers. After
-// an upgrade the new master accepts on the same socket meanwhile, so a
-// client that reconnects reaches it.
-func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
-	m.stopping.Store(true)
-	m.ready.Store(false)
-	timeout := m.cfg().ShutdownTimeout.Duration
-	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	m.draining.Store(true)
-	_ = ln.Close()
-	drain.WaitForClientsToLeave(front, min(timeout, drain.ClientGrace))
-	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
-		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
-	}
-	m.serving.Store(false)
-	// Release the lb's connections to prep workers so their drains need
-	// not wait for them.
-	m.proxy.SetBackends(nil)
-	m.log.Info().Msg("public listener drained; stopping workers")
-	m.stopWorkers()
-	m.log.Info().Msg("stopped")
 }
 
 // stopWorkers closes both pools and stops every position in them, prep first.

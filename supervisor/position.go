@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	psutil "github.com/shirou/gopsutil/v3/process"
 
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -499,21 +499,17 @@ func (s *position) lifetimeTimer() <-chan time.Time {
 }
 
 // overRSS returns a recycle reason when p's resident memory is over
-// max_rss_bytes, read with gopsutil.
+// max_rss_bytes, read from /proc (procinfo).
 func (s *position) overRSS(p *process) string {
 	limit := uint64(s.lc.recycle.MaxRSSBytes)
 	if limit == 0 {
 		return ""
 	}
-	proc, err := psutil.NewProcess(int32(p.pid()))
-	if err != nil {
+	info, err := procinfo.Read("", p.pid())
+	if err != nil || info.RSS <= limit {
 		return ""
 	}
-	mem, err := proc.MemoryInfo()
-	if err != nil || mem.RSS <= limit {
-		return ""
-	}
-	return fmt.Sprintf("RSS %d bytes is over max_rss_bytes %d", mem.RSS, limit)
+	return fmt.Sprintf("RSS %d bytes is over max_rss_bytes %d", info.RSS, limit)
 }
 
 // applyReload adopts r's template and lifecycle for a serving p. When the

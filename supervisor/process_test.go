@@ -24,6 +24,9 @@ import (
 const helperEnv = "SV_TEST_WORKER"
 
 func TestMain(m *testing.M) {
+	if out := os.Getenv(tableflipChildEnv); out != "" {
+		tableflipChild(out) // upgrade_parent_test.go
+	}
 	if b := os.Getenv(helperEnv); b != "" {
 		helperWorker(b)
 		os.Exit(0)

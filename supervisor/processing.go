@@ -14,13 +14,8 @@ func processing(c *config.Config) []worker.Processing {
 	for _, m := range c.Models {
 		p := worker.Processing{Model: m.Name}
 		if pre := m.Preprocess; pre != nil && pre.Kind == config.KindImage {
-			p.Image = &worker.ImageInput{
-				Width: pre.Width, Height: pre.Height,
-				Resize: pre.Resize, Interpolation: pre.Interpolation, ChannelOrder: pre.ChannelOrder,
-				Scale: pre.Scale, Mean: pre.Mean, Std: pre.Std,
-				Layout: pre.Layout, DType: pre.DType,
-				MaxPixels: pre.MaxPixels, MaxImages: pre.MaxImages, MaxRequestPixels: int64(pre.MaxRequestPixels),
-			}
+			settings := pre.Settings
+			p.Image = &settings
 		}
 		if post := m.Postprocess; post != nil {
 			p.Classify = &worker.Classify{Output: post.Output, Labels: post.Labels, Softmax: post.Softmax, TopK: post.TopK}

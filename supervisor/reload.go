@@ -222,7 +222,27 @@ func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) e
 		}
 	}
 
-	errs := make([]error, keep)
+	errs := reconfigureKept(p, kept, oldSpecs, specs, lc, res)
+	if err := bootAll(added); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range added {
+		select {
+		case <-s.done: // its first boot failed: drop it
+			p.remove(s)
+		default:
+			res.Started = append(res.Started, s.name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reconfigureKept gives each kept position its new template and lifecycle
+// in parallel, replacing its worker where the spec changed; a position
+// whose replacement fails keeps its old template. It returns one error
+// per kept position (nil where it went well).
+func reconfigureKept(p *pool, kept []*position, oldSpecs, specs []worker.Spec, lc *lifecycle, res *control.OpResult) []error {
+	errs := make([]error, len(kept))
 	var wg sync.WaitGroup
 	for i, s := range kept {
 		replace := !sameWorker(oldSpecs[i], specs[i])
@@ -240,19 +260,7 @@ func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) e
 		}()
 	}
 	wg.Wait()
-
-	if err := bootAll(added); err != nil {
-		errs = append(errs, err)
-	}
-	for _, s := range added {
-		select {
-		case <-s.done: // its first boot failed: drop it
-			p.remove(s)
-		default:
-			res.Started = append(res.Started, s.name)
-		}
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // remove takes a position out of the pool.

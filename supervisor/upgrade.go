@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -82,10 +81,6 @@ func (m *Master) Upgrade() error {
 	return err
 }
 
-// parentStillRunning is tableflip's answer to an upgrade asked for before
-// the previous master has exited.
-const parentStillRunning = "parent hasn't exited"
-
 // upgrade does the hand-over; stopArrived says whether a stop (or
 // anything else that stops this master) came while the new binary booted,
 // read before this master stops itself for the hand-over: afterwards its
@@ -113,14 +108,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 	m.rd.handOn()
 	notify("STATUS=upgrading: starting the new binary")
 	m.log.Info().Msg("upgrade: starting the new binary")
-	// WaitForParent can return just before tableflip notices the exit.
-	for range 50 {
-		if err = up.Upgrade(); err == nil || !strings.Contains(err.Error(), parentStillRunning) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
+	if err = upgradeOnceParentGone(up); err != nil {
 		return false, fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
 	}
 	m.upgraded.Store(true)

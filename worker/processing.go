@@ -1,5 +1,7 @@
 package worker
 
+import "github.com/supervisor-dev/supervisor/internal/imageprep"
+
 // Processing is what a prep worker does to one model's requests beyond
 // decoding and validating V2 tensors. The master sends one per model that
 // has a preprocess or postprocess section; a model without one is served
@@ -17,26 +19,11 @@ type Processing struct {
 	Classify *Classify `json:"classify,omitempty"`
 }
 
-// ImageInput is the tensor one image becomes (see internal/imageprep's
-// Config for the exact semantics of each field). Zero values mean what the
-// config documents: 0 and "" size and dtype come from the model's input.
-type ImageInput struct {
-	Width         int        `json:"width,omitempty"`
-	Height        int        `json:"height,omitempty"`
-	Resize        string     `json:"resize,omitempty"`        // stretch | shorter-crop
-	Interpolation string     `json:"interpolation,omitempty"` // bilinear | nearest
-	ChannelOrder  string     `json:"channel_order,omitempty"` // RGB | BGR
-	Scale         float32    `json:"scale,omitempty"`
-	Mean          [3]float32 `json:"mean"`
-	Std           [3]float32 `json:"std"`
-	Layout        string     `json:"layout,omitempty"` // NCHW | NHWC
-	DType         string     `json:"dtype,omitempty"`  // FP32 | FP16 | UINT8; "" = the model input's
-	MaxPixels     int        `json:"max_pixels,omitempty"`
-	MaxImages     int        `json:"max_images,omitempty"`
-	// MaxRequestPixels bounds the pixels of all of a request's images;
-	// 0 means four times MaxPixels.
-	MaxRequestPixels int64 `json:"max_request_pixels,omitempty"`
-}
+// ImageInput is the tensor one image becomes: the model's preprocess
+// settings, whose one definition (fields, defaults, validation) is
+// imageprep.Settings; the master sends them as the config decoded and
+// checked them.
+type ImageInput = imageprep.Settings
 
 // Classify is the classification postprocessing of one model output.
 type Classify struct {

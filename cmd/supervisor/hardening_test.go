@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
@@ -222,33 +224,23 @@ func TestWorkersRunUnprivileged(t *testing.T) {
 	}
 }
 
-// procIDs returns a process's ids from /proc/<pid>/status ("Uid" or
-// "Gid"), all four (real, effective, saved, filesystem) when they agree.
+// procIDs returns a process's uid or gid (field "Uid" or "Gid"): one
+// number when real, effective, saved and filesystem ids agree, else all
+// four joined by "/".
 func procIDs(t *testing.T, pid int, field string) string {
 	t.Helper()
-	ids := strings.Fields(procStatus(t, pid, field))
-	for _, id := range ids[1:] {
-		if id != ids[0] {
-			return strings.Join(ids, "/")
-		}
-	}
-	return ids[0]
-}
-
-// procStatus returns a field of /proc/<pid>/status, trimmed.
-func procStatus(t *testing.T, pid int, field string) string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	p, err := procinfo.Read("", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(rest)
-		}
+	ids := p.UIDs
+	if field == "Gid" {
+		ids = p.GIDs
 	}
-	t.Fatalf("no %s line in /proc/%d/status", field, pid)
-	return ""
+	if ids[1] == ids[0] && ids[2] == ids[0] && ids[3] == ids[0] {
+		return strconv.FormatUint(ids[0], 10)
+	}
+	return fmt.Sprintf("%d/%d/%d/%d", ids[0], ids[1], ids[2], ids[3])
 }
 
 // TestClientDeadlineReachesTheInferQueue: a client that will wait 200ms
@@ -321,7 +313,7 @@ func openFDs(t *testing.T, pid int) int {
 func TestMemoryStaysBoundedUnderLargeBodies(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 1, extra: "limits:\n  max_connections: 8\n"})
 	pid := in.cmd.Process.Pid
-	base := procKiB(t, pid, "VmRSS")
+	base := rssKiB(t, pid, false)
 	body := make([]byte, 6<<20) // zeros: not JSON, answered 400 by prep
 	const clients, rounds = 24, 4
 	var wg sync.WaitGroup
@@ -342,7 +334,7 @@ func TestMemoryStaysBoundedUnderLargeBodies(t *testing.T) {
 	// garbage collector's headroom: less than the 24 clients' bodies at
 	// once (144MiB) would take alone.
 	const limitKiB = 120 << 10
-	peak := procKiB(t, pid, "VmHWM")
+	peak := rssKiB(t, pid, true)
 	if peak-base > limitKiB {
 		t.Fatalf("master peak RSS grew %d KiB (%d -> %d) under %d requests of 6MiB, want at most %d KiB", peak-base, base, peak, clients*rounds, limitKiB)
 	}
@@ -350,11 +342,17 @@ func TestMemoryStaysBoundedUnderLargeBodies(t *testing.T) {
 		clients*rounds, clients, refused.Load(), base>>10, peak>>10)
 }
 
-func procKiB(t *testing.T, pid int, field string) int64 {
+// rssKiB is a process's RSS, or its peak RSS, in KiB.
+func rssKiB(t *testing.T, pid int, peak bool) int64 {
 	t.Helper()
-	var kib int64
-	fmt.Sscan(strings.TrimSuffix(procStatus(t, pid, field), " kB"), &kib)
-	return kib
+	p, err := procinfo.Read("", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak {
+		return int64(p.PeakRSS >> 10)
+	}
+	return int64(p.RSS >> 10)
 }
 
 // TestClientThatNeverReadsPinsNoWorker sends a request whose ~17MB answer

@@ -18,6 +18,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
@@ -356,26 +357,13 @@ func (in *instance) waitExit(timeout time.Duration) {
 
 // processGone reports whether pid no longer exists (reaped, not a zombie).
 func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// A zombie ("Z") still has an entry; it is not gone.
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] == "X"
+	p, err := procinfo.Read("", pid)
+	return err != nil || p.State == "X"
 }
 
 // processExited reports whether pid has exited: gone, or a zombie that
 // its parent (init, for orphans) has yet to reap.
-func processExited(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the parenthesised command name.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
+func processExited(pid int) bool { return procinfo.Exited("", pid) }
 
 // logFile collects the output of a master and of the masters its upgrades
 // start.

@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 )
 
 // twoCPUs returns two CPUs this process may use, or skips the test.
@@ -88,22 +90,17 @@ func placedLines(t *testing.T, log string) map[int]placedLine {
 	return lines
 }
 
-// threadMasks returns the Cpus_allowed_list of every thread of pid.
+// threadMasks returns the allowed CPUs of every thread of pid, as lists
+// like "0-3".
 func threadMasks(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	paths, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	if err != nil || len(paths) == 0 {
+	threads, err := procinfo.Threads("", pid)
+	if err != nil || len(threads) == 0 {
 		t.Fatalf("no threads for pid %d: %v", pid, err)
 	}
 	masks := map[string]string{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // the thread exited
-		}
-		if m := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)$`).FindSubmatch(b); m != nil {
-			masks[filepath.Base(filepath.Dir(p))] = string(m[1])
-		}
+	for tid, cpus := range threads {
+		masks[strconv.Itoa(tid)] = affinity.NewCPUSet(cpus...).String()
 	}
 	return masks
 }

@@ -55,8 +55,8 @@ type Config struct {
 	// 0 means 1.
 	Scale float32
 	// Mean and Std normalise each channel after Scale, as (v-Mean)/Std, in
-	// the output channel order (for BGR, Mean[0] is blue's). A Std of 0
-	// means 1.
+	// the output channel order (for BGR, Mean[0] is blue's). A Std left
+	// wholly 0 means 1; a 0 in some channels only is invalid.
 	Mean, Std [3]float32
 	// Layout is NCHW or NHWC; "" means NCHW.
 	Layout string
@@ -121,6 +121,11 @@ func (c *Config) validateValues() error {
 		}
 		if !finite(c.Std[i]) {
 			return fmt.Errorf("imageprep: Std[%d] %v is not a finite number (0 means 1)", i, c.Std[i])
+		}
+		if c.Std[i] == 0 && c.Std != [3]float32{} {
+			// Only Std left wholly unset means 1; a 0 beside set channels is
+			// a mistake (Settings.Check refuses it in a config too).
+			return fmt.Errorf("imageprep: Std[%d] is 0 while other channels are set: a channel cannot be divided by 0 (leave all of Std unset for 1)", i)
 		}
 	}
 	return nil

@@ -31,6 +31,8 @@ func TestValidate(t *testing.T) {
 		{Config{Width: 8, Height: 8, Scale: -1}, "Scale"},
 		{Config{Width: 8, Height: 8, Mean: [3]float32{0, float32(math.NaN()), 0}}, "Mean[1]"},
 		{Config{Width: 8, Height: 8, Std: [3]float32{float32(math.Inf(1)), 1, 1}}, "Std[0]"},
+		{Config{Width: 8, Height: 8, Std: [3]float32{1, 0, 1}}, "Std[1]"},
+		{Config{Width: 8, Height: 8, Std: [3]float32{}}, ""},
 		{Config{Width: 8, Height: 8, MaxPixels: -1}, "MaxPixels"},
 	} {
 		err := tt.c.Validate()

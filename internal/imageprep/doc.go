@@ -3,6 +3,11 @@
 // convert to the model's element type, written straight into a caller's
 // buffer (a slice of a batch tensor or a shared-memory slot).
 //
+// Settings are the preprocess section as an operator writes it and as the
+// master sends it to prep workers: the one schema and validation (Check)
+// of image preprocessing; Settings.Config, resolved against the model's
+// input, is the Config that decodes.
+//
 // The model: a Config describes the tensor a model wants; Preprocess first
 // makes every check Inspect makes from the image's header and markers (so
 // a decompression or scan bomb costs nothing), decodes to 8-bit RGB, and

@@ -14,6 +14,23 @@ type Credentials struct {
 	UID, GID int
 }
 
+// AccountError is a user or group name (or id) that this host does not
+// know: workers.user, workers.group or control_group. Group says which
+// kind, so a caller can tell which key to blame without reading the
+// message.
+type AccountError struct {
+	Group bool   // a group, else a user
+	Name  string // as written in the config
+}
+
+func (e *AccountError) Error() string {
+	kind := "user"
+	if e.Group {
+		kind = "group"
+	}
+	return fmt.Sprintf("%s %q does not exist", kind, e.Name)
+}
+
 // LookupCredentials resolves workers.user and workers.group: names or ids;
 // a user without a group runs in the user's primary group.
 func LookupCredentials(userName, groupName string) (*Credentials, error) {
@@ -26,7 +43,7 @@ func LookupCredentials(userName, groupName string) (*Credentials, error) {
 	u, err := user.Lookup(userName)
 	if err != nil {
 		if u, err = user.LookupId(userName); err != nil {
-			return nil, fmt.Errorf("user %q does not exist", userName)
+			return nil, &AccountError{Name: userName}
 		}
 	}
 	c := &Credentials{}
@@ -47,7 +64,7 @@ func LookupGroup(g string) (int, error) {
 		grp, err = user.LookupGroupId(g)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("group %q does not exist", g)
+		return 0, &AccountError{Group: true, Name: g}
 	}
 	return strconv.Atoi(grp.Gid)
 }

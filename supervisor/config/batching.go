@@ -56,13 +56,7 @@ func (d *configDecoder) batching(dst **BatchingConfig) func(*yaml.Node, string) 
 	return func(n *yaml.Node, field string) {
 		b := DefaultBatching()
 		*dst = b
-		d.mapping(n, field, []configKey{
-			{"max_batch_size", d.integer(&b.MaxBatchSize)},
-			{"max_queue_delay", d.duration(&b.MaxQueueDelay)},
-			{"preferred_batch_sizes", d.integers(&b.PreferredBatchSizes)},
-			{"max_queue_size", d.integer(&b.MaxQueueSize)},
-			{"instances", d.integer(&b.Instances)},
-		})
+		d.mapping(n, field, d.fieldKeys(b))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/supervisor-dev/supervisor/configs"
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
 )
 
 // plainConfig drops where values came from, so parsed Configs compare with
@@ -232,6 +233,12 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching, preprocess, postprocess, warmup)`}},
 		{"unknown control group", "control_group: no-such-group-xyz\n",
 			[]string{`t.yaml:1: control_group: group "no-such-group-xyz" does not exist`}},
+		{"unknown workers group", "workers:\n  user: root\n  group: no-such-group-xyz\n",
+			[]string{`t.yaml:3: workers.group: group "no-such-group-xyz" does not exist`}},
+		{"unknown workers user", "workers:\n  user: no-such-user-xyz\n  group: root\n",
+			[]string{`t.yaml:2: workers.user: user "no-such-user-xyz" does not exist`}},
+		{"group without a user", "workers:\n  group: root\n",
+			[]string{`t.yaml:2: workers.group: a group needs a user`}},
 		{"key set twice", "listen: :1\nlisten: :2\n",
 			[]string{`t.yaml:2: listen: set twice, first at line 1 (keep one)`}},
 		{"negative workers", "prep:\n  workers: -1\n",
@@ -278,6 +285,10 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`t.yaml:1: listen: "127.0.0.1" has no port (want host:port`}},
 		{"listen with empty port", "listen: 'localhost:'\n",
 			[]string{`t.yaml:1: listen: "localhost:" has no port`}},
+		{"bracketed host without a port", "listen: \"[::1]\"\n",
+			[]string{`t.yaml:1: listen: "[::1]" has no port`}},
+		{"IPv6 host without brackets", "listen: \"::1\"\n",
+			[]string{`t.yaml:1: listen: "::1" is not host:port: too many colons`}},
 		{"listen with named port", "listen: localhost:http\n",
 			[]string{`t.yaml:1: listen: port "http" in "localhost:http" is not a number from 0 to 65535`}},
 		{"listen with big port", "listen: ':70000'\n",
@@ -407,6 +418,17 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto"}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}
 	c.Workers.HeartbeatTimeout = Duration{3 * time.Second}
+	// Every key of the sections whose key tables are their struct tags
+	// (fieldKeys), away from its default, so a tag the decoder does not
+	// read back fails here.
+	c.Models = append(c.Models, ModelConfig{Name: "img", Path: "/m/img.onnx", Batching: DefaultBatching(),
+		Preprocess: &PreprocessConfig{Kind: KindImage, Settings: imageprep.Settings{Width: 224, Height: 200, Resize: "shorter-crop",
+			Interpolation: "nearest", ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3},
+			Layout: "NHWC", DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20}},
+		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
+	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
+	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}
+	c.Auth.RateLimit, c.Auth.RateBurst = 9, 4
 
 	resolved := DefaultConfig()
 	resolved.Resolve()

@@ -104,17 +104,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				d.poolPlacementKeys(&c.Infer.CPUs, &c.Infer.CPUsPerWorker)...)...))
 		}},
 		{"workers", func(n *yaml.Node, field string) {
-			w := &c.Workers
-			d.mapping(n, field, []configKey{
-				{"drain_timeout", d.duration(&w.DrainTimeout)},
-				{"heartbeat_timeout", d.duration(&w.HeartbeatTimeout)},
-				{"restart_backoff", d.duration(&w.RestartBackoff)},
-				{"restart_backoff_max", d.duration(&w.RestartBackoffMax)},
-				{"degraded_after", d.integer(&w.DegradedAfter)},
-				{"max_surge", d.integer(&w.MaxSurge)},
-				{"user", d.str(&w.User)},
-				{"group", d.str(&w.Group)},
-			})
+			d.mapping(n, field, d.fieldKeys(&c.Workers))
 		}},
 		{"limits", d.limits(&c.Limits)},
 		{"auth", d.auth(&c.Auth)},
@@ -124,12 +114,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 
 // recycleKeys are the recycling keys every pool section has.
 func (d *configDecoder) recycleKeys(r *Recycle) []configKey {
-	return []configKey{
-		{"max_requests", d.integer(&r.MaxRequests)},
-		{"max_requests_jitter", d.integer(&r.MaxRequestsJitter)},
-		{"max_rss_bytes", d.byteSize(&r.MaxRSSBytes)},
-		{"max_lifetime", d.duration(&r.MaxLifetime)},
-	}
+	return d.fieldKeys(r)
 }
 
 // models replaces the default model list with the one in the file.

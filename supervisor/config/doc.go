@@ -4,8 +4,8 @@
 // checks of the files a config names (models, labels, warm-up requests,
 // the ONNX Runtime library), and the placement plan's inputs (Host, Plan).
 //
-// It imports affinity, internal/ort and yaml; never worker and never
-// supervisor. Turning a Config into worker specs is the master's job
+// It imports affinity, internal/ort, internal/imageprep and yaml; never
+// worker and never supervisor. Turning a Config into worker specs is the master's job
 // (supervisor/), so the config schema can change without the worker
 // protocol, and the worker protocol without the schema.
 //
@@ -24,7 +24,16 @@
 //     Config (the fields written in the file, not Planned or the origin).
 //   - Unknown keys are errors (with the known keys listed), never ignored:
 //     a typo must not silently fall back to a default.
+//   - One schema per section: the keys of a flat section are its struct's
+//     yaml tags (fieldKeys); an image model's preprocess settings are
+//     imageprep.Settings, which the prep workers' spec uses too
+//     (worker.ImageInput), validated once, by Settings.Check.
 //   - Planned is the only field set after parsing, by the master, once per
 //     Config it starts workers from; a Config is otherwise read-only once
 //     the master uses it (a reload builds a new one).
+//
+// Size: about 2,700 non-test lines, a little past 2,500: the schema is
+// wide (20 struct types, each section with its decoding, defaults and
+// validation with lines) but one concept; what could leave is the
+// placement inputs (plan.go, placement.go, ~400 lines) to affinity.
 package config

@@ -2,11 +2,13 @@ package config
 
 import (
 	"fmt"
-	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
 )
 
 // A model's preprocess and postprocess sections: what the prep stage does
@@ -27,54 +29,20 @@ const (
 	KindImage = "image"
 )
 
-// Defaults of an image model's preprocess keys.
+// Defaults of an image model's preprocess keys, and the bound of top_k.
 const (
-	defaultMaxPixels = 40_000_000 // above an 8K photo (33 MP)
 	defaultMaxImages = 64
-	maxImageSide     = 8192
-	maxMaxImages     = 4096
 	maxTopK          = 1 << 20
 )
 
-// PreprocessConfig is a model's preprocess section. The keys after Kind
-// apply to KindImage only.
+// PreprocessConfig is a model's preprocess section: its kind and, for
+// KindImage, the image settings, whose schema and validation are
+// imageprep.Settings (the one definition, shared with the prep workers'
+// spec: worker.ImageInput).
 type PreprocessConfig struct {
 	// Kind is KindTensor or KindImage.
-	Kind string `yaml:"kind"`
-	// Width and Height are the input's spatial size; 0 takes it from the
-	// model's declared input (which must then be fixed there).
-	Width  int `yaml:"width"`
-	Height int `yaml:"height"`
-	// Resize is "stretch" (the whole image to Width×Height, ignoring its
-	// aspect) or "shorter-crop" (keep the aspect, resize the shorter side,
-	// crop the centre: torchvision's Resize + CenterCrop).
-	Resize string `yaml:"resize"`
-	// Interpolation is "bilinear" or "nearest", each as Pillow does it.
-	Interpolation string `yaml:"interpolation"`
-	// ChannelOrder is "RGB" or "BGR".
-	ChannelOrder string `yaml:"channel_order"`
-	// Scale multiplies the 0–255 samples before Mean and Std: 1 keeps
-	// 0–255, 1/255 gives 0–1. The file may write a fraction ("1/255").
-	Scale float32 `yaml:"scale"`
-	// Mean and Std normalise each channel after Scale, as (v-mean)/std, in
-	// the output channel order.
-	Mean [3]float32 `yaml:"mean,flow"`
-	Std  [3]float32 `yaml:"std,flow"`
-	// Layout is "NCHW" or "NHWC".
-	Layout string `yaml:"layout"`
-	// DType is the input's element type: FP32, FP16 or UINT8; "" takes
-	// the model input's.
-	DType string `yaml:"dtype"`
-	// MaxPixels rejects (400) an image whose header declares more pixels,
-	// before anything is decoded: the decompression-bomb guard.
-	MaxPixels int `yaml:"max_pixels"`
-	// MaxImages rejects (400) a request carrying more images.
-	MaxImages int `yaml:"max_images"`
-	// MaxRequestPixels rejects (400) a request whose images together
-	// declare more pixels, read from their headers before any is
-	// decoded: what one request may make a prep worker decode. 0 means
-	// four times MaxPixels.
-	MaxRequestPixels int `yaml:"max_request_pixels"`
+	Kind               string `yaml:"kind"`
+	imageprep.Settings `yaml:",inline"`
 }
 
 // MarshalYAML writes only the kind of a kind: tensor section, whose other
@@ -106,54 +74,35 @@ type PostprocessConfig struct {
 
 // defaultPreprocess is what a preprocess section's missing keys mean.
 func defaultPreprocess() PreprocessConfig {
-	return PreprocessConfig{
-		Kind:          KindTensor,
-		Resize:        "stretch",
-		Interpolation: "bilinear",
-		ChannelOrder:  "RGB",
+	return PreprocessConfig{Kind: KindTensor, Settings: imageprep.Settings{
+		Resize:        imageprep.Stretch,
+		Interpolation: imageprep.Bilinear,
+		ChannelOrder:  imageprep.RGB,
 		Scale:         1,
 		Std:           [3]float32{1, 1, 1},
-		Layout:        "NCHW",
-		MaxPixels:     defaultMaxPixels,
+		Layout:        imageprep.NCHW,
+		MaxPixels:     imageprep.DefaultMaxPixels,
 		MaxImages:     defaultMaxImages,
-	}
+	}}
 }
 
-// preprocess decodes a model's preprocess section over the defaults.
+// preprocess decodes a model's preprocess section over the defaults; its
+// keys are PreprocessConfig's yaml tags (fieldKeys).
 func (d *configDecoder) preprocess(dst **PreprocessConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
 		p := defaultPreprocess()
 		*dst = &p
-		d.mapping(n, field, []configKey{
-			{"kind", d.str(&p.Kind)},
-			{"width", d.integer(&p.Width)},
-			{"height", d.integer(&p.Height)},
-			{"resize", d.str(&p.Resize)},
-			{"interpolation", d.str(&p.Interpolation)},
-			{"channel_order", d.str(&p.ChannelOrder)},
-			{"scale", d.float(&p.Scale)},
-			{"mean", d.floats3(&p.Mean)},
-			{"std", d.floats3(&p.Std)},
-			{"layout", d.str(&p.Layout)},
-			{"dtype", d.str(&p.DType)},
-			{"max_pixels", d.integer(&p.MaxPixels)},
-			{"max_images", d.integer(&p.MaxImages)},
-			{"max_request_pixels", d.integer(&p.MaxRequestPixels)},
-		})
+		d.mapping(n, field, d.fieldKeys(&p))
 	}
 }
 
-// postprocess decodes a model's postprocess section.
+// postprocess decodes a model's postprocess section; its keys are
+// PostprocessConfig's yaml tags (fieldKeys).
 func (d *configDecoder) postprocess(dst **PostprocessConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
 		p := PostprocessConfig{}
 		*dst = &p
-		d.mapping(n, field, []configKey{
-			{"output", d.str(&p.Output)},
-			{"labels", d.str(&p.Labels)},
-			{"softmax", d.boolean(&p.Softmax)},
-			{"top_k", d.integer(&p.TopK)},
-		})
+		d.mapping(n, field, d.fieldKeys(&p))
 	}
 }
 
@@ -240,69 +189,20 @@ func (v *configValidator) modelProcessing(field string, m ModelConfig) {
 // tensorPreprocess reports image keys written under kind: tensor, which
 // would otherwise be silently ignored.
 func (v *configValidator) tensorPreprocess(field string) {
-	for _, k := range []string{"width", "height", "resize", "interpolation", "channel_order", "scale",
-		"mean", "std", "layout", "dtype", "max_pixels", "max_images", "max_request_pixels"} {
-		if _, ok := v.origin.lines[field+"."+k]; ok {
+	for _, k := range yamlKeys(reflect.TypeFor[PreprocessConfig]()) {
+		if _, ok := v.origin.lines[field+"."+k]; ok && k != "kind" {
 			v.errorf(field+"."+k, "applies only to kind: image (set kind: image, or remove it)")
 		}
 	}
 }
 
+// imagePreprocess reports what imageprep.Settings.Check finds, each at
+// its key's line.
 func (v *configValidator) imagePreprocess(f string, p *PreprocessConfig) {
-	for _, side := range []struct {
-		key string
-		n   int
-	}{{"width", p.Width}, {"height", p.Height}} {
-		if side.n < 0 || side.n > maxImageSide {
-			v.errorf(f+"."+side.key, "%d is out of range (use 0 to take it from the model's input, or 1 to %d)", side.n, maxImageSide)
-		}
-	}
-	v.oneOf(f+".resize", p.Resize, "stretch", "shorter-crop")
-	v.oneOf(f+".interpolation", p.Interpolation, "bilinear", "nearest")
-	v.oneOf(f+".channel_order", p.ChannelOrder, "RGB", "BGR")
-	v.oneOf(f+".layout", p.Layout, "NCHW", "NHWC")
-	if p.DType != "" {
-		v.oneOf(f+".dtype", p.DType, "FP32", "FP16", "UINT8")
-	}
-	if !finite32(p.Scale) || p.Scale <= 0 {
-		v.errorf(f+".scale", "%v must be a positive number (1 keeps 0–255, 1/255 gives 0–1)", p.Scale)
-	}
-	for i := range 3 {
-		if !finite32(p.Mean[i]) {
-			v.errorf(fmt.Sprintf("%s.mean[%d]", f, i), "%v is not a finite number", p.Mean[i])
-		}
-		if !finite32(p.Std[i]) || p.Std[i] == 0 {
-			v.errorf(fmt.Sprintf("%s.std[%d]", f, i), "%v must be a finite number other than 0", p.Std[i])
-		}
-	}
-	if p.DType == "UINT8" && (p.Scale != 1 || p.Mean != [3]float32{} || p.Std != [3]float32{1, 1, 1}) {
-		v.errorf(f+".dtype", "UINT8 carries the raw 0–255 samples: leave scale, mean and std at 1, [0, 0, 0] and [1, 1, 1], or use FP32 or FP16")
-	}
-	if p.MaxPixels < 1 {
-		v.errorf(f+".max_pixels", "%d must be at least 1 (the default is %d, 40 megapixels)", p.MaxPixels, defaultMaxPixels)
-	}
-	if p.MaxImages < 1 || p.MaxImages > maxMaxImages {
-		v.errorf(f+".max_images", "%d is out of range (use 1 to %d)", p.MaxImages, maxMaxImages)
-	}
-	switch {
-	case p.MaxRequestPixels < 0:
-		v.errorf(f+".max_request_pixels", "%d is negative; use 0 (four times max_pixels) or a number of pixels at least max_pixels", p.MaxRequestPixels)
-	case p.MaxRequestPixels != 0 && p.MaxRequestPixels < p.MaxPixels:
-		v.errorf(f+".max_request_pixels", "%d is less than max_pixels (%d), so an image max_pixels allows could never be sent; use 0 (four times max_pixels) or at least %d",
-			p.MaxRequestPixels, p.MaxPixels, p.MaxPixels)
+	for _, e := range p.Check() {
+		v.errorf(f+"."+e.Key, "%s", e.Problem)
 	}
 }
-
-func (v *configValidator) oneOf(field, val string, allowed ...string) {
-	for _, a := range allowed {
-		if val == a {
-			return
-		}
-	}
-	v.errorf(field, "%q is not one of %s", val, strings.Join(allowed, ", "))
-}
-
-func finite32(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
 
 // labelsFileErrors checks that each postprocess labels file exists, as
 // CheckFiles does for model files.

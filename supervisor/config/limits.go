@@ -81,29 +81,13 @@ func defaultAuth() AuthConfig { return AuthConfig{ExemptHealth: true, RateBurst:
 
 func (d *configDecoder) limits(l *LimitsConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
-		d.mapping(n, field, []configKey{
-			{"max_header_bytes", d.byteSize(&l.MaxHeaderBytes)},
-			{"read_timeout", d.duration(&l.ReadTimeout)},
-			{"body_timeout", d.duration(&l.BodyTimeout)},
-			{"body_min_rate", d.byteSize(&l.BodyMinRate)},
-			{"max_body_bytes_in_flight", d.byteSize(&l.MaxBodyBytesInFlight)},
-			{"write_timeout", d.duration(&l.WriteTimeout)},
-			{"idle_timeout", d.duration(&l.IdleTimeout)},
-			{"max_connections", d.integer(&l.MaxConnections)},
-			{"max_in_flight", d.integer(&l.MaxInFlight)},
-		})
+		d.mapping(n, field, d.fieldKeys(l))
 	}
 }
 
 func (d *configDecoder) auth(a *AuthConfig) func(*yaml.Node, string) {
 	return func(n *yaml.Node, field string) {
-		d.mapping(n, field, []configKey{
-			{"api_keys", d.strs(&a.APIKeys)},
-			{"api_keys_file", d.str(&a.APIKeysFile)},
-			{"exempt_health", d.boolean(&a.ExemptHealth)},
-			{"rate_limit", d.integer(&a.RateLimit)},
-			{"rate_burst", d.integer(&a.RateBurst)},
-		})
+		d.mapping(n, field, d.fieldKeys(a))
 	}
 }
 

@@ -104,11 +104,7 @@ func (d *configDecoder) gpuSelection(dst *GPUSelection) func(*yaml.Node, string)
 
 // placementKeys are the keys of the placement section.
 func (d *configDecoder) placementKeys(p *PlacementConfig) []configKey {
-	return []configKey{
-		{"master_cpus", d.str(&p.MasterCPUs)},
-		{"numa_memory", d.str(&p.NUMAMemory)},
-		{"overcommit", d.boolean(&p.Overcommit)},
-	}
+	return d.fieldKeys(p)
 }
 
 // poolPlacementKeys are the placement keys of the prep and infer sections.

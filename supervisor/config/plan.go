@@ -140,32 +140,52 @@ func gpuNames(gpus []affinity.GPU) string {
 
 // planError locates a planner error at the key an operator would change.
 func (c *Config) planError(err error) error {
-	msg := err.Error()
 	field := "placement"
-	switch {
-	case strings.Contains(msg, "for master") || strings.Contains(msg, "reserving"):
-		field = "placement.master_cpus"
-	case strings.Contains(msg, "for infer ") || strings.Contains(msg, "for infer:"):
-		field = "infer.cpus"
-	case strings.Contains(msg, "for prep ") || strings.Contains(msg, "for prep:"):
-		field = "prep.cpus"
-	case strings.Contains(msg, "infer workers:"):
-		field = "infer.workers"
-	case strings.HasPrefix(strings.TrimPrefix(msg, affinity.ErrNoFit.Error()+": "), "infer-"):
-		field = "infer.cpus_per_worker"
-		if c.Infer.CPUsPerWorker == 0 {
-			field = "infer.workers"
-		}
-	case strings.HasPrefix(strings.TrimPrefix(msg, affinity.ErrNoFit.Error()+": "), "prep-"):
-		field = "prep.workers"
-		if c.Prep.CPUsPerWorker > 0 {
-			field = "prep.cpus_per_worker"
-		}
+	var pe *affinity.PlanError
+	if errors.As(err, &pe) {
+		field = c.planField(pe)
 	}
 	if errors.Is(err, affinity.ErrNoFit) {
 		err = fmt.Errorf("%w (lower the count or size, give the pool more CPUs, or set placement.overcommit: true to let workers share CPUs)", err)
 	}
 	return c.configError(field, err)
+}
+
+// cpusFields are the config keys that fill placement request's CPUs keys
+// (placementRequest).
+var cpusFields = map[string]string{"master": "placement.master_cpus", "infer": "infer.cpus", "prep": "prep.cpus"}
+
+// planField is the config key behind the part of the placement request a
+// PlanError blames ("placement" when no one key is).
+func (c *Config) planField(pe *affinity.PlanError) string {
+	switch pe.Field {
+	case affinity.FieldCPUs:
+		if f, ok := cpusFields[pe.Key]; ok {
+			return f
+		}
+	case affinity.FieldReserve:
+		return "placement.master_cpus"
+	case affinity.FieldInfer:
+		return "infer.workers"
+	case affinity.FieldSize:
+		return c.sizeField(pe.Role)
+	}
+	return "placement"
+}
+
+// sizeField is the key that sized a worker of role that did not fit: its
+// CPUs per worker when given, else the count.
+func (c *Config) sizeField(role affinity.Role) string {
+	if role == affinity.RoleInfer {
+		if c.Infer.CPUsPerWorker == 0 {
+			return "infer.workers"
+		}
+		return "infer.cpus_per_worker"
+	}
+	if c.Prep.CPUsPerWorker > 0 {
+		return "prep.cpus_per_worker"
+	}
+	return "prep.workers"
 }
 
 // configError is err as a *ConfigError at field's line.

@@ -96,19 +96,46 @@ func (c *Config) validate() []error {
 	v.runtimeDir(c.RuntimeDir)
 	v.limits(c.Limits)
 	v.bodyBudget(c)
+	v.accounts(c)
+	v.auth(c.Auth)
+	v.controlGroup(c.ControlGroup)
+	v.process(c)
+	v.models(c.Models)
+	v.prep(c.Prep)
+	v.infer(c.Infer)
+	v.recycle("prep", c.Prep.Recycle)
+	v.recycle("infer", c.Infer.Recycle)
+	v.workers(c.Workers)
+	v.metrics(c)
+	v.placement(c)
+	return v.errs
+}
+
+// accounts checks that workers.user and workers.group exist, blaming the
+// key the lookup failed on.
+func (v *configValidator) accounts(c *Config) {
 	if _, err := LookupCredentials(c.Workers.User, c.Workers.Group); err != nil {
 		field := "workers.user"
-		if c.Workers.User == "" || strings.Contains(err.Error(), "group") {
+		var ae *AccountError
+		if c.Workers.User == "" || errors.As(err, &ae) && ae.Group {
 			field = "workers.group"
 		}
 		v.errorf(field, "%v", err)
 	}
-	v.auth(c.Auth)
-	if c.ControlGroup != "" {
-		if _, err := LookupGroup(c.ControlGroup); err != nil {
-			v.errorf("control_group", "%v", err)
-		}
+}
+
+func (v *configValidator) controlGroup(g string) {
+	if g == "" {
+		return
 	}
+	if _, err := LookupGroup(g); err != nil {
+		v.errorf("control_group", "%v", err)
+	}
+}
+
+// process checks the master's own top-level settings: log level, body
+// limit and timeouts.
+func (v *configValidator) process(c *Config) {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -123,39 +150,38 @@ func (c *Config) validate() []error {
 	if c.BootTimeout.Duration <= 0 {
 		v.errorf("boot_timeout", "%s must be greater than 0 (e.g. 120s)", c.BootTimeout)
 	}
-	v.models(c.Models)
-	if c.Prep.Workers < 0 || c.Prep.Workers > maxPrepWorkers {
-		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", c.Prep.Workers, maxPrepWorkers)
+}
+
+func (v *configValidator) prep(p PrepConfig) {
+	if p.Workers < 0 || p.Workers > maxPrepWorkers {
+		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", p.Workers, maxPrepWorkers)
 	}
-	switch c.Prep.Handoff {
+	switch p.Handoff {
 	case "shm", "inline":
 	default:
-		v.errorf("prep.handoff", "%q is not a handoff (use shm or inline)", c.Prep.Handoff)
+		v.errorf("prep.handoff", "%q is not a handoff (use shm or inline)", p.Handoff)
 	}
-	if c.Prep.ArenaSlots < 1 || c.Prep.ArenaSlots > 4096 {
-		v.errorf("prep.arena_slots", "%d is out of range (1 to 4096)", c.Prep.ArenaSlots)
+	if p.ArenaSlots < 1 || p.ArenaSlots > 4096 {
+		v.errorf("prep.arena_slots", "%d is out of range (1 to 4096)", p.ArenaSlots)
 	}
-	if c.Prep.ArenaSlotBytes < 4<<10 || c.Prep.ArenaSlotBytes > 1<<30 {
-		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", c.Prep.ArenaSlotBytes)
+	if p.ArenaSlotBytes < 4<<10 || p.ArenaSlotBytes > 1<<30 {
+		v.errorf("prep.arena_slot_bytes", "%s is out of range (4KiB to 1GiB)", p.ArenaSlotBytes)
 	}
-	if c.Prep.MaxDecodeBytes != 0 && c.Prep.MaxDecodeBytes < 1<<20 {
-		v.errorf("prep.max_decode_bytes", "%s is under 1MiB; use 0 (sized from max_pixels and the CPUs) or at least 1MiB", c.Prep.MaxDecodeBytes)
+	if p.MaxDecodeBytes != 0 && p.MaxDecodeBytes < 1<<20 {
+		v.errorf("prep.max_decode_bytes", "%s is under 1MiB; use 0 (sized from max_pixels and the CPUs) or at least 1MiB", p.MaxDecodeBytes)
 	}
-	if c.Prep.UpstreamTimeout.Duration <= 0 {
-		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", c.Prep.UpstreamTimeout)
+	if p.UpstreamTimeout.Duration <= 0 {
+		v.errorf("prep.upstream_timeout", "%s must be greater than 0 (e.g. 60s)", p.UpstreamTimeout)
 	}
-	if c.Infer.Workers < 1 || c.Infer.Workers > maxInferWorkers {
-		v.errorf("infer.workers", "%d is out of range (use 1 to %d)", c.Infer.Workers, maxInferWorkers)
+}
+
+func (v *configValidator) infer(in InferConfig) {
+	if in.Workers < 1 || in.Workers > maxInferWorkers {
+		v.errorf("infer.workers", "%d is out of range (use 1 to %d)", in.Workers, maxInferWorkers)
 	}
-	if c.Infer.IntraOpThreads < 0 || c.Infer.IntraOpThreads > maxIntraOpThreads {
-		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", c.Infer.IntraOpThreads, maxIntraOpThreads)
+	if in.IntraOpThreads < 0 || in.IntraOpThreads > maxIntraOpThreads {
+		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", in.IntraOpThreads, maxIntraOpThreads)
 	}
-	v.recycle("prep", c.Prep.Recycle)
-	v.recycle("infer", c.Infer.Recycle)
-	v.workers(c.Workers)
-	v.metrics(c)
-	v.placement(c)
-	return v.errs
 }
 
 func (v *configValidator) recycle(pool string, r Recycle) {
@@ -206,7 +232,7 @@ func (v *configValidator) address(field, addr, help string) {
 	}
 	_, port, err := net.SplitHostPort(addr)
 	switch {
-	case err != nil && strings.Contains(err.Error(), "missing port"), err == nil && port == "":
+	case !hasPortPart(addr), err == nil && port == "":
 		v.errorf(field, "%q has no port (%s)", addr, help)
 		return
 	case err != nil:
@@ -220,6 +246,17 @@ func (v *configValidator) address(field, addr, help string) {
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		v.errorf(field, "port %q in %q is not a number from 0 to 65535", port, addr)
 	}
+}
+
+// hasPortPart reports whether addr has a ":port" part at all, even an
+// empty one: where it has none, net.SplitHostPort fails with "missing
+// port", which this tells without reading the error's message.
+func hasPortPart(addr string) bool {
+	if strings.HasPrefix(addr, "[") {
+		end := strings.IndexByte(addr, ']')
+		return end >= 0 && strings.HasPrefix(addr[end+1:], ":")
+	}
+	return strings.Contains(addr, ":")
 }
 
 func (v *configValidator) runtimeDir(dir string) {

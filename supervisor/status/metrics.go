@@ -97,8 +97,8 @@ func writeGPUs(p *promText, gpus []affinity.GPUUsage) {
 	}
 }
 
-// writeWorkers: worker processes by state, restarts, recycles, reloads,
-// upgrades and the generation.
+// writeWorkers: worker processes by state, then writePositions and
+// writeOps.
 func writeWorkers(p *promText, s Scrape) {
 	type key struct{ role, state string }
 	states := map[key]int{}
@@ -118,6 +118,12 @@ func writeWorkers(p *promText, s Scrape) {
 			p.sample("supervisor_workers", float64(states[key{role, st.String()}]), "role", role, "state", st.String())
 		}
 	}
+	writePositions(p, s)
+	writeOps(p, s)
+}
+
+// writePositions: restarts, recycles and degraded positions per pool.
+func writePositions(p *promText, s Scrape) {
 	restarts, recycles, degraded := map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}, map[string]int{"prep": 0, "infer": 0}
 	for _, w := range s.Status.Workers {
 		restarts[w.Role] += w.Restarts
@@ -139,6 +145,11 @@ func writeWorkers(p *promText, s Scrape) {
 			p.sample(f.name, float64(f.v[role]), "role", role)
 		}
 	}
+}
+
+// writeOps: reloads, upgrades, the generation, readiness, scoreboard
+// faults and each model's readiness.
+func writeOps(p *promText, s Scrape) {
 	p.family("supervisor_reloads_total", "counter", "Config reloads by outcome, since this master started")
 	p.sample("supervisor_reloads_total", float64(s.Ops.ReloadOK), "outcome", "ok")
 	p.sample("supervisor_reloads_total", float64(s.Ops.ReloadFailed), "outcome", "failed")

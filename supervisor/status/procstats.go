@@ -1,20 +1,18 @@
 package status
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	psutil "github.com/shirou/gopsutil/v3/process"
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
 )
 
 // procSample is one process's resources as status shows them.
 type procSample struct {
 	RSS        uint64
 	CPUPercent float64 // of one CPU, since the previous sample; 0 on the first
-	CPUs       string  // affinity list from /proc/<pid>/status
+	CPUs       string  // allowed CPUs (Cpus_allowed_list), as a list like "0-3,8"
 }
 
 // CPUSampler turns cumulative CPU times into percentages between calls.
@@ -25,16 +23,18 @@ type CPUSampler struct {
 }
 
 type cpuMark struct {
-	at  time.Time
-	cpu float64 // user+system seconds
+	at    time.Time
+	start uint64  // the process's start (procinfo.Process.Start): a reused pid is another process
+	cpu   float64 // user+system seconds
 }
 
 // NewCPUSampler returns a sampler with no earlier sample: its first
 // sample of a process says 0%.
 func NewCPUSampler() *CPUSampler { return &CPUSampler{last: map[int]cpuMark{}} }
 
-// sample reads every pid's RSS and CPU time (gopsutil) and its CPU% since
-// the previous sample of that pid. Pids that are gone are forgotten.
+// sample reads every pid's RSS, CPU time and allowed CPUs (procinfo) and
+// its CPU% since the previous sample of that process. Pids that are gone
+// are forgotten.
 func (s *CPUSampler) sample(pids []int) map[int]procSample {
 	now := time.Now()
 	out := make(map[int]procSample, len(pids))
@@ -46,22 +46,15 @@ func (s *CPUSampler) sample(pids []int) map[int]procSample {
 			continue
 		}
 		seen[pid] = true
-		p, err := psutil.NewProcess(int32(pid))
+		p, err := procinfo.Read("", pid)
 		if err != nil {
 			continue
 		}
-		var ps procSample
-		if mem, err := p.MemoryInfo(); err == nil {
-			ps.RSS = mem.RSS
+		ps := procSample{RSS: p.RSS, CPUs: affinity.NewCPUSet(p.CPUs...).String()}
+		if prev, ok := s.last[pid]; ok && prev.start == p.Start && now.After(prev.at) {
+			ps.CPUPercent = max(0, 100*(p.CPUSeconds-prev.cpu)/now.Sub(prev.at).Seconds())
 		}
-		if t, err := p.Times(); err == nil {
-			cpu := t.User + t.System
-			if prev, ok := s.last[pid]; ok && now.After(prev.at) {
-				ps.CPUPercent = max(0, 100*(cpu-prev.cpu)/now.Sub(prev.at).Seconds())
-			}
-			s.last[pid] = cpuMark{now, cpu}
-		}
-		ps.CPUs = allowedCPUs(pid)
+		s.last[pid] = cpuMark{at: now, start: p.Start, cpu: p.CPUSeconds}
 		out[pid] = ps
 	}
 	for pid := range s.last {
@@ -72,37 +65,11 @@ func (s *CPUSampler) sample(pids []int) map[int]procSample {
 	return out
 }
 
-// allowedCPUs reads Cpus_allowed_list from /proc/<pid>/status: the CPUs a
-// worker is pinned to, when its slot does not say.
-func allowedCPUs(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // cpuCount is the number of CPUs in a list such as "0-3,8"; 0 if unknown.
 func cpuCount(list string) int {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				continue
-			}
-		}
-		n += b - a + 1
+	set, err := affinity.ParseCPUList(list)
+	if err != nil {
+		return 0
 	}
-	return n
+	return set.Count()
 }

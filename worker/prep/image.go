@@ -33,11 +33,7 @@ func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, err
 			len(md.Inputs), specList(md.Inputs))
 	}
 	spec := md.Inputs[0]
-	c := imageprep.Config{
-		Width: in.Width, Height: in.Height, Resize: in.Resize, Interpolation: in.Interpolation,
-		ChannelOrder: in.ChannelOrder, Scale: in.Scale, Mean: in.Mean, Std: in.Std,
-		Layout: in.Layout, MaxPixels: in.MaxPixels,
-	}
+	c := in.Config()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("input %q %s %s: %s", spec.Name, spec.DType, tensor.FormatShape(spec.Shape), fmt.Sprintf(format, args...))
 	}
@@ -80,7 +76,7 @@ func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, err
 // four images of max_pixels.
 func requestPixels(in *worker.ImageInput) int64 {
 	if in.MaxRequestPixels > 0 {
-		return in.MaxRequestPixels
+		return int64(in.MaxRequestPixels)
 	}
 	return 4 * int64(cmp.Or(in.MaxPixels, imageprep.DefaultMaxPixels))
 }
