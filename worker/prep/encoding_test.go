@@ -7,7 +7,9 @@ import (
 	"compress/zlib"
 	"encoding/json"
 	"io"
+	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -162,4 +164,47 @@ func TestConfigRoute(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want %d with V2 error JSON", tc.method, tc.path, code, body, tc.want)
 		}
 	}
+}
+
+// TestLargeCompressedBodyTakesTheGatesLargeLane: a compressed body of
+// largeInflateBytes or more inflates only once the decode gate's large
+// lane lets it (so bombs take turns with large images), while a small
+// compressed request inflates at once beside it.
+func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
+	w := startModelInfer(t, []string{"m"}, nil)
+	h := routedHandler(t, w.socket)
+	h.bodies = newBodyDecoder(1 << 20)
+	g := newDecodeGate(256 << 20)
+	h.bodies.gate = g
+	if err := g.enter(g.largest(), stopper{}); err != nil { // the lane is full
+		t.Fatal(err)
+	}
+	noise := make([]byte, 2*largeInflateBytes)
+	rand.New(rand.NewSource(1)).Read(noise)
+	big := httpcoding.Compress(httpcoding.Gzip, noise) // incompressible: stays over largeInflateBytes
+	done := make(chan int, 1)
+	go func() {
+		done <- callEncoded(h, "POST", "/v2/models/m/infer", big, map[string]string{"Content-Encoding": "gzip"}).StatusCode()
+	}()
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1})
+
+	small := httpcoding.Compress(httpcoding.Gzip, []byte(inferBody))
+	if resp := callEncoded(h, "POST", "/v2/models/m/infer", small, map[string]string{"Content-Encoding": "gzip"}); resp.StatusCode() != fasthttp.StatusOK {
+		t.Fatalf("small compressed request beside a waiting large one: %d %s", resp.StatusCode(), resp.Body())
+	}
+	select {
+	case code := <-done:
+		t.Fatalf("the large body was answered (%d) while the gate's large lane was full", code)
+	default:
+	}
+	g.leave(g.largest())
+	select {
+	case code := <-done:
+		if code != fasthttp.StatusBadRequest { // random bytes are not a request
+			t.Fatalf("large body once the lane freed: %d, want 400", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the large body still waits after the lane freed")
+	}
+	waitState(t, g, gateState{})
 }
