@@ -28,7 +28,11 @@ type frontHarness struct {
 	m    *Master
 	addr string
 	sock string // the stand-in prep worker's socket
+	ln   *capListener
 }
+
+// open is how many client connections the front holds now.
+func (f *frontHarness) open() int64 { return f.ln.open.Load() }
 
 func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 	t.Helper()
@@ -64,12 +68,13 @@ func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 		t.Fatal(err)
 	}
 	front := m.newFrontServer()
-	go func() { _ = front.Serve(ln) }()
+	capped := m.capConnections(ln, cfg.Limits.MaxConnections)
+	go func() { _ = front.Serve(capped) }()
 	t.Cleanup(func() {
 		_ = front.Shutdown()
 		_ = up.Shutdown()
 	})
-	return &frontHarness{m: m, addr: ln.Addr().String(), sock: sock}
+	return &frontHarness{m: m, addr: ln.Addr().String(), sock: sock, ln: capped}
 }
 
 func (f *frontHarness) dial(t *testing.T) net.Conn {

@@ -72,14 +72,25 @@ func (l *capListener) Accept() (net.Conn, error) {
 	}
 }
 
-// cappedConn gives its place back exactly once, on its first Close.
+// cappedConn gives its place back exactly once, when it is really
+// closed: at its first Close, or after a lingering close (linger.go)
+// when one was asked for.
 type cappedConn struct {
 	net.Conn
-	l    *capListener
-	once sync.Once
+	l      *capListener
+	once   sync.Once
+	linger atomic.Bool // close by lingering (lingerOnClose)
 }
 
 func (c *cappedConn) Close() error {
+	if c.linger.Swap(false) {
+		go c.lingerThenClose()
+		return nil
+	}
+	return c.closeNow()
+}
+
+func (c *cappedConn) closeNow() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return err

@@ -90,7 +90,8 @@ func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
 // refuse answers a request the master will not serve. When the client
 // sent (or declared) a body that was not read, the connection is closed
 // after the answer: what is left of the body cannot be told apart from
-// the next request.
+// the next request. It is a lingering close (linger.go), so that a client
+// still sending reads the answer rather than a reset.
 func (m *Master) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
 	if r.header != "" {
 		ctx.Response.Header.Set(r.header, r.value)
@@ -99,6 +100,7 @@ func (m *Master) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
 	m.proxy.SetRequestID(ctx)
 	if unreadBody {
 		ctx.SetConnectionClose()
+		lingerOnClose(ctx.Conn())
 	}
 }
 
