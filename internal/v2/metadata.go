@@ -21,13 +21,14 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 }
 
 // AppendServerMetadata appends the V2 server metadata response. It lists
-// only the extensions this codec implements: binary_tensor_data.
+// the extensions implemented: binary_tensor_data (this codec) and
+// model_repository (the master's repository routes).
 func AppendServerMetadata(dst []byte, name, version string) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, name)
 	dst = append(dst, `,"version":`...)
 	dst = appendString(dst, version)
-	return append(dst, `,"extensions":["binary_tensor_data"]}`...)
+	return append(dst, `,"extensions":["binary_tensor_data","model_repository"]}`...)
 }
 
 // AppendError appends the V2 error body {"error":"msg"}.

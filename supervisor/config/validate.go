@@ -124,6 +124,7 @@ func (c *Config) validate() []error {
 		v.errorf("boot_timeout", "%s must be greater than 0 (e.g. 120s)", c.BootTimeout)
 	}
 	v.models(c.Models)
+	v.modelControl(c)
 	if c.Prep.Workers < 0 || c.Prep.Workers > maxPrepWorkers {
 		v.errorf("prep.workers", "%d is out of range (use 0 for auto, or 1 to %d)", c.Prep.Workers, maxPrepWorkers)
 	}
