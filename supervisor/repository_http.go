@@ -16,8 +16,10 @@ import (
 // Triton's model repository extension over HTTP: POST /v2/repository/index,
 // POST /v2/repository/models/{m}/load and .../unload. The master answers
 // them itself (they change its config, not a worker's), under the same
-// header-time admission as every route: the API key, a POST, and a body of
-// at most maxRepositoryBody bytes, read under limits.body_timeout.
+// header-time admission as every route: the API key, a POST, a body of at
+// most maxRepositoryBody bytes with a Content-Length, held under
+// limits.max_in_flight and the body budget, read under limits.body_timeout.
+// A client that goes away during a load or unload does not cancel it.
 // repository.go says what the state they change is.
 
 const repositoryPrefix = "/v2/repository/"
@@ -63,9 +65,17 @@ func (m *Master) decideRepository(h *fasthttp.RequestHeader, path string, v *ver
 	if v.refusal = m.keys.Load().verify(h, path); v.status != 0 {
 		return v
 	}
-	if v.length > maxRepositoryBody {
+	switch {
+	case v.length > maxRepositoryBody:
 		v.refusal = refusal{status: fasthttp.StatusRequestEntityTooLarge,
 			msg: fmt.Sprintf("request body of %d bytes is larger than the repository routes take (%d)", v.length, maxRepositoryBody)}
+	case v.length < 0:
+		v.refusal = refusal{status: fasthttp.StatusLengthRequired,
+			msg: "the repository routes take a body with a Content-Length, not a chunked one"}
+	default:
+		// A place under max_in_flight, and the body in the body budget,
+		// as for inference: bodies held by the master stay bounded.
+		v.refusal = m.hold(m.cfg(), v)
 	}
 	return v
 }
