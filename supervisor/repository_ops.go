@@ -105,7 +105,7 @@ func (m *Master) repositoryLoad(name string, body []byte) (int, string) {
 		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("the master is stopping: the load of %q was cut short; a restart serves what the config file says", name)
 	}
 	for _, st := range out.states {
-		if st.Name == name && !st.Ready {
+		if out.applied && st.Name == name && !st.Ready {
 			return fasthttp.StatusBadRequest, fmt.Sprintf("failed to load %q: %s (the other models keep serving; fix the model or unload it)", name, st.Why())
 		}
 	}
@@ -175,11 +175,16 @@ type repoOutcome struct {
 	res     control.OpResult
 	applied bool
 	states  []control.ModelState
+	// unready: the master could not reload (starting, upgraded and
+	// draining, or stopping): a retry may succeed, elsewhere or later.
+	unready bool
 }
 
 // answer is the HTTP answer to an outcome whose model did not fail.
 func (o repoOutcome) answer(op, name string) (int, string) {
 	switch {
+	case !o.applied && o.unready:
+		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("%s of %q not applied, nothing changed: %s", op, name, o.res.Error)
 	case !o.applied:
 		return fasthttp.StatusBadRequest, fmt.Sprintf("%s of %q not applied, nothing changed: %s", op, name, o.res.Error)
 	case !o.res.OK:
@@ -226,5 +231,6 @@ func (m *Master) runRepositoryChange(name string, ch modelChange, busy string) r
 		m.repo.undo(name, prev, had)
 	}
 	m.log.Info().Str("model", name).Str("op", strings.ToLower(busy)).Bool("applied", applied).Bool("ok", res.OK).Msg("repository API change finished")
-	return repoOutcome{res: res, applied: applied, states: m.modelStates()}
+	unready := !m.ready.Load() || m.upgraded.Load() || m.stopping.Load()
+	return repoOutcome{res: res, applied: applied, states: m.modelStates(), unready: unready}
 }

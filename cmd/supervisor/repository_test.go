@@ -161,6 +161,13 @@ func testRepositorySIGHUP(t *testing.T, in *instance) {
 	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "repository API over the config file: broken (unloaded), fixed (unloaded)") {
 		t.Errorf("supervisor status: %v, want a line listing the API's changes:\n%s", err, out)
 	}
+	// A load re-reads the file: an invalid one refuses it and changes nothing.
+	writeConfig(t, in, "models: [\n")
+	if code, msg := repoCall(t, in, "/v2/repository/models/fixed/load", ""); code != http.StatusBadRequest || !strings.Contains(msg, "nothing changed") {
+		t.Errorf("load with an invalid config file = %d %q, want 400 saying nothing changed", code, msg)
+	}
+	wantIndexState(t, repoIndex(t, in, ""), "fixed", "UNAVAILABLE", "unloaded")
+	wantServes(t, in, "mlp", mlpBody())
 }
 
 func wantAPIState(t *testing.T, in *instance, want map[string]string) {
