@@ -222,8 +222,15 @@ func TestRepositoryModeNone(t *testing.T) {
 
 // TestStopDuringRepositoryLoad stops the master while a load's new
 // generation boots: the stop completes, the load call returns (503 or
-// its outcome), and no process of the master is left.
+// its outcome), and no process of the master is left. REPO_STOP_ROUNDS
+// repeats it (default 1).
 func TestStopDuringRepositoryLoad(t *testing.T) {
+	for i := range envInt("REPO_STOP_ROUNDS", 1) {
+		t.Run(fmt.Sprint(i), stopDuringRepositoryLoad)
+	}
+}
+
+func stopDuringRepositoryLoad(t *testing.T) {
 	tag := fmt.Sprintf("SV_STOP_RELOAD_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp", "fixed"}, env: []string{tag},
 		extra: "model_control: explicit\nstartup_models: [mlp]\n"})
