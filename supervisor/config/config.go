@@ -70,7 +70,7 @@ type Config struct {
 	ModelControl string `yaml:"model_control"`
 	// StartupModels, with model_control explicit, are the models of the
 	// file that load without an API call; empty means every one.
-	StartupModels []string `yaml:"startup_models,omitempty,flow"`
+	StartupModels []string `yaml:"startup_models,flow"`
 	// Prep sizes the CPU stage.
 	Prep PrepConfig `yaml:"prep"`
 	// Infer sizes the inference stage.
