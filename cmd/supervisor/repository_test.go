@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -275,4 +276,43 @@ func logHasLine(in *instance, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestRepositoryLoadDuringSIGHUP sends SIGHUP while a load runs: the two
+// are serialised by the reload queue, the load answers 200, and a later
+// SIGHUP keeps the API-loaded model although startup_models leaves it out.
+func TestRepositoryLoadDuringSIGHUP(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp", "fixed"},
+		extra: "model_control: explicit\nstartup_models: [mlp]\n"})
+	loaded := make(chan string, 1)
+	go func() {
+		resp, err := repoClient.Post(in.url+"/v2/repository/models/fixed/load", "application/json", nil)
+		if err != nil {
+			loaded <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		loaded <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	sendSignal(t, in.cmd.Process.Pid, syscall.SIGHUP)
+	select {
+	case got := <-loaded:
+		if got != "200 " {
+			t.Fatalf("load during a SIGHUP = %s, want 200", got)
+		}
+	case <-time.After(150 * time.Second):
+		t.Fatal("the load has not returned in 150s")
+	}
+	gen := in.status().Generation
+	if out, err := in.cli("reload"); err != nil {
+		t.Fatalf("reload: %v\n%s", err, out)
+	}
+	if st := in.status(); st.Generation <= gen {
+		t.Errorf("generation %d after a reload, want more than %d", st.Generation, gen)
+	}
+	idx := repoIndex(t, in, "")
+	wantIndexState(t, idx, "fixed", "READY", "")
+	wantIndexState(t, idx, "mlp", "READY", "")
+	wantAPIState(t, in, map[string]string{"fixed": "loaded"})
 }
