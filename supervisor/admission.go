@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +109,9 @@ func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
 	v.hasBody = v.length > 0 || v.length == -1
 	path := requestPath(h)
+	if strings.HasPrefix(path, repositoryPrefix) {
+		return m.decideRepository(h, path, v) // repository_http.go
+	}
 	var route v2.Route
 	v.refusal, route, v.proxied = routeRequest(c, h, path)
 	if v.status != 0 {

@@ -123,6 +123,14 @@
 //     by the transport error handler, giving back its max_in_flight place
 //     and budget bytes; a body cut by body_timeout/body_min_rate (408)
 //     gives them back too.
+//   - The config served is the file as last read with the repository
+//     API's state applied over it (repository.go): a reload re-reads the
+//     file and keeps that state for models still in it; the state becomes
+//     current only when a reload stores the config made from it
+//     (repository.commit), so a reload that fails changes neither. API
+//     loads and unloads are reloads, one at a time (repository.ops); their
+//     handler waits for the outcome or the start of a stop, never for the
+//     boots a stop cuts short.
 //   - The metrics listener answers only Host names it serves (loopback,
 //     its listen host, metrics.allowed_hosts); others get 403.
 //

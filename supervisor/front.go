@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -115,6 +116,10 @@ func (m *Master) serveLocal(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
 		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", Version))
 	default:
+		if strings.HasPrefix(string(ctx.Path()), repositoryPrefix) {
+			m.serveRepository(ctx) // admitted by decideRepository
+			break
+		}
 		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))
 	}
 	m.proxy.SetRequestID(ctx)

@@ -67,6 +67,9 @@ type Master struct {
 	upgraded   atomic.Bool
 	reloads    reloadQueue
 	history    history
+	// repo is the repository API's state over the config file
+	// (repository.go): the config served is made from both.
+	repo repository
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -107,7 +110,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 	}
-	m.conf.Store(cfg)
+	m.conf.Store(m.repo.start(cfg))
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -534,6 +537,7 @@ func (m *Master) status() control.Status {
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
 	st.Models = m.modelStates()
+	st.RepositoryAPI = m.repo.describe()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

@@ -127,7 +127,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 		return errors.New("this master was started without a config to reload")
 	}
 	notifyReloading()
-	cfg, err := m.opts.Load()
+	cfg, err := m.loadConfig() // the file, and the repository API's state over it
 	if err != nil {
 		return fmt.Errorf("the new config is invalid, the old one keeps serving:\n%w", err)
 	}
@@ -143,6 +143,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	}
 	m.generation.Add(1)
 	m.conf.Store(cfg)
+	m.repo.commit(cfg)
 	m.keys.Store(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.

@@ -27,12 +27,15 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 //     binary_data outputs;
 //   - classification: parameters.classification on a requested output;
 //   - model_configuration: GET /v2/models/{m}[/versions/{v}]/config;
+//   - model_repository: POST /v2/repository/index and
+//     /v2/repository/models/{m}/load|unload (the master's; with
+//     model_control: explicit for load and unload);
 //   - schedule_policy: the priority and timeout request parameters;
 //   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
 //
-// Not listed because not built: model_repository, sequence, parameters,
+// Not listed because not built: sequence, parameters,
 // system_shared_memory, cuda_shared_memory, trace, logging.
-var Extensions = []string{"binary_tensor_data", "classification", "model_configuration", "schedule_policy", "statistics"}
+var Extensions = []string{"binary_tensor_data", "classification", "model_configuration", "model_repository", "schedule_policy", "statistics"}
 
 // AppendServerMetadata appends the V2 server metadata response, listing
 // Extensions.

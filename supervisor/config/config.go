@@ -64,6 +64,13 @@ type Config struct {
 	// pool serves, a model that failed to load or warm up being
 	// unavailable on its own (see README).
 	StrictReadiness bool `yaml:"strict_readiness"`
+	// ModelControl is "none" (the file says what is served) or "explicit"
+	// (the repository API may load and unload models of the file at run
+	// time, Triton's --model-control-mode=explicit); see modelcontrol.go.
+	ModelControl string `yaml:"model_control"`
+	// StartupModels, with model_control explicit, are the models of the
+	// file that load without an API call; empty means every one.
+	StartupModels []string `yaml:"startup_models,flow"`
 	// Prep sizes the CPU stage.
 	Prep PrepConfig `yaml:"prep"`
 	// Infer sizes the inference stage.
@@ -226,6 +233,7 @@ func DefaultConfig() *Config {
 		MaxBodyBytes:    64 << 20,
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
+		ModelControl:    ModelControlNone,
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},

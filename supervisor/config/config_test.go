@@ -51,6 +51,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxBodyBytes:    64 << 20,
 		ShutdownTimeout: Duration{30 * time.Second},
 		BootTimeout:     Duration{120 * time.Second},
+		ModelControl:    ModelControlNone,
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: "auto",
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},

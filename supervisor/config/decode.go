@@ -85,6 +85,8 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"shutdown_timeout", d.duration(&c.ShutdownTimeout)},
 		{"boot_timeout", d.duration(&c.BootTimeout)},
 		{"strict_readiness", d.boolean(&c.StrictReadiness)},
+		{"model_control", d.str(&c.ModelControl)},
+		{"startup_models", d.strs(&c.StartupModels)},
 		{"models", func(n *yaml.Node, field string) { d.models(n, field, c) }},
 		{"prep", func(n *yaml.Node, field string) {
 			d.mapping(n, field, append([]configKey{

@@ -2,7 +2,9 @@
 // its sections), decoding with file and line for every value, validation,
 // the values resolved on the host ("auto" runtime dir, body budget), the
 // checks of the files a config names (models, labels, warm-up requests,
-// the ONNX Runtime library), and the placement plan's inputs (Host, Plan).
+// the ONNX Runtime library), the placement plan's inputs (Host, Plan), and
+// model_control (modelcontrol.go: whether the repository API may change the
+// models served; the master keeps that state, never this package).
 //
 // It imports affinity, internal/ort, internal/imageprep and yaml; never
 // worker and never supervisor. Turning a Config into worker specs is the master's job

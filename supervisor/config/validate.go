@@ -101,6 +101,7 @@ func (c *Config) validate() []error {
 	v.controlGroup(c.ControlGroup)
 	v.process(c)
 	v.models(c.Models)
+	v.modelControl(c)
 	v.prep(c.Prep)
 	v.infer(c.Infer)
 	v.recycle("prep", c.Prep.Recycle)

@@ -30,6 +30,10 @@ type Status struct {
 	Degraded []string `json:"degraded,omitempty"`
 	// Models is every configured model, ready or not and why.
 	Models []ModelState `json:"models,omitempty"`
+	// RepositoryAPI is what the repository API (model_control: explicit)
+	// changed over the config file, by model: "unloaded", "loaded",
+	// "loaded with a config override", or why it is not loaded.
+	RepositoryAPI map[string]string `json:"repository_api,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,9 @@ func (r *Report) WriteText(w io.Writer) {
 		if !ms.Ready {
 			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
 		}
+	}
+	if line := repositoryLine(st.RepositoryAPI); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	for _, op := range []*control.OpResult{st.LastReload, st.LastUpgrade} {
 		if op != nil {
@@ -135,4 +139,21 @@ func bytesIEC(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// repositoryLine lists what the repository API changed over the config
+// file ("" when nothing), sorted by model.
+func repositoryLine(api map[string]string) string {
+	if len(api) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(api))
+	for name := range api {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		names[i] = name + " (" + api[name] + ")"
+	}
+	return "repository API over the config file: " + strings.Join(names, ", ")
 }
