@@ -246,15 +246,8 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	}
 	if err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
-		switch {
-		case errors.Is(err, fasthttp.ErrTimeout):
-			return nil, fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
-		case errors.Is(err, lb.ErrNoBackend):
-			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
-			return nil, fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
-		default:
-			return nil, fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
-		}
+		status, err := sendFailure(ctx, err, timeout)
+		return nil, status, err
 	}
 	body, err := ho.reply(resp)
 	if err != nil {
@@ -274,6 +267,20 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}
 	return outs, fasthttp.StatusOK, nil
+}
+
+// sendFailure is the answer to a request that got no reply from an infer
+// worker: 504 past its timeout, 503 with Retry-After when no infer worker
+// could take it, 502 when the one that had it failed.
+func sendFailure(ctx *fasthttp.RequestCtx, err error, timeout time.Duration) (int, error) {
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout):
+		return fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
+	case errors.Is(err, lb.ErrNoBackend):
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+		return fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
+	}
+	return fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
 }
 
 // transportError answers errors fasthttp raises before the handler runs,
