@@ -75,6 +75,9 @@ type Master struct {
 	stopOnce sync.Once
 	stopCh   chan struct{}
 
+	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
+	grpc *grpcListener
+
 	// board is this master's scoreboard (nil without /dev/shm); sampled
 	// counts the requests considered for the sampled request log.
 	board   *board
@@ -222,8 +225,12 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if metrics, err = m.listenMetrics(); err != nil {
 		return err
 	}
+	if m.grpc, err = m.listenGRPC(); err != nil {
+		return err
+	}
 	if !up.HasParent() {
 		metrics.serve()
+		m.grpc.serve()
 		m.ctl.start()
 	}
 
@@ -242,6 +249,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		m.serving.Store(true)
 		serveFront()
 		metrics.serve()
+		m.grpc.serve()
 	}
 	if err == nil {
 		err = m.becomeReady()
@@ -584,11 +592,14 @@ func (m *Master) shutdown(front *fasthttp.Server, ln net.Listener) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	m.draining.Store(true)
+	grpcDrained := make(chan struct{})
+	go func() { defer close(grpcDrained); m.grpc.drain(ctx) }()
 	_ = ln.Close()
 	drain.WaitForClientsToLeave(front, min(timeout, drain.ClientGrace))
 	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
+	<-grpcDrained
 	m.serving.Store(false)
 	// Release the lb's connections to prep workers so their drains need
 	// not wait for them.
