@@ -34,7 +34,9 @@
 //     handshake time are capped; keepalive pings more often than
 //     MinPingInterval close the connection.
 //   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)
-//     until its context ends, then closes every connection.
+//     until its context ends, then closes every connection and returns
+//     without waiting for handlers still running (each is bounded by its
+//     request's deadline).
 //   - Nothing here holds a request's memory past its RPC: the HTTP request
 //     and response are the RPC's own, dropped when it returns.
 package grpcfront

@@ -94,9 +94,11 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Stop stops accepting and lets the RPCs in flight finish until ctx ends,
-// then closes every connection (their RPCs fail UNAVAILABLE). It closes
-// the listener given to Serve: after an upgrade, the new master holds its
-// own copy. It reports whether the drain finished in time.
+// then closes every connection (their RPCs fail UNAVAILABLE) and returns
+// at once: a handler still running is not waited for (it is bounded by
+// its own deadline, the lb's timeout). It closes the listener given to
+// Serve: after an upgrade, the new master holds its own copy. It reports
+// whether the drain finished in time.
 func (s *Server) Stop(ctx context.Context) bool {
 	done := make(chan struct{})
 	go func() {
@@ -107,8 +109,8 @@ func (s *Server) Stop(ctx context.Context) bool {
 	case <-done:
 		return true
 	case <-ctx.Done():
+		// GracefulStop, still running, returns once the handlers do.
 		s.srv.Stop()
-		<-done
 		return false
 	}
 }
