@@ -48,6 +48,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,
+		Admit:                m.admitMessage,
 		Log:                  m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: ln}, nil
@@ -97,6 +98,25 @@ func (m *Master) serveInternal(ctx *fasthttp.RequestCtx) {
 		m.serveLocal(ctx)
 	}
 	m.logRequest(ctx, time.Since(start))
+}
+
+// admitMessage is the part of decide an inference RPC's header can
+// settle before gRPC reads its message (up to max_body_bytes): readiness,
+// the API key (not its rate, which decide takes once per request) and
+// max_in_flight as it stands (decide takes the place). It holds nothing.
+func (m *Master) admitMessage(h *fasthttp.RequestHeader) (status int, msg string, retryAfter bool) {
+	if !m.serving.Load() {
+		return fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping", false
+	}
+	if ks := m.keys.Load(); ks != nil {
+		if _, r := ks.authenticate(h); r.status != 0 {
+			return r.status, r.msg, false
+		}
+	}
+	if limit := int64(m.cfg().Limits.MaxInFlight); limit > 0 && m.inFlight.Load() >= limit {
+		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit), true
+	}
+	return fasthttp.StatusOK, "", false
 }
 
 // grpcReloadable rejects a reload that changes the gRPC listener: its

@@ -214,6 +214,7 @@ func grpcErrors(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Conte
 		{"unknown model", ctx, &pb.ModelInferRequest{ModelName: "nope", Inputs: wrongShape.Inputs}, codes.NotFound},
 		{"a name that cleans to another", ctx, &pb.ModelInferRequest{ModelName: "nope/../mlp", Inputs: wrongShape.Inputs}, codes.NotFound},
 		{"no key", context.Background(), mlpRequest("e", seq(16, 1)), codes.Unauthenticated},
+		{"no key, 7 MiB (refused before it is read)", context.Background(), &pb.ModelInferRequest{ModelName: "mlp", Inputs: wrongShape.Inputs, RawInputContents: [][]byte{make([]byte, 7<<20)}}, codes.Unauthenticated},
 		{"wrong key", withKey(t, "x-api-key", "not-the-key-0123456789abcdef"), mlpRequest("e", seq(16, 1)), codes.Unauthenticated},
 		{"message over max_body_bytes", ctx, &pb.ModelInferRequest{ModelName: "mlp", Inputs: wrongShape.Inputs, RawInputContents: [][]byte{make([]byte, 9<<20)}}, codes.ResourceExhausted},
 		{"deadline", short, mlpRequest("e", seq(16, 1)), codes.DeadlineExceeded},

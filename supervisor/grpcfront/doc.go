@@ -28,7 +28,9 @@
 //     the body budget) and 429 RESOURCE_EXHAUSTED, other 503s (not ready,
 //     draining, no worker) UNAVAILABLE, 504 or a passed deadline
 //     DEADLINE_EXCEEDED.
-//   - A hostile client is bounded like an HTTP one: a message over
+//   - A hostile client is bounded like an HTTP one: an inference RPC is
+//     refused from its header (Options.Admit: no valid key, not serving,
+//     max_in_flight reached) before its message is read; a message over
 //     Options.MaxMessageBytes is refused by gRPC before it is decoded;
 //     streams per connection, connections, the header list and the
 //     handshake time are capped; keepalive pings more often than

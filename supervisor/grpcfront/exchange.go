@@ -51,11 +51,7 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 	h.SetRequestURI(path)
 	h.SetHost("grpc")
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		for _, f := range forwardedMetadata {
-			if v := md.Get(f.key); len(v) > 0 {
-				h.Set(f.header, v[0])
-			}
-		}
+		setForwarded(h, md)
 	}
 	if d, ok := ctx.Deadline(); ok {
 		left := time.Until(d)

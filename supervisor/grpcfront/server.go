@@ -38,6 +38,9 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection with no RPC for this long (0: never).
 	IdleTimeout time.Duration
+	// Admit, when set, refuses ModelInfer and ModelStreamInfer calls from
+	// their header, before their message is read (see AdmitFunc).
+	Admit AdmitFunc
 	// Log receives what the server reports; the zero Logger drops it.
 	Log zerolog.Logger
 }
@@ -70,6 +73,9 @@ func New(o Options) *Server {
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
+	}
+	if o.Admit != nil {
+		sopts = append(sopts, grpc.InTapHandle(tapHandle(o.Admit)))
 	}
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))

@@ -56,7 +56,7 @@ func (s *service) ModelReady(ctx context.Context, r *pb.ModelReadyRequest) (*pb.
 
 func (s *service) ready(ctx context.Context, path string) (bool, error) {
 	code, _, err := s.get(ctx, path)
-	if code == fasthttp.StatusServiceUnavailable && status.Code(err) == codes.Unavailable {
+	if code == fasthttp.StatusServiceUnavailable && ctx.Err() == nil {
 		return false, nil
 	}
 	return err == nil, err
