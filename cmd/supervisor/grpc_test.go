@@ -80,6 +80,7 @@ func TestGRPC(t *testing.T) {
 	t.Run("health and metadata", func(t *testing.T) { grpcMetadataRPCs(t, in, c, ctx) })
 	t.Run("infer", func(t *testing.T) { grpcInfer(t, in, c, ctx) })
 	t.Run("stream", func(t *testing.T) { grpcStream(t, c, ctx) })
+	t.Run("statistics", func(t *testing.T) { grpcStatistics(t, in, c, ctx) })
 	t.Run("errors", func(t *testing.T) { grpcErrors(t, c, ctx) })
 	t.Run("grpc.health.v1 and reflection", func(t *testing.T) { grpcHealthReflection(t, conn) })
 }
@@ -261,5 +262,36 @@ func grpcHealthReflection(t *testing.T, conn *grpc.ClientConn) {
 	}
 	if !found {
 		t.Errorf("reflection lists %v, without inference.GRPCInferenceService", r.GetListServicesResponse().GetService())
+	}
+}
+
+// grpcStatistics runs after the infer subtests: the counts are theirs, and
+// equal the HTTP route's.
+func grpcStatistics(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx context.Context) {
+	var httpStats struct {
+		ModelStats []struct {
+			Name           string
+			InferenceCount uint64 `json:"inference_count"`
+			InferenceStats struct {
+				Success struct{ Count uint64 }
+			} `json:"inference_stats"`
+		} `json:"model_stats"`
+	}
+	getJSON(t, in, "/v2/models/mlp/stats", &httpStats)
+	r, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "mlp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpStats.ModelStats
+	if len(r.ModelStats) != 1 || len(h) != 1 || r.ModelStats[0].Name != "mlp" || r.ModelStats[0].InferenceCount == 0 ||
+		r.ModelStats[0].InferenceCount != h[0].InferenceCount || r.ModelStats[0].InferenceStats.GetSuccess().GetCount() != h[0].InferenceStats.Success.Count {
+		t.Errorf("ModelStatistics = %v, GET /v2/models/mlp/stats = %+v", r, h)
+	}
+	all, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{})
+	if err != nil || len(all.ModelStats) != 1 {
+		t.Errorf("ModelStatistics of every model = %v, %v", all, err)
+	}
+	if _, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "nope"}); status.Code(err) != codes.NotFound {
+		t.Errorf("ModelStatistics(nope) = %v, want NOT_FOUND", err)
 	}
 }

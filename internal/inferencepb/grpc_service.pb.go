@@ -29,9 +29,10 @@
 // those of Triton's grpc_service.proto (triton-inference-server/common,
 // protobuf/grpc_service.proto, the copy in ../shared/proto/triton): they are
 // the wire contract, and TestDescriptorMatchesTriton checks them against
-// that copy. Messages and RPCs left out (ModelConfig, ModelStatistics, the
-// repository, shared-memory, trace and log calls) are not served yet;
-// clients generated from Triton's file get UNIMPLEMENTED for them.
+// that copy. RPCs left out (ModelConfig, the repository, shared-memory,
+// trace and log calls) are not served yet: clients generated from
+// Triton's file get UNIMPLEMENTED for them. Fields left out
+// (ModelStatistics' memory_usage and response_stats) are never sent.
 //
 // Regenerate the Go code with `make proto`.
 
@@ -1002,6 +1003,415 @@ func (x *ModelStreamInferResponse) GetInferResponse() *ModelInferResponse {
 	return nil
 }
 
+type ModelStatisticsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelStatisticsRequest) Reset() {
+	*x = ModelStatisticsRequest{}
+	mi := &file_grpc_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelStatisticsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelStatisticsRequest) ProtoMessage() {}
+
+func (x *ModelStatisticsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelStatisticsRequest.ProtoReflect.Descriptor instead.
+func (*ModelStatisticsRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ModelStatisticsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelStatisticsRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type StatisticDuration struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         uint64                 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	Ns            uint64                 `protobuf:"varint,2,opt,name=ns,proto3" json:"ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatisticDuration) Reset() {
+	*x = StatisticDuration{}
+	mi := &file_grpc_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticDuration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticDuration) ProtoMessage() {}
+
+func (x *StatisticDuration) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticDuration.ProtoReflect.Descriptor instead.
+func (*StatisticDuration) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StatisticDuration) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StatisticDuration) GetNs() uint64 {
+	if x != nil {
+		return x.Ns
+	}
+	return 0
+}
+
+type InferStatistics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Success       *StatisticDuration     `protobuf:"bytes,1,opt,name=success,proto3" json:"success,omitempty"`
+	Fail          *StatisticDuration     `protobuf:"bytes,2,opt,name=fail,proto3" json:"fail,omitempty"`
+	Queue         *StatisticDuration     `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
+	ComputeInput  *StatisticDuration     `protobuf:"bytes,4,opt,name=compute_input,json=computeInput,proto3" json:"compute_input,omitempty"`
+	ComputeInfer  *StatisticDuration     `protobuf:"bytes,5,opt,name=compute_infer,json=computeInfer,proto3" json:"compute_infer,omitempty"`
+	ComputeOutput *StatisticDuration     `protobuf:"bytes,6,opt,name=compute_output,json=computeOutput,proto3" json:"compute_output,omitempty"`
+	CacheHit      *StatisticDuration     `protobuf:"bytes,7,opt,name=cache_hit,json=cacheHit,proto3" json:"cache_hit,omitempty"`
+	CacheMiss     *StatisticDuration     `protobuf:"bytes,8,opt,name=cache_miss,json=cacheMiss,proto3" json:"cache_miss,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InferStatistics) Reset() {
+	*x = InferStatistics{}
+	mi := &file_grpc_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InferStatistics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InferStatistics) ProtoMessage() {}
+
+func (x *InferStatistics) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InferStatistics.ProtoReflect.Descriptor instead.
+func (*InferStatistics) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *InferStatistics) GetSuccess() *StatisticDuration {
+	if x != nil {
+		return x.Success
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetFail() *StatisticDuration {
+	if x != nil {
+		return x.Fail
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetQueue() *StatisticDuration {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetComputeInput() *StatisticDuration {
+	if x != nil {
+		return x.ComputeInput
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetComputeInfer() *StatisticDuration {
+	if x != nil {
+		return x.ComputeInfer
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetComputeOutput() *StatisticDuration {
+	if x != nil {
+		return x.ComputeOutput
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetCacheHit() *StatisticDuration {
+	if x != nil {
+		return x.CacheHit
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetCacheMiss() *StatisticDuration {
+	if x != nil {
+		return x.CacheMiss
+	}
+	return nil
+}
+
+type InferBatchStatistics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BatchSize     uint64                 `protobuf:"varint,1,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	ComputeInput  *StatisticDuration     `protobuf:"bytes,2,opt,name=compute_input,json=computeInput,proto3" json:"compute_input,omitempty"`
+	ComputeInfer  *StatisticDuration     `protobuf:"bytes,3,opt,name=compute_infer,json=computeInfer,proto3" json:"compute_infer,omitempty"`
+	ComputeOutput *StatisticDuration     `protobuf:"bytes,4,opt,name=compute_output,json=computeOutput,proto3" json:"compute_output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InferBatchStatistics) Reset() {
+	*x = InferBatchStatistics{}
+	mi := &file_grpc_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InferBatchStatistics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InferBatchStatistics) ProtoMessage() {}
+
+func (x *InferBatchStatistics) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InferBatchStatistics.ProtoReflect.Descriptor instead.
+func (*InferBatchStatistics) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *InferBatchStatistics) GetBatchSize() uint64 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+func (x *InferBatchStatistics) GetComputeInput() *StatisticDuration {
+	if x != nil {
+		return x.ComputeInput
+	}
+	return nil
+}
+
+func (x *InferBatchStatistics) GetComputeInfer() *StatisticDuration {
+	if x != nil {
+		return x.ComputeInfer
+	}
+	return nil
+}
+
+func (x *InferBatchStatistics) GetComputeOutput() *StatisticDuration {
+	if x != nil {
+		return x.ComputeOutput
+	}
+	return nil
+}
+
+// Triton's memory_usage (8) and response_stats (9) are not sent.
+type ModelStatistics struct {
+	state          protoimpl.MessageState  `protogen:"open.v1"`
+	Name           string                  `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version        string                  `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	LastInference  uint64                  `protobuf:"varint,3,opt,name=last_inference,json=lastInference,proto3" json:"last_inference,omitempty"`
+	InferenceCount uint64                  `protobuf:"varint,4,opt,name=inference_count,json=inferenceCount,proto3" json:"inference_count,omitempty"`
+	ExecutionCount uint64                  `protobuf:"varint,5,opt,name=execution_count,json=executionCount,proto3" json:"execution_count,omitempty"`
+	InferenceStats *InferStatistics        `protobuf:"bytes,6,opt,name=inference_stats,json=inferenceStats,proto3" json:"inference_stats,omitempty"`
+	BatchStats     []*InferBatchStatistics `protobuf:"bytes,7,rep,name=batch_stats,json=batchStats,proto3" json:"batch_stats,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ModelStatistics) Reset() {
+	*x = ModelStatistics{}
+	mi := &file_grpc_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelStatistics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelStatistics) ProtoMessage() {}
+
+func (x *ModelStatistics) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelStatistics.ProtoReflect.Descriptor instead.
+func (*ModelStatistics) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ModelStatistics) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelStatistics) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *ModelStatistics) GetLastInference() uint64 {
+	if x != nil {
+		return x.LastInference
+	}
+	return 0
+}
+
+func (x *ModelStatistics) GetInferenceCount() uint64 {
+	if x != nil {
+		return x.InferenceCount
+	}
+	return 0
+}
+
+func (x *ModelStatistics) GetExecutionCount() uint64 {
+	if x != nil {
+		return x.ExecutionCount
+	}
+	return 0
+}
+
+func (x *ModelStatistics) GetInferenceStats() *InferStatistics {
+	if x != nil {
+		return x.InferenceStats
+	}
+	return nil
+}
+
+func (x *ModelStatistics) GetBatchStats() []*InferBatchStatistics {
+	if x != nil {
+		return x.BatchStats
+	}
+	return nil
+}
+
+type ModelStatisticsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ModelStats    []*ModelStatistics     `protobuf:"bytes,1,rep,name=model_stats,json=modelStats,proto3" json:"model_stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelStatisticsResponse) Reset() {
+	*x = ModelStatisticsResponse{}
+	mi := &file_grpc_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelStatisticsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelStatisticsResponse) ProtoMessage() {}
+
+func (x *ModelStatisticsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelStatisticsResponse.ProtoReflect.Descriptor instead.
+func (*ModelStatisticsResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ModelStatisticsResponse) GetModelStats() []*ModelStatistics {
+	if x != nil {
+		return x.ModelStats
+	}
+	return nil
+}
+
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1013,7 +1423,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[15]
+	mi := &file_grpc_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1435,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[15]
+	mi := &file_grpc_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1485,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[16]
+	mi := &file_grpc_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1497,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[16]
+	mi := &file_grpc_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1558,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[17]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1570,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[17]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1613,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[21]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1625,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[21]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1789,41 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x19.inference.InferParameterR\x05value:\x028\x01\"\x85\x01\n" +
 	"\x18ModelStreamInferResponse\x12#\n" +
 	"\rerror_message\x18\x01 \x01(\tR\ferrorMessage\x12D\n" +
-	"\x0einfer_response\x18\x02 \x01(\v2\x1d.inference.ModelInferResponseR\rinferResponse2\xd9\x04\n" +
+	"\x0einfer_response\x18\x02 \x01(\v2\x1d.inference.ModelInferResponseR\rinferResponse\"F\n" +
+	"\x16ModelStatisticsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"9\n" +
+	"\x11StatisticDuration\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x0e\n" +
+	"\x02ns\x18\x02 \x01(\x04R\x02ns\"\xf2\x03\n" +
+	"\x0fInferStatistics\x126\n" +
+	"\asuccess\x18\x01 \x01(\v2\x1c.inference.StatisticDurationR\asuccess\x120\n" +
+	"\x04fail\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\x04fail\x122\n" +
+	"\x05queue\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\x05queue\x12A\n" +
+	"\rcompute_input\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInput\x12A\n" +
+	"\rcompute_infer\x18\x05 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
+	"\x0ecompute_output\x18\x06 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\x129\n" +
+	"\tcache_hit\x18\a \x01(\v2\x1c.inference.StatisticDurationR\bcacheHit\x12;\n" +
+	"\n" +
+	"cache_miss\x18\b \x01(\v2\x1c.inference.StatisticDurationR\tcacheMiss\"\x80\x02\n" +
+	"\x14InferBatchStatistics\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x01 \x01(\x04R\tbatchSize\x12A\n" +
+	"\rcompute_input\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInput\x12A\n" +
+	"\rcompute_infer\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
+	"\x0ecompute_output\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xbf\x02\n" +
+	"\x0fModelStatistics\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
+	"\x0elast_inference\x18\x03 \x01(\x04R\rlastInference\x12'\n" +
+	"\x0finference_count\x18\x04 \x01(\x04R\x0einferenceCount\x12'\n" +
+	"\x0fexecution_count\x18\x05 \x01(\x04R\x0eexecutionCount\x12C\n" +
+	"\x0finference_stats\x18\x06 \x01(\v2\x1a.inference.InferStatisticsR\x0einferenceStats\x12@\n" +
+	"\vbatch_stats\x18\a \x03(\v2\x1f.inference.InferBatchStatisticsR\n" +
+	"batchStats\"V\n" +
+	"\x17ModelStatisticsResponse\x12;\n" +
+	"\vmodel_stats\x18\x01 \x03(\v2\x1a.inference.ModelStatisticsR\n" +
+	"modelStats2\xb5\x05\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -1390,7 +1834,8 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\rModelMetadata\x12\x1f.inference.ModelMetadataRequest\x1a .inference.ModelMetadataResponse\"\x00\x12K\n" +
 	"\n" +
 	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00\x12[\n" +
-	"\x10ModelStreamInfer\x12\x1c.inference.ModelInferRequest\x1a#.inference.ModelStreamInferResponse\"\x00(\x010\x01B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
+	"\x10ModelStreamInfer\x12\x1c.inference.ModelInferRequest\x1a#.inference.ModelStreamInferResponse\"\x00(\x010\x01\x12Z\n" +
+	"\x0fModelStatistics\x12!.inference.ModelStatisticsRequest\x1a\".inference.ModelStatisticsResponse\"\x00B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -1404,7 +1849,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -1421,54 +1866,76 @@ var file_grpc_service_proto_goTypes = []any{
 	(*ModelInferRequest)(nil),                            // 12: inference.ModelInferRequest
 	(*ModelInferResponse)(nil),                           // 13: inference.ModelInferResponse
 	(*ModelStreamInferResponse)(nil),                     // 14: inference.ModelStreamInferResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 15: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 16: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 17: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 18: inference.ModelInferRequest.ParametersEntry
-	nil, // 19: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 20: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 21: inference.ModelInferResponse.InferOutputTensor
-	nil, // 22: inference.ModelInferResponse.ParametersEntry
-	nil, // 23: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*ModelStatisticsRequest)(nil),                       // 15: inference.ModelStatisticsRequest
+	(*StatisticDuration)(nil),                            // 16: inference.StatisticDuration
+	(*InferStatistics)(nil),                              // 17: inference.InferStatistics
+	(*InferBatchStatistics)(nil),                         // 18: inference.InferBatchStatistics
+	(*ModelStatistics)(nil),                              // 19: inference.ModelStatistics
+	(*ModelStatisticsResponse)(nil),                      // 20: inference.ModelStatisticsResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 21: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 22: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 23: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 24: inference.ModelInferRequest.ParametersEntry
+	nil, // 25: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 26: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 27: inference.ModelInferResponse.InferOutputTensor
+	nil, // 28: inference.ModelInferResponse.ParametersEntry
+	nil, // 29: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	15, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	15, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	18, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	16, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	17, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	22, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	21, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	21, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	21, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	24, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	22, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	23, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	28, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	27, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	19, // 8: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 9: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	20, // 10: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 11: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 12: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 13: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	23, // 14: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 15: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 16: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 17: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	0,  // 18: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 19: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 20: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 21: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 22: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 23: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 24: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	1,  // 25: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 26: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 27: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 28: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 29: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 30: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 31: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	16, // 8: inference.InferStatistics.success:type_name -> inference.StatisticDuration
+	16, // 9: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
+	16, // 10: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
+	16, // 11: inference.InferStatistics.compute_input:type_name -> inference.StatisticDuration
+	16, // 12: inference.InferStatistics.compute_infer:type_name -> inference.StatisticDuration
+	16, // 13: inference.InferStatistics.compute_output:type_name -> inference.StatisticDuration
+	16, // 14: inference.InferStatistics.cache_hit:type_name -> inference.StatisticDuration
+	16, // 15: inference.InferStatistics.cache_miss:type_name -> inference.StatisticDuration
+	16, // 16: inference.InferBatchStatistics.compute_input:type_name -> inference.StatisticDuration
+	16, // 17: inference.InferBatchStatistics.compute_infer:type_name -> inference.StatisticDuration
+	16, // 18: inference.InferBatchStatistics.compute_output:type_name -> inference.StatisticDuration
+	17, // 19: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
+	18, // 20: inference.ModelStatistics.batch_stats:type_name -> inference.InferBatchStatistics
+	19, // 21: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
+	25, // 22: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 23: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	26, // 24: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 25: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 26: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 27: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	29, // 28: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 29: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 30: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 31: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	0,  // 32: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 33: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 34: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 35: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 36: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 37: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 38: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 39: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	1,  // 40: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 41: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 42: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 43: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 44: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 45: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 46: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	20, // 47: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	40, // [40:48] is the sub-list for method output_type
+	32, // [32:40] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -1489,7 +1956,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

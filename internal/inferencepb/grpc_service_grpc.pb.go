@@ -29,9 +29,10 @@
 // those of Triton's grpc_service.proto (triton-inference-server/common,
 // protobuf/grpc_service.proto, the copy in ../shared/proto/triton): they are
 // the wire contract, and TestDescriptorMatchesTriton checks them against
-// that copy. Messages and RPCs left out (ModelConfig, ModelStatistics, the
-// repository, shared-memory, trace and log calls) are not served yet;
-// clients generated from Triton's file get UNIMPLEMENTED for them.
+// that copy. RPCs left out (ModelConfig, the repository, shared-memory,
+// trace and log calls) are not served yet: clients generated from
+// Triton's file get UNIMPLEMENTED for them. Fields left out
+// (ModelStatistics' memory_usage and response_stats) are never sent.
 //
 // Regenerate the Go code with `make proto`.
 
@@ -63,6 +64,7 @@ const (
 	GRPCInferenceService_ModelMetadata_FullMethodName    = "/inference.GRPCInferenceService/ModelMetadata"
 	GRPCInferenceService_ModelInfer_FullMethodName       = "/inference.GRPCInferenceService/ModelInfer"
 	GRPCInferenceService_ModelStreamInfer_FullMethodName = "/inference.GRPCInferenceService/ModelStreamInfer"
+	GRPCInferenceService_ModelStatistics_FullMethodName  = "/inference.GRPCInferenceService/ModelStatistics"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -85,6 +87,9 @@ type GRPCInferenceServiceClient interface {
 	// ModelInfer for each request of the stream; each answer carries either
 	// a response or an error_message.
 	ModelStreamInfer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ModelInferRequest, ModelStreamInferResponse], error)
+	// GET /v2/models/{name}[/versions/{v}]/stats, or /v2/models/stats for
+	// every model when name is empty.
+	ModelStatistics(ctx context.Context, in *ModelStatisticsRequest, opts ...grpc.CallOption) (*ModelStatisticsResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -168,6 +173,16 @@ func (c *gRPCInferenceServiceClient) ModelStreamInfer(ctx context.Context, opts 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GRPCInferenceService_ModelStreamInferClient = grpc.BidiStreamingClient[ModelInferRequest, ModelStreamInferResponse]
 
+func (c *gRPCInferenceServiceClient) ModelStatistics(ctx context.Context, in *ModelStatisticsRequest, opts ...grpc.CallOption) (*ModelStatisticsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelStatisticsResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_ModelStatistics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -188,6 +203,9 @@ type GRPCInferenceServiceServer interface {
 	// ModelInfer for each request of the stream; each answer carries either
 	// a response or an error_message.
 	ModelStreamInfer(grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]) error
+	// GET /v2/models/{name}[/versions/{v}]/stats, or /v2/models/stats for
+	// every model when name is empty.
+	ModelStatistics(context.Context, *ModelStatisticsRequest) (*ModelStatisticsResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -218,6 +236,9 @@ func (UnimplementedGRPCInferenceServiceServer) ModelInfer(context.Context, *Mode
 }
 func (UnimplementedGRPCInferenceServiceServer) ModelStreamInfer(grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]) error {
 	return status.Error(codes.Unimplemented, "method ModelStreamInfer not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) ModelStatistics(context.Context, *ModelStatisticsRequest) (*ModelStatisticsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModelStatistics not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -355,6 +376,24 @@ func _GRPCInferenceService_ModelStreamInfer_Handler(srv interface{}, stream grpc
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GRPCInferenceService_ModelStreamInferServer = grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]
 
+func _GRPCInferenceService_ModelStatistics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModelStatisticsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).ModelStatistics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_ModelStatistics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).ModelStatistics(ctx, req.(*ModelStatisticsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -385,6 +424,10 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ModelInfer",
 			Handler:    _GRPCInferenceService_ModelInfer_Handler,
+		},
+		{
+			MethodName: "ModelStatistics",
+			Handler:    _GRPCInferenceService_ModelStatistics_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -6,6 +6,8 @@
 //   - ServerLive, ServerReady: GET /v2/health/live, /v2/health/ready.
 //   - ModelReady, ModelMetadata: GET /v2/models/{m}[/versions/{v}][/ready].
 //   - ServerMetadata: GET /v2.
+//   - ModelStatistics: GET /v2/models/{m}[/versions/{v}]/stats, or
+//     /v2/models/stats for every model.
 //   - ModelInfer (and each request of ModelStreamInfer): POST
 //     /v2/models/{m}[/versions/{v}]/infer with the binary tensor data
 //     extension: a JSON header (Inference-Header-Content-Length) followed
