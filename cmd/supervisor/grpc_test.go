@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +73,10 @@ func httpBinaryInfer(t *testing.T, in *instance, x []byte) []byte {
 // ModelInfer's output bit-identical to the HTTP binary path's, each mapped
 // error code, auth through both metadata keys, health and reflection.
 func TestGRPC(t *testing.T) {
+	// max_in_flight 1: the subtests send one request at a time, and
+	// "busy" fills the one place with an HTTP request.
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
-		extra: "auth:\n  api_keys: [\"" + grpcTestKey + "\"]\n"})
+		extra: "auth:\n  api_keys: [\"" + grpcTestKey + "\"]\nlimits:\n  max_in_flight: 1\n"})
 	conn := dialGRPC(t, in)
 	c := pb.NewGRPCInferenceServiceClient(conn)
 	ctx := withKey(t, "authorization", "Bearer "+grpcTestKey)
@@ -83,6 +87,30 @@ func TestGRPC(t *testing.T) {
 	t.Run("statistics", func(t *testing.T) { grpcStatistics(t, in, c, ctx) })
 	t.Run("errors", func(t *testing.T) { grpcErrors(t, c, ctx) })
 	t.Run("grpc.health.v1 and reflection", func(t *testing.T) { grpcHealthReflection(t, conn) })
+	t.Run("busy", func(t *testing.T) { grpcBusy(t, in, c, ctx) })
+}
+
+// grpcBusy: while an HTTP request whose body never comes holds the one
+// max_in_flight place, ModelInfer is RESOURCE_EXHAUSTED (HTTP's 503 with
+// Retry-After); once it leaves, ModelInfer succeeds again.
+func grpcBusy(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx context.Context) {
+	conn := in.dial(t)
+	if _, err := fmt.Fprintf(conn, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Length: 100\r\n\r\n", grpcTestKey); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	pollUntil(t, 30*time.Second, "ModelInfer is RESOURCE_EXHAUSTED while the place is held", func() bool {
+		_, last = c.ModelInfer(ctx, mlpRequest("busy", seq(16, 1)))
+		return status.Code(last) == codes.ResourceExhausted
+	})
+	if !strings.Contains(status.Convert(last).Message(), "max_in_flight") {
+		t.Errorf("the refusal does not say why: %v", last)
+	}
+	conn.Close()
+	pollUntil(t, 30*time.Second, "ModelInfer succeeds once the place is free", func() bool {
+		_, last = c.ModelInfer(ctx, mlpRequest("free", seq(16, 1)))
+		return last == nil
+	})
 }
 
 func grpcMetadataRPCs(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx context.Context) {
