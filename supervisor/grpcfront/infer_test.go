@@ -109,7 +109,7 @@ func TestDecodeInferResponseRefuses(t *testing.T) {
 		"length past body":  {h, strconv.Itoa(len(h) + 1)},
 		"size past body":    {append(h, 1, 2, 3, 4), strconv.Itoa(len(h))},
 		"not JSON":          {[]byte("nope"), "4"},
-		"output not binary": {[]byte(`{"outputs":[{"name":"a","data":[1]}]}`), "38"},
+		"output not binary": {[]byte(notBinary), strconv.Itoa(len(notBinary))},
 	} {
 		if _, err := decodeInferResponse(tc.body, []byte(tc.length)); status.Code(err) != codes.Internal {
 			t.Errorf("%s: %v, want INTERNAL", name, err)
