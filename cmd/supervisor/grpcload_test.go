@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
@@ -101,4 +104,49 @@ func TestGRPCReloadAndUpgradeUnderLoad(t *testing.T) {
 	if out, err := in.cli("stop"); err != nil {
 		t.Fatalf("stop the upgraded master: %v\n%s", err, out)
 	}
+}
+
+// TestGRPCStopDrains: an RPC in flight when the master is told to stop
+// (here: waiting in the batcher's queue) is answered; meanwhile the gRPC
+// listener is closed, so a new connection's RPC is UNAVAILABLE; the master
+// then exits 0.
+func TestGRPCStopDrains(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		batching: map[string]string{"mlp": "{max_batch_size: 8, max_queue_delay: 3s}"}})
+	c := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	answered := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := c.ModelInfer(ctx, mlpRequest("in-flight", seq(16, 1)))
+		answered <- err
+	}()
+	pollUntil(t, 30*time.Second, "the RPC waits in the batcher's queue", func() bool {
+		var st struct {
+			ModelStats []struct {
+				QueueDepth int `json:"queue_depth"`
+			} `json:"model_stats"`
+		}
+		code, body, _ := in.get("/v2/models/mlp/stats")
+		return code == 200 && json.Unmarshal(body, &st) == nil && len(st.ModelStats) == 1 && st.ModelStats[0].QueueDepth > 0
+	})
+	if err := in.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	pollUntil(t, 30*time.Second, "a new connection's RPC is UNAVAILABLE while the master drains", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, last = pb.NewGRPCInferenceServiceClient(dialGRPC(t, in)).ServerLive(ctx, &pb.ServerLiveRequest{})
+		return status.Code(last) == codes.Unavailable
+	})
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("the RPC in flight during the stop failed: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the RPC in flight was not answered within 60s of the stop")
+	}
+	in.waitExit(30 * time.Second)
 }
