@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -92,25 +94,45 @@ func TestGRPC(t *testing.T) {
 
 // grpcBusy: while an HTTP request whose body never comes holds the one
 // max_in_flight place, ModelInfer is RESOURCE_EXHAUSTED (HTTP's 503 with
-// Retry-After); once it leaves, ModelInfer succeeds again.
+// Retry-After); once it leaves, ModelInfer succeeds again. A ModelInfer in
+// flight when the HTTP header arrives gets the place instead, and the HTTP
+// request is refused: then the holder is sent again.
 func grpcBusy(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx context.Context) {
-	conn := in.dial(t)
-	if _, err := fmt.Fprintf(conn, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Length: 100\r\n\r\n", grpcTestKey); err != nil {
-		t.Fatal(err)
+	var holder net.Conn
+	hold := func() {
+		if holder != nil {
+			holder.Close()
+		}
+		holder = in.dial(t)
+		if _, err := fmt.Fprintf(holder, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Length: 100\r\n\r\n", grpcTestKey); err != nil {
+			t.Fatal(err)
+		}
 	}
+	hold()
 	var last error
 	pollUntil(t, 30*time.Second, "ModelInfer is RESOURCE_EXHAUSTED while the place is held", func() bool {
+		// The holder is answered only when it was refused.
+		_ = holder.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, err := holder.Read(make([]byte, 1)); n > 0 || !isTimeout(err) {
+			hold()
+			return false
+		}
 		_, last = c.ModelInfer(ctx, mlpRequest("busy", seq(16, 1)))
 		return status.Code(last) == codes.ResourceExhausted
 	})
 	if !strings.Contains(status.Convert(last).Message(), "max_in_flight") {
 		t.Errorf("the refusal does not say why: %v", last)
 	}
-	conn.Close()
+	holder.Close()
 	pollUntil(t, 30*time.Second, "ModelInfer succeeds once the place is free", func() bool {
 		_, last = c.ModelInfer(ctx, mlpRequest("free", seq(16, 1)))
 		return last == nil
 	})
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func grpcMetadataRPCs(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx context.Context) {
@@ -175,9 +197,13 @@ func grpcInfer(t *testing.T, in *instance, c pb.GRPCInferenceServiceClient, ctx 
 	if len(want) != 16 || bytes.Equal(want, make([]byte, 16)) {
 		t.Fatalf("the HTTP answer is not 4 non-zero FP32 values: %x", want)
 	}
-	raw, err := c.ModelInfer(ctx, mlpRequest("raw-1", x))
+	var hdr metadata.MD
+	raw, err := c.ModelInfer(metadata.AppendToOutgoingContext(ctx, "x-request-id", "trace-7"), mlpRequest("raw-1", x), grpc.Header(&hdr))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := hdr.Get("x-request-id"); len(got) != 1 || got[0] != "trace-7" {
+		t.Errorf("x-request-id answered %v, want the client's trace-7", got)
 	}
 	if raw.ModelName != "mlp" || raw.Id != "raw-1" || len(raw.Outputs) != 1 || raw.Outputs[0].Name != "y" ||
 		raw.Outputs[0].Datatype != "FP32" || len(raw.Outputs[0].Shape) != 2 || raw.Outputs[0].Shape[1] != 4 {

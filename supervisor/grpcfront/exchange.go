@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -74,9 +75,18 @@ func (x *exchange) setBody(body []byte, headerLen int) {
 
 // do hands the request to h and returns the answer's status and body, or
 // the gRPC error an answer other than 200 maps to (see Code).
+//
+// The answer's X-Request-Id (the client's x-request-id, or the lb's new
+// one) is sent back as the x-request-id header metadata of a unary RPC,
+// so a client can find its request in the master's and workers' logs.
 func (x *exchange) do(ctx context.Context, h fasthttp.RequestHandler) (int, []byte, error) {
 	h(&x.ctx)
 	resp := &x.ctx.Response
+	if id := resp.Header.Peek(requestIDHeader); len(id) > 0 {
+		// Refused for a stream once its header is sent: the first
+		// request's id is the stream's.
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", string(id)))
+	}
 	code := resp.StatusCode()
 	if code == fasthttp.StatusOK {
 		return code, resp.Body(), nil
