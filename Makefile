@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile
+.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile proto
 
 all: build
 
@@ -82,6 +82,11 @@ install: build $(ORT_LIB) $(MODELS)
 ## fuzz: every fuzz target for FUZZTIME (default 20s) each; crashers become seeds
 fuzz: setup
 	scripts/fuzz
+
+## proto: regenerate internal/inferencepb (the gRPC API's Go code) from its .proto;
+## installs Debian's protobuf-compiler when protoc is missing
+proto:
+	scripts/proto
 
 ## lint: gofmt, go vet, staticcheck
 lint:

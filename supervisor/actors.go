@@ -56,6 +56,7 @@ func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metricsSe
 	if metrics != nil {
 		addServer(&g, ms.front, metrics.serve)
 	}
+	addServer(&g, ms.front, m.grpc.serve) // nil-safe: grpc.listen ""
 	addServer(&g, ms.ctl, m.ctl.start)
 	return &g
 }
@@ -226,11 +227,14 @@ func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	m.draining.Store(true)
+	grpcDrained := make(chan struct{}) // the gRPC listener drains alongside
+	go func() { defer close(grpcDrained); m.grpc.drain(ctx) }()
 	_ = ln.Close()
 	drain.WaitForClientsToLeave(front, min(timeout, drain.ClientGrace))
 	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
+	<-grpcDrained
 	m.serving.Store(false)
 	// Release the lb's connections to prep workers so their drains need
 	// not wait for them.

@@ -86,9 +86,24 @@ func (ks *apiKeys) verify(h *fasthttp.RequestHeader, path string) refusal {
 	if ks == nil || (ks.exemptHealth && strings.HasPrefix(path, "/v2/health/")) {
 		return refusal{}
 	}
+	match, r := ks.authenticate(h)
+	if r.status != 0 {
+		return r
+	}
+	if match.limiter != nil && !match.limiter.Allow() {
+		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
+			msg: "rate limit exceeded for this API key"}
+	}
+	return refusal{}
+}
+
+// authenticate finds the key the header presents (401 without a valid
+// one), taking nothing from its rate: the gRPC listener asks it before it
+// reads a message, and verify again, rate included, once it has.
+func (ks *apiKeys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
 	key := presentedKey(h)
 	if key == nil {
-		return refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,
+		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,
 			msg: "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>"}
 	}
 	digest := sha256.Sum256(key)
@@ -100,14 +115,10 @@ func (ks *apiKeys) verify(h *fasthttp.RequestHeader, path string) refusal {
 		}
 	}
 	if match == nil {
-		return refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate,
+		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate,
 			value: `Bearer realm="supervisor", error="invalid_token"`, msg: "invalid API key"}
 	}
-	if match.limiter != nil && !match.limiter.Allow() {
-		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
-			msg: "rate limit exceeded for this API key"}
-	}
-	return refusal{}
+	return match, refusal{}
 }
 
 // presentedKey is the key from "Authorization: Bearer <key>" or

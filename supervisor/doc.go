@@ -3,8 +3,10 @@
 // keeps every worker position filled with a ready worker, serves the public
 // listener through the least-connections lb, answers the control socket
 // (the server; the contract and client are supervisor/control), serves
-// the metrics listener (what it renders is supervisor/status), reloads,
-// upgrades, and stops everything in order.
+// the metrics listener (what it renders is supervisor/status) and the gRPC
+// listener (supervisor/grpcfront, whose RPCs come back as V2 HTTP requests
+// through serveInternal: the same admission and lb), reloads, upgrades,
+// and stops everything in order.
 //
 // Run is a group of actors (actors.go, oklog/run): signals (stop requests,
 // SIGHUP, SIGUSR2, systemd's watchdog), front (the public listener),
@@ -34,7 +36,7 @@
 // scoreboard's header carries the one in force, so a record of an older
 // generation is recognisably stale.
 //
-// What a reload may change: everything but listen, metrics.listen,
+// What a reload may change: everything but listen, metrics.listen, grpc,
 // workers.user/group and runtime_dir (reloadable refuses those: they
 // need an upgrade or a restart, and nothing changes). The first
 // min(old, new) positions of each pool are kept: a position whose worker spec is

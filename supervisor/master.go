@@ -74,6 +74,9 @@ type Master struct {
 	stopOnce sync.Once
 	stopCh   chan struct{}
 
+	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
+	grpc *grpcListener
+
 	// board is this master's scoreboard (nil without /dev/shm); sampled
 	// counts the requests considered for the sampled request log.
 	board   *board
@@ -202,6 +205,10 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	defer metrics.close() // likewise, and before the control socket
+	if m.grpc, err = m.listenGRPC(); err != nil {
+		return err
+	}
+	defer m.grpc.close() // drained with the front; closed here on every other path
 	return m.actors(ctx, m.capConnections(tcp, cfg.Limits.MaxConnections), metrics).Run()
 }
 

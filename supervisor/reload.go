@@ -167,6 +167,9 @@ func reloadable(old, cfg *config.Config) error {
 	if err := metricsReloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}
+	if err := grpcReloadable(old, cfg); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -141,5 +141,7 @@ placement:
   overcommit: true
 metrics:
   listen: 127.0.0.1:%d
-`, l.Port, l.RuntimeDir, f.lib, f.bootTimeout, conformance.ConfigModels(cases, warmups), l.MetricsPort), nil
+grpc:
+  listen: 127.0.0.1:%d
+`, l.Port, l.RuntimeDir, f.lib, f.bootTimeout, conformance.ConfigModels(cases, warmups), l.MetricsPort, l.GRPCPort), nil
 }

@@ -67,8 +67,10 @@ auth:
   api_keys: [%s]
 metrics:
   listen: 127.0.0.1:%d
+grpc:
+  listen: 127.0.0.1:%d
 `, l.Port, l.RuntimeDir, o.ortLib, o.maxBody, filepath.Join(o.modelsDir, "mlp.onnx"), image, o.prepWorkers,
-		o.budget, o.bodyTimeout, o.readTimeout, apiKey, l.MetricsPort)
+		o.budget, o.bodyTimeout, o.readTimeout, apiKey, l.MetricsPort, l.GRPCPort)
 }
 
 // startServer writes the config, starts the binary and waits until

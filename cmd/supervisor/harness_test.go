@@ -76,6 +76,7 @@ type instance struct {
 	config     string
 	url        string
 	metricsURL string
+	grpcAddr   string // the gRPC listener's host:port
 	runtimeDir string
 	log        *logFile
 
@@ -194,6 +195,8 @@ func startInstance(t *testing.T, o options) *instance {
 	// Each instance its own metrics port: the default 8002 is shared.
 	metricsPort := freePort(t)
 	in.metricsURL = fmt.Sprintf("http://127.0.0.1:%d", metricsPort)
+	// And its own gRPC port: the default 8001 is shared too.
+	in.grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s
@@ -216,8 +219,10 @@ placement:
   overcommit: true
 metrics:
   listen: 127.0.0.1:%d
+grpc:
+  listen: %s
 %s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
-		o.prepWorkers, o.prepCPUs, o.recycle, o.prepSection, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, o.extra)
+		o.prepWorkers, o.prepCPUs, o.recycle, o.prepSection, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, in.grpcAddr, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,9 @@
 // and the hostile-client suite (cmd/hostile).
 //
 // Contract:
-//   - Start makes a fresh temp dir (Server.Dir), picks two free loopback
-//     ports (public and metrics), asks the caller's Options.Config for the
-//     YAML text, writes it into Dir, and starts `BIN run -c CONFIG` with
+//   - Start makes a fresh temp dir (Server.Dir), picks three free loopback
+//     ports (public, metrics and gRPC), asks the caller's Options.Config
+//     for the YAML text, writes it into Dir, and starts `BIN run -c CONFIG` with
 //     stdout and stderr going to Server.Log inside Dir. It does not wait for
 //     readiness; a failed Start leaves no dir and no process behind.
 //   - Server.Exited is closed once the process has exited and been reaped;

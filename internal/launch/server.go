@@ -17,6 +17,7 @@ type Layout struct {
 	RuntimeDir  string // Dir/run: for the config's runtime_dir
 	Port        int    // free loopback port for listen
 	MetricsPort int    // free loopback port for metrics.listen
+	GRPCPort    int    // free loopback port for grpc.listen
 }
 
 // Options say what to start.
@@ -97,7 +98,11 @@ func layout(dir string) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	return Layout{Dir: dir, RuntimeDir: filepath.Join(dir, "run"), Port: port, MetricsPort: mport}, nil
+	gport, err := freePort()
+	if err != nil {
+		return Layout{}, err
+	}
+	return Layout{Dir: dir, RuntimeDir: filepath.Join(dir, "run"), Port: port, MetricsPort: mport, GRPCPort: gport}, nil
 }
 
 // exec starts the process and the goroutine that reaps it.

@@ -29,7 +29,8 @@ prep: {workers: 1}
 infer: {workers: 1, intra_op_threads: 1}
 placement: {overcommit: true}
 metrics: {listen: "127.0.0.1:%d"}
-`, l.Port, l.RuntimeDir, lib, filepath.Join(models, "mlp.onnx"), l.MetricsPort), nil
+grpc: {listen: "127.0.0.1:%d"}
+`, l.Port, l.RuntimeDir, lib, filepath.Join(models, "mlp.onnx"), l.MetricsPort, l.GRPCPort), nil
 	}
 }
 

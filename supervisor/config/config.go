@@ -83,6 +83,8 @@ type Config struct {
 	Auth AuthConfig `yaml:"auth"`
 	// Metrics is the /metrics and /status listener.
 	Metrics MetricsConfig `yaml:"metrics"`
+	// GRPC is the KServe V2 gRPC listener.
+	GRPC GRPCConfig `yaml:"grpc"`
 	// RequestLog logs slow requests and a sample of the others.
 	RequestLog RequestLogConfig `yaml:"request_log"`
 	// Placement reserves CPUs for the master and sets NUMA memory policy
@@ -249,6 +251,7 @@ func DefaultConfig() *Config {
 		Limits:     defaultLimits(),
 		Auth:       defaultAuth(),
 		Metrics:    defaultMetrics(),
+		GRPC:       defaultGRPC(),
 		RequestLog: defaultRequestLog(),
 		Placement:  PlacementConfig{MasterCPUs: autoValue, NUMAMemory: "none"},
 	}

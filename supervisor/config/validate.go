@@ -108,6 +108,7 @@ func (c *Config) validate() []error {
 	v.recycle("infer", c.Infer.Recycle)
 	v.workers(c.Workers)
 	v.metrics(c)
+	v.grpc(c)
 	v.placement(c)
 	return v.errs
 }

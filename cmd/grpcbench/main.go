@@ -1,0 +1,69 @@
+// Command grpcbench measures one model served over gRPC (ModelInfer with
+// raw_input_contents) against the same model over HTTP with the binary
+// tensor extension, side by side in one run: for each concurrency, both
+// protocols in turn, each for the same duration, printing requests/s,
+// p50 and p99 latency and the master's CPU time per request (from
+// /proc/PID/stat, utime+stime), so that the cost of turning an RPC into
+// the HTTP request the prep workers take is a number.
+//
+//	grpcbench -http 127.0.0.1:8000 -grpc 127.0.0.1:8001 -model mlp -pid $(pgrep -o supervisor) -c 1,64 -d 10s
+//
+// Each client sends one request at a time. HTTP clients have one
+// connection each; gRPC clients share -grpc-conns connections (gRPC
+// multiplexes its streams, as tritonclient.grpc does over one channel).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	httpAddr := flag.String("http", "127.0.0.1:8000", "the supervisor's HTTP host:port")
+	grpcAddr := flag.String("grpc", "127.0.0.1:8001", "the supervisor's gRPC host:port")
+	model := flag.String("model", "mlp", "the model to infer with; its inputs are filled from its metadata (dynamic dimensions = 1)")
+	pid := flag.Int("pid", 0, "the master's pid, for its CPU time per request (0: not measured)")
+	concs := flag.String("c", "1,64", "comma-separated concurrencies")
+	dur := flag.Duration("d", 10*time.Second, "how long each protocol runs at each concurrency")
+	conns := flag.Int("grpc-conns", 1, "gRPC connections the clients share")
+	flag.Parse()
+	if err := run(*httpAddr, *grpcAddr, *model, *pid, *concs, *dur, *conns); err != nil {
+		fmt.Fprintln(os.Stderr, "grpcbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(httpAddr, grpcAddr, model string, pid int, concs string, dur time.Duration, conns int) error {
+	in, err := modelInputs(httpAddr, model)
+	if err != nil {
+		return err
+	}
+	h := newHTTPTarget(httpAddr, model, in)
+	g, err := newGRPCTarget(grpcAddr, model, in, conns)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	fmt.Printf("model %s, %s per run, gRPC over %d connection(s)\n", model, dur, conns)
+	fmt.Printf("%-5s %5s %9s %9s %9s %9s %8s %14s\n", "proto", "conc", "requests", "errors", "req/s", "p50_ms", "p99_ms", "master_us/req")
+	for _, f := range strings.Split(concs, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 1 {
+			return fmt.Errorf("-c: %q is not a concurrency", f)
+		}
+		for _, t := range []target{h, g} {
+			r := measure(t, c, dur, pid)
+			fmt.Printf("%-5s %5d %9d %9d %9.0f %9.3f %8.3f %14s\n", t.name(), c, r.n, r.errors, r.rps(), ms(r.p50), ms(r.p99), r.cpuPerRequest())
+			if r.firstErr != nil {
+				fmt.Printf("      first error: %v\n", r.firstErr)
+			}
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

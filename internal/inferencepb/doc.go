@@ -1,0 +1,17 @@
+// Package inferencepb is the Go code generated from grpc_service.proto:
+// the messages and the GRPCInferenceService of the KServe V2 gRPC protocol
+// as Triton defines it, for the subset supervisor serves.
+//
+// The .proto, not this package, is the contract: its package, service,
+// message and field names, numbers, types and labels are Triton's, so
+// that clients generated from Triton's own grpc_service.proto
+// (tritonclient.grpc, perf_analyzer, KServe's clients) speak to
+// supervisor unchanged. TestDescriptorMatchesTriton holds it to the copy
+// of Triton's file in ../shared/proto/triton. The package is internal
+// because nothing outside this module should depend on its Go API; other
+// programs generate their own code from either .proto.
+//
+// The generated files are committed; `make proto` regenerates them with
+// Debian's protoc and the protoc-gen-go and protoc-gen-go-grpc versions
+// pinned in scripts/proto. Do not edit them by hand.
+package inferencepb

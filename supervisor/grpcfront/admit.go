@@ -1,0 +1,55 @@
+package grpcfront
+
+import (
+	"context"
+
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+)
+
+// AdmitFunc decides, from an inference RPC's header alone, whether its
+// message may be read: it answers as the public listener's header-time
+// decision would (200 to go on; otherwise the status, the V2 error message
+// and whether the refusal means "busy, retry"), and holds nothing. The
+// RPC is decided again, fully, once its message is in (Handler).
+type AdmitFunc func(h *fasthttp.RequestHeader) (httpStatus int, msg string, retryAfter bool)
+
+// carriesTensors are the RPCs whose messages may be up to MaxMessageBytes.
+var carriesTensors = map[string]bool{
+	"/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelInfer":       true,
+	"/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelStreamInfer": true,
+}
+
+// tapHandle refuses an inference RPC before gRPC reads its message when
+// admit says so: gRPC receives a whole message before a handler runs, so
+// without it a client with no valid key, or one calling while the master
+// is not serving or is at max_in_flight, would make the master hold up to
+// MaxMessageBytes per stream first. gRPC runs it on the connection's
+// reader goroutine: admit must not block.
+func tapHandle(admit AdmitFunc) tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		if !carriesTensors[info.FullMethodName] {
+			return ctx, nil
+		}
+		var h fasthttp.RequestHeader
+		setForwarded(&h, info.Header)
+		code, msg, retry := admit(&h)
+		if code == fasthttp.StatusOK {
+			return ctx, nil
+		}
+		return ctx, status.Error(Code(code, retry, nil), msg)
+	}
+}
+
+// setForwarded copies the forwarded metadata (API key, request id) to h.
+func setForwarded(h *fasthttp.RequestHeader, md metadata.MD) {
+	for _, f := range forwardedMetadata {
+		if v := md.Get(f.key); len(v) > 0 {
+			h.Set(f.header, v[0])
+		}
+	}
+}

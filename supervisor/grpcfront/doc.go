@@ -1,0 +1,46 @@
+// Package grpcfront serves KServe V2 over gRPC (inference.GRPCInferenceService,
+// Triton's protocol, generated in internal/inferencepb) by turning every RPC
+// into the V2 HTTP request that answers it and handing that request to the
+// master's Handler: there is no second way to the workers.
+//
+//   - ServerLive, ServerReady: GET /v2/health/live, /v2/health/ready.
+//   - ModelReady, ModelMetadata: GET /v2/models/{m}[/versions/{v}][/ready].
+//   - ServerMetadata: GET /v2.
+//   - ModelStatistics: GET /v2/models/{m}[/versions/{v}]/stats, or
+//     /v2/models/stats for every model.
+//   - ModelInfer (and each request of ModelStreamInfer): POST
+//     /v2/models/{m}[/versions/{v}]/infer with the binary tensor data
+//     extension: a JSON header (Inference-Header-Content-Length) followed
+//     by every input's bytes, raw_input_contents as they are and typed
+//     contents packed little-endian (BYTES as 4-byte length + bytes, as
+//     raw_input_contents carry them). Every output is asked for as binary
+//     data, and the answer's bytes become raw_output_contents.
+//
+// The Handler (the master's) applies the public listener's admission to
+// the request: the API key from the authorization or x-api-key metadata,
+// the key's rate, readiness, max_body_bytes, max_in_flight and the body
+// budget; the RPC's deadline becomes X-Request-Timeout, so it bounds the
+// lb's call and the infer worker's queue as a client's header would. Then
+// the request takes the lb's least-connections choice of prep worker.
+//
+// Invariants:
+//   - An answer other than 200 becomes a gRPC status, with the V2 error
+//     message (see Code): 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 404
+//     NOT_FOUND, 503 with Retry-After (a full queue, arena, max_in_flight,
+//     the body budget) and 429 RESOURCE_EXHAUSTED, other 503s (not ready,
+//     draining, no worker) UNAVAILABLE, 504 or a passed deadline
+//     DEADLINE_EXCEEDED.
+//   - A hostile client is bounded like an HTTP one: an inference RPC is
+//     refused from its header (Options.Admit: no valid key, not serving,
+//     max_in_flight reached) before its message is read; a message over
+//     Options.MaxMessageBytes is refused by gRPC before it is decoded;
+//     streams per connection, connections, the header list and the
+//     handshake time are capped; keepalive pings more often than
+//     MinPingInterval close the connection.
+//   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)
+//     until its context ends, then closes every connection and returns
+//     without waiting for handlers still running (each is bounded by its
+//     request's deadline).
+//   - Nothing here holds a request's memory past its RPC: the HTTP request
+//     and response are the RPC's own, dropped when it returns.
+package grpcfront

@@ -1,0 +1,118 @@
+package grpcfront
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+)
+
+// The request a ModelInferRequest becomes is one the prep workers'
+// decoder (internal/v2) reads back to the same tensors, typed contents
+// packed as raw ones would be.
+func TestEncodeInferRequestDecodes(t *testing.T) {
+	r := &pb.ModelInferRequest{ModelName: "m", Id: "id-1",
+		Parameters: map[string]*pb.InferParameter{
+			"priority":           {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 2}},
+			"binary_data_output": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: false}},
+		},
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: "f", Datatype: "FP32", Shape: []int64{2}, Contents: &pb.InferTensorContents{Fp32Contents: []float32{1.5, -2}}},
+			{Name: "i8", Datatype: "INT8", Shape: []int64{3}, Contents: &pb.InferTensorContents{IntContents: []int32{-128, 0, 127}}},
+			{Name: "u16", Datatype: "UINT16", Shape: []int64{1}, Contents: &pb.InferTensorContents{UintContents: []uint32{65535}}},
+			{Name: "s", Datatype: "BYTES", Shape: []int64{2}, Contents: &pb.InferTensorContents{BytesContents: [][]byte{[]byte("ab"), {}}}},
+			{Name: "b", Datatype: "BOOL", Shape: []int64{2}, Contents: &pb.InferTensorContents{BoolContents: []bool{true, false}}},
+		},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y"}},
+	}
+	body, headerLen, err := encodeInferRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := v2.DecodeInferRequest(body, headerLen)
+	if err != nil {
+		t.Fatalf("the prep workers' decoder refuses it: %v\n%s", err, body[:headerLen])
+	}
+	want := [][]byte{
+		{0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0},
+		{0x80, 0, 0x7f},
+		{0xff, 0xff},
+		{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0},
+		{1, 0},
+	}
+	for i, w := range want {
+		if !bytes.Equal(req.Inputs[i].Data, w) {
+			t.Errorf("input %s: %x, want %x", req.Inputs[i].Name, req.Inputs[i].Data, w)
+		}
+	}
+	if req.ID != "id-1" || req.Priority != 2 || !req.BinaryOutputs || len(req.Outputs) != 1 || !req.Outputs[0].Binary {
+		t.Errorf("decoded %+v", req)
+	}
+}
+
+func TestEncodeInferRequestRefuses(t *testing.T) {
+	in := func(dt string, c *pb.InferTensorContents) []*pb.ModelInferRequest_InferInputTensor {
+		return []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: dt, Shape: []int64{1}, Contents: c}}
+	}
+	for name, r := range map[string]*pb.ModelInferRequest{
+		"raw count":          {Inputs: in("FP32", nil), RawInputContents: [][]byte{{1}, {2}}},
+		"raw and contents":   {Inputs: in("FP32", &pb.InferTensorContents{}), RawInputContents: [][]byte{{1}}},
+		"INT8 out of range":  {Inputs: in("INT8", &pb.InferTensorContents{IntContents: []int32{128}})},
+		"UINT8 out of range": {Inputs: in("UINT8", &pb.InferTensorContents{UintContents: []uint32{256}})},
+		"FP16 typed":         {Inputs: in("FP16", &pb.InferTensorContents{})},
+		"unknown datatype":   {Inputs: in("FP8", &pb.InferTensorContents{})},
+	} {
+		if _, _, err := encodeInferRequest(r); status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() == "" {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT with a message", name, err)
+		}
+	}
+}
+
+// A binary answer as the prep workers write it (internal/v2) becomes raw
+// outputs, in order, with the parameters carried over.
+func TestDecodeInferResponse(t *testing.T) {
+	h := `{"model_name":"m","model_version":"1","id":"q","parameters":{"n":3,"big":18446744073709551615,"f":0.5,"s":"x","o":{}},"outputs":[` +
+		`{"name":"a","datatype":"FP32","shape":[1],"parameters":{"binary_data_size":4}},` +
+		`{"name":"b","datatype":"BYTES","shape":[],"parameters":{"binary_data_size":5,"classification":true}}]}`
+	body := append([]byte(h), 1, 2, 3, 4, 1, 0, 0, 0, 'z')
+	r, err := decodeInferResponse(body, []byte(strconv.Itoa(len(h))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ModelName != "m" || r.Id != "q" || len(r.Outputs) != 2 || r.Outputs[1].Name != "b" || r.Outputs[1].Shape == nil ||
+		!bytes.Equal(r.RawOutputContents[0], []byte{1, 2, 3, 4}) || !bytes.Equal(r.RawOutputContents[1], []byte{1, 0, 0, 0, 'z'}) {
+		t.Fatalf("decoded %v", r)
+	}
+	p := r.Parameters
+	if p["n"].GetInt64Param() != 3 || p["big"].GetUint64Param() != math.MaxUint64 || p["f"].GetDoubleParam() != 0.5 || p["s"].GetStringParam() != "x" || p["o"] != nil {
+		t.Errorf("parameters %v", p)
+	}
+	if _, ok := r.Outputs[1].Parameters["binary_data_size"]; ok || !r.Outputs[1].Parameters["classification"].GetBoolParam() {
+		t.Errorf("output parameters %v", r.Outputs[1].Parameters)
+	}
+}
+
+func TestDecodeInferResponseRefuses(t *testing.T) {
+	h := []byte(`{"outputs":[{"name":"a","datatype":"FP32","shape":[1],"parameters":{"binary_data_size":8}}]}`)
+	const notBinary = `{"outputs":[{"name":"a","data":[1]}]}`
+	for name, tc := range map[string]struct {
+		body   []byte
+		length string
+	}{
+		"no header length":  {h, ""},
+		"length past body":  {h, strconv.Itoa(len(h) + 1)},
+		"size past body":    {append(h, 1, 2, 3, 4), strconv.Itoa(len(h))},
+		"not JSON":          {[]byte("nope"), "4"},
+		"output not binary": {[]byte(notBinary), strconv.Itoa(len(notBinary))},
+	} {
+		if _, err := decodeInferResponse(tc.body, []byte(tc.length)); status.Code(err) != codes.Internal {
+			t.Errorf("%s: %v, want INTERNAL", name, err)
+		}
+	}
+}

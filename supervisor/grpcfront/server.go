@@ -1,0 +1,122 @@
+package grpcfront
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+	"golang.org/x/net/netutil"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Handler answers the V2 HTTP request an RPC was turned into, as the
+	// public listener would (admission, local routes, the lb). Required.
+	Handler fasthttp.RequestHandler
+	// MaxMessageBytes is the largest request message gRPC accepts
+	// (max_body_bytes); larger ones are refused RESOURCE_EXHAUSTED before
+	// they are decoded. 0 is gRPC's default, 4 MiB.
+	MaxMessageBytes int
+	// MaxConcurrentStreams bounds the RPCs open at once on a connection
+	// (0: 128).
+	MaxConcurrentStreams int
+	// MaxConnections bounds the open connections; more wait in the
+	// listen backlog (0: no bound).
+	MaxConnections int
+	// MaxHeaderBytes bounds a request's metadata (0: gRPC's 16 MiB).
+	MaxHeaderBytes int
+	// HandshakeTimeout bounds a new connection's HTTP/2 preface (0: 20s).
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection with no RPC for this long (0: never).
+	IdleTimeout time.Duration
+	// Admit, when set, refuses ModelInfer and ModelStreamInfer calls from
+	// their header, before their message is read (see AdmitFunc).
+	Admit AdmitFunc
+	// Log receives what the server reports; the zero Logger drops it.
+	Log zerolog.Logger
+}
+
+// MinPingInterval is the shortest interval between keepalive pings a
+// client may send; a client that pings more often is sent GOAWAY
+// (ENHANCE_YOUR_CALM), so pings cannot be used to keep the master busy.
+const MinPingInterval = 10 * time.Second
+
+// Server is the gRPC listener's server.
+type Server struct {
+	srv  *grpc.Server
+	opts Options
+}
+
+// New builds a Server serving GRPCInferenceService, grpc.health.v1 and
+// server reflection.
+func New(o Options) *Server {
+	if o.MaxConcurrentStreams == 0 {
+		o.MaxConcurrentStreams = 128
+	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = 20 * time.Second
+	}
+	sopts := []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
+		grpc.ConnectionTimeout(o.HandshakeTimeout),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: MinPingInterval, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout}),
+	}
+	if o.MaxMessageBytes > 0 {
+		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
+	}
+	if o.Admit != nil {
+		sopts = append(sopts, grpc.InTapHandle(tapHandle(o.Admit)))
+	}
+	if o.MaxHeaderBytes > 0 {
+		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
+	}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o}
+	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
+	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
+	reflection.Register(s.srv)
+	return s
+}
+
+// Serve accepts on ln until Stop; it returns nil after Stop.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.MaxConnections > 0 {
+		ln = netutil.LimitListener(ln, s.opts.MaxConnections)
+	}
+	err := s.srv.Serve(ln)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Stop stops accepting and lets the RPCs in flight finish until ctx ends,
+// then closes every connection (their RPCs fail UNAVAILABLE) and returns
+// at once: a handler still running is not waited for (it is bounded by
+// its own deadline, the lb's timeout). It closes the listener given to
+// Serve: after an upgrade, the new master holds its own copy. It reports
+// whether the drain finished in time.
+func (s *Server) Stop(ctx context.Context) bool {
+	done := make(chan struct{})
+	go func() {
+		s.srv.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		// GracefulStop, still running, returns once the handlers do.
+		s.srv.Stop()
+		return false
+	}
+}
