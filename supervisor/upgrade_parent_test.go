@@ -38,13 +38,12 @@ func tableflipChild(out string) {
 		verdict = "ready: " + err.Error()
 		return
 	}
-	for range 100 {
+	if polltest.Wait(5*time.Second, 10*time.Millisecond, func() bool {
 		err = up.Upgrade()
-		if isParentStillRunning(err) {
-			verdict = "yes"
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		return isParentStillRunning(err)
+	}) {
+		verdict = "yes"
+		return
 	}
 	verdict = "never refused for a running parent; last error: " + errors.Join(err).Error()
 }
@@ -81,12 +80,10 @@ func TestTableflipParentStillRunningIsRecognised(t *testing.T) {
 	}
 	// Like the child's, this process's readiness reaches tableflip's loop
 	// on its own goroutine: the first calls may be refused as not ready.
-	for range 100 {
-		if err = up.Upgrade(); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	polltest.Wait(5*time.Second, 10*time.Millisecond, func() bool {
+		err = up.Upgrade()
+		return err == nil
+	})
 	if err != nil {
 		t.Fatalf("upgrade to the re-executed test binary: %v", err)
 	}
