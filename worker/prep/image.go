@@ -119,6 +119,21 @@ type imageError struct{ msg string }
 
 func (e *imageError) Error() string { return e.msg }
 
+// checkCount checks the number of images, n, before any image is read:
+// tensors does with the images in hand, the prefix check with n known
+// from the shape.
+func (im *imageInput) checkCount(n int64) error {
+	switch {
+	case n == 0:
+		return &imageError{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
+	case n > int64(im.maxImages):
+		return &imageError{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.maxImages)}
+	case im.chunk(int(n)) == 0:
+		return &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
+	}
+	return nil
+}
+
 // tensors decodes the images into the model's input, chunk images per
 // tensor. First every image's header is inspected, so that an image
 // refused from its header (format, size, cost) or a request over
@@ -128,16 +143,10 @@ func (e *imageError) Error() string { return e.msg }
 // undecodable, unsupported or oversized image is an *imageError naming it.
 func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, error) {
 	n := len(images)
-	switch {
-	case n == 0:
-		return nil, &imageError{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
-	case n > im.maxImages:
-		return nil, &imageError{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.maxImages)}
+	if err := im.checkCount(int64(n)); err != nil {
+		return nil, err
 	}
 	per := im.chunk(n)
-	if per == 0 {
-		return nil, &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
-	}
 	costs, err := im.inspect(images)
 	if err != nil {
 		return nil, err

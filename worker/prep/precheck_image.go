@@ -56,20 +56,6 @@ func (im *imageInput) checkV2Prefix(ctx *fasthttp.RequestCtx, m *model, size int
 	return im.checkPrefixImages(whole, unbase64Prefix(tr.Open.Tail), -1)
 }
 
-// checkCount applies tensors' checks on the number of images, n, known
-// from the shape before any image is.
-func (im *imageInput) checkCount(n int64) error {
-	switch {
-	case n == 0:
-		return &imageError{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
-	case n > int64(im.maxImages):
-		return &imageError{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.maxImages)}
-	case im.chunk(int(n)) == 0:
-		return &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
-	}
-	return nil
-}
-
 // checkPrefixImages inspects the whole images (as tensors does, request
 // pixels included), then the start of the next one, cut, adding its
 // pixels once its header is present. cutSize is the cut image's whole
