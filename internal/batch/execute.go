@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -77,13 +78,16 @@ func (b *Batcher) split(outs []tensor.Tensor, items []*pending, rows int) ([][]t
 		parts[i] = make([]tensor.Tensor, len(outs))
 	}
 	for j, o := range outs {
-		rowBytes := len(o.Data) / rows
-		off := 0
+		ends := rowEnds(&o, rows)
+		row := 0
 		for i, p := range items {
-			end := off + p.rows*rowBytes
+			off, end := 0, ends[row+p.rows-1]
+			if row > 0 {
+				off = ends[row-1]
+			}
 			shape := append([]int64{int64(p.rows)}, o.Shape[1:]...)
 			parts[i][j] = tensor.Tensor{Name: o.Name, DType: o.DType, Shape: shape, Data: o.Data[off:end:end]}
-			off = end
+			row += p.rows
 		}
 	}
 	return parts, nil
@@ -99,4 +103,31 @@ func splittable(o *tensor.Tensor, rows int) error {
 		return fmt.Errorf("output of a batch of %d rows: %w", rows, err)
 	}
 	return nil
+}
+
+// rowEnds returns the byte offset in o.Data where each of its rows ends.
+// A row of a fixed-size type is len/rows bytes; a row of BYTES is as many
+// length-prefixed elements as a row holds, walked one by one (concat
+// needed no such walk: the serialised elements of consecutive requests
+// are consecutive rows). o has passed splittable, so the walk stays in
+// bounds.
+func rowEnds(o *tensor.Tensor, rows int) []int {
+	ends := make([]int, rows)
+	if o.DType != tensor.Bytes {
+		rowBytes := len(o.Data) / rows
+		for r := range ends {
+			ends[r] = (r + 1) * rowBytes
+		}
+		return ends
+	}
+	n, _ := tensor.NumElements(o.Shape)
+	perRow := int(n) / rows
+	off := 0
+	for r := range ends {
+		for range perRow {
+			off += 4 + int(binary.LittleEndian.Uint32(o.Data[off:]))
+		}
+		ends[r] = off
+	}
+	return ends
 }

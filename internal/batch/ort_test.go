@@ -93,3 +93,56 @@ func TestBatchedMatchesUnbatchedWithORT(t *testing.T) {
 		t.Errorf("batch stats %+v, want two batches of 8", st.BatchStats)
 	}
 }
+
+// TestBatchesStringsWithORT batches requests of 1, 3 and 4 rows of the
+// string identity model into one run of 8 rows (the delay is too long to
+// matter): BYTES rows of different lengths are concatenated and split
+// back, each request getting exactly its own strings.
+func TestBatchesStringsWithORT(t *testing.T) {
+	m, err := onnxmodel.Strings().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := orttest.Open(t, "strings", m, ort.Options{IntraOpThreads: 1})
+	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour}, s.Metadata(), runAll(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.WarmUp(); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		in, out []byte
+		err     error
+	}
+	answers := make(chan answer, 3)
+	for i, rows := range []int{1, 3, 4} {
+		var data []byte
+		for k := range 2 * rows {
+			data = tensor.AppendBytesElement(data, bytes.Repeat([]byte{byte('a' + i)}, k+i))
+		}
+		x := tensor.Tensor{Name: "text", DType: tensor.Bytes, Shape: []int64{int64(rows), 2}, Data: data}
+		go func() {
+			out, err := b.Submit(context.Background(), batch.Request{Inputs: []tensor.Tensor{x}})
+			if err == nil {
+				answers <- answer{data, out[0].Data, nil}
+				return
+			}
+			answers <- answer{data, nil, err}
+		}()
+	}
+	for range 3 {
+		select {
+		case a := <-answers:
+			if a.err != nil || !bytes.Equal(a.out, a.in) {
+				t.Errorf("answer %q, err %v, want its input %q back", a.out, a.err, a.in)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request never finished")
+		}
+	}
+	if st := b.Stats(); len(st.BatchStats) != 1 || st.BatchStats[0].BatchSize != 8 {
+		t.Errorf("batch stats %+v, want one batch of 8", st.BatchStats)
+	}
+}

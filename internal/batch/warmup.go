@@ -49,7 +49,8 @@ func (b *Batcher) WarmUpWith(inputs []tensor.Tensor) error {
 
 // warmupInputs builds inputs with rows rows when batching, every other
 // dynamic dimension set to 1 and fixed ones (0 included) as declared,
-// filled with zeros, or integer inputs with ones when intOnes.
+// filled with zeros (BYTES: empty strings), or integer inputs with ones
+// when intOnes.
 func warmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tensor.Tensor, error) {
 	inputs := make([]tensor.Tensor, len(specs))
 	for i, s := range specs {
@@ -67,7 +68,11 @@ func warmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tens
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", s.Name, err)
 		}
-		data := make([]byte, n*int64(s.DType.Size()))
+		size := int64(s.DType.Size())
+		if s.DType == tensor.Bytes {
+			size = 4 // each element an empty string: a zero length prefix
+		}
+		data := make([]byte, n*size)
 		if intOnes && s.DType.IsInteger() {
 			fillOnes(data, s.DType.Size())
 		}

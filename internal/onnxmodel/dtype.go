@@ -32,6 +32,8 @@ func elemType(d tensor.DType) int32 {
 		return 13
 	case tensor.BF16:
 		return 16
+	case tensor.Bytes:
+		return 8 // STRING, for graph inputs and outputs only
 	}
 	return 0
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
 // The encoders below write onnx.proto (proto2) messages field by field. Field
@@ -84,7 +86,8 @@ func (a *Attr) marshal() []byte {
 
 func (t *initializer) marshal() ([]byte, error) {
 	et := elemType(t.dtype)
-	if et == 0 {
+	if et == 0 || t.dtype == tensor.Bytes {
+		// STRING initializers need string_data, not raw_data: not written.
 		return nil, fmt.Errorf("initializer %q: unsupported datatype %s", t.name, t.dtype)
 	}
 	n := int64(1)

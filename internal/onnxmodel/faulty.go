@@ -47,3 +47,14 @@ func Scalar() *Model {
 		Output("m", tensor.Int64)
 	return g.Model()
 }
+
+// Strings has string (V2 BYTES) inputs and outputs: input "text" STRING
+// [batch,2], output "same" STRING [batch,2] = Identity(text). Not written
+// by WriteAll.
+func Strings() *Model {
+	g := NewGraph("strings").
+		Input("text", tensor.Bytes, Sym("batch"), D(2)).
+		Node("Identity", []string{"text"}, []string{"same"}).
+		Output("same", tensor.Bytes, Sym("batch"), D(2))
+	return g.Model()
+}

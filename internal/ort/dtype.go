@@ -10,7 +10,8 @@ import (
 )
 
 // dtypeOf maps an ORT element type to the pipeline's DType; false for types
-// the pipeline does not carry (STRING, complex, 8-bit and 4-bit floats...).
+// the pipeline does not carry (complex, 8-bit and 4-bit floats...). STRING
+// is BYTES (strings.go).
 func dtypeOf(t onnxruntime.TensorElementDataType) (tensor.DType, bool) {
 	switch t {
 	case onnxruntime.TensorElementDataTypeFloat:
@@ -39,6 +40,8 @@ func dtypeOf(t onnxruntime.TensorElementDataType) (tensor.DType, bool) {
 		return tensor.Uint64, true
 	case onnxruntime.TensorElementDataTypeBFloat16:
 		return tensor.BF16, true
+	case onnxruntime.TensorElementDataTypeString:
+		return tensor.Bytes, true
 	}
 	return tensor.Invalid, false
 }
@@ -72,6 +75,8 @@ func elemTypeOf(d tensor.DType) onnxruntime.TensorElementDataType {
 		return onnxruntime.TensorElementDataTypeUint64
 	case tensor.BF16:
 		return onnxruntime.TensorElementDataTypeBFloat16
+	case tensor.Bytes:
+		return onnxruntime.TensorElementDataTypeString
 	}
 	return onnxruntime.TensorElementDataTypeUndefined
 }
@@ -82,6 +87,8 @@ func elemTypeOf(d tensor.DType) onnxruntime.TensorElementDataType {
 // the Go memory behind it.
 func valueBytes(v onnxruntime.Value) ([]byte, error) {
 	switch t := v.(type) {
+	case *onnxruntime.StringTensor:
+		return stringBytes(t)
 	case *onnxruntime.CustomDataTensor:
 		return t.GetData(), nil
 	case *onnxruntime.Tensor[float32]:

@@ -116,24 +116,28 @@ func TestOpenRejectsUnsizableFP16Output(t *testing.T) {
 	}
 }
 
-func TestOpenRejectsStringInput(t *testing.T) {
-	b, err := onnxmodel.NewGraph("strings").
+// TestOpenRejectsUnsupportedInput: a FLOAT8E4M3FN input (a type ONNX
+// Runtime runs and V2 has no datatype for) makes Open fail naming it.
+func TestOpenRejectsUnsupportedInput(t *testing.T) {
+	m := onnxmodel.NewGraph("float8").
 		Input("s", tensor.Bool, onnxmodel.D(2)).
 		Node("Identity", []string{"s"}, []string{"o"}).
-		Output("o", tensor.Bool, onnxmodel.D(2)).Model().Marshal()
+		Output("o", tensor.Bool, onnxmodel.D(2)).Model()
+	m.IRVersion, m.Opset = 10, 19 // float8 types came with IR 9 and Identity-19; not 9, whose bytes the patch below would hit
+	b, err := m.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The builder has no STRING datatype (the pipeline carries none), so
-	// patch TypeProto.Tensor.elem_type BOOL (field 1 = 9) to STRING (8)
+	// The builder has no FLOAT8E4M3FN datatype, so patch
+	// TypeProto.Tensor.elem_type BOOL (field 1 = 9) to FLOAT8E4M3FN (17)
 	// where it precedes the shape (field 2).
-	b = bytes.ReplaceAll(b, []byte{0x08, 0x09, 0x12}, []byte{0x08, 0x08, 0x12})
+	b = bytes.ReplaceAll(b, []byte{0x08, 0x09, 0x12}, []byte{0x08, 0x11, 0x12})
 	orttest.Init(t)
-	path := t.TempDir() + "/strings.onnx"
+	path := t.TempDir() + "/float8.onnx"
 	if err := writeFile(path, b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ort.Open(path, "strings", ort.Options{}); err == nil || !strings.Contains(err.Error(), `input "s"`) {
+	if _, err := ort.Open(path, "float8", ort.Options{}); err == nil || !strings.Contains(err.Error(), `input "s"`) {
 		t.Errorf("Open: err = %v, want one naming input \"s\"", err)
 	}
 }

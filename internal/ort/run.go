@@ -99,6 +99,9 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 // aligned for its element type (a tensor sliced out of a wire frame may not
 // be): ORT's kernels may assume natural alignment.
 func wrapInput(t *tensor.Tensor) (onnxruntime.Value, error) {
+	if t.DType == tensor.Bytes {
+		return newStringInput(t)
+	}
 	if len(t.Shape) == 0 {
 		v, err := newScalar(t.DType, t.Data)
 		if err != nil {

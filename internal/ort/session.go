@@ -53,8 +53,8 @@ type Session struct {
 // Open loads the ONNX model at modelPath. name is the model's name in the
 // returned Metadata. Init must have succeeded first. Open fails, naming the
 // input or output, if the model has one the pipeline cannot carry: a
-// non-tensor value, an unsupported element type such as STRING, or an FP16
-// or BF16 scalar.
+// non-tensor value, an unsupported element type such as complex, or an FP16,
+// BF16 or STRING scalar.
 func Open(modelPath, name string, opts Options) (*Session, error) {
 	if !onnxruntime.IsInitialized() {
 		return nil, fmt.Errorf("could not open model %q from %q: ort.Init has not succeeded", name, modelPath)
@@ -129,9 +129,9 @@ func specsOf(kind string, infos []onnxruntime.InputOutputInfo) ([]tensor.Spec, m
 		if !ok {
 			return nil, nil, fmt.Errorf("%s %q has element type %s, which the server does not support", kind, info.Name, info.DataType)
 		}
-		if len(info.Dimensions) == 0 && (dt == tensor.FP16 || dt == tensor.BF16) {
+		if len(info.Dimensions) == 0 && (dt == tensor.FP16 || dt == tensor.BF16 || dt == tensor.Bytes) {
 			// Scalars go through onnxruntime_go's Scalar[T] (scalar.go),
-			// which has no 16-bit float type.
+			// which has no 16-bit float or string type.
 			return nil, nil, fmt.Errorf("%s %q is a %s scalar (rank 0), which the server does not support (other element types are)", kind, info.Name, dt)
 		}
 		shape := make([]int64, len(info.Dimensions)) // [] (not null) for a scalar
