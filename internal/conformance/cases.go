@@ -99,6 +99,10 @@ func WriteWarmups(cases []Case, dir string) (map[string]string, error) {
 		if !ok {
 			continue
 		}
+		declared := modelInputTypes(c.Model)
+		for i := range inputs {
+			asDeclared(&inputs[i], declared)
+		}
 		body, err := WarmupJSON(inputs)
 		if err != nil {
 			continue

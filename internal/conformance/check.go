@@ -74,6 +74,7 @@ func run(client *http.Client, base string, c Case) error {
 		if t.Name == "" && i < len(md.Inputs) {
 			t.Name = md.Inputs[i].Name
 		}
+		asDeclared(&t, specTypes(md.Inputs))
 		inputs = append(inputs, t)
 	}
 	body, n, err := BinaryRequest(inputs)
@@ -104,6 +105,7 @@ func compareOutputs(c Case, md tensor.Metadata, outs []tensor.Tensor) error {
 		if want.Name == "" && i < len(md.Outputs) {
 			want.Name = md.Outputs[i].Name
 		}
+		asDeclared(&want, specTypes(md.Outputs))
 		k := slicesIndex(outs, want.Name)
 		if k < 0 {
 			return fmt.Errorf("output %q missing from the response", want.Name)

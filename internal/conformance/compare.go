@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -24,6 +25,9 @@ func Compare(got, want tensor.Tensor) error {
 	}
 	if !slices.Equal(got.Shape, want.Shape) && !(len(got.Shape) == 0 && len(want.Shape) == 0) {
 		return fmt.Errorf("output %q: shape %s, want %s", want.Name, tensor.FormatShape(got.Shape), tensor.FormatShape(want.Shape))
+	}
+	if want.DType == tensor.Bytes {
+		return compareStrings(got, want)
 	}
 	if len(got.Data) != len(want.Data) {
 		return fmt.Errorf("output %q: %d bytes, want %d", want.Name, len(got.Data), len(want.Data))
@@ -60,6 +64,28 @@ func floatReader(d tensor.DType) func([]byte) float64 {
 		return func(b []byte) float64 { return float64(tensor.FP16To32(binary.LittleEndian.Uint16(b))) }
 	case tensor.BF16:
 		return func(b []byte) float64 { return float64(tensor.BF16To32(binary.LittleEndian.Uint16(b))) }
+	}
+	return nil
+}
+
+// compareStrings compares BYTES tensors element by element, exactly.
+func compareStrings(got, want tensor.Tensor) error {
+	n, err := tensor.NumElements(want.Shape)
+	if err != nil {
+		return err
+	}
+	g, err := tensor.BytesElements(got.Data, n)
+	if err != nil {
+		return fmt.Errorf("output %q: %w", want.Name, err)
+	}
+	w, err := tensor.BytesElements(want.Data, n)
+	if err != nil {
+		return fmt.Errorf("output %q (expected): %w", want.Name, err)
+	}
+	for i := range w {
+		if !bytes.Equal(g[i], w[i]) {
+			return fmt.Errorf("output %q: element %d is %q, want %q", want.Name, i, g[i], w[i])
+		}
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrUnsupported marks a test tensor of a type the server does not carry
-// (STRING, complex, 8-bit floats...) or stored outside the file.
+// (complex, 8-bit floats...) or stored outside the file.
 var ErrUnsupported = errors.New("unsupported test tensor")
 
 var errBadProto = errors.New("bad TensorProto encoding")
@@ -36,7 +36,7 @@ func ReadTensor(path string) (tensor.Tensor, error) {
 var onnxTypes = map[uint64]tensor.DType{
 	1: tensor.FP32, 2: tensor.Uint8, 3: tensor.Int8, 4: tensor.Uint16, 5: tensor.Int16,
 	6: tensor.Int32, 7: tensor.Int64, 9: tensor.Bool, 10: tensor.FP16, 11: tensor.FP64,
-	12: tensor.Uint32, 13: tensor.Uint64, 16: tensor.BF16,
+	12: tensor.Uint32, 13: tensor.Uint64, 16: tensor.BF16, 8: tensor.Bytes,
 }
 
 // protoTensor is what DecodeTensor collects before it lays the data out.
@@ -49,6 +49,7 @@ type protoTensor struct {
 	varints  []uint64  // int32_data, int64_data, uint64_data
 	floats   []float32 // float_data
 	doubles  []float64 // double_data
+	strs     [][]byte  // string_data
 	external bool
 }
 
@@ -84,6 +85,10 @@ func (p *protoTensor) field(num protowire.Number, typ protowire.Type, b []byte) 
 		return consumeFixed32(b, typ, func(v uint32) { p.floats = append(p.floats, math.Float32frombits(v)) })
 	case num == 5 || num == 7 || num == 11:
 		return consumeInts(b, typ, func(v uint64) { p.varints = append(p.varints, v) })
+	case num == 6 && typ == protowire.BytesType:
+		v, n := protowire.ConsumeBytes(b)
+		p.strs = append(p.strs, v)
+		return n
 	case num == 8 && typ == protowire.BytesType:
 		v, n := protowire.ConsumeBytes(b)
 		p.name = string(v)
@@ -116,6 +121,9 @@ func (p *protoTensor) tensor() (tensor.Tensor, error) {
 	if err != nil {
 		return t, err
 	}
+	if dt == tensor.Bytes {
+		return p.bytesTensor(t, n)
+	}
 	size := dt.Size()
 	switch {
 	case p.hasRaw:
@@ -143,6 +151,19 @@ func (p *protoTensor) tensor() (tensor.Tensor, error) {
 	}
 	if t.Data == nil {
 		t.Data = []byte{}
+	}
+	return t, nil
+}
+
+// bytesTensor lays STRING data (string_data) out as V2 BYTES: Triton's
+// length-prefixed serialisation.
+func (p *protoTensor) bytesTensor(t tensor.Tensor, n int64) (tensor.Tensor, error) {
+	if int64(len(p.strs)) != n {
+		return t, fmt.Errorf("%q: %d strings for shape %s", p.name, len(p.strs), tensor.FormatShape(t.Shape))
+	}
+	t.Data = []byte{}
+	for _, s := range p.strs {
+		t.Data = tensor.AppendBytesElement(t.Data, s)
 	}
 	return t, nil
 }

@@ -37,6 +37,14 @@ func packedVarints(num protowire.Number, vs ...int64) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), p)
 }
 
+func stringData(strs ...string) []byte {
+	var b []byte
+	for _, s := range strs {
+		b = protowire.AppendBytes(protowire.AppendTag(b, 6, protowire.BytesType), []byte(s))
+	}
+	return b
+}
+
 func TestDecodeTensor(t *testing.T) {
 	raw := binary.LittleEndian.AppendUint32(nil, math.Float32bits(1.5))
 	raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(-2))
@@ -54,6 +62,9 @@ func TestDecodeTensor(t *testing.T) {
 			tensor.Tensor{Name: "b", DType: tensor.Bool, Shape: []int64{3}, Data: []byte{1, 0, 1}}},
 		{"scalar", tensorProto("s", 6, nil, packedVarints(5, -7)),
 			tensor.Tensor{Name: "s", DType: tensor.Int32, Shape: []int64{}, Data: []byte{0xf9, 0xff, 0xff, 0xff}}},
+		{"string_data", tensorProto("s", 8, []int64{2}, stringData("héllo", "")),
+			tensor.Tensor{Name: "s", DType: tensor.Bytes, Shape: []int64{2},
+				Data: tensor.AppendBytesElement(tensor.AppendBytesElement(nil, []byte("héllo")), nil)}},
 		{"empty", tensorProto("e", 1, []int64{0, 3}),
 			tensor.Tensor{Name: "e", DType: tensor.FP32, Shape: []int64{0, 3}, Data: []byte{}}},
 	}
@@ -69,8 +80,11 @@ func TestDecodeTensor(t *testing.T) {
 			}
 		})
 	}
-	if _, err := DecodeTensor(tensorProto("s", 8, []int64{1})); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("STRING tensor: %v, want ErrUnsupported", err)
+	if _, err := DecodeTensor(tensorProto("s", 8, []int64{2}, stringData("a"))); err == nil {
+		t.Error("a STRING tensor with one string for shape [2] decoded")
+	}
+	if _, err := DecodeTensor(tensorProto("c", 14, []int64{1})); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("COMPLEX64 tensor: %v, want ErrUnsupported", err)
 	}
 	if _, err := DecodeTensor(tensorProto("x", 1, []int64{3}, packedVarints(5, 1))); err == nil {
 		t.Error("a tensor with too little data decoded")
@@ -104,12 +118,13 @@ func TestWarmupJSON(t *testing.T) {
 		{Name: "i", DType: tensor.Int16, Shape: []int64{2}, Data: []byte{0xfe, 0xff, 5, 0}},
 		{Name: "f", DType: tensor.FP32, Shape: []int64{}, Data: binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.1))},
 		{Name: "b", DType: tensor.Bool, Shape: []int64{1}, Data: []byte{1}},
+		{Name: "s", DType: tensor.Bytes, Shape: []int64{2}, Data: tensor.AppendBytesElement(tensor.AppendBytesElement(nil, []byte(`a"é`)), nil)},
 	}
 	b, err := WarmupJSON(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"inputs":[{"name":"i","datatype":"INT16","shape":[2],"data":[-2,5]},{"name":"f","datatype":"FP32","shape":[],"data":[0.1]},{"name":"b","datatype":"BOOL","shape":[1],"data":[true]}]}`
+	want := `{"inputs":[{"name":"i","datatype":"INT16","shape":[2],"data":[-2,5]},{"name":"f","datatype":"FP32","shape":[],"data":[0.1]},{"name":"b","datatype":"BOOL","shape":[1],"data":[true]},{"name":"s","datatype":"BYTES","shape":[2],"data":["a\"é",""]}]}`
 	if string(b) != want {
 		t.Errorf("WarmupJSON =\n%s\nwant\n%s", b, want)
 	}
@@ -121,5 +136,27 @@ func TestWarmupJSON(t *testing.T) {
 		if got := req.Inputs[i]; !slices.Equal(got.Data, in[i].Data) || !slices.Equal(got.Shape, in[i].Shape) {
 			t.Errorf("input %q decodes to %v %v, want %v %v", in[i].Name, got.Shape, got.Data, in[i].Shape, in[i].Data)
 		}
+	}
+}
+
+// TestBF16TestDataRelabelled: ONNX 1.12 stores BFLOAT16 test data as
+// UINT16; the runner relabels it when the model file declares BFLOAT16.
+func TestBF16TestDataRelabelled(t *testing.T) {
+	model := "/usr/share/libonnx-testdata/data/node/test_cast_BFLOAT16_to_FLOAT"
+	in, err := ReadTensor(model + "/test_data_set_0/input_0.pb")
+	if err != nil {
+		t.Skipf("no libonnx-testdata (scripts/conformance installs it): %v", err)
+	}
+	if in.DType != tensor.Uint16 {
+		t.Fatalf("test data is %s; this test expects ONNX 1.12's UINT16", in.DType)
+	}
+	asDeclared(&in, modelInputTypes(model+"/model.onnx"))
+	if in.DType != tensor.BF16 {
+		t.Errorf("relabelled to %s, want BF16", in.DType)
+	}
+	f := tensor.Tensor{Name: "input", DType: tensor.Uint16}
+	asDeclared(&f, map[string]tensor.DType{"input": tensor.Uint16})
+	if f.DType != tensor.Uint16 {
+		t.Errorf("a UINT16 input was relabelled to %s", f.DType)
 	}
 }

@@ -2,16 +2,21 @@ package conformance
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
 // errNotJSON marks inputs a JSON warm-up request cannot carry.
-var errNotJSON = errors.New("has infinities, which JSON numbers cannot carry")
+var (
+	errNotJSON = errors.New("has infinities, which JSON numbers cannot carry")
+	errNotUTF8 = errors.New("has a string that is not UTF-8, which JSON strings cannot carry")
+)
 
 // WarmupJSON writes inputs as a V2 infer request in JSON (flat data), the
 // format of a model's warmup file: replaying a test's own inputs warms up
@@ -41,6 +46,9 @@ func WarmupJSON(inputs []tensor.Tensor) ([]byte, error) {
 }
 
 func appendValues(b []byte, t tensor.Tensor) ([]byte, error) {
+	if t.DType == tensor.Bytes {
+		return appendStrings(b, t)
+	}
 	size := t.DType.Size()
 	for k := 0; k+size <= len(t.Data); k += size {
 		if k > 0 {
@@ -79,4 +87,28 @@ func signExtend(e []byte) int64 {
 	copy(w[:], e)
 	shift := 64 - 8*uint(len(e))
 	return int64(binary.LittleEndian.Uint64(w[:])<<shift) >> shift
+}
+
+// appendStrings writes a BYTES tensor's elements as JSON strings, which
+// can carry only valid UTF-8.
+func appendStrings(b []byte, t tensor.Tensor) ([]byte, error) {
+	n, err := tensor.NumElements(t.Shape)
+	if err != nil {
+		return nil, err
+	}
+	elems, err := tensor.BytesElements(t.Data, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range elems {
+		if !utf8.Valid(e) {
+			return nil, errNotUTF8
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, _ := json.Marshal(string(e))
+		b = append(b, q...)
+	}
+	return b, nil
 }
