@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// TestStringModel serves a string identity model (ONNX STRING, V2 BYTES)
+// with batching on: its metadata and config say BYTES / TYPE_STRING, JSON
+// and binary requests get their strings back, and a binary element whose
+// length prefix lies, or that holds a NUL byte ONNX Runtime cannot carry,
+// is the client's error (400), not a crash.
+func TestStringModel(t *testing.T) {
+	path := writeModel(t, t.TempDir(), "strings", onnxmodel.Strings())
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		models:   map[string]string{"strings": path},
+		batching: map[string]string{"strings": "{max_batch_size: 4, max_queue_delay: 1ms}"}})
+
+	code, body, _ := in.get("/v2/models/strings")
+	if code != http.StatusOK || !strings.Contains(string(body), `{"name":"text","datatype":"BYTES","shape":[-1,2]}`) {
+		t.Errorf("metadata = %d %s, want input text BYTES [-1,2]", code, body)
+	}
+	code, body, _ = in.get("/v2/models/strings/config")
+	if code != http.StatusOK || !strings.Contains(string(body), `"data_type":"TYPE_STRING"`) {
+		t.Errorf("config = %d %s, want TYPE_STRING", code, body)
+	}
+	code, body, _ = in.post("/v2/models/strings/infer",
+		[]byte(`{"inputs":[{"name":"text","datatype":"BYTES","shape":[2,2],"data":["héllo","","a\"b","monday"]}]}`), nil)
+	if code != http.StatusOK || !strings.Contains(string(body), `{"name":"same","datatype":"BYTES","shape":[2,2],"data":["héllo","","a\"b","monday"]}`) {
+		t.Errorf("JSON infer = %d %s, want the strings back", code, body)
+	}
+
+	elems := tensor.AppendBytesElement(tensor.AppendBytesElement(nil, []byte("ab")), []byte("\xffc"))
+	code, out := postBytes(t, in, elems)
+	if code != http.StatusOK || !bytes.Equal(out, elems) {
+		t.Errorf("binary infer = %d %q, want the elements back as binary data %q", code, out, elems)
+	}
+	lying := bytes.Clone(elems)
+	lying[0] = 0xff
+	nul := tensor.AppendBytesElement(tensor.AppendBytesElement(nil, []byte("a\x00b")), nil)
+	for name, data := range map[string][]byte{"lying length prefix": lying, "NUL byte": nul} {
+		if code, out := postBytes(t, in, data); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, out)
+		}
+	}
+	if code, body, _ := in.post("/v2/models/mlp/infer", mlpBody(), nil); code != http.StatusOK {
+		t.Errorf("mlp after the refused requests = %d %s, want 200", code, body)
+	}
+}
+
+// postBytes sends one row of two BYTES elements as binary data, asking for
+// the output as binary data; it returns the status and the output's bytes
+// (or the error body).
+func postBytes(t *testing.T, in *instance, elems []byte) (int, []byte) {
+	t.Helper()
+	header := `{"inputs":[{"name":"text","datatype":"BYTES","shape":[1,2],"parameters":{"binary_data_size":` +
+		strconv.Itoa(len(elems)) + `}}],"outputs":[{"name":"same","parameters":{"binary_data":true}}]}`
+	code, body, hdr := in.post("/v2/models/strings/infer", append([]byte(header), elems...),
+		map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(header))})
+	n, err := strconv.Atoi(hdr.Get("Inference-Header-Content-Length"))
+	if code != http.StatusOK || err != nil || n > len(body) {
+		return code, body
+	}
+	return code, body[n:]
+}
