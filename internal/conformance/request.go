@@ -27,7 +27,7 @@ func BinaryRequest(inputs []tensor.Tensor) ([]byte, int, error) {
 	req := struct {
 		Inputs     []input         `json:"inputs"`
 		Parameters map[string]bool `json:"parameters"`
-	}{Parameters: map[string]bool{"binary_data_output": true}}
+	}{Inputs: []input{}, Parameters: map[string]bool{"binary_data_output": true}} // [] not null for a model without inputs
 	for _, t := range inputs {
 		shape := t.Shape
 		if shape == nil {

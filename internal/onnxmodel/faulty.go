@@ -58,3 +58,16 @@ func Strings() *Model {
 		Output("same", tensor.Bytes, Sym("batch"), D(2))
 	return g.Model()
 }
+
+// Constant has no inputs: outputs "c" FP32 [2,3] = [1..6] (an initializer
+// passed through Identity) and "s" FP32 [] = 2.5 (a Constant node). Not
+// written by WriteAll.
+func Constant() *Model {
+	g := NewGraph("constant").
+		Float32s("six", []int64{2, 3}, []float32{1, 2, 3, 4, 5, 6}).
+		Node("Identity", []string{"six"}, []string{"c"}).
+		Node("Constant", nil, []string{"s"}, AttrFloat("value_float", 2.5)).
+		Output("c", tensor.FP32, D(2), D(3)).
+		Output("s", tensor.FP32)
+	return g.Model()
+}

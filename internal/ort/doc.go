@@ -18,6 +18,6 @@
 //
 // onnxruntime_go v1.27.0 pitfalls this package works around are described
 // where they are handled: FP16/BF16 outputs (outshape.go), rank-0 tensors
-// (scalar.go), tensors with no elements (run.go) and models with no inputs
-// (refused by Open: its Run panics on them).
+// (scalar.go), tensors with no elements (run.go), models with no inputs
+// (noinputs.go: its Run panics on them) and STRING tensors (strings.go).
 package ort

@@ -33,14 +33,14 @@ type dimSource struct {
 func needsPlan(d tensor.DType) bool { return d == tensor.FP16 || d == tensor.BF16 }
 
 // planOutputs returns one plan per output of meta, nil where ORT may
-// allocate the output itself. It reads the model file only if some FP16 or
-// BF16 output has a dynamic dimension.
+// allocate the output itself (never, for a model with no inputs). It reads
+// the model file only if some FP16 or BF16 output has a dynamic dimension.
 func planOutputs(modelPath string, meta tensor.Metadata) ([]*outPlan, error) {
 	plans := make([]*outPlan, len(meta.Outputs))
 	var params map[string][]string
 	for j, out := range meta.Outputs {
-		if !needsPlan(out.DType) {
-			continue
+		if !needsPlan(out.DType) && len(meta.Inputs) > 0 {
+			continue // with no inputs, every output is preallocated (noinputs.go)
 		}
 		p := &outPlan{dims: make([]dimSource, len(out.Shape))}
 		for a, size := range out.Shape {

@@ -77,8 +77,9 @@ func Open(modelPath, name string, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
 	}
 	if len(s.meta.Inputs) == 0 {
-		// onnxruntime_go v1.27.0's Run indexes the first input: it panics.
-		return nil, fmt.Errorf("model %q (%q) has no inputs, which the server cannot run (onnxruntime_go needs at least one)", name, modelPath)
+		if err := checkNoInputs(s.meta.Outputs); err != nil {
+			return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
+		}
 	}
 	if s.outPlans, err = planOutputs(modelPath, s.meta); err != nil {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
