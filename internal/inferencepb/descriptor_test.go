@@ -48,27 +48,31 @@ func readFrom(dir string) func(string) (string, error) {
 	}
 }
 
-func reference(t *testing.T) protoreflect.FileDescriptor {
+// reference compiles Triton's file name (grpc_service.proto or
+// model_config.proto) from referenceDir.
+func reference(t *testing.T, name string) protoreflect.FileDescriptor {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(referenceDir, "grpc_service.proto")); err != nil {
+	if _, err := os.Stat(filepath.Join(referenceDir, name)); err != nil {
 		t.Skipf("Triton's reference protos are not at %s (../shared/proto/triton next to the repository): %v", referenceDir, err)
 	}
-	return compile(t, readFrom(referenceDir), "grpc_service.proto")[0]
+	return compile(t, readFrom(referenceDir), name)[0]
 }
 
-// TestDescriptorMatchesTriton: every message, field and RPC we define has
-// the reference's name, number, type and label.
+// TestDescriptorMatchesTriton: every message, field, enum value and RPC we
+// define, in both files, has the reference's name, number, type and label.
 func TestDescriptorMatchesTriton(t *testing.T) {
-	ref := reference(t)
-	ours := File_grpc_service_proto
-	if ours.Package() != "inference" {
-		t.Fatalf("package %q, want inference", ours.Package())
+	for _, ours := range []protoreflect.FileDescriptor{File_grpc_service_proto, File_model_config_proto} {
+		ref := reference(t, ours.Path())
+		if ours.Package() != "inference" {
+			t.Fatalf("%s: package %q, want inference", ours.Path(), ours.Package())
+		}
+		if diffs := compareFiles(ours, ref); len(diffs) > 0 {
+			t.Fatalf("our %s departs from Triton's (%s):\n%s", ours.Path(), referenceDir, strings.Join(diffs, "\n"))
+		}
 	}
-	if diffs := compareFiles(ours, ref); len(diffs) > 0 {
-		t.Fatalf("our grpc_service.proto departs from Triton's (%s):\n%s", referenceDir, strings.Join(diffs, "\n"))
-	}
-	if ours.Messages().Len() < 15 || ours.Services().Get(0).Methods().Len() < 7 {
-		t.Fatalf("the check saw only %d messages and %d RPCs", ours.Messages().Len(), ours.Services().Get(0).Methods().Len())
+	svc := File_grpc_service_proto.Services().Get(0)
+	if File_grpc_service_proto.Messages().Len() < 20 || svc.Methods().Len() < 11 || File_model_config_proto.Enums().Len() < 1 {
+		t.Fatalf("the check saw only %d messages and %d RPCs", File_grpc_service_proto.Messages().Len(), svc.Methods().Len())
 	}
 }
 
@@ -76,7 +80,7 @@ func TestDescriptorMatchesTriton(t *testing.T) {
 // renumbered field, a changed type, a changed label, a missing RPC and a
 // stream flag, so that a pass above means something.
 func TestDescriptorCheckFindsDifferences(t *testing.T) {
-	ref := reference(t)
+	ref := reference(t, "grpc_service.proto")
 	bad := `syntax = "proto3";
 package inference;
 service GRPCInferenceService {
@@ -88,6 +92,8 @@ message ServerLiveRequest {}
 message ServerLiveResponse { int32 live = 1; }
 message ModelReadyRequest { string name = 3; repeated string version = 2; }
 message Unknown {}
+message ModelMetadataResponse { enum Bad { ZERO = 0; } }
+enum DataType { TYPE_INVALID = 0; TYPE_BOOL = 2; }
 `
 	fd := compile(t, func(path string) (string, error) {
 		if path != "bad.proto" {
@@ -104,6 +110,8 @@ message Unknown {}
 		"GRPCInferenceService.Extra: no such RPC",
 		"GRPCInferenceService.ModelInfer: input",
 		"GRPCInferenceService.ModelInfer: client streaming true",
+		"inference.ModelMetadataResponse.Bad: no such enum",
+		"inference.DataType.TYPE_BOOL: number 2",
 	} {
 		if !strings.Contains(diffs, want) {
 			t.Errorf("the comparison did not report %q; it said:\n%s", want, diffs)
@@ -119,6 +127,7 @@ func compareFiles(ours, ref protoreflect.FileDescriptor) []string {
 		diffs = append(diffs, fmt.Sprintf("package %q, reference %q", ours.Package(), ref.Package()))
 	}
 	diffs = append(diffs, compareMessages(ours.Messages(), ref)...)
+	diffs = append(diffs, compareEnums(ours.Enums(), ref)...)
 	for i := 0; i < ours.Services().Len(); i++ {
 		s := ours.Services().Get(i)
 		rs := ref.Services().ByName(s.Name())
@@ -147,9 +156,49 @@ func compareMessages(ms protoreflect.MessageDescriptors, ref protoreflect.FileDe
 		}
 		if !m.IsMapEntry() {
 			diffs = append(diffs, compareMessages(m.Messages(), ref)...)
+			diffs = append(diffs, compareEnums(m.Enums(), ref)...)
 		}
 	}
 	return diffs
+}
+
+// compareEnums checks that each enum of es exists in ref (the reference
+// file and the files it imports) with every value's name and number.
+func compareEnums(es protoreflect.EnumDescriptors, ref protoreflect.FileDescriptor) []string {
+	var diffs []string
+	for i := 0; i < es.Len(); i++ {
+		e := es.Get(i)
+		re := findEnum(ref, e.FullName())
+		if re == nil {
+			diffs = append(diffs, fmt.Sprintf("%s: no such enum in the reference", e.FullName()))
+			continue
+		}
+		for j := 0; j < e.Values().Len(); j++ {
+			v := e.Values().Get(j)
+			rv := re.Values().ByName(v.Name())
+			if rv == nil || rv.Number() != v.Number() {
+				diffs = append(diffs, fmt.Sprintf("%s.%s: number %d, not the reference's", e.FullName(), v.Name(), v.Number()))
+			}
+		}
+	}
+	return diffs
+}
+
+// findEnum finds a top-level enum of ref or of a file it imports, or one
+// nested in a message of ref.
+func findEnum(ref protoreflect.FileDescriptor, name protoreflect.FullName) protoreflect.EnumDescriptor {
+	if e := ref.Enums().ByName(name.Name()); e != nil && e.FullName() == name {
+		return e
+	}
+	if m, err := findMessage(ref, name.Parent()); err == nil {
+		return m.Enums().ByName(name.Name())
+	}
+	for i := 0; i < ref.Imports().Len(); i++ {
+		if e := findEnum(ref.Imports().Get(i).FileDescriptor, name); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // findMessage finds a (possibly nested) message of ref by full name.
