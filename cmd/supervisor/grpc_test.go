@@ -87,6 +87,8 @@ func TestGRPC(t *testing.T) {
 	t.Run("infer", func(t *testing.T) { grpcInfer(t, in, c, ctx) })
 	t.Run("stream", func(t *testing.T) { grpcStream(t, c, ctx) })
 	t.Run("statistics", func(t *testing.T) { grpcStatistics(t, in, c, ctx) })
+	t.Run("model config", func(t *testing.T) { grpcModelConfig(t, in, c, ctx) })
+	t.Run("repository, model_control none", func(t *testing.T) { grpcRepositoryNone(t, c, ctx) })
 	t.Run("errors", func(t *testing.T) { grpcErrors(t, c, ctx) })
 	t.Run("grpc.health.v1 and reflection", func(t *testing.T) { grpcHealthReflection(t, conn) })
 	t.Run("busy", func(t *testing.T) { grpcBusy(t, in, c, ctx) })

@@ -8,6 +8,12 @@
 //   - ServerMetadata: GET /v2.
 //   - ModelStatistics: GET /v2/models/{m}[/versions/{v}]/stats, or
 //     /v2/models/stats for every model.
+//   - ModelConfig: GET /v2/models/{m}[/versions/{v}]/config, whose JSON is
+//     ModelConfig's protojson form.
+//   - RepositoryIndex, RepositoryModelLoad, RepositoryModelUnload: POST
+//     /v2/repository/index and /v2/repository/models/{m}/load or /unload,
+//     with the RPC's ready flag or parameters as the JSON body; a
+//     repository_name is UNIMPLEMENTED (there is one repository).
 //   - ModelInfer (and each request of ModelStreamInfer): POST
 //     /v2/models/{m}[/versions/{v}]/infer with the binary tensor data
 //     extension: a JSON header (Inference-Header-Content-Length) followed
@@ -26,10 +32,12 @@
 // Invariants:
 //   - An answer other than 200 becomes a gRPC status, with the V2 error
 //     message (see Code): 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 404
-//     NOT_FOUND, 503 with Retry-After (a full queue, arena, max_in_flight,
-//     the body budget) and 429 RESOURCE_EXHAUSTED, other 503s (not ready,
-//     draining, no worker) UNAVAILABLE, 504 or a passed deadline
-//     DEADLINE_EXCEEDED.
+//     NOT_FOUND, 403 PERMISSION_DENIED (a repository load or unload with
+//     model_control none, where Triton answers UNAVAILABLE: no retry gets
+//     past it, and gRPC retry policies retry UNAVAILABLE), 503 with
+//     Retry-After (a full queue, arena, max_in_flight, the body budget)
+//     and 429 RESOURCE_EXHAUSTED, other 503s (not ready, draining, no
+//     worker) UNAVAILABLE, 504 or a passed deadline DEADLINE_EXCEEDED.
 //   - A hostile client is bounded like an HTTP one: an inference RPC is
 //     refused from its header (Options.Admit: no valid key, not serving,
 //     max_in_flight reached) before its message is read; a message over
