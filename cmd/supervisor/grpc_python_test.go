@@ -47,8 +47,9 @@ func pythonStubs(t *testing.T) (py, dir string) {
 }
 
 // TestGRPCPythonClient: a Python client generated from Triton's
-// grpc_service.proto, not ours, gets from the supervisor what the HTTP
-// routes answer: wire compatibility with Triton's definition.
+// grpc_service.proto and model_config.proto, not ours, gets from the
+// supervisor what the HTTP routes answer: wire compatibility with
+// Triton's definition (ModelConfig read as Triton's whole message).
 func TestGRPCPythonClient(t *testing.T) {
 	py, stubs := pythonStubs(t)
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
@@ -74,6 +75,14 @@ func TestGRPCPythonClient(t *testing.T) {
 		Stream       [][]string
 		NoKey        string `json:"no_key"`
 		UnknownModel string `json:"unknown_model"`
+		Config       struct {
+			Name, Platform string
+			MaxBatchSize   int `json:"max_batch_size"`
+			Input          [][]any
+			Kinds          []string
+		}
+		Index [][]string
+		Load  string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("the Python client printed %s: %v", out, err)
@@ -97,7 +106,14 @@ func TestGRPCPythonClient(t *testing.T) {
 	if !reflect.DeepEqual(got.Stream, [][]string{{"", "py-1"}, {"", "py-1"}}) {
 		t.Errorf("stream answers %v", got.Stream)
 	}
-	if got.NoKey != "UNAUTHENTICATED" || got.UnknownModel != "NOT_FOUND" {
-		t.Errorf("errors: no key %s, unknown model %s", got.NoKey, got.UnknownModel)
+	if got.NoKey != "UNAUTHENTICATED" || got.UnknownModel != "NOT_FOUND" || got.Load != "PERMISSION_DENIED" {
+		t.Errorf("errors: no key %s, unknown model %s, load with model_control none %s", got.NoKey, got.UnknownModel, got.Load)
+	}
+	if c := got.Config; c.Name != "mlp" || c.Platform != "onnxruntime_onnx" || c.MaxBatchSize != 0 ||
+		!reflect.DeepEqual(c.Input, [][]any{{"x", "TYPE_FP32", []any{-1.0, 16.0}}}) || !reflect.DeepEqual(c.Kinds, []string{"KIND_CPU"}) {
+		t.Errorf("ModelConfig read with Triton's ModelConfig: %+v", c)
+	}
+	if !reflect.DeepEqual(got.Index, [][]string{{"mlp", "1", "READY"}}) {
+		t.Errorf("RepositoryIndex: %v, want mlp 1 READY", got.Index)
 	}
 }

@@ -14,6 +14,7 @@ sys.path.insert(0, sys.argv[1])
 import grpc  # noqa: E402
 import grpc_service_pb2 as pb  # noqa: E402
 import grpc_service_pb2_grpc as pbg  # noqa: E402
+import model_config_pb2 as mc  # noqa: E402
 
 
 def main():
@@ -44,7 +45,14 @@ def main():
         out["typed_y"] = list(struct.unpack("<4f", r.raw_output_contents[0]))
         answers = list(s.ModelStreamInfer(iter([req, req]), metadata=md, timeout=30))
         out["stream"] = [[a.error_message, a.infer_response.id] for a in answers]
+        cfg = s.ModelConfig(pb.ModelConfigRequest(name="mlp"), metadata=md, timeout=30).config
+        out["config"] = {"name": cfg.name, "platform": cfg.platform, "max_batch_size": cfg.max_batch_size,
+                         "input": [[i.name, mc.DataType.Name(i.data_type), list(i.dims)] for i in cfg.input],
+                         "kinds": [mc.ModelInstanceGroup.Kind.Name(g.kind) for g in cfg.instance_group]}
+        idx = s.RepositoryIndex(pb.RepositoryIndexRequest(), metadata=md, timeout=30)
+        out["index"] = [[m.name, m.version, m.state] for m in idx.models]
         for name, call in [("no_key", lambda: s.ModelInfer(req, timeout=30)),
+                           ("load", lambda: s.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="mlp"), metadata=md, timeout=30)),
                            ("unknown_model", lambda: s.ModelInfer(pb.ModelInferRequest(model_name="nope"), metadata=md, timeout=30))]:
             try:
                 call()
