@@ -15,18 +15,37 @@ import (
 )
 
 // openMLP opens the MLP model on one intra-op thread.
-func openMLP(tb testing.TB) *ort.Session {
+func openMLP(tb testing.TB) *ort.Session { return openModel(tb, "mlp", onnxmodel.MLP(1)) }
+
+// openModel opens m on one intra-op thread.
+func openModel(tb testing.TB, name string, m *onnxmodel.Model) *ort.Session {
 	tb.Helper()
-	m, err := onnxmodel.MLP(1).Marshal()
+	b, err := m.Marshal()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return orttest.Open(tb, "mlp", m, ort.Options{IntraOpThreads: 1})
+	return orttest.Open(tb, name, b, ort.Options{IntraOpThreads: 1})
 }
 
 // runAll binds a session to a RunFunc returning every output.
 func runAll(s *ort.Session) batch.RunFunc {
 	return func(in []tensor.Tensor) ([]tensor.Tensor, error) { return s.Run(in, nil) }
+}
+
+// warmBatcher8 batches s in batches of up to 8 rows, with a delay too
+// long to matter (only full batches form), warmed up, closed at the end
+// of the test.
+func warmBatcher8(t *testing.T, s *ort.Session) *batch.Batcher {
+	t.Helper()
+	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour}, s.Metadata(), runAll(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	if err := b.WarmUp(); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func mlpRow(r *rand.Rand) tensor.Tensor {
@@ -43,14 +62,7 @@ func mlpRow(r *rand.Rand) tensor.Tensor {
 // alone.
 func TestBatchedMatchesUnbatchedWithORT(t *testing.T) {
 	s := openMLP(t)
-	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour}, s.Metadata(), runAll(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.WarmUp(); err != nil {
-		t.Fatal(err)
-	}
+	b := warmBatcher8(t, s)
 	r := rand.New(rand.NewPCG(7, 7))
 	rows := make([]tensor.Tensor, 16)
 	want := make([][]byte, len(rows))
@@ -99,19 +111,8 @@ func TestBatchedMatchesUnbatchedWithORT(t *testing.T) {
 // matter): BYTES rows of different lengths are concatenated and split
 // back, each request getting exactly its own strings.
 func TestBatchesStringsWithORT(t *testing.T) {
-	m, err := onnxmodel.Strings().Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := orttest.Open(t, "strings", m, ort.Options{IntraOpThreads: 1})
-	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour}, s.Metadata(), runAll(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.WarmUp(); err != nil {
-		t.Fatal(err)
-	}
+	s := openModel(t, "strings", onnxmodel.Strings())
+	b := warmBatcher8(t, s)
 	type answer struct {
 		in, out []byte
 		err     error
