@@ -2,20 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
 // TestStringModel serves a string identity model (ONNX STRING, V2 BYTES)
 // with batching on: its metadata and config say BYTES / TYPE_STRING, JSON
-// and binary requests get their strings back, and a binary element whose
-// length prefix lies, or that holds a NUL byte ONNX Runtime cannot carry,
-// is the client's error (400), not a crash.
+// and binary requests (and gRPC typed bytes_contents) get their strings
+// back, and a binary element whose length prefix lies, or that holds a NUL
+// byte ONNX Runtime cannot carry, is the client's error (400), not a crash.
 func TestStringModel(t *testing.T) {
 	path := writeModel(t, t.TempDir(), "strings", onnxmodel.Strings())
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
@@ -51,6 +54,22 @@ func TestStringModel(t *testing.T) {
 	}
 	if code, body, _ := in.post("/v2/models/mlp/infer", mlpBody(), nil); code != http.StatusOK {
 		t.Errorf("mlp after the refused requests = %d %s, want 200", code, body)
+	}
+	grpcStrings(t, in, elems)
+}
+
+// grpcStrings sends the string model typed bytes_contents over gRPC: the
+// answer's raw_output_contents are the elements in Triton's serialisation.
+func grpcStrings(t *testing.T, in *instance, elems []byte) {
+	c := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "strings", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
+		Name: "text", Datatype: "BYTES", Shape: []int64{1, 2},
+		Contents: &pb.InferTensorContents{BytesContents: [][]byte{[]byte("ab"), []byte("\xffc")}}}}})
+	if err != nil || len(r.GetRawOutputContents()) != 1 || !bytes.Equal(r.GetRawOutputContents()[0], elems) ||
+		r.GetOutputs()[0].GetDatatype() != "BYTES" {
+		t.Errorf("gRPC ModelInfer = %v, %v; want output same BYTES with raw contents %q", r, err, elems)
 	}
 }
 
