@@ -6,10 +6,10 @@ import "fmt"
 // The zero value is Invalid.
 type DType uint8
 
-// The element types the pipeline carries. Bytes (V2's BYTES) is carried only
-// between a client and the prep stage: encoded images in, classification
-// strings out. No model input or output here has it, so it never reaches an
-// infer worker.
+// The element types the pipeline carries. Bytes (V2's BYTES) carries
+// encoded images in and classification strings out between a client and
+// the prep stage, and a model's ONNX STRING inputs and outputs all the way
+// to the infer worker (internal/ort copies them into ORT string tensors).
 const (
 	Invalid DType = iota
 	Bool
