@@ -24,6 +24,10 @@
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.
 //
+// BYTES inputs batch as Triton batches them: a request's Data is its
+// length-prefixed elements in row-major order, so concatenating requests
+// concatenates rows; BYTES outputs are split by walking the prefixes.
+//
 // Every request is validated against the model's metadata before it is
 // queued, so that one malformed request cannot fail the others it would have
 // shared a batch with.

@@ -13,8 +13,9 @@
 //     metadata, and every ORT value it creates is released before Run
 //     returns, on every path.
 //   - Input Data is passed to ORT without a copy (unless it is misaligned
-//     for its element type); output Data is Go memory owned by the caller,
-//     with no tie to ORT once Run returns.
+//     for its element type, or BYTES, which is copied into ORT strings);
+//     output Data is Go memory owned by the caller, with no tie to ORT once
+//     Run returns.
 //
 // onnxruntime_go v1.27.0 pitfalls this package works around are described
 // where they are handled: FP16/BF16 outputs (outshape.go), rank-0 tensors
