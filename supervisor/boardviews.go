@@ -9,7 +9,7 @@ import (
 
 // scrape reads the board, the master's state and the GPUs.
 func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
-	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.bodies.snapshot()}
+	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.front.BodyCounts()}
 	var retired status.Totals
 	s.Header, s.Slots, retired = m.board.snapshot()
 	s.Totals = retired

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
@@ -47,7 +48,7 @@ func (m *Master) listenMetrics() (*metricsServer, error) {
 	}
 	ms := &metricsServer{m: m, ln: ln, cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
 	ms.srv = &fasthttp.Server{Handler: ms.handle, Name: "supervisor-metrics", ReadTimeout: 10 * time.Second,
-		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: fasthttpLogger{m}}
+		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: front.Logger(m.log)}
 	return ms, nil
 }
 

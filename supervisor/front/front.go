@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"encoding/json"
@@ -6,27 +6,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// Version is the supervisor's version, reported by /v2 and `supervisor
-// version`. Set at build time with -ldflags "-X ...supervisor.Version=...".
-var Version = "dev"
-
-// newFrontServer builds the public fasthttp server: health and server
+// Server builds the public fasthttp server: health and server
 // metadata are answered here; everything under /v2/models/ goes through
 // the lb to a prep worker. Every request is decided from its header
 // (headerReceived, admission.go) before its body is read, and bodies are
 // streamed into buffers of the master's own (bodyread.go), never into
 // fasthttp's pools.
-func (m *Master) newFrontServer() *fasthttp.Server {
-	l := m.cfg().Limits
+func (f *Front) Server() *fasthttp.Server {
+	l := f.cfg().Limits
 	return &fasthttp.Server{
-		Handler:      m.serveFront,
-		ErrorHandler: m.frontTransportError,
+		Handler:      f.serveFront,
+		ErrorHandler: f.frontTransportError,
 		Name:         "supervisor",
 		// The header block must fit the read buffer: larger gets 431.
 		ReadBufferSize: int(l.MaxHeaderBytes),
@@ -36,8 +33,8 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		// memory or temporary files, before the handler runs).
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		MaxRequestBodySize:           int(m.cfg().MaxBodyBytes),
-		HeaderReceived:               m.headerReceived,
+		MaxRequestBodySize:           int(f.cfg().MaxBodyBytes),
+		HeaderReceived:               f.headerReceived,
 		// ReadTimeout bounds the header (and the wait for a connection's
 		// first request); body_timeout and body_min_rate bound the body.
 		ReadTimeout:  l.ReadTimeout.Duration,
@@ -48,40 +45,40 @@ func (m *Master) newFrontServer() *fasthttp.Server {
 		// it, for the moment between a close and fasthttp's release.
 		Concurrency:     2 * l.MaxConnections,
 		CloseOnShutdown: true,
-		Logger:          fasthttpLogger{m},
+		Logger:          Logger(f.log),
 		// An idle connection (or one that has not sent its first byte)
 		// holds no read or write buffer: 10k idle connections cost their
 		// goroutines, not 10k x max_header_bytes.
 		ReduceMemoryUsage: true,
-		ConnState:         m.connState,
+		ConnState:         f.connState,
 	}
 }
 
-func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
-	defer m.recoverHandler(ctx)
+func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
+	defer f.recoverHandler(ctx)
 	start := time.Now()
-	c := m.cfg()
-	v := m.admissions.take(&ctx.Request.Header)
+	c := f.cfg()
+	v := f.admissions.take(&ctx.Request.Header)
 	if v == nil { // not through the server's hook (tests call the handler directly)
-		v = m.decide(c, &ctx.Request.Header)
+		v = f.decide(c, &ctx.Request.Header)
 	}
-	defer m.finish(v)
+	defer f.finish(v)
 	switch {
 	case v.status != 0:
-		m.refuse(ctx, v.refusal, v.hasBody)
+		f.refuse(ctx, v.refusal, v.hasBody)
 	case v.proxied:
 		// Only the master asks for prefix checks (precheck.go).
 		ctx.Request.Header.Del(worker.PrefixHeader)
-		if err := m.receiveBody(ctx, c, v); err != nil {
-			m.refuse(ctx, bodyRefusal(err), true)
+		if err := f.receiveBody(ctx, c, v); err != nil {
+			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		m.proxy.ServeHTTPUntil(ctx, v.deadline)
+		f.proxy.ServeHTTPUntil(ctx, v.deadline)
 	default:
-		m.serveLocal(ctx)
+		f.serveLocal(ctx)
 	}
-	m.logRequest(ctx, time.Since(start))
-	if m.draining.Load() {
+	f.logRequest(ctx, time.Since(start))
+	if f.draining.Load() {
 		// Keep-alive clients reconnect: to the new master after an
 		// upgrade, or to a closed port after a stop.
 		ctx.SetConnectionClose()
@@ -93,12 +90,12 @@ func (m *Master) serveFront(ctx *fasthttp.RequestCtx) {
 // after the answer: what is left of the body cannot be told apart from
 // the next request. It is a lingering close (linger.go), so that a client
 // still sending reads the answer rather than a reset.
-func (m *Master) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
+func (f *Front) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
 	if r.header != "" {
 		ctx.Response.Header.Set(r.header, r.value)
 	}
-	m.reply(ctx, r.status, r.msg)
-	m.proxy.SetRequestID(ctx)
+	f.reply(ctx, r.status, r.msg)
+	f.proxy.SetRequestID(ctx)
 	if unreadBody {
 		ctx.SetConnectionClose()
 		lingerOnClose(ctx.Conn())
@@ -106,50 +103,37 @@ func (m *Master) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
 }
 
 // serveLocal answers the routes the master serves itself.
-func (m *Master) serveLocal(ctx *fasthttp.RequestCtx) {
+func (f *Front) serveLocal(ctx *fasthttp.RequestCtx) {
 	switch string(ctx.Path()) {
 	case "/v2/health/live":
-		m.reply(ctx, fasthttp.StatusOK, "")
+		f.reply(ctx, fasthttp.StatusOK, "")
 	case "/v2/health/ready":
-		m.health(ctx)
+		f.health(ctx)
 	case "/v2":
 		ctx.SetContentType("application/json")
-		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", Version))
+		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", f.opts.Version))
 	default:
-		if strings.HasPrefix(string(ctx.Path()), repositoryPrefix) {
-			m.serveRepository(ctx) // admitted by decideRepository
+		if strings.HasPrefix(string(ctx.Path()), RepositoryPrefix) {
+			f.serveRepository(ctx) // admitted by decideRepository
 			break
 		}
-		m.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))
+		f.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))
 	}
-	m.proxy.SetRequestID(ctx)
+	f.proxy.SetRequestID(ctx)
 }
 
-// health answers /v2/health/ready: 200 while every pool has a serving
-// worker (and, with strict_readiness, every model serves), 503 otherwise. Positions whose boots keep failing are listed in the
-// body ({"degraded": [...]}) either way, so a probe log shows them.
-func (m *Master) health(ctx *fasthttp.RequestCtx) {
-	ready, degraded := m.ready.Load(), []string(nil)
-	for _, p := range []*pool{m.infer, m.prep} {
-		serving := false
-		for _, s := range p.list() {
-			serving = serving || s.serving() != nil
-			if s.status().State == stateDegraded {
-				degraded = append(degraded, s.name)
-			}
-		}
-		ready = ready && serving
-	}
-	status, msg := fasthttp.StatusOK, ""
-	if !ready {
-		status, msg = fasthttp.StatusServiceUnavailable, "not ready: a worker pool has no serving worker, or the master is starting or stopping"
-	} else if stuck := m.arenasStuck(); stuck != "" {
-		status, msg = fasthttp.StatusServiceUnavailable, stuck
-	} else if m.cfg().StrictReadiness && !m.allModelsReady() {
-		status, msg = fasthttp.StatusServiceUnavailable, "not ready (strict_readiness): a model is unavailable; see GET /v2/models/{m}/ready or supervisor status"
+// health answers /v2/health/ready: 200 while the master is ready
+// (Backend.Readiness), 503 otherwise. Positions whose boots keep failing
+// are listed in the body ({"degraded": [...]}) either way, so a probe log
+// shows them.
+func (f *Front) health(ctx *fasthttp.RequestCtx) {
+	r := f.b.Readiness()
+	status, msg, degraded := fasthttp.StatusOK, r.NotReady, r.Degraded
+	if msg != "" {
+		status = fasthttp.StatusServiceUnavailable
 	}
 	if len(degraded) == 0 {
-		m.reply(ctx, status, msg)
+		f.reply(ctx, status, msg)
 		return
 	}
 	body, _ := json.Marshal(struct {
@@ -162,7 +146,7 @@ func (m *Master) health(ctx *fasthttp.RequestCtx) {
 }
 
 // reply answers a locally handled route: an empty 200, or a V2 error.
-func (m *Master) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
+func (f *Front) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.SetStatusCode(status)
 	if msg != "" {
 		ctx.SetContentType("application/json")
@@ -174,27 +158,29 @@ func (m *Master) reply(ctx *fasthttp.RequestCtx, status int, msg string) {
 // unparsable requests (400), a header over limits.max_header_bytes (431),
 // a header or the first bytes of a body not received in time (408). A
 // verdict the header hook left for this request is finished here.
-func (m *Master) frontTransportError(ctx *fasthttp.RequestCtx, err error) {
-	if v := m.admissions.take(&ctx.Request.Header); v != nil {
-		m.finish(v)
+func (f *Front) frontTransportError(ctx *fasthttp.RequestCtx, err error) {
+	if v := f.admissions.take(&ctx.Request.Header); v != nil {
+		f.finish(v)
 	}
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		m.reply(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
+		f.reply(ctx, fasthttp.StatusRequestEntityTooLarge, "request body is larger than max_body_bytes")
 	case errors.As(err, &small):
-		m.reply(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, "request header is larger than limits.max_header_bytes")
+		f.reply(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, "request header is larger than limits.max_header_bytes")
 	case isTimeoutErr(err):
-		m.reply(ctx, fasthttp.StatusRequestTimeout, "request not received in time (limits.read_timeout for the header, limits.body_timeout for the body)")
+		f.reply(ctx, fasthttp.StatusRequestTimeout, "request not received in time (limits.read_timeout for the header, limits.body_timeout for the body)")
 	default:
-		m.reply(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
+		f.reply(ctx, fasthttp.StatusBadRequest, "malformed HTTP request: "+err.Error())
 	}
-	m.proxy.SetRequestID(ctx)
+	f.proxy.SetRequestID(ctx)
 }
 
-// fasthttpLogger routes fasthttp's own messages into the master's log.
-type fasthttpLogger struct{ m *Master }
+// Logger routes fasthttp's own messages into log, at warn.
+func Logger(log zerolog.Logger) fasthttp.Logger { return fasthttpLogger{log} }
+
+type fasthttpLogger struct{ log zerolog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.m.log.Warn().Msgf(format, args...)
+	l.log.Warn().Msgf(format, args...)
 }

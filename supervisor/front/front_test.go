@@ -1,10 +1,9 @@
-package supervisor
+package front
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -12,7 +11,8 @@ import (
 
 func TestFrontAnswers503UntilReady(t *testing.T) {
 	cfg := config.DefaultConfig()
-	m := New(cfg, zerolog.Nop(), Options{})
+	m, b, _ := newTestFront(cfg)
+	b.notReady = "not ready: starting"
 	for _, path := range []string{"/v2/health/ready", "/v2/models/default/infer"} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(path)

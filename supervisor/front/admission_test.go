@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/polltest"
@@ -25,10 +24,11 @@ import (
 // length of the body it received. No worker processes: what is tested is
 // the front's admission and body handling, over real sockets.
 type frontHarness struct {
-	m    *Master
-	addr string
-	sock string // the stand-in prep worker's socket
-	ln   *capListener
+	fr    *Front
+	proxy *lb.Proxy
+	addr  string
+	sock  string // the stand-in prep worker's socket
+	ln    *capListener
 }
 
 // open is how many client connections the front holds now.
@@ -44,13 +44,13 @@ func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 	if edit != nil {
 		edit(cfg)
 	}
-	m := New(cfg, zerolog.Nop(), Options{})
-	keys, err := loadAPIKeys(cfg.Auth)
+	fr, _, proxy := newTestFront(cfg)
+	keys, err := LoadKeys(cfg.Auth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.keys.Store(keys)
-	m.serving.Store(true)
+	fr.SetKeys(keys)
+	fr.SetServing(true)
 
 	sock := filepath.Join(t.TempDir(), "prep.sock")
 	uln, err := net.Listen("unix", sock)
@@ -61,20 +61,20 @@ func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 		ctx.SetBodyString(strconv.Itoa(len(ctx.PostBody())))
 	}}
 	go func() { _ = up.Serve(uln) }()
-	m.proxy.SetBackends([]lb.Backend{{Name: "prep-0", Socket: sock}})
+	proxy.SetBackends([]lb.Backend{{Name: "prep-0", Socket: sock}})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := m.newFrontServer()
-	capped := m.capConnections(ln, cfg.Limits.MaxConnections)
+	front := fr.Server()
+	capped := fr.capConnections(ln, cfg.Limits.MaxConnections)
 	go func() { _ = front.Serve(capped) }()
 	t.Cleanup(func() {
 		_ = front.Shutdown()
 		_ = up.Shutdown()
 	})
-	return &frontHarness{m: m, addr: ln.Addr().String(), sock: sock, ln: capped}
+	return &frontHarness{fr: fr, proxy: proxy, addr: ln.Addr().String(), sock: sock, ln: capped}
 }
 
 func (f *frontHarness) dial(t *testing.T) net.Conn {
@@ -119,8 +119,8 @@ func closedSoon(c net.Conn) bool {
 
 func (f *frontHarness) waitBudgetEmpty(t *testing.T) {
 	t.Helper()
-	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return f.m.budget.inUse() == 0 && f.m.inFlight.Load() == 0 }) {
-		t.Fatalf("after every request ended: %d body bytes and %d requests still held", f.m.budget.inUse(), f.m.inFlight.Load())
+	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return f.fr.budget.inUse() == 0 && f.fr.inFlight.Load() == 0 }) {
+		t.Fatalf("after every request ended: %d body bytes and %d requests still held", f.fr.budget.inUse(), f.fr.inFlight.Load())
 	}
 }
 
@@ -185,7 +185,7 @@ func TestBodyBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.m.budget.inUse() == 2*3670016 })
+	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.fr.budget.inUse() == 2*3670016 })
 
 	c := f.dial(t)
 	start := time.Now()
@@ -295,8 +295,8 @@ func pollFor(t *testing.T, what string, cond func() bool) {
 // config at all) is recovered into a 500 verdict for the handler, with the
 // body declared empty so none of it is read, instead of killing the master.
 func TestHeaderHookPanicIsRefused(t *testing.T) {
-	m := New(config.DefaultConfig(), zerolog.Nop(), Options{})
-	m.conf.Store(nil)
+	m, b, _ := newTestFront(config.DefaultConfig())
+	b.cfg.Store(nil)
 	var h fasthttp.RequestHeader
 	h.SetMethod(fasthttp.MethodPost)
 	h.SetRequestURI("/v2/models/default/infer")
@@ -358,7 +358,7 @@ func TestHungUpBodiesGiveEverythingBack(t *testing.T) {
 		if _, err := io.WriteString(c, header+strings.Repeat("x", sent)); err != nil {
 			t.Fatal(err)
 		}
-		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.m.budget.inUse() == declared })
+		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.fr.budget.inUse() == declared })
 		c.Close() // long before body_timeout
 		f.waitBudgetEmpty(t)
 	}

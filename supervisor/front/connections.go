@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"net"
@@ -14,11 +14,11 @@ const connBurst = 1000
 // connState is the public server's ConnState hook: it counts open
 // connections so that the memory of a connection flood goes back to the
 // OS once the flood is over.
-func (m *Master) connState(_ net.Conn, st fasthttp.ConnState) {
+func (f *Front) connState(_ net.Conn, st fasthttp.ConnState) {
 	switch st {
 	case fasthttp.StateNew:
-		m.conns.add(1, connBurst)
+		f.conns.add(1, connBurst)
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
-		m.conns.add(-1, connBurst)
+		f.conns.add(-1, connBurst)
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"os"
@@ -20,10 +20,10 @@ import (
 // limit, which is right: the budget bounds them.
 const masterMemHeadroom = 64 << 20
 
-// applyMemoryLimit sets the master's soft memory limit for cfg's body
+// ApplyMemoryLimit sets the master's soft memory limit for cfg's body
 // budget, at start and on every reload; a GOMEMLIMIT in the environment
 // wins (the operator's choice).
-func applyMemoryLimit(cfg *config.Config) {
+func ApplyMemoryLimit(cfg *config.Config) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"runtime/debug"
@@ -13,21 +13,21 @@ import (
 
 // recoverHeader turns a panic in the header hook into a refusal the
 // handler answers with 500; v is the hook's verdict.
-func (m *Master) recoverHeader(h *fasthttp.RequestHeader, v **verdict) {
+func (f *Front) recoverHeader(h *fasthttp.RequestHeader, v **verdict) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	m.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
+	f.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
 		Msg("front: recovered panic while deciding a request from its header; answered 500 and kept serving")
 	refused := &verdict{hasBody: true, refusal: refusal{status: fasthttp.StatusInternalServerError, msg: "internal error in the master"}}
 	// finish is idempotent: the verdict may be both *v and the one in
 	// admissions.
-	if old := m.admissions.put(h, refused); old != nil {
-		m.finish(old)
+	if old := f.admissions.put(h, refused); old != nil {
+		f.finish(old)
 	}
 	if *v != nil {
-		m.finish(*v)
+		f.finish(*v)
 	}
 	*v = refused
 	h.SetContentLength(0)
@@ -36,13 +36,13 @@ func (m *Master) recoverHeader(h *fasthttp.RequestHeader, v **verdict) {
 
 // recoverHandler answers 500 for a panic in the handler and closes the
 // connection (what was read of the request is unknown).
-func (m *Master) recoverHandler(ctx *fasthttp.RequestCtx) {
+func (f *Front) recoverHandler(ctx *fasthttp.RequestCtx) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	m.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
+	f.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
 		Msg("front: recovered panic while serving a request; answered 500 and kept serving")
 	ctx.Response.Reset()
-	m.refuse(ctx, refusal{status: fasthttp.StatusInternalServerError, msg: "internal error in the master"}, true)
+	f.refuse(ctx, refusal{status: fasthttp.StatusInternalServerError, msg: "internal error in the master"}, true)
 }

@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"net"
@@ -98,13 +98,13 @@ func (c *cappedConn) closeNow() error {
 
 // capConnections wraps the public listener in the max_connections cap;
 // refusals are logged at most once a minute, as fasthttp did.
-func (m *Master) capConnections(ln net.Listener, maxConns int) *capListener {
+func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
 	cl := newCapListener(ln, maxConns)
 	var last atomic.Int64
 	cl.onRefuse = func(open int64) {
 		now := time.Now().UnixNano()
 		if prev := last.Load(); now-prev > int64(time.Minute) && last.CompareAndSwap(prev, now) {
-			m.log.Warn().Int64("open", open).Uint64("refused", cl.refused.Load()).
+			f.log.Warn().Int64("open", open).Uint64("refused", cl.refused.Load()).
 				Msg("refusing connections over limits.max_connections (503); raise it if these are real clients")
 		}
 	}

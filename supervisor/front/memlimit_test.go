@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"runtime/debug"
@@ -16,19 +16,19 @@ func TestMemoryLimitIsTheBodyBudget(t *testing.T) {
 
 	t.Setenv("GOMEMLIMIT", "")
 	c := &config.Config{Limits: config.LimitsConfig{MaxBodyBytesInFlight: 300 << 20}}
-	applyMemoryLimit(c)
+	ApplyMemoryLimit(c)
 	if got, want := debug.SetMemoryLimit(-1), int64(300<<20+masterMemHeadroom); got != want {
 		t.Fatalf("memory limit %d after a 300 MiB budget, want %d", got, want)
 	}
 	c.Limits.MaxBodyBytesInFlight = 512 << 20
-	applyMemoryLimit(c)
+	ApplyMemoryLimit(c)
 	if got, want := debug.SetMemoryLimit(-1), int64(512<<20+masterMemHeadroom); got != want {
 		t.Fatalf("memory limit %d after a reload to 512 MiB, want %d", got, want)
 	}
 
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
-	applyMemoryLimit(c)
+	ApplyMemoryLimit(c)
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Fatalf("memory limit %d with GOMEMLIMIT=1GiB set, want it kept (%d)", got, 1<<30)
 	}

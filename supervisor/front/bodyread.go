@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ const firstBodyBuffer = 64 << 10
 
 // bodyReader reads one request body under the body deadline.
 type bodyReader struct {
-	m        *Master
+	f        *Front
 	c        *config.Config
 	v        *verdict
 	ctx      *fasthttp.RequestCtx
@@ -48,11 +48,11 @@ type bodyReader struct {
 // request; an error says why not (see the err* values above). The verdict
 // owns the buffer from then on: finish detaches it from the request and
 // frees it. A failed read frees what it had at once (nothing else saw it).
-func (m *Master) receiveBody(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict) error {
+func (f *Front) receiveBody(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict) error {
 	if !v.hasBody {
 		return nil
 	}
-	br := &bodyReader{m: m, c: c, v: v, ctx: ctx}
+	br := &bodyReader{f: f, c: c, v: v, ctx: ctx}
 	if err := br.read(ctx.RequestBodyStream()); err != nil {
 		br.body.free()
 		return err
@@ -75,7 +75,7 @@ func (br *bodyReader) read(r io.Reader) error {
 			if !br.checked && len(buf) >= firstBodyBuffer {
 				// The first buffer is full and more is to come.
 				br.checked = true
-				if r := br.m.checkPrefix(br.ctx, br.v, buf); r != nil {
+				if r := br.f.checkPrefix(br.ctx, br.v, buf); r != nil {
 					return r
 				}
 			}
@@ -89,7 +89,7 @@ func (br *bodyReader) read(r io.Reader) error {
 		buf = br.body.b
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		br.body.b = buf[:len(buf)+n]
-		br.m.bodies.read.Add(int64(n))
+		br.f.bodies.read.Add(int64(n))
 		switch {
 		case errors.Is(err, io.EOF):
 			if br.v.length >= 0 && int64(len(br.body.b)) != br.v.length {
@@ -136,7 +136,7 @@ func (br *bodyReader) grow() error {
 			return errBodyTooLarge
 		}
 		next = min(max(2*size, 16<<10), limit+1)
-		if !br.m.budget.reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
+		if !br.f.budget.reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
 			return errBodyBudget
 		}
 		br.chunkedN += next

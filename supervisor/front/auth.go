@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"bufio"
@@ -15,10 +15,10 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// apiKeys is the set of accepted API keys and each key's rate limiter.
+// Keys is the set of accepted API keys and each key's rate limiter.
 // Keys are kept as SHA-256 digests and compared in constant time, so
 // neither the comparison's timing nor a memory dump gives a key away.
-type apiKeys struct {
+type Keys struct {
 	keys         []apiKey
 	exemptHealth bool
 }
@@ -28,9 +28,9 @@ type apiKey struct {
 	limiter *rate.Limiter // nil = no rate limit
 }
 
-// loadAPIKeys builds the key set from the config (inline keys and the
+// LoadKeys builds the key set from the config (inline keys and the
 // keys file). No keys means authentication is off: nil.
-func loadAPIKeys(a config.AuthConfig) (*apiKeys, error) {
+func LoadKeys(a config.AuthConfig) (*Keys, error) {
 	raw := append([]string(nil), a.APIKeys...)
 	if a.APIKeysFile != "" {
 		fromFile, err := readKeysFile(a.APIKeysFile)
@@ -42,7 +42,7 @@ func loadAPIKeys(a config.AuthConfig) (*apiKeys, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	ks := &apiKeys{exemptHealth: a.ExemptHealth}
+	ks := &Keys{exemptHealth: a.ExemptHealth}
 	for _, k := range raw {
 		key := apiKey{digest: sha256.Sum256([]byte(k))}
 		if a.RateLimit > 0 {
@@ -82,7 +82,7 @@ func readKeysFile(path string) ([]string, error) {
 // verify refuses a request that may not pass from its header alone: 401
 // without a valid key, 429 over the key's rate. path is the request's
 // normalised path.
-func (ks *apiKeys) verify(h *fasthttp.RequestHeader, path string) refusal {
+func (ks *Keys) verify(h *fasthttp.RequestHeader, path string) refusal {
 	if ks == nil || (ks.exemptHealth && strings.HasPrefix(path, "/v2/health/")) {
 		return refusal{}
 	}
@@ -100,7 +100,7 @@ func (ks *apiKeys) verify(h *fasthttp.RequestHeader, path string) refusal {
 // authenticate finds the key the header presents (401 without a valid
 // one), taking nothing from its rate: the gRPC listener asks it before it
 // reads a message, and verify again, rate included, once it has.
-func (ks *apiKeys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
+func (ks *Keys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
 	key := presentedKey(h)
 	if key == nil {
 		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,

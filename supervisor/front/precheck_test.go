@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ func startChecker(t *testing.T, f *frontHarness) *checker {
 	srv := &fasthttp.Server{MaxRequestBodySize: 1 << 30, Handler: c.serve, Logger: log.New(io.Discard, "", 0)}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { close(c.release); _ = srv.Shutdown() })
-	f.m.proxy.SetBackends([]lb.Backend{{Name: "prep-checker", Socket: sock}})
+	f.proxy.SetBackends([]lb.Backend{{Name: "prep-checker", Socket: sock}})
 	return c
 }
 
@@ -102,9 +102,9 @@ func TestPrefixCheckRefusesLargeBodyFromFirstBytes(t *testing.T) {
 	f := startFront(t, func(c *config.Config) { c.MaxBodyBytes = 64 << 20; c.Limits.MaxBodyBytesInFlight = 128 << 20 })
 	ck := startChecker(t, f)
 	const n = 32 << 20
-	before := f.m.bodies.read.Load()
+	before := f.fr.bodies.read.Load()
 	status, msg, closed := sendBig(t, f, n, "bad", "")
-	read := f.m.bodies.read.Load() - before
+	read := f.fr.bodies.read.Load() - before
 	if status != 400 || !strings.Contains(msg, "bad from its first bytes (declared 33554432)") || !closed {
 		t.Errorf("refused body: %d %q, connection closed %v; want 400 with the check's message, closed", status, msg, closed)
 	}
@@ -115,13 +115,13 @@ func TestPrefixCheckRefusesLargeBodyFromFirstBytes(t *testing.T) {
 		t.Errorf("the check got %d bytes, want the first buffer (%d)", got, firstBodyBuffer)
 	}
 	f.waitBudgetEmpty(t)
-	before = f.m.bodies.read.Load()
+	before = f.fr.bodies.read.Load()
 	status, msg, _ = sendBig(t, f, n, "good", "")
-	if status != 200 || msg != strconv.Itoa(n) || f.m.bodies.read.Load()-before != n {
-		t.Errorf("passed body: %d %q, %d bytes read; want 200 and all %d forwarded", status, msg, f.m.bodies.read.Load()-before, n)
+	if status != 200 || msg != strconv.Itoa(n) || f.fr.bodies.read.Load()-before != n {
+		t.Errorf("passed body: %d %q, %d bytes read; want 200 and all %d forwarded", status, msg, f.fr.bodies.read.Load()-before, n)
 	}
-	if ck.checks.Load() != 2 || f.m.bodies.checksRefused.Load() != 1 || f.m.bodies.checksPassed.Load() != 1 {
-		t.Errorf("checks: %d asked, %d refused, %d passed; want 2, 1, 1", ck.checks.Load(), f.m.bodies.checksRefused.Load(), f.m.bodies.checksPassed.Load())
+	if ck.checks.Load() != 2 || f.fr.bodies.checksRefused.Load() != 1 || f.fr.bodies.checksPassed.Load() != 1 {
+		t.Errorf("checks: %d asked, %d refused, %d passed; want 2, 1, 1", ck.checks.Load(), f.fr.bodies.checksRefused.Load(), f.fr.bodies.checksPassed.Load())
 	}
 	f.waitBudgetEmpty(t)
 }
@@ -184,7 +184,7 @@ func TestPrefixCheckFailuresLetTheBodyGoOn(t *testing.T) {
 			t.Errorf("check %s: %d %q, want 200 and the whole body forwarded", mode, status, msg)
 		}
 	}
-	if got := f.m.bodies.checksNA.Load(); got != 2 {
+	if got := f.fr.bodies.checksNA.Load(); got != 2 {
 		t.Errorf("%d unanswered checks counted, want 2", got)
 	}
 	f.waitBudgetEmpty(t)

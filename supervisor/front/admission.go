@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"fmt"
@@ -78,13 +78,13 @@ func (a *admissions) take(h *fasthttp.RequestHeader) *verdict {
 // the request and tells fasthttp how much of the body to read and for how
 // long. A refused request's body is declared empty, so fasthttp reads
 // none of it (and sends no 100 Continue).
-func (m *Master) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestConfig) {
+func (f *Front) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestConfig) {
 	var v *verdict
-	defer m.recoverHeader(h, &v)
-	c := m.cfg()
-	v = m.decide(c, h)
-	if stale := m.admissions.put(h, v); stale != nil {
-		m.finish(stale)
+	defer f.recoverHeader(h, &v)
+	c := f.cfg()
+	v = f.decide(c, h)
+	if stale := f.admissions.put(h, v); stale != nil {
+		f.finish(stale)
 	}
 	rc = fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes), WriteTimeout: c.Limits.WriteTimeout.Duration}
 	if v.status != 0 {
@@ -105,19 +105,19 @@ func (m *Master) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestC
 // decide settles a request from its header. Refusals are cheapest first;
 // the resources (a max_in_flight place, body-budget bytes) are taken last,
 // and only by a request that passed everything else.
-func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
+func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
 	v.hasBody = v.length > 0 || v.length == -1
 	path := requestPath(h)
-	if strings.HasPrefix(path, repositoryPrefix) {
-		return m.decideRepository(h, path, v) // repository_http.go
+	if strings.HasPrefix(path, RepositoryPrefix) {
+		return f.decideRepository(h, path, v) // repository_http.go
 	}
 	var route v2.Route
 	v.refusal, route, v.proxied = routeRequest(c, h, path)
 	if v.status != 0 {
 		return v
 	}
-	if v.refusal = m.keys.Load().verify(h, path); v.status != 0 {
+	if v.refusal = f.keys.Load().verify(h, path); v.status != 0 {
 		return v
 	}
 	if v.refusal = bodyAllowed(c, route, v); v.status != 0 || !v.proxied {
@@ -126,7 +126,7 @@ func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	if v.refusal = encodingAllowed(route, h); v.status != 0 {
 		return v
 	}
-	if !m.serving.Load() {
+	if !f.serving.Load() {
 		v.refusal = refusal{status: fasthttp.StatusServiceUnavailable, msg: "the server is not ready: workers are starting or stopping"}
 		return v
 	}
@@ -136,7 +136,7 @@ func (m *Master) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 		return v
 	}
 	v.deadline = deadline
-	v.refusal = m.hold(c, v)
+	v.refusal = f.hold(c, v)
 	return v
 }
 
@@ -194,16 +194,16 @@ func bodyAllowed(c *config.Config, route v2.Route, v *verdict) refusal {
 // hold takes the request's place under max_in_flight and reserves its
 // declared body in the budget; either failing is a 503 with Retry-After,
 // and nothing is held.
-func (m *Master) hold(c *config.Config, v *verdict) refusal {
+func (f *Front) hold(c *config.Config, v *verdict) refusal {
 	limit := int64(c.Limits.MaxInFlight)
-	if n := m.inFlight.Add(1); limit > 0 && n > limit {
-		m.inFlight.Add(-1)
+	if n := f.inFlight.Add(1); limit > 0 && n > limit {
+		f.inFlight.Add(-1)
 		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
 			msg: fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit)}
 	}
 	v.inFlight = true
-	if v.length > 0 && !m.budget.reserve(v.length, v.length, c.BodyBudgetLimit()) {
-		m.finish(v)
+	if v.length > 0 && !f.budget.reserve(v.length, v.length, c.BodyBudgetLimit()) {
+		f.finish(v)
 		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
 			msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
 	}
@@ -217,13 +217,13 @@ func (m *Master) hold(c *config.Config, v *verdict) refusal {
 // it returns, panicking or not, after the lb and everything else are done
 // with the request): the body is detached from the request, then freed
 // (see bodyBuf for why nothing can touch it after).
-func (m *Master) finish(v *verdict) {
+func (f *Front) finish(v *verdict) {
 	v.detachBody()
 	if v.inFlight {
-		m.inFlight.Add(-1)
+		f.inFlight.Add(-1)
 		v.inFlight = false
 	}
-	m.budget.release(v.reserved)
+	f.budget.release(v.reserved)
 	v.reserved = 0
 }
 

@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"encoding/json"
@@ -54,14 +54,14 @@ func (e *prefixRefusal) Error() string { return e.r.msg }
 
 // checkPrefix asks a prep worker about the body's first bytes, prefix;
 // it returns the refusal to answer with, or nil to go on reading.
-func (m *Master) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte) *prefixRefusal {
+func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte) *prefixRefusal {
 	if enc := ctx.Request.Header.ContentEncoding(); len(enc) > 0 && string(enc) != "identity" {
 		return nil
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	m.proxy.SetRequestID(ctx) // the same id on the check and on the request
+	f.proxy.SetRequestID(ctx) // the same id on the check and on the request
 	ctx.Request.Header.CopyTo(&req.Header)
 	req.Header.ResetConnectionClose()
 	req.Header.Del(fasthttp.HeaderExpect)
@@ -73,19 +73,19 @@ func (m *Master) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte
 	if !v.deadline.IsZero() && v.deadline.Before(deadline) {
 		deadline = v.deadline
 	}
-	err := m.proxy.Do(req, resp, deadline)
+	err := f.proxy.Do(req, resp, deadline)
 	req.ResetBody() // detach the body buffer before the request goes back to its pool
 	status := resp.StatusCode()
 	switch {
 	case err == nil && status == fasthttp.StatusNoContent:
-		m.bodies.checksPassed.Add(1)
+		f.bodies.checksPassed.Add(1)
 		return nil
 	case err != nil || (status != fasthttp.StatusBadRequest && status != fasthttp.StatusRequestEntityTooLarge):
-		m.bodies.checksNA.Add(1)
-		m.log.Debug().Err(err).Int("status", status).Msg("prefix check not answered; the body goes on")
+		f.bodies.checksNA.Add(1)
+		f.log.Debug().Err(err).Int("status", status).Msg("prefix check not answered; the body goes on")
 		return nil
 	}
-	m.bodies.checksRefused.Add(1)
+	f.bodies.checksRefused.Add(1)
 	var e struct{ Error string }
 	if json.Unmarshal(resp.Body(), &e) != nil || e.Error == "" {
 		e.Error = "request refused from its first bytes"

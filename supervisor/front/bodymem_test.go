@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func bigRequest(n int, extra string) string {
 func TestMappedBodyRetried(t *testing.T) {
 	f := startFront(t, nil)
 	dead := lb.Backend{Name: "prep-dead", Socket: filepath.Join(t.TempDir(), "none.sock")}
-	f.m.proxy.SetBackends([]lb.Backend{dead, {Name: "prep-0", Socket: f.sock}})
+	f.proxy.SetBackends([]lb.Backend{dead, {Name: "prep-0", Socket: f.sock}})
 	const n = 2 << 20
 	for i := range 4 {
 		resp := f.exchange(t, f.dial(t), bigRequest(n, ""))
@@ -66,7 +66,7 @@ func TestMappedBodyUpstreamTimeout(t *testing.T) {
 		}
 	}()
 	good := f.sock
-	f.m.proxy.SetBackends([]lb.Backend{{Name: "prep-stuck", Socket: sock}})
+	f.proxy.SetBackends([]lb.Backend{{Name: "prep-stuck", Socket: sock}})
 	const n = 4 << 20
 	resp := f.exchange(t, f.dial(t), bigRequest(n, TimeoutHeader+": 300ms\r\n"))
 	if b := body(t, resp); resp.StatusCode != 504 && resp.StatusCode != 503 {
@@ -76,7 +76,7 @@ func TestMappedBodyUpstreamTimeout(t *testing.T) {
 		held = append(held, <-accepted)
 	}
 	f.waitBudgetEmpty(t)
-	f.m.proxy.SetBackends([]lb.Backend{{Name: "prep-0", Socket: good}})
+	f.proxy.SetBackends([]lb.Backend{{Name: "prep-0", Socket: good}})
 	resp = f.exchange(t, f.dial(t), bigRequest(n, ""))
 	if b := body(t, resp); resp.StatusCode != 200 || b != strconv.Itoa(n) {
 		t.Fatalf("after the timeout: %d %q, want 200 and %d bytes upstream", resp.StatusCode, b, n)
@@ -85,7 +85,7 @@ func TestMappedBodyUpstreamTimeout(t *testing.T) {
 }
 
 func statsOf(f *frontHarness, name string) lb.BackendStats {
-	for _, s := range f.m.proxy.Stats() {
+	for _, s := range f.proxy.Stats() {
 		if s.Name == name {
 			return s
 		}

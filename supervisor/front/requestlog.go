@@ -1,4 +1,4 @@
-package supervisor
+package front
 
 import (
 	"strings"
@@ -13,21 +13,21 @@ import (
 // warn when it took longer than request_log.slow_threshold, and at info
 // for one request in request_log.sample_every. Health checks and metadata
 // routes are not logged.
-func (m *Master) logRequest(ctx *fasthttp.RequestCtx, took time.Duration) {
+func (f *Front) logRequest(ctx *fasthttp.RequestCtx, took time.Duration) {
 	path := string(ctx.Path())
 	if !strings.HasPrefix(path, "/v2/models/") {
 		return
 	}
-	rl := m.cfg().RequestLog
+	rl := f.cfg().RequestLog
 	slow := rl.SlowThreshold.Duration > 0 && took > rl.SlowThreshold.Duration
-	sampled := rl.SampleEvery > 0 && m.sampled.Add(1)%uint64(rl.SampleEvery) == 0
+	sampled := rl.SampleEvery > 0 && f.sampled.Add(1)%uint64(rl.SampleEvery) == 0
 	if !slow && !sampled {
 		return
 	}
-	ev := m.log.Info()
+	ev := f.log.Info()
 	msg := "request"
 	if slow {
-		ev, msg = m.log.Warn(), "slow request"
+		ev, msg = f.log.Warn(), "slow request"
 	}
 	model, _, _ := strings.Cut(strings.TrimPrefix(path, "/v2/models/"), "/")
 	ev.Str("method", string(ctx.Method())).Str("path", path).Str("model", model).
