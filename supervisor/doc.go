@@ -106,13 +106,13 @@
 //     SetKeys, SetServing and Drain. A reload's API keys are loaded
 //     before it commits, and put in force with its config.
 //   - The config served is the file as last read with the repository
-//     API's state applied over it (repository.go): a reload re-reads the
-//     file and keeps that state for models still in it; the state becomes
-//     current only when a reload stores the config made from it
-//     (repository.commit), so a reload that fails changes neither. API
-//     loads and unloads are reloads, one at a time (repository.ops); their
-//     handler waits for the outcome or the start of a stop, never for the
-//     boots a stop cuts short.
+//     API's state applied over it (supervisor/repository): a reload
+//     re-reads the file and plans the config from both (repo.Plan); the
+//     state becomes current only when the reload stores that config
+//     (repo.Commit), so a reload that fails changes neither. API loads and
+//     unloads are reloads through the reload queue (repository.Master),
+//     one at a time; their handler waits for the outcome or the start of a
+//     stop, never for the boots a stop cuts short.
 //   - The metrics listener answers only Host names it serves (loopback,
 //     its listen host, metrics.allowed_hosts); others get 403.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -56,9 +57,9 @@ type Master struct {
 	upgraded   atomic.Bool
 	reloads    reloadQueue
 	history    history
-	// repo is the repository API's state over the config file
-	// (repository.go): the config served is made from both.
-	repo repository
+	// repo is the repository API and its state over the config file
+	// (supervisor/repository): the config served is made from both.
+	repo *repository.API
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -100,8 +101,9 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 	}
-	m.conf.Store(m.repo.start(cfg))
-	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: repositoryRoutes{m}, Log: log})
+	m.repo = repository.New(repositoryMaster{m}, log)
+	m.conf.Store(m.repo.Start(cfg))
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -532,7 +534,7 @@ func (m *Master) status() control.Status {
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
 	st.Models = m.modelStates()
-	st.RepositoryAPI = m.repo.describe()
+	st.RepositoryAPI = m.repo.Describe()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

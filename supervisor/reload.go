@@ -144,7 +144,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	}
 	m.generation.Add(1)
 	m.conf.Store(cfg)
-	m.repo.commit(cfg)
+	m.repo.Commit(cfg)
 	m.front.SetKeys(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.

@@ -1,4 +1,4 @@
-package supervisor
+package repository
 
 import (
 	"errors"
@@ -62,13 +62,9 @@ func fileWith(explicit bool, startup []string, names ...string) *config.Config {
 }
 
 // reloadRepo plans file as a reload does and commits it.
-func reloadRepo(r *repository, file *config.Config) *config.Config {
-	r.mu.Lock()
-	r.pending = r.cur.plan(file)
-	r.pending.seq = r.seq
-	r.mu.Unlock()
-	eff := r.pending.eff
-	r.commit(eff)
+func reloadRepo(r *API, file *config.Config) *config.Config {
+	eff := r.Plan(file)
+	r.Commit(eff)
 	return eff
 }
 
@@ -77,13 +73,13 @@ func reloadRepo(r *repository, file *config.Config) *config.Config {
 // models gone, startup_models for models new to the file, all of it
 // dropped when model_control turns none.
 func TestRepositoryStateOverReloads(t *testing.T) {
-	var r repository
-	eff := r.start(fileWith(true, []string{"a", "b"}, "a", "b", "c"))
+	var r API
+	eff := r.Start(fileWith(true, []string{"a", "b"}, "a", "b", "c"))
 	if got := modelNames(eff); !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Fatalf("start with startup_models [a b] serves %v", got)
 	}
-	if r.describe()["c"] != reasonNotStarted {
-		t.Errorf("c's state %q, want %q", r.describe()["c"], reasonNotStarted)
+	if r.Describe()["c"] != reasonNotStarted {
+		t.Errorf("c's state %q, want %q", r.Describe()["c"], reasonNotStarted)
 	}
 	o := config.ModelConfig{Name: "c", Batching: &config.BatchingConfig{MaxBatchSize: 2, MaxQueueSize: 1, Instances: 1}}
 	_, _, seq1 := r.set("c", modelChange{override: &o})
@@ -105,8 +101,8 @@ func TestRepositoryStateOverReloads(t *testing.T) {
 		t.Errorf("a removed then re-added: serves %v, want [a b c]", got)
 	}
 	eff = reloadRepo(&r, fileWith(false, nil, "a", "b", "c", "d"))
-	if got := modelNames(eff); !reflect.DeepEqual(got, []string{"a", "b", "c", "d"}) || r.describe() != nil {
-		t.Errorf("model_control none: serves %v with API state %v, want every model and none", got, r.describe())
+	if got := modelNames(eff); !reflect.DeepEqual(got, []string{"a", "b", "c", "d"}) || r.Describe() != nil {
+		t.Errorf("model_control none: serves %v with API state %v, want every model and none", got, r.Describe())
 	}
 }
 

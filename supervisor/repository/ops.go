@@ -1,4 +1,4 @@
-package supervisor
+package repository
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ const (
 // repositoryIndex lists every model of the config file, loaded or not,
 // in the file's order; {"ready": true} keeps the READY ones only. It is
 // answered in every model_control mode, as Triton does.
-func (m *Master) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, string) {
+func (r *API) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, string) {
 	var req struct {
 		Ready bool `json:"ready"`
 	}
@@ -40,11 +40,11 @@ func (m *Master) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, st
 		return fasthttp.StatusBadRequest, err.Error()
 	}
 	served := map[string]control.ModelState{}
-	for _, st := range m.modelStates() {
+	for _, st := range r.m.ModelStates() {
 		served[st.Name] = st
 	}
-	s := m.repo.snapshot()
-	busyModel, busyState := m.repo.busy()
+	s := r.snapshot()
+	busyModel, busyState := r.busy()
 	entries := []indexEntry{}
 	for _, mc := range s.file.Models {
 		e := indexEntry{Name: mc.Name, Version: "1", State: indexUnavailable}
@@ -74,8 +74,8 @@ func (m *Master) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, st
 // repositoryLoad loads (or reloads) a model of the config file, with the
 // override a body's parameters.config carries, and answers once the new
 // generation serves it (200) or it failed (400 with the model's error).
-func (m *Master) repositoryLoad(name string, body []byte) (int, string) {
-	mc, status, msg := m.repositoryModel(name)
+func (r *API) repositoryLoad(name string, body []byte) (int, string) {
+	mc, status, msg := r.repositoryModel(name)
 	if status != 0 {
 		return status, msg
 	}
@@ -100,7 +100,7 @@ func (m *Master) repositoryLoad(name string, body []byte) (int, string) {
 		}
 		ch.override = &o
 	}
-	out, stopped := m.changeRepository(name, ch, indexLoading)
+	out, stopped := r.changeRepository(name, ch, indexLoading)
 	if stopped {
 		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("the master is stopping: the load of %q was cut short; a restart serves what the config file says", name)
 	}
@@ -115,8 +115,8 @@ func (m *Master) repositoryLoad(name string, body []byte) (int, string) {
 // repositoryUnload stops serving a model of the config file: the new
 // generation of workers serves the others. Unloading a model that is not
 // loaded succeeds at once, as in Triton.
-func (m *Master) repositoryUnload(name string, body []byte) (int, string) {
-	if _, status, msg := m.repositoryModel(name); status != 0 {
+func (r *API) repositoryUnload(name string, body []byte) (int, string) {
+	if _, status, msg := r.repositoryModel(name); status != 0 {
 		return status, msg
 	}
 	var req struct {
@@ -133,14 +133,14 @@ func (m *Master) repositoryUnload(name string, body []byte) (int, string) {
 			return fasthttp.StatusBadRequest, fmt.Sprintf("the unload body may carry parameters.unload_dependents only: %v", err)
 		}
 	}
-	cfg := m.cfg()
+	cfg := r.m.Config()
 	if !cfg.ServesModel(name) {
 		return fasthttp.StatusOK, ""
 	}
 	if len(cfg.Models) == 1 {
 		return fasthttp.StatusBadRequest, fmt.Sprintf("cannot unload %q: it is the only model loaded, and the server serves at least one (load another first)", name)
 	}
-	out, stopped := m.changeRepository(name, modelChange{unloaded: true, reason: reasonUnloaded}, indexUnloading)
+	out, stopped := r.changeRepository(name, modelChange{unloaded: true, reason: reasonUnloaded}, indexUnloading)
 	if stopped {
 		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("the master is stopping: the unload of %q was cut short; a restart serves what the config file says", name)
 	}
@@ -149,8 +149,8 @@ func (m *Master) repositoryUnload(name string, body []byte) (int, string) {
 
 // repositoryModel finds a model of the config file for load or unload:
 // 403 while model_control is not explicit, 404 for a name not in the file.
-func (m *Master) repositoryModel(name string) (mc config.ModelConfig, status int, msg string) {
-	s := m.repo.snapshot()
+func (r *API) repositoryModel(name string) (mc config.ModelConfig, status int, msg string) {
+	s := r.snapshot()
 	if !s.file.Explicit() {
 		// Triton answers 503 (UNAVAILABLE) here; 503 says "retry later",
 		// and no retry succeeds until the config changes.
@@ -196,9 +196,9 @@ func (o repoOutcome) answer(op, name string) (int, string) {
 // changeRepository makes an API change to a model through a reload and
 // waits for its outcome; stopped is true when the master began to stop
 // first (the change then ends with the stop, unanswered).
-func (m *Master) changeRepository(name string, ch modelChange, busy string) (out repoOutcome, stopped bool) {
+func (r *API) changeRepository(name string, ch modelChange, busy string) (out repoOutcome, stopped bool) {
 	done := make(chan repoOutcome, 1)
-	go func() { done <- m.runRepositoryChange(name, ch, busy) }()
+	go func() { done <- r.runRepositoryChange(name, ch, busy) }()
 	// A stop does not close a channel the handler could wait on while the
 	// front drains (shutdown sets stopping first): look every 50ms, so a
 	// stop never waits for a load's boots (up to boot_timeout).
@@ -209,7 +209,7 @@ func (m *Master) changeRepository(name string, ch modelChange, busy string) (out
 		case out = <-done:
 			return out, false
 		case <-tick.C:
-			if m.stopping.Load() {
+			if r.m.Stopping() {
 				return out, true
 			}
 		}
@@ -219,18 +219,18 @@ func (m *Master) changeRepository(name string, ch modelChange, busy string) (out
 // runRepositoryChange runs one API change: one at a time, the change set,
 // a reload requested after it, and the change undone if no reload stored
 // a config that has it.
-func (m *Master) runRepositoryChange(name string, ch modelChange, busy string) repoOutcome {
-	m.repo.ops.Lock()
-	defer m.repo.ops.Unlock()
-	prev, had, seq := m.repo.set(name, ch)
-	m.repo.setBusy(name, busy)
-	defer m.repo.setBusy("", "")
-	res := <-m.reloads.request(m.reload)
-	applied := m.repo.inForce(seq)
+func (r *API) runRepositoryChange(name string, ch modelChange, busy string) repoOutcome {
+	r.ops.Lock()
+	defer r.ops.Unlock()
+	prev, had, seq := r.set(name, ch)
+	r.setBusy(name, busy)
+	defer r.setBusy("", "")
+	res := r.m.Reload()
+	applied := r.inForce(seq)
 	if !applied {
-		m.repo.undo(name, prev, had)
+		r.undo(name, prev, had)
 	}
-	m.log.Info().Str("model", name).Str("op", strings.ToLower(busy)).Bool("applied", applied).Bool("ok", res.OK).Msg("repository API change finished")
-	unready := !m.ready.Load() || m.upgraded.Load() || m.stopping.Load()
-	return repoOutcome{res: res, applied: applied, states: m.modelStates(), unready: unready}
+	r.log.Info().Str("model", name).Str("op", strings.ToLower(busy)).Bool("applied", applied).Bool("ok", res.OK).Msg("repository API change finished")
+	unready := r.m.Unready()
+	return repoOutcome{res: res, applied: applied, states: r.m.ModelStates(), unready: unready}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package repository
 
 import (
 	"encoding/json"

@@ -1,20 +1,23 @@
-package supervisor
+package repository
 
 import (
 	"maps"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // The repository API (Triton's model repository extension, served by
-// repository_http.go) changes which models of the config file are served,
+// http.go) changes which models of the config file are served,
 // at run time, with model_control: explicit. Its changes are runtime state
 // over the file, never written to it:
 //
 //   - The served config is always the file as last read, with the API's
 //     state applied: unloaded models left out, a load's override applied
-//     over the model's batching (repooverride.go).
+//     over the model's batching (override.go).
 //   - A load or unload is a reload: it re-reads the file, like SIGHUP, and
 //     goes through the same queue and surge-first replacement; one truth
 //     at any time, the file as it is now plus the API's changes over it.
@@ -25,11 +28,16 @@ import (
 //   - A restart, and an upgrade (the new binary reads the file like a
 //     restart), start from the file: startup_models, or every model.
 //
-// repository holds that state. The API state of a model is only ever
-// changed by one API call at a time (ops), and in force once a reload has
-// stored the config made from it (commit): a reload that fails before
-// that leaves the previous state.
-type repository struct {
+// API holds that state and answers the routes (http.go, ops.go). The API
+// state of a model is only ever changed by one API call at a time (ops),
+// and in force once a reload has stored the config made from it (Commit):
+// a reload that fails before that leaves the previous state. The zero
+// value keeps state (Start, Plan, Commit, Describe) but cannot serve the
+// routes: use New.
+type API struct {
+	m   Master
+	log zerolog.Logger
+
 	ops sync.Mutex // one load or unload at a time, held across its reload
 
 	mu      sync.Mutex
@@ -74,8 +82,30 @@ const (
 	reasonNotStarted = "not in startup_models; load it with POST /v2/repository/models/{m}/load"
 )
 
-// start makes the first served config from the file.
-func (r *repository) start(file *config.Config) *config.Config {
+// Master is what the API asks of the master: loads and unloads are
+// reloads, run one at a time by the master's reload queue.
+type Master interface {
+	// Reload re-reads the config file, makes the config to serve from it
+	// through Plan, stores it (then Commit) and replaces the workers it
+	// changes; it returns the outcome once the reload has ended.
+	Reload() control.OpResult
+	// Config is the config in force.
+	Config() *config.Config
+	// ModelStates are the served models' states now.
+	ModelStates() []control.ModelState
+	// Stopping reports that shutdown has begun: a change waiting for its
+	// reload is answered at once, unfinished.
+	Stopping() bool
+	// Unready reports that the master cannot reload (starting, upgraded
+	// and draining, or stopping): a retry may succeed, elsewhere or later.
+	Unready() bool
+}
+
+// New returns the API of master m, with no state until Start.
+func New(m Master, log zerolog.Logger) *API { return &API{m: m, log: log} }
+
+// Start makes the first served config from the file.
+func (r *API) Start(file *config.Config) *config.Config {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.cur.plan(file)
@@ -135,23 +165,19 @@ func (s *repoState) apply(p *repoPlan) {
 	}
 }
 
-// loadConfig reads the file for a reload and makes the config to serve
-// from it and the API state; commit makes that state current once the
-// reload stores the config.
-func (m *Master) loadConfig() (*config.Config, error) {
-	file, err := m.opts.Load()
-	if err != nil {
-		return nil, err
-	}
-	m.repo.mu.Lock()
-	defer m.repo.mu.Unlock()
-	m.repo.pending = m.repo.cur.plan(file)
-	m.repo.pending.seq = m.repo.seq
-	return m.repo.pending.eff, nil
+// Plan makes the config to serve from the file a reload read and the API
+// state; Commit makes that state current once the reload stores the
+// config.
+func (r *API) Plan(file *config.Config) *config.Config {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = r.cur.plan(file)
+	r.pending.seq = r.seq
+	return r.pending.eff
 }
 
-// commit makes the state cfg was planned from current (cfg now serves).
-func (r *repository) commit(cfg *config.Config) {
+// Commit makes the state cfg was planned from current (cfg now serves).
+func (r *API) Commit(cfg *config.Config) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending != nil && r.pending.eff == cfg {
@@ -161,7 +187,7 @@ func (r *repository) commit(cfg *config.Config) {
 }
 
 // snapshot returns the current state (its maps are copies).
-func (r *repository) snapshot() repoState {
+func (r *API) snapshot() repoState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.cur
@@ -171,7 +197,7 @@ func (r *repository) snapshot() repoState {
 
 // set records the API's change for a model and returns what it replaces,
 // for undo, and the change's number, for inForce.
-func (r *repository) set(name string, ch modelChange) (prev modelChange, had bool, seq uint64) {
+func (r *API) set(name string, ch modelChange) (prev modelChange, had bool, seq uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prev, had = r.cur.api[name]
@@ -185,20 +211,20 @@ func (r *repository) set(name string, ch modelChange) (prev modelChange, had boo
 
 // inForce reports whether the config serving now was planned with the
 // change numbered seq.
-func (r *repository) inForce(seq uint64) bool {
+func (r *API) inForce(seq uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.committed >= seq
 }
 
 // setBusy records the model an API change is applying ("" when none).
-func (r *repository) setBusy(model, state string) {
+func (r *API) setBusy(model, state string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.busyModel, r.busyState = model, state
 }
 
-func (r *repository) busy() (model, state string) {
+func (r *API) busy() (model, state string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.busyModel, r.busyState
@@ -206,7 +232,7 @@ func (r *repository) busy() (model, state string) {
 
 // undo puts back what set replaced, when the reload that was to apply the
 // change did not store a config.
-func (r *repository) undo(name string, prev modelChange, had bool) {
+func (r *API) undo(name string, prev modelChange, had bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if had {
@@ -216,9 +242,9 @@ func (r *repository) undo(name string, prev modelChange, had bool) {
 	}
 }
 
-// describe says, by model, what the API changed over the file (for
+// Describe says, by model, what the API changed over the file (for
 // `supervisor status`); nil when nothing.
-func (r *repository) describe() map[string]string {
+func (r *API) Describe() map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out map[string]string

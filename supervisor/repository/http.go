@@ -1,4 +1,4 @@
-package supervisor
+package repository
 
 import (
 	"encoding/json"
@@ -14,9 +14,11 @@ import (
 // POST /v2/repository/models/{m}/load and .../unload. The master answers
 // them itself (they change its config, not a worker's); the front admits
 // them from their header and reads their body (supervisor/front
-// repository.go) before repositoryRoutes sees it.
+// repository.go) before API.ServeRepository sees it.
 // A client that goes away during a load or unload does not cancel it.
 // repository.go says what the state they change is.
+
+var _ front.Repository = (*API)(nil)
 
 // repositoryRoute is what a path under /v2/repository/ names: the index,
 // or a model and "load" or "unload".
@@ -37,28 +39,23 @@ func parseRepositoryRoute(path string) (r repositoryRoute, ok bool) {
 	return repositoryRoute{model: name, action: action}, true
 }
 
-// repositoryRoutes answers the repository routes for the front
-// (front.Repository): the front admits them and reads their body.
-type repositoryRoutes struct{ m *Master }
-
-var _ front.Repository = repositoryRoutes{}
-
-func (r repositoryRoutes) Routes(path string) bool {
+// Routes reports whether path names a repository route (front.Repository).
+func (r *API) Routes(path string) bool {
 	_, ok := parseRepositoryRoute(path)
 	return ok
 }
 
-// ServeRepository answers a repository route the front admitted.
-func (r repositoryRoutes) ServeRepository(ctx *fasthttp.RequestCtx, body []byte) (status int, msg string) {
-	m := r.m
+// ServeRepository answers a repository route the front admitted, with its
+// body read (front.Repository).
+func (r *API) ServeRepository(ctx *fasthttp.RequestCtx, body []byte) (status int, msg string) {
 	route, _ := parseRepositoryRoute(string(ctx.Path()))
 	switch route.action {
 	case "index":
-		status, msg = m.repositoryIndex(ctx, body)
+		status, msg = r.repositoryIndex(ctx, body)
 	case "load":
-		status, msg = m.repositoryLoad(route.model, body)
+		status, msg = r.repositoryLoad(route.model, body)
 	default:
-		status, msg = m.repositoryUnload(route.model, body)
+		status, msg = r.repositoryUnload(route.model, body)
 	}
 	return status, msg
 }
