@@ -90,9 +90,10 @@
 //     write (control.ErrUnsafeRuntimeDir otherwise); the master creates it 0700,
 //     and the CLI talks only to a dir owned by root or its caller. The
 //     pid file is written by rename, never through a symlink. The
-//     scoreboard, which the workers' user may truncate, is touched only
-//     under shm.Guard: a fault replaces the board instead of killing the
-//     master.
+//     scoreboard (supervisor/board: a record per worker process, claimed
+//     before its spawn, released when it is reaped), which the workers'
+//     user may truncate, is touched only under shm.Guard: a fault
+//     replaces the board instead of killing the master.
 //   - Run releases what it creates with defers, in reverse order, after
 //     the actors have drained the front and stopped the workers: the
 //     metrics listener, the control socket, the public listener, the
@@ -116,8 +117,16 @@
 //   - The metrics listener answers only Host names it serves (loopback,
 //     its listen host, metrics.allowed_hosts); others get 403.
 //
-// Size: about 4,500 non-test lines, past the 2,500 a package should stay
-// under. The public front is supervisor/front now; the next split is the
-// repository API (repository*.go, repooverride.go; about 700 lines), which
-// needs only the reload queue, to supervisor/repository.
+// Size: about 3,500 non-test lines, past the 2,500 a package should stay
+// under, after the public front (supervisor/front), the repository API
+// (supervisor/repository) and the scoreboard (supervisor/board) left.
+// What remains is one concept, the lifecycle of worker processes and of
+// the master around them, and its parts share *Master's state: positions
+// and pools (position.go, process.go, about 850 lines), boot, reload and
+// shutdown (master.go, reload.go, actors.go, about 1,100), upgrades,
+// privileges and the runtime dir (about 450), the control socket's
+// server (about 220). The metrics listener (metrics_server.go,
+// metrics_host.go, about 220) is the one more seam: it reads the master
+// through a scrape and a report, and is the next to leave if the master
+// grows.
 package supervisor

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
@@ -68,7 +69,7 @@ type Master struct {
 	grpc *grpcListener
 
 	// board is this master's scoreboard (nil without /dev/shm).
-	board *board
+	board *board.Board
 	// host is the machine placement plans against, read once (place).
 	host *config.Host
 }
@@ -175,8 +176,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	m.front.SetKeys(keys)
-	m.board = openBoard(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
-	defer m.board.remove() // idempotent
+	m.board = board.Open(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	defer m.board.Remove() // idempotent
 	m.spawner.board = m.board
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
@@ -532,7 +533,7 @@ func (m *Master) status() control.Status {
 	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
-	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
+	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
 	st.RepositoryAPI = m.repo.Describe()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {

@@ -117,9 +117,9 @@ func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
 
 // report is the master's Report of itself.
 func (ms *metricsServer) report() *status.Report {
-	h, slots, _ := ms.m.board.snapshot()
+	h, slots, _ := ms.m.board.Snapshot()
 	r := status.OfMaster(ms.m.status(), h, slots, ms.gpuUsage(), ms.cpu)
-	r.Source, r.Scoreboard = "master", ms.m.board.path()
+	r.Source, r.Scoreboard = "master", ms.m.board.Path()
 	return r
 }
 
@@ -150,7 +150,7 @@ func (ms *metricsServer) sampleRates() {
 }
 
 func (ms *metricsServer) point(now time.Time) status.RatePoint {
-	_, slots, retired := ms.m.board.snapshot()
+	_, slots, retired := ms.m.board.Snapshot()
 	for _, s := range slots {
 		retired.Add(s)
 	}

@@ -149,7 +149,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.
 	err = errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
-	m.board.stamp(m.generation.Load(), m.servingProcesses())
+	m.board.Stamp(m.generation.Load(), m.servingRecords())
 	return err
 }
 

@@ -1,4 +1,4 @@
-package supervisor
+package board
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// board is the master's side of the shared-memory scoreboard. Each master
+// Board is the master's side of the shared-memory scoreboard. Each master
 // has its own board file (shm.PathFor its pid), so during an upgrade the
 // new master never replaces the board the old one's workers still write;
 // the CLI finds the serving master's board through the pid file.
@@ -22,7 +22,7 @@ import (
 // recycle or a reload's surge runs two processes for one worker position,
 // each with its own record. When a process is reaped its counters are added
 // to the retired totals, so the counters /metrics serves never go back.
-// A nil *board is valid and records nothing (no /dev/shm).
+// A nil *Board is valid and records nothing (no /dev/shm).
 //
 // The file belongs to the workers' user, who can truncate it under the
 // master's mapping. Every access goes through use, under mu, with faults
@@ -31,7 +31,7 @@ import (
 // same path. Records claimed on the damaged board are forgotten (their
 // workers fault on their next write, exit and are restarted on the new
 // board), and so are their live counters.
-type board struct {
+type Board struct {
 	log     zerolog.Logger
 	file    string // where the board is (re)created
 	records int
@@ -48,12 +48,16 @@ type board struct {
 	removed    bool
 }
 
-// boardRecord is a claimed record of one board: a record index means nothing on
-// the board that replaced a damaged one.
-type boardRecord struct {
+// Record is a claimed record of one board: a record index means nothing on
+// the board that replaced a damaged one. The zero value is not a record;
+// Claim returns one with index -1 when it claims nothing.
+type Record struct {
 	sb *shm.Scoreboard
 	i  int
 }
+
+// Claimed reports whether r is a record (Claim found a free one).
+func (r Record) Claimed() bool { return r.i >= 0 }
 
 // Record counts: enough for every worker of a config plus surges and reloads
 // that grow pools; a board is 2 KiB a record.
@@ -62,15 +66,15 @@ const (
 	recordsPerWorker = 4
 )
 
-// openBoard creates this master's board, after removing boards that dead
+// Open creates this master's board, after removing boards that dead
 // masters of the instance left behind (a crash or SIGKILL skips Remove).
-func openBoard(runtimeDir string, workers int, generation int64, log zerolog.Logger) *board {
+func Open(runtimeDir string, workers int, generation int64, log zerolog.Logger) *Board {
 	for pid, path := range shm.Boards(runtimeDir) {
 		if pid != os.Getpid() && !shm.ProcessExists(pid) {
 			_ = os.Remove(path)
 		}
 	}
-	b := &board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: status.NewTotals(),
+	b := &Board{log: log, file: shm.PathFor(runtimeDir, os.Getpid()), generation: generation, retired: status.NewTotals(),
 		records: min(max(minBoardRecords, recordsPerWorker*workers), shm.MaxSlots)}
 	if err := b.create(); err != nil {
 		log.Warn().Err(err).Msg("no scoreboard: `supervisor status` and /metrics will show no per-worker counters")
@@ -81,8 +85,8 @@ func openBoard(runtimeDir string, workers int, generation int64, log zerolog.Log
 }
 
 // create makes a fresh board at b.file with every record free. The caller
-// holds mu, or is openBoard.
-func (b *board) create() error {
+// holds mu, or is Open.
+func (b *Board) create() error {
 	sb, err := shm.Create(b.file, b.records, os.Getpid(), uint64(b.generation))
 	if err != nil {
 		return err
@@ -100,9 +104,9 @@ func (b *board) create() error {
 	return nil
 }
 
-// setOwner makes chown give the board, now and when it is recreated, to
+// SetOwner makes chown give the board, now and when it is recreated, to
 // the workers' user.
-func (b *board) setOwner(chown func(path string) error) error {
+func (b *Board) SetOwner(chown func(path string) error) error {
 	if b == nil {
 		return nil
 	}
@@ -115,7 +119,7 @@ func (b *board) setOwner(chown func(path string) error) error {
 // use runs fn on the live board, with faults of the mapping caught. On a
 // fault the board is replaced (damaged) and use reports false, as it does
 // when there is no board. The caller holds mu.
-func (b *board) use(fn func(sb *shm.Scoreboard)) bool {
+func (b *Board) use(fn func(sb *shm.Scoreboard)) bool {
 	if b.sb == nil {
 		return false
 	}
@@ -129,7 +133,7 @@ func (b *board) use(fn func(sb *shm.Scoreboard)) bool {
 
 // damaged drops a board whose mapping faulted and creates a fresh one in
 // its place. The caller holds mu.
-func (b *board) damaged(err error) {
+func (b *Board) damaged(err error) {
 	b.faults++
 	b.lastFault = fmt.Sprintf("%s: %v", time.Now().UTC().Format(time.RFC3339), err)
 	_ = b.sb.Close() // unmapping a truncated mapping is fine
@@ -147,8 +151,8 @@ func (b *board) damaged(err error) {
 		Msg("scoreboard damaged (truncated under the master?): recreated; workers on the old one are restarted as they fault")
 }
 
-// fault says how often the board was found damaged, and the last time why.
-func (b *board) fault() (int, string) {
+// Fault says how often the board was found damaged, and the last time why.
+func (b *Board) Fault() (int, string) {
 	if b == nil {
 		return 0, ""
 	}
@@ -157,10 +161,10 @@ func (b *board) fault() (int, string) {
 	return b.faults, b.lastFault
 }
 
-// claim takes a free record for the process about to be spawned with spec
+// Claim takes a free record for the process about to be spawned with spec
 // and records it in spec; without a free record the worker runs unreported.
-func (b *board) claim(spec *worker.Spec) boardRecord {
-	none := boardRecord{i: -1}
+func (b *Board) Claim(spec *worker.Spec) Record {
+	none := Record{i: -1}
 	if b == nil {
 		return none
 	}
@@ -190,7 +194,7 @@ func (b *board) claim(spec *worker.Spec) boardRecord {
 	}
 	b.free = b.free[1:]
 	spec.Scoreboard, spec.ScoreboardSlot = b.sb.Path(), i
-	return boardRecord{b.sb, i}
+	return Record{b.sb, i}
 }
 
 // placementOf is the device and cpuset a spec pins its worker to, for the
@@ -198,8 +202,8 @@ func (b *board) claim(spec *worker.Spec) boardRecord {
 // process's affinity from /proc).
 func placementOf(s *worker.Spec) (device, cpus string) { return s.Device(), s.CPUs }
 
-// started records the pid of the process in record bs.
-func (b *board) started(bs boardRecord, pid int) {
+// Started records the pid of the process in record bs.
+func (b *Board) Started(bs Record, pid int) {
 	if b == nil || bs.i < 0 {
 		return
 	}
@@ -210,11 +214,11 @@ func (b *board) started(bs boardRecord, pid int) {
 	}
 }
 
-// release returns record bs once its process is reaped (or failed to
+// Release returns record bs once its process is reaped (or failed to
 // start): its counters join the retired status.Totals and it shows Dead until it
 // is claimed again. A record of a board since removed or replaced is gone
 // with it.
-func (b *board) release(bs boardRecord) {
+func (b *Board) Release(bs Record) {
 	if b == nil || bs.i < 0 {
 		return
 	}
@@ -233,9 +237,9 @@ func (b *board) release(bs boardRecord) {
 	}
 }
 
-// snapshot returns the header, the records and a copy of the retired
+// Snapshot returns the header, the records and a copy of the retired
 // totals, consistently: a record released meanwhile is counted once.
-func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
+func (b *Board) Snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
 	if b == nil {
 		return shm.Header{}, nil, status.NewTotals()
 	}
@@ -250,10 +254,11 @@ func (b *board) snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {
 	return h, slots, b.retired.Clone()
 }
 
-// stamp records a new generation (a reload) in the header and in the records
-// of the processes that serve it, replaced or kept alike; the ones being
-// retired keep their old generation and show as stale.
-func (b *board) stamp(generation int64, serving []*process) {
+// Stamp records a new generation (a reload) in the header and in the
+// records of the processes that serve it (serving: their records),
+// replaced or kept alike; the ones being retired keep their old
+// generation and show as stale.
+func (b *Board) Stamp(generation int64, serving []Record) {
 	if b == nil {
 		return
 	}
@@ -262,17 +267,17 @@ func (b *board) stamp(generation int64, serving []*process) {
 	b.generation = generation
 	b.use(func(sb *shm.Scoreboard) {
 		sb.SetGeneration(uint64(generation))
-		for _, p := range serving {
-			if p.spec.Scoreboard == sb.Path() && p.board == sb {
-				sb.Slot(p.spec.ScoreboardSlot).SetGeneration(uint64(generation))
+		for _, r := range serving {
+			if r.sb == sb && r.i >= 0 {
+				sb.Slot(r.i).SetGeneration(uint64(generation))
 			}
 		}
 	})
 }
 
-// remove deletes the board file and unmaps it when the master exits;
+// Remove deletes the board file and unmaps it when the master exits;
 // every later call on the board does nothing. Idempotent.
-func (b *board) remove() {
+func (b *Board) Remove() {
 	if b == nil {
 		return
 	}
@@ -288,8 +293,8 @@ func (b *board) remove() {
 	b.sb = nil
 }
 
-// path is the board file, "" once removed or without a board.
-func (b *board) path() string {
+// Path is the board file, "" once removed or without a board.
+func (b *Board) Path() string {
 	if b == nil {
 		return ""
 	}
@@ -299,35 +304,4 @@ func (b *board) path() string {
 		return ""
 	}
 	return b.sb.Path()
-}
-
-// start spawns a worker for spec in a claimed record, and releases the record
-// when the process is reaped.
-func (s spawner) start(spec worker.Spec) (*process, error) {
-	bs := s.board.claim(&spec)
-	p, err := s.spawn(spec)
-	if err != nil {
-		s.board.release(bs)
-		return nil, err
-	}
-	p.board = bs.sb
-	s.board.started(bs, p.pid())
-	if bs.i >= 0 {
-		go func() {
-			<-p.exited
-			s.board.release(bs)
-		}()
-	}
-	return p, nil
-}
-
-// servingProcesses are the processes that serve now, both pools.
-func (m *Master) servingProcesses() []*process {
-	var ps []*process
-	for _, s := range append(m.infer.list(), m.prep.list()...) {
-		if p := s.serving(); p != nil {
-			ps = append(ps, p)
-		}
-	}
-	return ps
 }
