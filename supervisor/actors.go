@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/drain"
+	"github.com/supervisor-dev/supervisor/supervisor/metrics"
 )
 
 // milestones are the points of startup the actors wait on. Without a
@@ -47,14 +48,14 @@ func newMilestones(hasParent bool) milestones {
 // drain the public listener, stop the workers (prep, then infer), then
 // let the metrics and control actors return; the listeners themselves
 // are closed by runIn's defers once every actor has returned.
-func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metricsServer) *run.Group {
+func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metrics.Server) *run.Group {
 	ms := newMilestones(m.opts.Upgrader.HasParent())
 	var g run.Group
 	m.addSignals(&g, ctx, ms)
 	m.addFront(&g, ln, ms)
 	m.addWorkers(&g, ctx, ms)
 	if metrics != nil {
-		addServer(&g, ms.front, metrics.serve)
+		addServer(&g, ms.front, metrics.Serve)
 	}
 	addServer(&g, ms.front, m.grpc.serve) // nil-safe: grpc.listen ""
 	addServer(&g, ms.ctl, m.ctl.start)

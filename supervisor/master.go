@@ -195,7 +195,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	defer metrics.close() // likewise, and before the control socket
+	defer metrics.Close() // likewise, and before the control socket
 	if m.grpc, err = m.listenGRPC(); err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v.hasBody = v.length > 0 || v.length == -1
 	path := requestPath(h)
 	if strings.HasPrefix(path, RepositoryPrefix) {
-		return f.decideRepository(h, path, v) // repository_http.go
+		return f.decideRepository(h, path, v) // repository.go
 	}
 	var route v2.Route
 	v.refusal, route, v.proxied = routeRequest(c, h, path)

@@ -1,4 +1,4 @@
-package supervisor
+package metrics
 
 import (
 	"strings"
@@ -7,7 +7,10 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
 func TestMetricsHosts(t *testing.T) {
@@ -29,8 +32,7 @@ func TestMetricsHosts(t *testing.T) {
 // TestMetricsRefusesForeignHost: a request naming another host (a DNS
 // rebinding page) gets 403 before any route is served.
 func TestMetricsRefusesForeignHost(t *testing.T) {
-	m := New(config.DefaultConfig(), zerolog.Nop(), Options{})
-	ms := &metricsServer{m: m}
+	ms := New(nil, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.Nop())
 	for host, want := range map[string]int{"attacker.example:8002": 403, "127.0.0.1:8002": 404} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI("/no-such-page")
@@ -44,3 +46,10 @@ func TestMetricsRefusesForeignHost(t *testing.T) {
 		}
 	}
 }
+
+// fakeMaster is a master with a metrics config and nothing else.
+type fakeMaster struct{ c config.MetricsConfig }
+
+func (f fakeMaster) Config() config.MetricsConfig             { return f.c }
+func (f fakeMaster) Status() control.Status                   { return control.Status{} }
+func (f fakeMaster) Scrape([]affinity.GPUUsage) status.Scrape { return status.Scrape{} }

@@ -1,29 +1,47 @@
-package supervisor
+package metrics
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
-// metricsServer serves the metrics listener: /metrics (Prometheus text),
+// Master is what the metrics listener reads of the master, at request
+// time.
+type Master interface {
+	// Config is metrics' section of the config in force (a reload's
+	// allowed_hosts apply to the next request).
+	Config() config.MetricsConfig
+	// Status is the master's state, as `supervisor status` gets it.
+	Status() control.Status
+	// Scrape is everything /metrics renders, with gpus the GPUs' usage.
+	Scrape(gpus []affinity.GPUUsage) status.Scrape
+}
+
+// Server serves the metrics listener: /metrics (Prometheus text),
 // /status (a self-refreshing HTML page) and /status.json (the Report).
 // Everything is read from the scoreboard and the master's state at request
-// time; nothing on the request path of inference waits for it.
-type metricsServer struct {
-	m    *Master
-	ln   net.Listener
-	srv  *fasthttp.Server
-	cpu  *status.CPUSampler
-	hist *status.RateHistory
+// time; nothing on the request path of inference waits for it. A nil
+// *Server (no metrics.listen) serves nothing.
+type Server struct {
+	m     Master
+	board *board.Board
+	log   zerolog.Logger
+	ln    net.Listener
+	srv   *fasthttp.Server
+	cpu   *status.CPUSampler
+	hist  *status.RateHistory
 
 	gpuMu   sync.Mutex
 	gpuAt   time.Time
@@ -35,25 +53,17 @@ type metricsServer struct {
 // gpuCacheFor bounds how often a scrape initialises NVML.
 const gpuCacheFor = 2 * time.Second
 
-// listenMetrics opens the metrics listener (through the upgrader, so an
-// upgrade hands it over); nil when metrics.listen is "".
-func (m *Master) listenMetrics() (*metricsServer, error) {
-	addr := m.cfg().Metrics.Listen
-	if addr == "" {
-		return nil, nil
-	}
-	ln, err := m.opts.Upgrader.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
-	}
-	ms := &metricsServer{m: m, ln: ln, cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
+// New returns the server for ln, reading m and b (the master's
+// scoreboard; nil = none); Serve starts it.
+func New(ln net.Listener, m Master, b *board.Board, log zerolog.Logger) *Server {
+	ms := &Server{m: m, board: b, log: log, ln: ln, cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
 	ms.srv = &fasthttp.Server{Handler: ms.handle, Name: "supervisor-metrics", ReadTimeout: 10 * time.Second,
-		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: front.Logger(m.log)}
-	return ms, nil
+		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: front.Logger(log)}
+	return ms
 }
 
-// serve starts serving and sampling the request rate for the chart.
-func (ms *metricsServer) serve() {
+// Serve starts serving and sampling the request rate for the chart.
+func (ms *Server) Serve() {
 	if ms == nil {
 		return
 	}
@@ -68,9 +78,9 @@ func (ms *metricsServer) serve() {
 	}()
 }
 
-// close stops the listener (this master's copy, after an upgrade) and the
+// Close stops the listener (this master's copy, after an upgrade) and the
 // sampler.
-func (ms *metricsServer) close() {
+func (ms *Server) Close() {
 	if ms == nil {
 		return
 	}
@@ -80,23 +90,23 @@ func (ms *metricsServer) close() {
 	ms.stopped.Wait()
 }
 
-func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
+func (ms *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer func() {
 		if r := recover(); r != nil { // a metrics bug must never take the master down
-			ms.m.log.Error().Any("panic", r).Str("path", string(ctx.Path())).Msg("metrics handler panicked")
+			ms.log.Error().Any("panic", r).Str("path", string(ctx.Path())).Msg("metrics handler panicked")
 			ctx.Error("internal error", fasthttp.StatusInternalServerError)
 		}
 	}()
 	// Built per request (scrapes are rare), so a reload's allowed_hosts
 	// apply at once.
-	if !newMetricsHosts(ms.m.cfg().Metrics).allows(ctx.Host()) {
+	if !newMetricsHosts(ms.m.Config()).allows(ctx.Host()) {
 		refuseHost(ctx)
 		return
 	}
 	switch string(ctx.Path()) {
 	case "/metrics":
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		ctx.SetBody(status.MetricsText(ms.m.scrape(ms.gpuUsage())))
+		ctx.SetBody(status.MetricsText(ms.m.Scrape(ms.gpuUsage())))
 	case "/status":
 		ctx.SetContentType("text/html; charset=utf-8")
 		ctx.SetBody(status.Page(ms.report(), ms.hist.Points()))
@@ -116,14 +126,14 @@ func (ms *metricsServer) handle(ctx *fasthttp.RequestCtx) {
 }
 
 // report is the master's Report of itself.
-func (ms *metricsServer) report() *status.Report {
-	h, slots, _ := ms.m.board.Snapshot()
-	r := status.OfMaster(ms.m.status(), h, slots, ms.gpuUsage(), ms.cpu)
-	r.Source, r.Scoreboard = "master", ms.m.board.Path()
+func (ms *Server) report() *status.Report {
+	h, slots, _ := ms.board.Snapshot()
+	r := status.OfMaster(ms.m.Status(), h, slots, ms.gpuUsage(), ms.cpu)
+	r.Source, r.Scoreboard = "master", ms.board.Path()
 	return r
 }
 
-func (ms *metricsServer) gpuUsage() []affinity.GPUUsage {
+func (ms *Server) gpuUsage() []affinity.GPUUsage {
 	ms.gpuMu.Lock()
 	defer ms.gpuMu.Unlock()
 	if time.Since(ms.gpuAt) > gpuCacheFor {
@@ -135,7 +145,7 @@ func (ms *metricsServer) gpuUsage() []affinity.GPUUsage {
 
 // sampleRates records the prep pool's request count and latency histogram
 // every chartStep, for the status page's chart.
-func (ms *metricsServer) sampleRates() {
+func (ms *Server) sampleRates() {
 	t := time.NewTicker(status.ChartStep)
 	defer t.Stop()
 	ms.hist.Add(ms.point(time.Now()))
@@ -149,8 +159,8 @@ func (ms *metricsServer) sampleRates() {
 	}
 }
 
-func (ms *metricsServer) point(now time.Time) status.RatePoint {
-	_, slots, retired := ms.m.board.Snapshot()
+func (ms *Server) point(now time.Time) status.RatePoint {
+	_, slots, retired := ms.board.Snapshot()
 	for _, s := range slots {
 		retired.Add(s)
 	}
