@@ -48,7 +48,7 @@
 //     CLI) touches boards only inside Guard, which turns the fault into
 //     ErrFault (debug.SetPanicOnFault, per goroutine, plus recover). The
 //     master then drops the board and creates a fresh one (see
-//     supervisor/scoreboard.go). A worker's own per-request writes are not
+//     supervisor/board). A worker's own per-request writes are not
 //     guarded: a worker that faults dies and is restarted, on the new
 //     board.
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/drain"
+	"github.com/supervisor-dev/supervisor/supervisor/metrics"
 )
 
 // milestones are the points of startup the actors wait on. Without a
@@ -47,14 +48,14 @@ func newMilestones(hasParent bool) milestones {
 // drain the public listener, stop the workers (prep, then infer), then
 // let the metrics and control actors return; the listeners themselves
 // are closed by runIn's defers once every actor has returned.
-func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metricsServer) *run.Group {
+func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metrics.Server) *run.Group {
 	ms := newMilestones(m.opts.Upgrader.HasParent())
 	var g run.Group
 	m.addSignals(&g, ctx, ms)
 	m.addFront(&g, ln, ms)
 	m.addWorkers(&g, ctx, ms)
 	if metrics != nil {
-		addServer(&g, ms.front, metrics.serve)
+		addServer(&g, ms.front, metrics.Serve)
 	}
 	addServer(&g, ms.front, m.grpc.serve) // nil-safe: grpc.listen ""
 	addServer(&g, ms.ctl, m.ctl.start)
@@ -128,7 +129,7 @@ func (m *Master) watchdog() (<-chan time.Time, func()) {
 // its interrupt drains it (drainFront). A listener that fails on its own
 // ends the group with that error.
 func (m *Master) addFront(g *run.Group, ln net.Listener, ms milestones) {
-	front := m.newFrontServer()
+	front := m.front.Server()
 	quit := make(chan struct{})
 	g.Add(func() error {
 		select {
@@ -169,7 +170,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 			// both masters accept from the one listener until the previous
 			// one drains, and a request decided here before becomeReady
 			// would otherwise get 503 "not ready".
-			m.serving.Store(true)
+			m.front.SetServing(true)
 		}
 		close(ms.booted)
 		if err := m.becomeReady(); err != nil {
@@ -226,7 +227,7 @@ func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
 	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	m.draining.Store(true)
+	m.front.Drain()
 	grpcDrained := make(chan struct{}) // the gRPC listener drains alongside
 	go func() { defer close(grpcDrained); m.grpc.drain(ctx) }()
 	_ = ln.Close()
@@ -235,7 +236,7 @@ func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
 	<-grpcDrained
-	m.serving.Store(false)
+	m.front.SetServing(false)
 	// Release the lb's connections to prep workers so their drains need
 	// not wait for them.
 	m.proxy.SetBackends(nil)

@@ -9,9 +9,9 @@ import (
 
 // scrape reads the board, the master's state and the GPUs.
 func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
-	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.bodies.snapshot()}
+	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.front.BodyCounts()}
 	var retired status.Totals
-	s.Header, s.Slots, retired = m.board.snapshot()
+	s.Header, s.Slots, retired = m.board.Snapshot()
 	s.Totals = retired
 	for _, sl := range s.Slots {
 		s.Totals.Add(sl)
@@ -21,6 +21,6 @@ func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
 
 // arenasStuck is status.ArenasStuck of this master's scoreboard now.
 func (m *Master) arenasStuck() string {
-	h, slots, _ := m.board.snapshot()
+	h, slots, _ := m.board.Snapshot()
 	return status.ArenasStuck(h, slots, time.Now())
 }

@@ -1,12 +1,13 @@
 // Package supervisor is the master process: it plans the workers of a
 // config (supervisor/config), spawns them (re-executing its own binary),
-// keeps every worker position filled with a ready worker, serves the public
-// listener through the least-connections lb, answers the control socket
-// (the server; the contract and client are supervisor/control), serves
-// the metrics listener (what it renders is supervisor/status) and the gRPC
-// listener (supervisor/grpcfront, whose RPCs come back as V2 HTTP requests
-// through serveInternal: the same admission and lb), reloads, upgrades,
-// and stops everything in order.
+// keeps every worker position filled with a ready worker, serves the
+// public listener (supervisor/front) through the least-connections lb,
+// answers the control socket (the server; the contract and client are
+// supervisor/control), serves the metrics listener (what it renders is
+// supervisor/status) and the gRPC listener (supervisor/grpcfront, whose
+// RPCs come back as V2 HTTP requests through the front's ServeInternal:
+// the same admission and lb), reloads, upgrades, and stops everything in
+// order.
 //
 // Run is a group of actors (actors.go, oklog/run): signals (stop requests,
 // SIGHUP, SIGUSR2, systemd's watchdog), front (the public listener),
@@ -89,59 +90,43 @@
 //     write (control.ErrUnsafeRuntimeDir otherwise); the master creates it 0700,
 //     and the CLI talks only to a dir owned by root or its caller. The
 //     pid file is written by rename, never through a symlink. The
-//     scoreboard, which the workers' user may truncate, is touched only
-//     under shm.Guard: a fault replaces the board instead of killing the
-//     master.
+//     scoreboard (supervisor/board: a record per worker process, claimed
+//     before its spawn, released when it is reaped), which the workers'
+//     user may truncate, is touched only under shm.Guard: a fault
+//     replaces the board instead of killing the master.
 //   - Run releases what it creates with defers, in reverse order, after
 //     the actors have drained the front and stopped the workers: the
 //     metrics listener, the control socket, the public listener, the
 //     scoreboard (so a failed start, e.g. an unknown workers.user, leaves
 //     no /dev/shm file), the runtime dir; the clients waiting on
 //     `supervisor stop` are answered last.
-//   - A public request is decided from its header alone (admission.go):
-//     route, method, model, API key, rate, Content-Length against
-//     max_body_bytes, readiness, max_in_flight and the body budget. A
-//     refused request gets no body buffer; its connection is closed after
-//     the answer when it declared a body.
-//   - The master holds at most limits.max_body_bytes_in_flight body bytes
-//     (reserved from the declared length before reading; a chunked body
-//     as it grows), in buffers of its own, not pooled. A body of 1 MiB or
-//     more is an anonymous mapping (bodybuf.go), unmapped by finish when
-//     the request ends, after it is detached from the request: nothing
-//     reads it later (the lb's upstream exchange, retries included, is
-//     synchronous on the handler's goroutine), so RSS falls as each
-//     request ends. Smaller bodies are Go heap: the master's soft memory
-//     limit (memlimit.go) is the budget plus a headroom, so answered
-//     bodies are collected before new ones push RSS past it.
-//   - A body larger than the first 64 KiB buffer is judged from that
-//     buffer before the rest is read (precheck.go): a prep worker, asked
-//     through the lb with worker.PrefixHeader, answers 204 or the 400/413
-//     the whole request would get; a refusal is answered at once, the
-//     rest unread, the connection closed. The check is advisory: no
-//     answer within a second (or the request's deadline), or any other
-//     answer, lets the body go on. Only the master sets PrefixHeader:
-//     clients' are removed.
-//   - Every admitted verdict is finished exactly once, by the handler or
-//     by the transport error handler, giving back its max_in_flight place
-//     and budget bytes; a body cut by body_timeout/body_min_rate (408)
-//     gives them back too.
+//   - The public listener is supervisor/front's (its doc.go states the
+//     admission, body budget, prefix check, connection cap and lingering
+//     close): it reads the master only through front.Backend (the config
+//     in force, readiness) and the lb, and the master drives it through
+//     SetKeys, SetServing and Drain. A reload's API keys are loaded
+//     before it commits, and put in force with its config.
 //   - The config served is the file as last read with the repository
-//     API's state applied over it (repository.go): a reload re-reads the
-//     file and keeps that state for models still in it; the state becomes
-//     current only when a reload stores the config made from it
-//     (repository.commit), so a reload that fails changes neither. API
-//     loads and unloads are reloads, one at a time (repository.ops); their
-//     handler waits for the outcome or the start of a stop, never for the
-//     boots a stop cuts short.
-//   - The metrics listener answers only Host names it serves (loopback,
-//     its listen host, metrics.allowed_hosts); others get 403.
+//     API's state applied over it (supervisor/repository): a reload
+//     re-reads the file and plans the config from both (repo.Plan); the
+//     state becomes current only when the reload stores that config
+//     (repo.Commit), so a reload that fails changes neither. API loads and
+//     unloads are reloads through the reload queue (repository.Master),
+//     one at a time; their handler waits for the outcome or the start of a
+//     stop, never for the boots a stop cuts short.
+//   - The metrics listener (supervisor/metrics) answers only Host names
+//     it serves (loopback, its listen host, metrics.allowed_hosts); others
+//     get 403.
 //
-// Size: about 6,000 non-test lines, past the 2,500 a package should stay
-// under. Two seams of their own account for most of the excess, and are
-// the next splits: the public front (admission, body reading, budget and
-// prefix check, connection cap, lingering close, auth, the metrics
-// listener; about 1,800 lines), which reads the master's state through a
-// few atomics and the lb, to supervisor/front; and the repository API
-// (repository*.go, repooverride.go; about 700), which needs only the
-// reload queue, to supervisor/repository.
+// Size: about 3,300 non-test lines, past the 2,500 a package should stay
+// under, after the public front (supervisor/front), the repository API
+// (supervisor/repository), the scoreboard (supervisor/board) and the
+// metrics listener (supervisor/metrics) left. What remains is one
+// concept, the lifecycle of worker processes and of the master around
+// them, and its parts share *Master's state: positions and pools
+// (position.go, process.go, about 850 lines), boot, reload and shutdown
+// (master.go, reload.go, actors.go, about 1,100), upgrades, privileges
+// and the runtime dir (about 450), the control socket's server (about
+// 220), the models' reports (about 150). Splitting these would move
+// *Master's fields behind interfaces that have one implementation each.
 package supervisor

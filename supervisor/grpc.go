@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
@@ -14,7 +11,7 @@ import (
 
 // The gRPC listener (grpc.listen) is grpcfront's server; every RPC reaches
 // the master as the V2 HTTP request that answers it, through
-// serveInternal: the public listener's admission (decide), its local
+// the front's ServeInternal: the public listener's admission, its local
 // routes and its lb, so there is one way to the workers. Like the metrics
 // listener it is opened through the upgrader (an upgrade hands it over),
 // served from startup (before a parent's hand-over: once the workers are
@@ -41,14 +38,14 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 	}
 	l := c.Limits
 	srv := grpcfront.New(grpcfront.Options{
-		Handler:              m.serveInternal,
+		Handler:              m.front.ServeInternal,
 		MaxMessageBytes:      int(c.MaxBodyBytes),
 		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams,
 		MaxConnections:       l.MaxConnections,
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,
-		Admit:                m.admitMessage,
+		Admit:                m.front.AdmitMessage,
 		Log:                  m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: ln}, nil
@@ -85,46 +82,6 @@ func (g *grpcListener) close() {
 	if g != nil {
 		_ = g.ln.Close()
 	}
-}
-
-// serveInternal serves a request built inside the master (an RPC's),
-// decided as a public request's header is: route, API key and rate, body
-// size, readiness, deadline, max_in_flight and the body budget. Its body
-// is already whole in memory (the RPC's message, bounded by gRPC at
-// max_body_bytes), so there is nothing to read.
-func (m *Master) serveInternal(ctx *fasthttp.RequestCtx) {
-	defer m.recoverHandler(ctx)
-	start := time.Now()
-	v := m.decide(m.cfg(), &ctx.Request.Header)
-	defer m.finish(v)
-	switch {
-	case v.status != 0:
-		m.refuse(ctx, v.refusal, false)
-	case v.proxied:
-		m.proxy.ServeHTTPUntil(ctx, v.deadline)
-	default:
-		m.serveLocal(ctx)
-	}
-	m.logRequest(ctx, time.Since(start))
-}
-
-// admitMessage is the part of decide an inference RPC's header can
-// settle before gRPC reads its message (up to max_body_bytes): readiness,
-// the API key (not its rate, which decide takes once per request) and
-// max_in_flight as it stands (decide takes the place). It holds nothing.
-func (m *Master) admitMessage(h *fasthttp.RequestHeader) (status int, msg string, retryAfter bool) {
-	if !m.serving.Load() {
-		return fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping", false
-	}
-	if ks := m.keys.Load(); ks != nil {
-		if _, r := ks.authenticate(h); r.status != 0 {
-			return r.status, r.msg, false
-		}
-	}
-	if limit := int64(m.cfg().Limits.MaxInFlight); limit > 0 && m.inFlight.Load() >= limit {
-		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit), true
-	}
-	return fasthttp.StatusOK, "", false
 }
 
 // grpcReloadable rejects a reload that changes the gRPC listener: its

@@ -14,8 +14,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -31,26 +34,14 @@ type Master struct {
 
 	infer, prep *pool
 	// ready is what /v2/health/ready reports: every pool has a ready worker
-	// and the master is not stopping. serving gates inference routes: it
-	// stays true while the public listener drains, so requests still
-	// arriving on open keep-alive connections are served, not refused.
+	// and the master is not stopping. (The gate of inference routes is the
+	// front's SetServing.)
 	ready   atomic.Bool
-	serving atomic.Bool
-	// draining: responses ask clients to close their connection, so that
-	// keep-alive clients move to the listener's next owner.
-	draining atomic.Bool
-	// keys are the API keys in force (nil = no authentication); inFlight
-	// counts proxied requests against limits.max_in_flight.
-	keys     atomic.Pointer[apiKeys]
-	inFlight atomic.Int64
-	started  time.Time
+	started time.Time
 
-	// admissions carries header-time verdicts to the handler; budget
-	// bounds the request body bytes held (admission.go, bodybudget.go).
-	admissions admissions
-	budget     bodyBudget
-	bodies     bodyCounts // body bytes read, prefix checks (precheck.go)
-	conns      burstGauge // open public connections (connections.go)
+	// front is the public listener's server (supervisor/front): its
+	// admission, API keys, body budget and the serving gate.
+	front *front.Front
 
 	// upstreamsMu serialises position changes, so that pushes of the infer
 	// worker list to prep workers cannot overtake each other. Taken
@@ -67,9 +58,9 @@ type Master struct {
 	upgraded   atomic.Bool
 	reloads    reloadQueue
 	history    history
-	// repo is the repository API's state over the config file
-	// (repository.go): the config served is made from both.
-	repo repository
+	// repo is the repository API and its state over the config file
+	// (supervisor/repository): the config served is made from both.
+	repo *repository.API
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -77,10 +68,8 @@ type Master struct {
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
 
-	// board is this master's scoreboard (nil without /dev/shm); sampled
-	// counts the requests considered for the sampled request log.
-	board   *board
-	sampled atomic.Uint64
+	// board is this master's scoreboard (nil without /dev/shm).
+	board *board.Board
 	// host is the machine placement plans against, read once (place).
 	host *config.Host
 }
@@ -113,7 +102,9 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 	}
-	m.conf.Store(m.repo.start(cfg))
+	m.repo = repository.New(repositoryMaster{m}, log)
+	m.conf.Store(m.repo.Start(cfg))
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -148,7 +139,7 @@ func (m *Master) stopRequested() bool {
 func (m *Master) Run(ctx context.Context) error {
 	m.started = time.Now()
 	cfg := m.cfg()
-	applyMemoryLimit(cfg)
+	front.ApplyMemoryLimit(cfg)
 	if err := m.place(cfg); err != nil {
 		return err
 	}
@@ -180,13 +171,13 @@ func (m *Master) release() {
 // is released by a defer registered right after it, in reverse order, once
 // the actors (actors.go) have all returned.
 func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
-	keys, err := loadAPIKeys(cfg.Auth)
+	keys, err := front.LoadKeys(cfg.Auth)
 	if err != nil {
 		return err
 	}
-	m.keys.Store(keys)
-	m.board = openBoard(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
-	defer m.board.remove() // idempotent
+	m.front.SetKeys(keys)
+	m.board = board.Open(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	defer m.board.Remove() // idempotent
 	m.spawner.board = m.board
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
@@ -204,12 +195,12 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	defer metrics.close() // likewise, and before the control socket
+	defer metrics.Close() // likewise, and before the control socket
 	if m.grpc, err = m.listenGRPC(); err != nil {
 		return err
 	}
 	defer m.grpc.close() // drained with the front; closed here on every other path
-	return m.actors(ctx, m.capConnections(tcp, cfg.Limits.MaxConnections), metrics).Run()
+	return m.actors(ctx, m.front.CapConnections(tcp, cfg.Limits.MaxConnections), metrics).Run()
 }
 
 // becomeReady tells the parent master (after an upgrade) and systemd that
@@ -221,7 +212,7 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
-	m.serving.Store(true)
+	m.front.SetServing(true)
 	m.ready.Store(true)
 	lines := []string{daemon.SdNotifyReady, m.statusLine()}
 	if m.opts.Upgrader.HasParent() {
@@ -542,9 +533,9 @@ func (m *Master) status() control.Status {
 	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	st.LastReload, st.LastUpgrade = m.history.last()
-	st.ScoreboardFaults, st.ScoreboardError = m.board.fault()
+	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
-	st.RepositoryAPI = m.repo.describe()
+	st.RepositoryAPI = m.repo.Describe()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

@@ -74,7 +74,7 @@ func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 	if err := os.Chmod(m.rd.path, 0o711); err != nil {
 		return fmt.Errorf("runtime_dir: %w", err)
 	}
-	if err := m.board.setOwner(creds.chown); err != nil {
+	if err := m.board.SetOwner(creds.chown); err != nil {
 		return err
 	}
 	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")

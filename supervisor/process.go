@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/worker"
@@ -37,9 +37,9 @@ type process struct {
 	exited chan struct{}
 	err    error
 
-	// board is the scoreboard the process has a record on (nil = none); a
-	// record index is only meaningful on that board.
-	board *shm.Scoreboard
+	// record is the process's scoreboard record (none when it got none);
+	// a reload stamps its generation there.
+	record board.Record
 
 	// liveness is the master's end of the liveness pipe; closing it (or the
 	// master dying) tells the worker its master is gone.
@@ -53,7 +53,7 @@ type process struct {
 // spawner starts worker processes. The zero value re-executes this binary.
 type spawner struct {
 	exe   string       // "" = /proc/self/exe
-	board *board       // scoreboard records for the workers; nil = none
+	board *board.Board // scoreboard records for the workers; nil = none
 	creds *credentials // the workers' user; nil = the master's
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -137,18 +138,18 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err := m.place(cfg); err != nil {
 		return fmt.Errorf("the new config does not fit this host, the old one keeps serving:\n%w", err)
 	}
-	keys, err := loadAPIKeys(cfg.Auth)
+	keys, err := front.LoadKeys(cfg.Auth)
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
 	}
 	m.generation.Add(1)
 	m.conf.Store(cfg)
-	m.repo.commit(cfg)
-	m.keys.Store(keys)
+	m.repo.Commit(cfg)
+	m.front.SetKeys(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.
 	err = errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
-	m.board.stamp(m.generation.Load(), m.servingProcesses())
+	m.board.Stamp(m.generation.Load(), m.servingRecords())
 	return err
 }
 
@@ -187,7 +188,7 @@ func metricsReloadable(old, cfg *config.Config) error {
 // memory limit (the body budget's).
 func (m *Master) applySettings(cfg *config.Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
-	applyMemoryLimit(cfg)
+	front.ApplyMemoryLimit(cfg)
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
 		zerolog.SetGlobalLevel(lvl)
 	}

@@ -1,7 +1,7 @@
 package worker
 
 // PrefixHeader marks the master's prefix check of a large infer request
-// (the master's precheck.go): the request carries the headers the client
+// (supervisor/front precheck.go): the request carries the headers the client
 // sent and, as its body, only the first bytes of the client's body; the
 // header's value is the whole body's length in bytes, as declared (or,
 // for a chunked body, -1: not known yet). The prep worker answers 204

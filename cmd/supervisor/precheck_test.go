@@ -19,7 +19,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
-// firstBuffer is the master's first body buffer (supervisor/bodyread.go):
+// firstBuffer is the master's first body buffer (supervisor/front bodyread.go):
 // what a body refused by its prefix check may cost the master.
 const firstBuffer = 64 << 10
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Prefix mode: the master asks a prep worker to judge a large body from
-// its first bytes, before it reads the rest (see the supervisor's
+// its first bytes, before it reads the rest (see supervisor/front's
 // precheck.go). The decoder runs its one set of rules on the prefix,
 // knowing the whole body's length; running out of bytes is ErrTruncated,
 // never an error in the request. So a prefix decode refuses only what the

@@ -39,7 +39,7 @@ type LimitsConfig struct {
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	// MaxConnections caps open client connections; beyond it new ones are
 	// answered 503 with Retry-After and a V2 error, and closed, by the
-	// listener itself (supervisor/conncap.go).
+	// listener itself (supervisor/front conncap.go).
 	MaxConnections int `yaml:"max_connections"`
 	// MaxInFlight caps requests being served at once across the listener;
 	// beyond it a request gets 503 with Retry-After at once. 0 = no cap.

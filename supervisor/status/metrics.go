@@ -226,7 +226,7 @@ func b2f(b bool) float64 {
 }
 
 // BodyCounts are what the master did with request bodies: bytes read from
-// clients and prefix checks (supervisor/precheck.go) by outcome.
+// clients and prefix checks (supervisor/front precheck.go) by outcome.
 type BodyCounts struct {
 	Read                                    int64
 	ChecksPassed, ChecksRefused, ChecksNone int64

@@ -1,0 +1,134 @@
+package front
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/time/rate"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+)
+
+// Keys is the set of accepted API keys and each key's rate limiter.
+// Keys are kept as SHA-256 digests and compared in constant time, so
+// neither the comparison's timing nor a memory dump gives a key away.
+type Keys struct {
+	keys         []apiKey
+	exemptHealth bool
+}
+
+type apiKey struct {
+	digest  [sha256.Size]byte
+	limiter *rate.Limiter // nil = no rate limit
+}
+
+// LoadKeys builds the key set from the config (inline keys and the
+// keys file). No keys means authentication is off: nil.
+func LoadKeys(a config.AuthConfig) (*Keys, error) {
+	raw := append([]string(nil), a.APIKeys...)
+	if a.APIKeysFile != "" {
+		fromFile, err := readKeysFile(a.APIKeysFile)
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, fromFile...)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	ks := &Keys{exemptHealth: a.ExemptHealth}
+	for _, k := range raw {
+		key := apiKey{digest: sha256.Sum256([]byte(k))}
+		if a.RateLimit > 0 {
+			key.limiter = rate.NewLimiter(rate.Limit(a.RateLimit), max(a.RateBurst, 1))
+		}
+		ks.keys = append(ks.keys, key)
+	}
+	return ks, nil
+}
+
+// readKeysFile reads one key per line; blank lines and # comments are
+// skipped.
+func readKeysFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth.api_keys_file: %w", err)
+	}
+	defer f.Close()
+	var keys []string
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		k := strings.TrimSpace(sc.Text())
+		if k == "" || strings.HasPrefix(k, "#") {
+			continue
+		}
+		if len(k) < config.MinAPIKeyLen {
+			return nil, fmt.Errorf("%s:%d: the key is %d characters; use at least %d", path, line, len(k), config.MinAPIKeyLen)
+		}
+		keys = append(keys, k)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("auth.api_keys_file: %w", err)
+	}
+	return keys, nil
+}
+
+// verify refuses a request that may not pass from its header alone: 401
+// without a valid key, 429 over the key's rate. path is the request's
+// normalised path.
+func (ks *Keys) verify(h *fasthttp.RequestHeader, path string) refusal {
+	if ks == nil || (ks.exemptHealth && strings.HasPrefix(path, "/v2/health/")) {
+		return refusal{}
+	}
+	match, r := ks.authenticate(h)
+	if r.status != 0 {
+		return r
+	}
+	if match.limiter != nil && !match.limiter.Allow() {
+		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
+			msg: "rate limit exceeded for this API key"}
+	}
+	return refusal{}
+}
+
+// authenticate finds the key the header presents (401 without a valid
+// one), taking nothing from its rate: the gRPC listener asks it before it
+// reads a message, and verify again, rate included, once it has.
+func (ks *Keys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
+	key := presentedKey(h)
+	if key == nil {
+		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,
+			msg: "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>"}
+	}
+	digest := sha256.Sum256(key)
+	var match *apiKey
+	for i := range ks.keys {
+		// No early exit: every key is compared.
+		if subtle.ConstantTimeCompare(digest[:], ks.keys[i].digest[:]) == 1 {
+			match = &ks.keys[i]
+		}
+	}
+	if match == nil {
+		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate,
+			value: `Bearer realm="supervisor", error="invalid_token"`, msg: "invalid API key"}
+	}
+	return match, refusal{}
+}
+
+// presentedKey is the key from "Authorization: Bearer <key>" or
+// "X-API-Key: <key>"; nil when neither is there.
+func presentedKey(h *fasthttp.RequestHeader) []byte {
+	if v := h.Peek("Authorization"); len(v) > 7 && strings.EqualFold(string(v[:7]), "bearer ") {
+		return bytes.TrimSpace(v[7:])
+	}
+	if v := h.Peek("X-API-Key"); len(v) > 0 {
+		return v
+	}
+	return nil
+}

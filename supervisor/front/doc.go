@@ -1,0 +1,64 @@
+// Package front is the master's public listener: it decides every
+// request from its header, reads admitted bodies into buffers of its own
+// under a budget, answers the routes the master serves itself (health,
+// server metadata, and the repository routes through Repository), and
+// hands inference requests to the lb (Proxy). The gRPC listener
+// (supervisor/grpcfront) comes in through ServeInternal, under the same
+// admission. The master (Backend) gives it the config in force and its
+// readiness; the front never sees workers, pools or the master itself.
+//
+// The model:
+//   - A request is decided from its header alone (admission.go), in
+//     fasthttp's HeaderReceived hook: route, method, model, API key and
+//     rate, Content-Length against max_body_bytes, Content-Encoding,
+//     the serving gate (SetServing), X-Request-Timeout, then the
+//     resources, last: a place under limits.max_in_flight and the
+//     declared body in the body budget. A refused request gets no body
+//     buffer; its body is declared empty to fasthttp, so none of it is
+//     read, and its connection is closed after the answer by a lingering
+//     close (linger.go: at most lingerTime and lingerMaxBytes).
+//   - Every admitted verdict is finished exactly once, by the handler or
+//     by the transport error handler, giving back its max_in_flight place
+//     and budget bytes; a body cut by body_timeout/body_min_rate (408)
+//     gives them back too.
+//   - Body bytes: the front holds at most limits.max_body_bytes_in_flight
+//     (bodybudget.go), reserved from the declared length before reading
+//     (a chunked body as it grows); the last eighth is kept for bodies of
+//     at most 1 MiB. A body of 1 MiB or more is an anonymous mapping
+//     (bodybuf.go), unmapped by finish after it is detached from the
+//     request: nothing reads it later (the lb's exchange, retries
+//     included, is synchronous on the handler's goroutine). Smaller
+//     bodies are Go heap, bounded by the soft memory limit
+//     (ApplyMemoryLimit: the budget plus a headroom).
+//   - Prefix check (precheck.go): a body larger than the first 64 KiB
+//     buffer is judged from that buffer by a prep worker (through the
+//     Proxy, with worker.PrefixHeader) before the rest is read; a 400/413
+//     is answered at once, the rest unread. It is advisory: no answer
+//     within a second (or the request's deadline), or any other answer,
+//     lets the body go on. Only the front sets PrefixHeader: clients'
+//     are removed.
+//   - Connections: the listener from CapConnections admits at most
+//     limits.max_connections open connections (conncap.go); one over it is
+//     answered 503 and closed without a goroutine. A connection keeps its
+//     place until it is really closed, lingering included. After a flood
+//     of connections or large bodies has gone, the memory is handed back
+//     to the OS (osmemory.go, at most once per 5 s).
+//
+// Goroutines: fasthttp runs one goroutine per connection, which runs the
+// header hook, the handler, the body read and the lb exchange of its
+// requests in turn; a lingering close runs on a goroutine of its own,
+// bounded as above; the OS memory release runs on a timer. The front owns
+// no other goroutine: Server's caller serves it and shuts it down.
+// Everything the front shares across connections is atomic (keys,
+// counters, the gates) or a sync.Map (admissions); the config is read once
+// per request from the Backend, so a reload applies to the next request.
+//
+// Pitfalls for the caller:
+//   - Serve the Server on the listener CapConnections returns, or
+//     max_connections is fasthttp's text/plain cap (2x) instead.
+//   - SetServing(false) refuses inference from the header; keep it true
+//     while draining (Drain asks clients to close instead), so requests on
+//     open keep-alive connections are served, not refused.
+//   - A handler panic is answered 500 and the connection closed
+//     (frontpanic.go): fasthttp does not recover panics.
+package front

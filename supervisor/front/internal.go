@@ -1,0 +1,48 @@
+package front
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ServeInternal serves a request built inside the master (an RPC's),
+// decided as a public request's header is: route, API key and rate, body
+// size, readiness, deadline, max_in_flight and the body budget. Its body
+// is already whole in memory (the RPC's message, bounded by gRPC at
+// max_body_bytes), so there is nothing to read.
+func (f *Front) ServeInternal(ctx *fasthttp.RequestCtx) {
+	defer f.recoverHandler(ctx)
+	start := time.Now()
+	v := f.decide(f.cfg(), &ctx.Request.Header)
+	defer f.finish(v)
+	switch {
+	case v.status != 0:
+		f.refuse(ctx, v.refusal, false)
+	case v.proxied:
+		f.proxy.ServeHTTPUntil(ctx, v.deadline)
+	default:
+		f.serveLocal(ctx)
+	}
+	f.logRequest(ctx, time.Since(start))
+}
+
+// AdmitMessage is the part of decide an inference RPC's header can
+// settle before gRPC reads its message (up to max_body_bytes): readiness,
+// the API key (not its rate, which decide takes once per request) and
+// max_in_flight as it stands (decide takes the place). It holds nothing.
+func (f *Front) AdmitMessage(h *fasthttp.RequestHeader) (status int, msg string, retryAfter bool) {
+	if !f.serving.Load() {
+		return fasthttp.StatusServiceUnavailable, "the server is not ready: workers are starting or stopping", false
+	}
+	if ks := f.keys.Load(); ks != nil {
+		if _, r := ks.authenticate(h); r.status != 0 {
+			return r.status, r.msg, false
+		}
+	}
+	if limit := int64(f.cfg().Limits.MaxInFlight); limit > 0 && f.inFlight.Load() >= limit {
+		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit), true
+	}
+	return fasthttp.StatusOK, "", false
+}

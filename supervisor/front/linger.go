@@ -1,0 +1,67 @@
+package front
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// Lingering close, as nginx's lingering_close and Go's net/http do. A
+// request refused with its body unread (from its header, or from the
+// prefix of its body) is answered and its connection closed; but closing
+// a socket with unread bytes in it sends a reset, and a client that was
+// still sending its body gets ECONNRESET, often before it has read the
+// answer that explains why. So such a connection is closed in two steps:
+// the write side first (the client reads the whole answer, then end of
+// stream), then, while the rest of the body is read and thrown away, the
+// whole socket once the client has closed its side, lingerTime has passed
+// or lingerMaxBytes were discarded (then the connection is left unread
+// until lingerTime, and reset). A client that sends its whole body before
+// it reads (most blocking HTTP clients) gets its answer for bodies up to
+// lingerMaxBytes; one that reads while it sends gets it for any body.
+//
+// What a lingering connection costs is bounded: it keeps its place under
+// max_connections until it is really closed, a goroutine, one pooled
+// buffer while it reads, at most lingerMaxBytes of reading and lingerTime.
+
+const (
+	lingerTime     = time.Second
+	lingerMaxBytes = 4 << 20
+)
+
+var lingerBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// lingerOnClose asks that conn, when fasthttp closes it, be closed by a
+// lingering close; a connection that is not the front listener's (tests
+// that call the handler directly) is closed as it would be.
+func lingerOnClose(conn net.Conn) {
+	if c, ok := conn.(*cappedConn); ok {
+		c.linger.Store(true)
+	}
+}
+
+// lingerThenClose closes c's write side, discards what the client still
+// sends within the bounds above, then closes c.
+func (c *cappedConn) lingerThenClose() {
+	defer c.closeNow()
+	cw, ok := c.Conn.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	end := time.Now().Add(lingerTime)
+	if c.Conn.SetReadDeadline(end) != nil {
+		return
+	}
+	bp := lingerBuffers.Get().(*[]byte)
+	defer lingerBuffers.Put(bp)
+	for read := 0; read < lingerMaxBytes; {
+		n, err := c.Conn.Read(*bp)
+		read += n
+		if err != nil {
+			return // the client closed, the time is up, or the socket failed
+		}
+	}
+	// Past lingerMaxBytes: the answer is in the socket; leave the rest
+	// unread until lingerTime, then reset.
+	time.Sleep(time.Until(end))
+}

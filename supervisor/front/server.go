@@ -1,0 +1,107 @@
+package front
+
+import (
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
+)
+
+// Backend is what the front asks of the master: the config in force (a
+// reload replaces it; the front reads it once per request) and what
+// /v2/health/ready answers.
+type Backend interface {
+	Config() *config.Config
+	Readiness() Readiness
+}
+
+// Readiness is the master's answer to /v2/health/ready. NotReady says why
+// it does not serve ("" = ready: 200); Degraded names the worker
+// positions whose boots keep failing, listed in the body either way.
+type Readiness struct {
+	NotReady string
+	Degraded []string
+}
+
+// Proxy is the part of the lb (lb.Proxy) the front sends requests
+// through: admitted inference requests, prefix checks, request ids.
+type Proxy interface {
+	ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time)
+	SetRequestID(ctx *fasthttp.RequestCtx)
+	Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error
+}
+
+// Options are what a Front needs besides its Backend and Proxy.
+type Options struct {
+	// Version is reported by GET /v2.
+	Version string
+	// Repository answers the routes under RepositoryPrefix; nil answers
+	// them 404.
+	Repository Repository
+	Log        zerolog.Logger
+}
+
+// Front is the public listener's server: admission, body reading and its
+// budgets, local routes, and the hand-off to the lb. Its zero value is
+// not usable: use New.
+type Front struct {
+	b     Backend
+	proxy Proxy
+	opts  Options
+	log   zerolog.Logger
+
+	// keys are the API keys in force (nil = no authentication); inFlight
+	// counts proxied requests against limits.max_in_flight.
+	keys     atomic.Pointer[Keys]
+	inFlight atomic.Int64
+	// serving gates inference routes (SetServing); draining asks clients
+	// to close their connections (Drain).
+	serving  atomic.Bool
+	draining atomic.Bool
+
+	// admissions carries header-time verdicts to the handler; budget
+	// bounds the request body bytes held (admission.go, bodybudget.go).
+	admissions admissions
+	budget     bodyBudget
+	bodies     bodyCounts // body bytes read, prefix checks (precheck.go)
+	conns      burstGauge // open public connections (connections.go)
+	// sampled counts the requests considered for the sampled request log.
+	sampled atomic.Uint64
+}
+
+// New returns a front that serves nothing (every inference route 503)
+// until SetServing(true), with no API keys until SetKeys.
+func New(b Backend, p Proxy, opts Options) *Front {
+	return &Front{b: b, proxy: p, opts: opts, log: opts.Log}
+}
+
+// cfg is the config in force.
+func (f *Front) cfg() *config.Config { return f.b.Config() }
+
+// SetKeys puts keys (LoadKeys) in force for the requests decided from now.
+func (f *Front) SetKeys(keys *Keys) { f.keys.Store(keys) }
+
+// SetServing opens (true) or closes inference routes: while false they
+// are refused 503 from their header. It stays true while the listener
+// drains, so requests still arriving on open keep-alive connections are
+// served, not refused.
+func (f *Front) SetServing(on bool) { f.serving.Store(on) }
+
+// Drain makes every answer from now ask its client to close the
+// connection, so that keep-alive clients move to the listener's next
+// owner (a new master after an upgrade, or a closed port after a stop).
+func (f *Front) Drain() { f.draining.Store(true) }
+
+// BodyCounts are the body counters now, for /metrics.
+func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
+
+// CapConnections wraps the public listener in the limits.max_connections
+// cap (conncap.go); serve the Server on what it returns.
+func (f *Front) CapConnections(ln net.Listener, maxConns int) net.Listener {
+	return f.capConnections(ln, maxConns)
+}

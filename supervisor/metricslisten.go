@@ -1,0 +1,35 @@
+package supervisor
+
+import (
+	"fmt"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/metrics"
+	"github.com/supervisor-dev/supervisor/supervisor/status"
+)
+
+// listenMetrics opens the metrics listener (through the upgrader, so an
+// upgrade hands it over) and its server (supervisor/metrics); nil when
+// metrics.listen is "".
+func (m *Master) listenMetrics() (*metrics.Server, error) {
+	addr := m.cfg().Metrics.Listen
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := m.opts.Upgrader.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
+	}
+	return metrics.New(ln, metricsMaster{m}, m.board, m.log), nil
+}
+
+// metricsMaster is what the metrics listener reads of the master.
+type metricsMaster struct{ m *Master }
+
+var _ metrics.Master = metricsMaster{}
+
+func (s metricsMaster) Config() config.MetricsConfig                  { return s.m.cfg().Metrics }
+func (s metricsMaster) Status() control.Status                        { return s.m.status() }
+func (s metricsMaster) Scrape(gpus []affinity.GPUUsage) status.Scrape { return s.m.scrape(gpus) }

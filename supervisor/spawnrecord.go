@@ -1,0 +1,38 @@
+package supervisor
+
+import (
+	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// start spawns a worker for spec in a claimed scoreboard record
+// (supervisor/board), and releases the record when the process is reaped.
+func (s spawner) start(spec worker.Spec) (*process, error) {
+	rec := s.board.Claim(&spec)
+	p, err := s.spawn(spec)
+	if err != nil {
+		s.board.Release(rec)
+		return nil, err
+	}
+	p.record = rec
+	s.board.Started(rec, p.pid())
+	if rec.Claimed() {
+		go func() {
+			<-p.exited
+			s.board.Release(rec)
+		}()
+	}
+	return p, nil
+}
+
+// servingRecords are the scoreboard records of the processes that serve
+// now, both pools.
+func (m *Master) servingRecords() []board.Record {
+	var rs []board.Record
+	for _, s := range append(m.infer.list(), m.prep.list()...) {
+		if p := s.serving(); p != nil {
+			rs = append(rs, p.record)
+		}
+	}
+	return rs
+}
