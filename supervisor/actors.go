@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -47,7 +46,7 @@ func newMilestones(hasParent bool) milestones {
 // drain the public listener, stop the workers (prep, then infer), then
 // let the metrics and control actors return; the listeners themselves
 // are closed by runIn's defers once every actor has returned.
-func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metricsServer) *run.Group {
+func (m *Master) actors(ctx context.Context, ln *capListener, metrics *metricsServer) *run.Group {
 	ms := newMilestones(m.opts.Upgrader.HasParent())
 	var g run.Group
 	m.addSignals(&g, ctx, ms)
@@ -127,7 +126,7 @@ func (m *Master) watchdog() (<-chan time.Time, func()) {
 // addFront adds the public listener: it serves once ms.front allows and
 // its interrupt drains it (drainFront). A listener that fails on its own
 // ends the group with that error.
-func (m *Master) addFront(g *run.Group, ln net.Listener, ms milestones) {
+func (m *Master) addFront(g *run.Group, ln *capListener, ms milestones) {
 	front := m.newFrontServer()
 	quit := make(chan struct{})
 	g.Add(func() error {
@@ -216,7 +215,7 @@ func (m *Master) logServing() {
 // responses ask them to close); the workers actor stops the workers next.
 // After an upgrade the new master accepts on the same socket meanwhile,
 // so a client that reconnects reaches it.
-func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
+func (m *Master) drainFront(front *fasthttp.Server, ln *capListener) {
 	m.stopping.Store(true)
 	m.ready.Store(false)
 	if !m.upgraded.Load() {
@@ -224,6 +223,13 @@ func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
 	}
 	timeout := m.cfg().ShutdownTimeout.Duration
 	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
+	if !m.handingOver.Load() { // read after stopping was set: see handingOver
+		// Before clients are told to reconnect: they are refused, not
+		// queued on a socket no one will accept from (listenstop.go).
+		if err := ln.stopListening(); err != nil {
+			m.log.Warn().Err(err).Msg("new connections wait until the master exits, then are reset")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	m.draining.Store(true)

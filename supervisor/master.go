@@ -65,8 +65,13 @@ type Master struct {
 	stopping   atomic.Bool
 	generation atomic.Int64
 	upgraded   atomic.Bool
-	reloads    reloadQueue
-	history    history
+	// handingOver is set when an upgrade starts (before it checks
+	// stopping; a stop sets stopping before it reads this) and stays set
+	// once the upgrade succeeded: the public socket may be, or become,
+	// the new master's, so a stop must not shut it down (listenstop.go).
+	handingOver atomic.Bool
+	reloads     reloadQueue
+	history     history
 	// repo is the repository API's state over the config file
 	// (repository.go): the config served is made from both.
 	repo repository
