@@ -93,7 +93,8 @@ install: build $(ORT_LIB) $(MODELS)
 	install -d $(DESTDIR)/var/lib/supervisor/models
 	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/supervisor/models/
 	@echo "install: the host that runs it needs these Debian packages (what the binary and ONNX Runtime link;"
-	@echo "install: the package of make deb depends on them): $$(scripts/shlibs-depends $(BIN) $(ORT_LIB))"
+	@echo "install: the package of make deb depends on them): $$(scripts/shlibs-depends $(BIN) $(ORT_LIB) 2>/dev/null || \
+	  echo 'libc6, libdeflate0, libgcc-s1, libstdc++6, libturbojpeg0 (dpkg-shlibdeps, in dpkg-dev, lists them with versions)')"
 
 ## fuzz: every fuzz target for FUZZTIME (default 20s) each; crashers become seeds
 fuzz: setup
