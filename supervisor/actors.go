@@ -211,8 +211,10 @@ func (m *Master) logServing() {
 		Int64("generation", m.generation.Load()).Dur("startup", time.Since(m.started)).Msg("serving")
 }
 
-// drainFront stops accepting and lets connected clients finish (their
-// responses ask them to close); the workers actor stops the workers next.
+// drainFront stops accepting (on a stop that hands over to no one, the
+// socket itself stops listening: listenstop.go) and lets connected clients
+// finish (their responses ask them to close); the workers actor stops the
+// workers next.
 // After an upgrade the new master accepts on the same socket meanwhile,
 // so a client that reconnects reaches it.
 func (m *Master) drainFront(front *fasthttp.Server, ln *capListener) {
