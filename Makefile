@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile proto
+.PHONY: all setup setup-system build models run test bench lint fmt clean install deb test-systemd fuzz conformance hostile proto
 
 all: build
 
@@ -68,8 +68,22 @@ bench: setup build
 hostile: setup build
 	scripts/hostile
 
+## deb: the Debian package out/deb/supervisor_<version>_amd64.deb (scripts/build-deb):
+## /usr/bin, ONNX Runtime in /usr/lib/supervisor, the unit, /etc/supervisor/supervisor.yaml
+## (conffile), models in /var/lib/supervisor; Depends from dpkg-shlibdeps.
+## VERSION=<debian version> overrides the one derived from git.
+deb: setup-system $(ORT_LIB) $(MODELS)
+	$(if $(filter command line environment,$(origin VERSION)),VERSION=$(VERSION)) scripts/build-deb
+
+## test-systemd: the .deb under a real systemd: a Debian 12 root (debootstrap, cached in
+## out/systemd-e2e/) booted with systemd-nspawn; install, reload, upgrade, watchdog, stop, kill
+test-systemd: deb
+	scripts/systemd-e2e
+
 ## install: binary, ONNX Runtime, systemd unit, default config (kept if
-## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor
+## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor.
+## Prefer `make deb`: the package brings the runtime libraries the binary
+## links; after install, the target host needs the Debian packages printed.
 install: build $(ORT_LIB) $(MODELS)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/supervisor
 	install -D -m 0644 $(ORT_LIB) $(DESTDIR)$(PREFIX)/lib/supervisor/libonnxruntime.so.1
@@ -78,6 +92,9 @@ install: build $(ORT_LIB) $(MODELS)
 	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml
 	install -d $(DESTDIR)/var/lib/supervisor/models
 	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/supervisor/models/
+	@echo "install: the host that runs it needs these Debian packages (what the binary and ONNX Runtime link;"
+	@echo "install: the package of make deb depends on them): $$(scripts/shlibs-depends $(BIN) $(ORT_LIB) 2>/dev/null || \
+	  echo 'libc6, libdeflate0, libgcc-s1, libstdc++6, libturbojpeg0 (dpkg-shlibdeps, in dpkg-dev, lists them with versions)')"
 
 ## fuzz: every fuzz target for FUZZTIME (default 20s) each; crashers become seeds
 fuzz: setup

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/drain"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/metrics"
 )
 
@@ -48,7 +48,7 @@ func newMilestones(hasParent bool) milestones {
 // drain the public listener, stop the workers (prep, then infer), then
 // let the metrics and control actors return; the listeners themselves
 // are closed by runIn's defers once every actor has returned.
-func (m *Master) actors(ctx context.Context, ln net.Listener, metrics *metrics.Server) *run.Group {
+func (m *Master) actors(ctx context.Context, ln front.Listener, metrics *metrics.Server) *run.Group {
 	ms := newMilestones(m.opts.Upgrader.HasParent())
 	var g run.Group
 	m.addSignals(&g, ctx, ms)
@@ -128,7 +128,7 @@ func (m *Master) watchdog() (<-chan time.Time, func()) {
 // addFront adds the public listener: it serves once ms.front allows and
 // its interrupt drains it (drainFront). A listener that fails on its own
 // ends the group with that error.
-func (m *Master) addFront(g *run.Group, ln net.Listener, ms milestones) {
+func (m *Master) addFront(g *run.Group, ln front.Listener, ms milestones) {
 	front := m.front.Server()
 	quit := make(chan struct{})
 	g.Add(func() error {
@@ -213,11 +213,13 @@ func (m *Master) logServing() {
 		Int64("generation", m.generation.Load()).Dur("startup", time.Since(m.started)).Msg("serving")
 }
 
-// drainFront stops accepting and lets connected clients finish (their
-// responses ask them to close); the workers actor stops the workers next.
+// drainFront stops accepting (on a stop that hands over to no one, the
+// socket itself stops listening: listenstop.go) and lets connected clients
+// finish (their responses ask them to close); the workers actor stops the
+// workers next.
 // After an upgrade the new master accepts on the same socket meanwhile,
 // so a client that reconnects reaches it.
-func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
+func (m *Master) drainFront(srv *fasthttp.Server, ln front.Listener) {
 	m.stopping.Store(true)
 	m.ready.Store(false)
 	if !m.upgraded.Load() {
@@ -225,14 +227,21 @@ func (m *Master) drainFront(front *fasthttp.Server, ln net.Listener) {
 	}
 	timeout := m.cfg().ShutdownTimeout.Duration
 	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
+	if !m.handingOver.Load() { // read after stopping was set: see handingOver
+		// Before clients are told to reconnect: they are refused, not
+		// queued on a socket no one will accept from (front/listenstop.go).
+		if err := ln.StopListening(); err != nil {
+			m.log.Warn().Err(err).Msg("new connections wait until the master exits, then are reset")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	m.front.Drain()
 	grpcDrained := make(chan struct{}) // the gRPC listener drains alongside
 	go func() { defer close(grpcDrained); m.grpc.drain(ctx) }()
 	_ = ln.Close()
-	drain.WaitForClientsToLeave(front, min(timeout, drain.ClientGrace))
-	if err := front.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
+	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace))
+	if err := srv.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}
 	<-grpcDrained

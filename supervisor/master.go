@@ -56,8 +56,13 @@ type Master struct {
 	stopping   atomic.Bool
 	generation atomic.Int64
 	upgraded   atomic.Bool
-	reloads    reloadQueue
-	history    history
+	// handingOver is set when an upgrade starts (before it checks
+	// stopping; a stop sets stopping before it reads this) and stays set
+	// once the upgrade succeeded: the public socket may be, or become,
+	// the new master's, so a stop must not shut it down (front/listenstop.go).
+	handingOver atomic.Bool
+	reloads     reloadQueue
+	history     history
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API

@@ -87,6 +87,12 @@ func (m *Master) Upgrade() error {
 // own shutdown sets m.stopping too, and a stop passed on from that would
 // stop the new master for nothing.
 func (m *Master) upgrade() (stopArrived bool, err error) {
+	m.handingOver.Store(true)
+	defer func() {
+		if err != nil {
+			m.handingOver.Store(false)
+		}
+	}()
 	if m.stopping.Load() {
 		return false, fmt.Errorf("upgrade refused: %w", ErrStopping)
 	}

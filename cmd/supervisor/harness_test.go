@@ -305,6 +305,12 @@ func (in *instance) post(path string, body []byte, hdr map[string]string) (int, 
 }
 
 func (in *instance) do(method, path string, body []byte, hdr map[string]string) (int, []byte, http.Header) {
+	code, b, h, _ := in.send(method, path, body, hdr)
+	return code, b, h
+}
+
+// send is do, with the transport's error when no answer came (code 0).
+func (in *instance) send(method, path string, body []byte, hdr map[string]string) (int, []byte, http.Header, error) {
 	req, err := http.NewRequest(method, in.url+path, bytes.NewReader(body))
 	if err != nil {
 		in.t.Fatal(err)
@@ -314,11 +320,11 @@ func (in *instance) do(method, path string, body []byte, hdr map[string]string) 
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		return 0, nil, nil
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, resp.Header
+	return resp.StatusCode, b, resp.Header, nil
 }
 
 // cli runs a supervisor subcommand against this instance's config.

@@ -28,6 +28,7 @@ type capListener struct {
 	refused  atomic.Uint64
 	answer   []byte
 	onRefuse func(open int64) // told of each refusal (logs at most once a minute)
+	stopped  atomic.Bool      // stopListening ran: Accept's error is net.ErrClosed
 }
 
 // refusalWriteTimeout bounds the write of the 503 to a refused
@@ -55,6 +56,9 @@ func overCapAnswer(maxConns int) []byte {
 func (l *capListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
+		if err != nil && l.stopped.Load() {
+			return nil, net.ErrClosed // the server's usual end, not a failure to log
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -100,8 +100,16 @@ func (f *Front) Drain() { f.draining.Store(true) }
 // BodyCounts are the body counters now, for /metrics.
 func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
 
+// Listener is the public listener CapConnections returns: it admits at
+// most limits.max_connections clients and can stop listening for good
+// (StopListening, listenstop.go) on a stop that hands over to no one.
+type Listener interface {
+	net.Listener
+	StopListening() error
+}
+
 // CapConnections wraps the public listener in the limits.max_connections
 // cap (conncap.go); serve the Server on what it returns.
-func (f *Front) CapConnections(ln net.Listener, maxConns int) net.Listener {
+func (f *Front) CapConnections(ln net.Listener, maxConns int) Listener {
 	return f.capConnections(ln, maxConns)
 }
