@@ -214,7 +214,7 @@ func (m *Master) logServing() {
 }
 
 // drainFront stops accepting (on a stop that hands over to no one, the
-// socket itself stops listening: listenstop.go) and lets connected clients
+// socket itself stops listening: front/listenstop.go) and lets connected clients
 // finish (their responses ask them to close); the workers actor stops the
 // workers next.
 // After an upgrade the new master accepts on the same socket meanwhile,
