@@ -26,7 +26,11 @@ const tableflipChildEnv = "SV_TEST_TABLEFLIP_CHILD"
 func tableflipChild(out string) {
 	verdict := "no Upgrader"
 	defer func() {
-		_ = os.WriteFile(out, []byte(verdict), 0o600)
+		// Written aside and renamed: the parent polls for out and must
+		// never read it half written (an empty verdict).
+		if os.WriteFile(out+".tmp", []byte(verdict), 0o600) == nil {
+			_ = os.Rename(out+".tmp", out)
+		}
 		os.Exit(0)
 	}()
 	up, err := tableflip.New(tableflip.Options{})
