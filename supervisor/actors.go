@@ -82,6 +82,7 @@ func (m *Master) addSignals(g *run.Group, ctx context.Context, ms milestones) {
 		for {
 			select {
 			case <-stopped:
+				m.lameDuck(quit)
 				return nil
 			case sig := <-signals:
 				m.onSignal(sig)

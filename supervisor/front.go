@@ -141,7 +141,9 @@ func (m *Master) health(ctx *fasthttp.RequestCtx) {
 		ready = ready && serving
 	}
 	status, msg := fasthttp.StatusOK, ""
-	if !ready {
+	if m.lameDucking.Load() {
+		status, msg = fasthttp.StatusServiceUnavailable, "not ready: stopping (drain_grace); requests are still served until the drain"
+	} else if !ready {
 		status, msg = fasthttp.StatusServiceUnavailable, "not ready: a worker pool has no serving worker, or the master is starting or stopping"
 	} else if stuck := m.arenasStuck(); stuck != "" {
 		status, msg = fasthttp.StatusServiceUnavailable, stuck
