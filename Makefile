@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile proto
+.PHONY: all setup setup-system build models run test bench lint fmt clean install fuzz conformance hostile proto fleet
 
 all: build
 
@@ -48,6 +48,9 @@ run: setup build
 test: setup build
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
+	@# A bounded fleet run (about 25 s): the full one adds maintenance.
+	@if [ "$$(id -u)" = 0 ]; then STEADY=2s SCENARIOS="upgrade reload kill" scripts/fleet; \
+	else echo "test: skipping scripts/fleet (network namespaces need root); run it as root"; fi
 
 ## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
 ## how many load and serve, why the rest do not, how many answer their test data correctly
@@ -67,6 +70,11 @@ bench: setup build
 ## against a real supervisor while a well-behaved client measures errors and p99
 hostile: setup build
 	scripts/hostile
+
+## fleet: three hosts in network namespaces behind HAProxy under load: rolling
+## upgrade, maintenance (stop + start), reload, kill -9 of a master (root)
+fleet: setup build
+	scripts/fleet
 
 ## install: binary, ONNX Runtime, systemd unit, default config (kept if
 ## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor
