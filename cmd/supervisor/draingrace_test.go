@@ -105,3 +105,30 @@ func TestSecondStopSkipsDrainGrace(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainGraceTellsSystemdStopping: STOPPING=1 comes at the start of the
+// grace, and nothing says READY=1 after it, not even a reload refused
+// during the grace.
+func TestDrainGraceTellsSystemdStopping(t *testing.T) {
+	n := listenNotify(t)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, env: []string{n.env()}, extra: "drain_grace: 10m\n"})
+	n.expect(t, "READY=1")
+	_ = in.cmd.Process.Signal(syscall.SIGTERM)
+	n.expect(t, "STOPPING=1", "STATUS=lame duck: /v2/health/ready answers 503 for drain_grace, then draining")
+	waitLameDuck(t, in)
+	if out, err := in.cli("reload"); err == nil {
+		t.Errorf("a reload during the grace succeeded: %s", out)
+	}
+	_ = in.cmd.Process.Signal(syscall.SIGTERM)
+	in.waitExit(60 * time.Second)
+	for {
+		select {
+		case msg := <-n.msgs:
+			if containsLines(msg, []string{"READY=1"}) {
+				t.Errorf("READY=1 after STOPPING=1: %q", msg)
+			}
+		default:
+			return
+		}
+	}
+}
