@@ -1,6 +1,6 @@
-// Package deploy_test checks the load balancer configs in deploy/ with the
-// programs that will read them: HAProxy and nginx (Debian's, installed by
-// scripts/setup-test-tools; the tests skip without them).
+// Package deploy_test checks the configs in deploy/ with the programs
+// that will read them: HAProxy, nginx and Prometheus' promtool (Debian's,
+// installed by scripts/setup-test-tools; the tests skip without them).
 package deploy_test
 
 import (
@@ -99,4 +99,12 @@ func directives(t *testing.T, path string) map[string]bool {
 		}
 	}
 	return set
+}
+
+// TestPrometheusConfigAndRules: the scrape config and its alert rules
+// load, and every alert fires on its unit test's series and not on the
+// near miss beside it (prometheus/alerts_test.yml).
+func TestPrometheusConfigAndRules(t *testing.T) {
+	run(t, "promtool", "check", "config", "prometheus/prometheus.yml")
+	run(t, "promtool", "test", "rules", "prometheus/alerts_test.yml")
 }

@@ -4,7 +4,8 @@
 // 200, failures by cause (HTTP status, refused, reset, closed before an
 // answer, timeout) and latency percentiles of the successful requests.
 // scripts/fleet runs it through HAProxy while hosts upgrade, stop, reload
-// and die. A request cut by fleetload's own end is not counted.
+// and die. At its end it sends no more, and the requests in flight finish
+// and count, so its count of answered requests is what the servers served.
 //
 //	fleetload -url http://10.77.0.100:8000/v2/models/mlp/infer -body models/mlp.request.json -c 8 -d 5s
 package main
