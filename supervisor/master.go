@@ -144,14 +144,7 @@ func (m *Master) Stop() {
 }
 
 // stopRequested reports whether Stop has been called.
-func (m *Master) stopRequested() bool {
-	select {
-	case <-m.stopCh:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Master) stopRequested() bool { return closed(m.stopCh) }
 
 // Run serves until ctx is cancelled or Stop is called, then drains. It
 // returns nil after a clean stop, or the error that prevented startup. When
