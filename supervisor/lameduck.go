@@ -19,8 +19,9 @@ import (
 // upgrade handed over (the new master serves the same listener), when the
 // master never became ready, and when the group ends for another reason
 // (quit). A second SIGTERM/SIGINT or `supervisor stop` ends it early, as
-// a second signal does for nginx and Envoy.
-func (m *Master) lameDuck(quit <-chan struct{}) {
+// a second signal does for nginx and Envoy. systemd's watchdog is still
+// fed (watchdog, nil without one): a grace may be longer than WatchdogSec.
+func (m *Master) lameDuck(quit <-chan struct{}, watchdog <-chan time.Time) {
 	grace := m.cfg().DrainGrace.Duration
 	if grace <= 0 || m.upgraded.Load() || !m.ready.Load() || closed(quit) {
 		return
@@ -34,13 +35,21 @@ func (m *Master) lameDuck(quit <-chan struct{}) {
 	m.log.Info().Dur("drain_grace", grace).Msg("stopping: lame duck, ready answers 503 while requests are still served")
 	t := time.NewTimer(grace)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case sig := <-again:
-		m.log.Info().Str("signal", sig.String()).Msg("second stop signal: skipping the rest of drain_grace")
-	case <-m.skipGrace:
-		m.log.Info().Msg("second stop request: skipping the rest of drain_grace")
-	case <-quit:
+	for {
+		select {
+		case <-t.C:
+			return
+		case sig := <-again:
+			m.log.Info().Str("signal", sig.String()).Msg("second stop signal: skipping the rest of drain_grace")
+			return
+		case <-m.skipGrace:
+			m.log.Info().Msg("second stop request: skipping the rest of drain_grace")
+			return
+		case <-quit:
+			return
+		case <-watchdog:
+			notify(daemon.SdNotifyWatchdog)
+		}
 	}
 }
 

@@ -107,14 +107,16 @@ func TestSecondStopSkipsDrainGrace(t *testing.T) {
 }
 
 // TestDrainGraceTellsSystemdStopping: STOPPING=1 comes at the start of the
-// grace, and nothing says READY=1 after it, not even a reload refused
-// during the grace.
+// grace, the watchdog is still fed during it, and nothing says READY=1
+// after it, not even a reload refused during the grace.
 func TestDrainGraceTellsSystemdStopping(t *testing.T) {
 	n := listenNotify(t)
-	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, env: []string{n.env()}, extra: "drain_grace: 10m\n"})
+	env := []string{n.env(), "WATCHDOG_USEC=200000"}
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, env: env, extra: "drain_grace: 10m\n"})
 	n.expect(t, "READY=1")
 	_ = in.cmd.Process.Signal(syscall.SIGTERM)
 	n.expect(t, "STOPPING=1", "STATUS=lame duck: /v2/health/ready answers 503 for drain_grace, then draining")
+	n.expect(t, "WATCHDOG=1")
 	waitLameDuck(t, in)
 	if out, err := in.cli("reload"); err == nil {
 		t.Errorf("a reload during the grace succeeded: %s", out)
