@@ -48,7 +48,7 @@ run: setup build
 test: setup build
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
-	@# A bounded fleet run (about 25 s): the full one adds maintenance.
+	@# A bounded fleet run (20-50 s): the full one adds maintenance.
 	@if [ "$$(id -u)" = 0 ]; then STEADY=2s SCENARIOS="upgrade reload kill" scripts/fleet; \
 	else echo "test: skipping scripts/fleet (network namespaces need root); run it as root"; fi
 
