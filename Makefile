@@ -18,7 +18,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install deb test-systemd fuzz conformance hostile proto
+.PHONY: all setup setup-system build models run test bench lint fmt clean install deb test-systemd fuzz conformance hostile proto fleet
 
 all: build
 
@@ -48,6 +48,9 @@ run: setup build
 test: setup build
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
+	@# A bounded fleet run (20-50 s): the full one adds maintenance.
+	@if [ "$$(id -u)" = 0 ]; then STEADY=2s SCENARIOS="upgrade reload kill" scripts/fleet; \
+	else echo "test: skipping scripts/fleet (network namespaces need root); run it as root"; fi
 
 ## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
 ## how many load and serve, why the rest do not, how many answer their test data correctly
@@ -79,6 +82,11 @@ deb: setup-system $(ORT_LIB) $(MODELS)
 ## out/systemd-e2e/) booted with systemd-nspawn; install, reload, upgrade, watchdog, stop, kill
 test-systemd: deb
 	scripts/systemd-e2e
+
+## fleet: three hosts in network namespaces behind HAProxy under load: rolling
+## upgrade, maintenance (stop + start), reload, kill -9 of a master (root)
+fleet: setup build
+	scripts/fleet
 
 ## install: binary, ONNX Runtime, systemd unit, default config (kept if
 ## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor.

@@ -83,6 +83,7 @@ func (m *Master) addSignals(g *run.Group, ctx context.Context, ms milestones) {
 		for {
 			select {
 			case <-stopped:
+				m.lameDuck(quit, watchdog)
 				return nil
 			case sig := <-signals:
 				m.onSignal(sig)

@@ -68,8 +68,11 @@
 //     path and file version): at most one extra boot per model, never a
 //     crash loop. strict_readiness adds "every model serves" to
 //     /v2/health/ready.
-//   - Stop drains in order: the public listener (in-flight requests finish,
-//     bounded by shutdown_timeout), then prep workers, then infer workers.
+//   - Stop drains in order: with drain_grace, first a lame duck
+//     (lameduck.go: ready answers 503 while everything still serves, a
+//     second stop ends it), then the public listener (in-flight requests
+//     finish, bounded by shutdown_timeout), then prep workers, then infer
+//     workers.
 //     Run returns only when every worker has been reaped.
 //   - Stop wins over reloads: once shutdown starts, reloads and upgrades
 //     are refused (ErrStopping); shutdown closes each pool (no position joins

@@ -50,8 +50,8 @@ type Master struct {
 
 	// opsMu serialises reloads, upgrades and the end of shutdown;
 	// generation counts the configs applied (1 = the first). stopping is
-	// set when shutdown starts stopping workers: reloads and upgrades that
-	// begin afterwards are refused with ErrStopping.
+	// set when shutdown starts (its drain_grace, else the drain): reloads
+	// and upgrades that begin afterwards are refused with ErrStopping.
 	opsMu      sync.Mutex
 	stopping   atomic.Bool
 	generation atomic.Int64
@@ -69,6 +69,11 @@ type Master struct {
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
+	// lameDucking: a stop is in its drain_grace (lameduck.go), ready
+	// answers 503; skipGrace is closed by a second Stop to end it early.
+	lameDucking atomic.Bool
+	skipOnce    sync.Once
+	skipGrace   chan struct{}
 
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
@@ -106,6 +111,8 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		infer:   &pool{role: worker.RoleInfer},
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
+
+		skipGrace: make(chan struct{}),
 	}
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
@@ -123,18 +130,17 @@ func proxyTimeout(cfg *config.Config) time.Duration {
 	return cfg.Prep.UpstreamTimeout.Duration + 5*time.Second
 }
 
-// Stop asks Run to drain and return. Safe to call more than once.
-func (m *Master) Stop() { m.stopOnce.Do(func() { close(m.stopCh) }) }
+// Stop asks Run to drain and return. Safe to call more than once: a
+// second call ends drain_grace early (lameduck.go).
+func (m *Master) Stop() {
+	if m.stopRequested() {
+		m.skipOnce.Do(func() { close(m.skipGrace) })
+	}
+	m.stopOnce.Do(func() { close(m.stopCh) })
+}
 
 // stopRequested reports whether Stop has been called.
-func (m *Master) stopRequested() bool {
-	select {
-	case <-m.stopCh:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Master) stopRequested() bool { return closed(m.stopCh) }
 
 // Run serves until ctx is cancelled or Stop is called, then drains. It
 // returns nil after a clean stop, or the error that prevented startup. When

@@ -30,7 +30,9 @@ func (m *Master) readiness() front.Readiness {
 		ready = ready && serving
 	}
 	r := front.Readiness{Degraded: degraded}
-	if !ready {
+	if m.lameDucking.Load() {
+		r.NotReady = "not ready: stopping (drain_grace); requests are still served until the drain"
+	} else if !ready {
 		r.NotReady = "not ready: a worker pool has no serving worker, or the master is starting or stopping"
 	} else if stuck := m.arenasStuck(); stuck != "" {
 		r.NotReady = stuck

@@ -110,7 +110,8 @@ func (m *Master) reload() control.OpResult {
 	}
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
-	if m.ready.Load() {
+	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
+	if m.ready.Load() && !m.stopping.Load() {
 		notify("READY=1", m.statusLine())
 	}
 	return res

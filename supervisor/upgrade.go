@@ -131,7 +131,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 // too, before this one answers the stop.
 func (m *Master) stopNewMaster() {
 	m.log.Warn().Msg("upgrade: a stop arrived while the new master booted; stopping it too")
-	timeout := 2*m.cfg().ShutdownTimeout.Duration + 30*time.Second
+	timeout := m.cfg().StopBound() + 30*time.Second
 	if _, err := control.Call(m.rd.path, "stop", timeout); err != nil {
 		m.log.Error().Err(err).Msg("upgrade: could not stop the new master; stop it with `supervisor stop`")
 	}

@@ -61,13 +61,13 @@ func TestUnitMatchesTheMaster(t *testing.T) {
 	if r := d["ExecReload"]; len(r) != 1 || !strings.Contains(r[0], "supervisor reload") {
 		t.Errorf("ExecReload=%v, want `supervisor reload` (it waits for the outcome)", r)
 	}
-	// The stop bound must exceed the master's drain: the public listener
-	// and then the workers, each bounded by shutdown_timeout.
+	// The stop bound must exceed the master's: drain_grace, then the
+	// public listener and the workers, each bounded by shutdown_timeout.
 	stop, err := time.ParseDuration(firstOr(d["TimeoutStopSec"], "0") + "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drain := 2 * config.DefaultConfig().ShutdownTimeout.Duration; stop <= drain {
+	if drain := config.DefaultConfig().StopBound(); stop <= drain {
 		t.Errorf("TimeoutStopSec=%s is not above the default drain bound %s", stop, drain)
 	}
 	if len(d["PrivateDevices"]) != 0 {

@@ -294,7 +294,7 @@ func stop(args []string) error {
 	}
 	cfg := f.controlConfig()
 	// The master answers once every worker is gone; allow for a full drain.
-	_, err = control.Call(cfg.RuntimeDir, "stop", 2*cfg.ShutdownTimeout.Duration+30*time.Second)
+	_, err = control.Call(cfg.RuntimeDir, "stop", cfg.StopBound()+30*time.Second)
 	if err != nil {
 		return err
 	}

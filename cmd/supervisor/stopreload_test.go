@@ -30,17 +30,31 @@ func TestStopDuringReload(t *testing.T) {
 	for i := range rounds {
 		grow, midBoot := i%2 == 0, i%4 >= 2
 		name := fmt.Sprintf("%d/grow=%t/midBoot=%t", i, grow, midBoot)
-		t.Run(name, func(t *testing.T) { stopDuringReload(t, grow, midBoot) })
+		t.Run(name, func(t *testing.T) { stopDuringReload(t, grow, midBoot, "") })
 	}
 }
 
-func stopDuringReload(t *testing.T, grow, midBoot bool) {
+// TestStopDuringReloadWithDrainGrace: a stop that arrives while a reload
+// boots workers first keeps serving for drain_grace (ready 503), the
+// reload going on, then shuts down as without a grace: the stop succeeds
+// and no worker the reload started outlives the master.
+func TestStopDuringReloadWithDrainGrace(t *testing.T) {
+	for _, grow := range []bool{true, false} {
+		t.Run(fmt.Sprintf("grow=%t", grow), func(t *testing.T) {
+			stopDuringReload(t, grow, true, "drain_grace: 2s\n")
+		})
+	}
+}
+
+// stopDuringReload stops the master (supervisor stop) during a reload that
+// replaces every worker; extra is appended to the instance's config.
+func stopDuringReload(t *testing.T, grow, midBoot bool, extra string) {
 	tag := fmt.Sprintf("SV_STOP_RELOAD_TAG=%d.%d", os.Getpid(), time.Now().UnixNano())
 	from, to := 2, 1
 	if grow {
 		from, to = 1, 2
 	}
-	in := startInstance(t, options{prepWorkers: from, inferWorkers: 1, modelNames: []string{"mlp"}, env: []string{tag}})
+	in := startInstance(t, options{prepWorkers: from, inferWorkers: 1, modelNames: []string{"mlp"}, env: []string{tag}, extra: extra})
 	base, err := os.ReadFile(in.config)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +74,9 @@ func stopDuringReload(t *testing.T, grow, midBoot bool) {
 	}
 	stopped := make(chan cliResult, 1)
 	go func() { out, err := in.cli("stop"); stopped <- cliResult{out, err} }()
+	if extra != "" {
+		waitLameDuck(t, in)
+	}
 
 	in.waitExit(60 * time.Second)
 	if left := taggedProcesses(t, tag); len(left) > 0 {

@@ -54,6 +54,11 @@ type Config struct {
 	// ShutdownTimeout is how long a stop waits for in-flight requests
 	// before it kills workers. 0 stops without waiting.
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+	// DrainGrace is how long a stop keeps serving with /v2/health/ready
+	// answering 503 before the drain starts (lame duck), so that load
+	// balancers' health checks withdraw the host before its listener
+	// closes. 0 (the default) drains at once. Reloadable: read at the stop.
+	DrainGrace Duration `yaml:"drain_grace"`
 	// BootTimeout is how long a worker may take to load its model and warm
 	// up before the master gives up on it.
 	BootTimeout Duration `yaml:"boot_timeout"`
@@ -329,6 +334,15 @@ func (c *Config) Where(field string) string {
 		return c.origin.source + ":" + strconv.Itoa(line)
 	}
 	return c.origin.source
+}
+
+// StopBound is the longest a clean stop takes: drain_grace (lame duck),
+// then the public listener's drain and the workers' stop, each bounded by
+// shutdown_timeout. What waits for a stop (`supervisor stop`, systemd's
+// TimeoutStopSec, Kubernetes' terminationGracePeriodSeconds) must allow
+// more.
+func (c *Config) StopBound() time.Duration {
+	return c.DrainGrace.Duration + 2*c.ShutdownTimeout.Duration
 }
 
 // ServesModel reports whether a model of that name is configured.

@@ -83,6 +83,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"log_level", d.str(&c.LogLevel)},
 		{"max_body_bytes", d.byteSize(&c.MaxBodyBytes)},
 		{"shutdown_timeout", d.duration(&c.ShutdownTimeout)},
+		{"drain_grace", d.duration(&c.DrainGrace)},
 		{"boot_timeout", d.duration(&c.BootTimeout)},
 		{"strict_readiness", d.boolean(&c.StrictReadiness)},
 		{"model_control", d.str(&c.ModelControl)},

@@ -149,6 +149,9 @@ func (v *configValidator) process(c *Config) {
 	if c.ShutdownTimeout.Duration < 0 {
 		v.errorf("shutdown_timeout", "%s is negative (use 0 to stop without waiting, or e.g. 30s)", c.ShutdownTimeout)
 	}
+	if c.DrainGrace.Duration < 0 {
+		v.errorf("drain_grace", "%s is negative (use 0 to drain at once, or e.g. 10s: longer than your load balancer's health-check interval × fall)", c.DrainGrace)
+	}
 	if c.BootTimeout.Duration <= 0 {
 		v.errorf("boot_timeout", "%s must be greater than 0 (e.g. 120s)", c.BootTimeout)
 	}
