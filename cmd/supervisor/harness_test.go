@@ -142,12 +142,25 @@ func (o options) modelsYAML() string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return freePorts(t, 1)[0]
+}
+
+// freePorts returns n distinct free loopback ports: the listeners are all
+// open while the ports are picked, because a port closed at once can be
+// handed out again by the very next pick (an instance once got the same
+// port for its gRPC and another listener).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // startInstance writes a config, starts the binary and waits until
@@ -183,7 +196,8 @@ func startInstance(t *testing.T, o options) *instance {
 	if err := os.Chmod(rdParent, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	ports := freePorts(t, 3) // public, metrics, gRPC
+	port := ports[0]
 	in := &instance{
 		t:          t,
 		url:        fmt.Sprintf("http://127.0.0.1:%d", port),
@@ -193,10 +207,10 @@ func startInstance(t *testing.T, o options) *instance {
 		exited:     make(chan struct{}),
 	}
 	// Each instance its own metrics port: the default 8002 is shared.
-	metricsPort := freePort(t)
+	metricsPort := ports[1]
 	in.metricsURL = fmt.Sprintf("http://127.0.0.1:%d", metricsPort)
 	// And its own gRPC port: the default 8001 is shared too.
-	in.grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	in.grpcAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s
 onnxruntime_library: %s

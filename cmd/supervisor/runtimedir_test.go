@@ -46,8 +46,9 @@ func TestMasterRefusesRuntimeDirNotItsOwn(t *testing.T) {
 			dir := filepath.Join(parent, "run")
 			plant(t, dir)
 			cfg := filepath.Join(t.TempDir(), "supervisor.yaml")
+			ports := freePorts(t, 2)
 			yaml := fmt.Sprintf("listen: 127.0.0.1:%d\nruntime_dir: %s\nonnxruntime_library: %s\nmodels:\n  - {name: mlp, path: %s}\nmetrics:\n  listen: 127.0.0.1:%d\ngrpc:\n  listen: \"\"\n",
-				freePort(t), dir, lib, filepath.Join(modelsDir, "mlp.onnx"), freePort(t))
+				ports[0], dir, lib, filepath.Join(modelsDir, "mlp.onnx"), ports[1])
 			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
