@@ -193,7 +193,15 @@ func check(args []string) error {
 		return err
 	}
 	os.Stdout.Write(out)
-	if err := printPlan(cfg); err != nil {
+	plan, err := printPlan(cfg)
+	if err != nil {
+		return err
+	}
+	report, err := cfg.CheckProviders(plan)
+	if report != nil {
+		fmt.Print("\n" + report.String())
+	}
+	if err != nil {
 		return err
 	}
 	if err := cfg.CheckFiles(); err != nil {
@@ -208,20 +216,20 @@ func check(args []string) error {
 
 // printPlan prints where the master would run each worker on this host,
 // as YAML comments so that the output of check stays a valid config.
-func printPlan(cfg *config.Config) error {
+func printPlan(cfg *config.Config) (*affinity.Placement, error) {
 	host, err := config.LoadHost("", affinity.NVML{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	plan, err := cfg.Plan(host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())
 	for _, line := range strings.Split(strings.TrimRight(plan.String(), "\n"), "\n") {
 		fmt.Println("#  ", line)
 	}
-	return nil
+	return plan, nil
 }
 
 // reload asks the master to re-read its config and waits for the outcome.

@@ -123,7 +123,7 @@ func CheckProvider(libPath string, available []string, provider string) error {
 	for _, name := range providerLibraries[provider] {
 		p := filepath.Join(filepath.Dir(libPath), name)
 		if _, err := os.Stat(p); err != nil {
-			return &ProviderError{provider, "find its library", fmt.Errorf("%q: %w", p, err)}
+			return &ProviderError{provider, "find its library", err} // err names p
 		}
 	}
 	return nil
