@@ -5,6 +5,9 @@ GO        ?= go
 BIN       := bin/supervisor
 ORT_DIR   := third_party/onnxruntime
 ORT_LIB   := $(ORT_DIR)/libonnxruntime.so.1
+# ORT_BUILD: auto (the GPU build when NVML sees a GPU, else the CPU build), cpu or gpu;
+# see scripts/fetch-ort (the GPU build needs ORT_SHA256, and ORT_ARCHIVE offline).
+ORT_BUILD ?= auto
 MODELS    := models/default.onnx
 CONFIG    ?= configs/default.yaml
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -22,15 +25,17 @@ DESTDIR   ?=
 
 all: build
 
-## setup: Debian build packages (libturbojpeg), ONNX Runtime, Go modules, models
+## setup: Debian build packages (libturbojpeg), ONNX Runtime (the GPU build when NVML
+## sees a GPU: ORT_BUILD=auto|cpu|gpu), Go modules, models
 setup: setup-system $(ORT_LIB) $(MODELS)
+	scripts/fetch-ort $(ORT_BUILD) $(ORT_DIR)
 	$(GO) mod download
 
 setup-system:
 	scripts/setup-system
 
 $(ORT_LIB): scripts/fetch-ort
-	scripts/fetch-ort $(ORT_DIR)
+	scripts/fetch-ort $(ORT_BUILD) $(ORT_DIR)
 
 $(MODELS): $(wildcard internal/onnxmodel/*.go cmd/genmodels/*.go)
 	$(GO) run ./cmd/genmodels -o models

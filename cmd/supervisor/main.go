@@ -45,6 +45,7 @@ commands:
   upgrade  restart on the binary on disk    -c FILE | --runtime-dir DIR
            without dropping a request (as SIGUSR2)
   stop     drain and stop an instance       -c FILE | --runtime-dir DIR
+  gpus     list the GPUs NVML sees, and the driver
   version  print the version
 `
 
@@ -70,6 +71,8 @@ func main() {
 		err = upgrade(args)
 	case "stop":
 		err = stop(args)
+	case "gpus":
+		err = gpus(args)
 	case "version":
 		fmt.Println("supervisor", supervisor.Version)
 	case "worker":
