@@ -78,6 +78,8 @@ hostile: setup build
 install: build $(ORT_LIB) $(MODELS)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/supervisor
 	install -D -m 0644 $(ORT_LIB) $(DESTDIR)$(PREFIX)/lib/supervisor/libonnxruntime.so.1
+	# A GPU build's provider libraries: ONNX Runtime loads them from beside libonnxruntime.so.1.
+	for p in $(wildcard $(ORT_DIR)/libonnxruntime_providers_*.so); do install -m 0644 $$p $(DESTDIR)$(PREFIX)/lib/supervisor/; done
 	install -D -m 0644 systemd/supervisor.service $(DESTDIR)/etc/systemd/system/supervisor.service
 	sed -i 's#/usr/local/bin/supervisor#$(PREFIX)/bin/supervisor#g' $(DESTDIR)/etc/systemd/system/supervisor.service
 	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml
