@@ -67,38 +67,37 @@ func appendGPU(so *onnxruntime.SessionOptions, o GPUOptions) error {
 }
 
 func appendCUDA(so *onnxruntime.SessionOptions, o CUDAOptions) error {
-	fail := func(step string, err error) error { return &ProviderError{ProviderCUDA, step, err} }
-	cuda, err := onnxruntime.NewCUDAProviderOptions()
-	if err != nil {
-		return fail("create its options", err)
-	}
-	defer cuda.Destroy()
-	if err := cuda.Update(o.providerKeys()); err != nil {
-		return fail(fmt.Sprintf("set its options %v", o.providerKeys()), err)
-	}
-	if err := so.AppendExecutionProviderCUDA(cuda); err != nil {
-		return fail("add it to the session", err)
-	}
-	return nil
+	return appendProvider(ProviderCUDA, o.providerKeys(), onnxruntime.NewCUDAProviderOptions, so.AppendExecutionProviderCUDA)
 }
 
 func appendTensorRT(so *onnxruntime.SessionOptions, o TensorRTOptions) error {
-	fail := func(step string, err error) error { return &ProviderError{ProviderTensorRT, step, err} }
 	if o.EngineCacheDir != "" {
 		if err := os.MkdirAll(o.EngineCacheDir, 0o750); err != nil {
-			return fail("create its engine cache directory", err)
+			return &ProviderError{ProviderTensorRT, "create its engine cache directory", err}
 		}
 	}
-	trt, err := onnxruntime.NewTensorRTProviderOptions()
+	return appendProvider(ProviderTensorRT, o.providerKeys(), onnxruntime.NewTensorRTProviderOptions, so.AppendExecutionProviderTensorRT)
+}
+
+// providerOptions are onnxruntime_go's CUDA and TensorRT provider options.
+type providerOptions interface {
+	Update(map[string]string) error
+	Destroy() error
+}
+
+// appendProvider creates provider's options, sets keys and adds them to
+// the session options with add; every failure is a *ProviderError.
+func appendProvider[T providerOptions](provider string, keys map[string]string, create func() (T, error), add func(T) error) error {
+	opts, err := create()
 	if err != nil {
-		return fail("create its options", err)
+		return &ProviderError{provider, "create its options", err}
 	}
-	defer trt.Destroy()
-	if err := trt.Update(o.providerKeys()); err != nil {
-		return fail(fmt.Sprintf("set its options %v", o.providerKeys()), err)
+	defer opts.Destroy()
+	if err := opts.Update(keys); err != nil {
+		return &ProviderError{provider, fmt.Sprintf("set its options %v", keys), err}
 	}
-	if err := so.AppendExecutionProviderTensorRT(trt); err != nil {
-		return fail("add it to the session", err)
+	if err := add(opts); err != nil {
+		return &ProviderError{provider, "add it to the session", err}
 	}
 	return nil
 }

@@ -90,9 +90,5 @@ func mlpFile(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "mlp.onnx")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return orttest.WriteModel(t, "mlp", b)
 }

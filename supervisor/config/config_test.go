@@ -432,6 +432,9 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 			Interpolation: "nearest", ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3},
 			Layout: "NHWC", DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20}},
 		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
+	trt := DefaultProviders()
+	trt.TensorRT.Enable, trt.TensorRT.EngineCacheDir, trt.CUDA.DoCopyInDefaultStream = true, "none", false
+	c.Models = append(c.Models, ModelConfig{Name: "trt", Path: "/m/trt.onnx", Providers: &trt})
 	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
 	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}
 	c.Auth.RateLimit, c.Auth.RateBurst = 9, 4

@@ -69,22 +69,3 @@ func TestConfigProvidersErrors(t *testing.T) {
 	_, err := ParseConfig([]byte("infer:\n  providers:\n    cuda: {arena_extend_strategy: big}\n"), "t.yaml")
 	checkConfigErrors(t, err, []string{`t.yaml:3: infer.providers.cuda.arena_extend_strategy: "big" is not one of`})
 }
-
-func TestConfigProvidersRoundTrip(t *testing.T) {
-	c := DefaultConfig()
-	p := DefaultProviders()
-	p.TensorRT.Enable, p.CUDA.GPUMemLimit = true, 4<<30
-	c.Models = append(c.Models, ModelConfig{Name: "trt", Path: "/m/trt.onnx", Providers: &p})
-	c.Infer.Providers.CUDA.CuDNNConvAlgoSearch = "HEURISTIC"
-	out, err := c.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have, err := ParseConfig(out, "yaml-output")
-	if err != nil {
-		t.Fatalf("YAML() output does not parse: %v\n%s", err, out)
-	}
-	if !reflect.DeepEqual(plainConfig(have), plainConfig(c)) {
-		t.Errorf("round trip through\n%s\nhave %+v\nwant %+v", out, plainConfig(have), plainConfig(c))
-	}
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -29,10 +30,7 @@ func TestGPUWorkerBootError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "mlp.onnx")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := orttest.WriteModel(t, "mlp", b)
 	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
 		Provider: worker.ProviderCUDA, GPU: "GPU-fake-0",
 		Models: []worker.Model{{Name: "mlp", Path: path, Warmup: worker.WarmupNone,
