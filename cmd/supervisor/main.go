@@ -200,14 +200,14 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckFiles(); err != nil {
+		return err
+	}
 	report, err := cfg.CheckProviders(plan)
 	if report != nil {
 		fmt.Print("\n" + report.String())
 	}
 	if err != nil {
-		return err
-	}
-	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
 	if err := cfg.CheckModels(); err != nil {
