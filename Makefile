@@ -5,6 +5,9 @@ GO        ?= go
 BIN       := bin/supervisor
 ORT_DIR   := third_party/onnxruntime
 ORT_LIB   := $(ORT_DIR)/libonnxruntime.so.1
+# ORT_BUILD: auto (the GPU build when NVML sees a GPU, else the CPU build), cpu or gpu;
+# see scripts/fetch-ort (the GPU build needs ORT_SHA256, and ORT_ARCHIVE offline).
+ORT_BUILD ?= auto
 MODELS    := models/default.onnx
 CONFIG    ?= configs/default.yaml
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -22,15 +25,17 @@ DESTDIR   ?=
 
 all: build
 
-## setup: Debian build packages (libturbojpeg), ONNX Runtime, Go modules, models
+## setup: Debian build packages (libturbojpeg), ONNX Runtime (the GPU build when NVML
+## sees a GPU: ORT_BUILD=auto|cpu|gpu), Go modules, models
 setup: setup-system $(ORT_LIB) $(MODELS)
+	scripts/fetch-ort $(ORT_BUILD) $(ORT_DIR)
 	$(GO) mod download
 
 setup-system:
 	scripts/setup-system
 
 $(ORT_LIB): scripts/fetch-ort
-	scripts/fetch-ort $(ORT_DIR)
+	scripts/fetch-ort $(ORT_BUILD) $(ORT_DIR)
 
 $(MODELS): $(wildcard internal/onnxmodel/*.go cmd/genmodels/*.go)
 	$(GO) run ./cmd/genmodels -o models
@@ -95,6 +100,8 @@ fleet: setup build
 install: build $(ORT_LIB) $(MODELS)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/supervisor
 	install -D -m 0644 $(ORT_LIB) $(DESTDIR)$(PREFIX)/lib/supervisor/libonnxruntime.so.1
+	# A GPU build's provider libraries: ONNX Runtime loads them from beside libonnxruntime.so.1.
+	for p in $(wildcard $(ORT_DIR)/libonnxruntime_providers_*.so); do install -m 0644 $$p $(DESTDIR)$(PREFIX)/lib/supervisor/; done
 	install -D -m 0644 systemd/supervisor.service $(DESTDIR)/etc/systemd/system/supervisor.service
 	sed -i 's#/usr/local/bin/supervisor#$(PREFIX)/bin/supervisor#g' $(DESTDIR)/etc/systemd/system/supervisor.service
 	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml

@@ -407,7 +407,8 @@ func baseSpec(cfg *config.Config, role worker.Role, name string, gen int) worker
 func modelSpecs(cfg *config.Config) []worker.Model {
 	var ms []worker.Model
 	for _, mc := range cfg.Models {
-		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), Warmup: mc.Warmup}
+		gpu := cfg.ModelProviders(mc).ORT()
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup}
 		if fi, err := os.Stat(mc.Path); err == nil {
 			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
 // Role names a worker's stage in the pipeline.
@@ -41,6 +43,9 @@ type Model struct {
 	// Batching configures the model's batcher; nil means batching off
 	// with the default queue bound and one instance.
 	Batching *Batching `json:"batching,omitempty"`
+	// GPU tunes the CUDA and TensorRT providers when the worker has a GPU
+	// (Spec.Provider ProviderCUDA); nil means ONNX Runtime's defaults.
+	GPU *ort.GPUOptions `json:"gpu,omitempty"`
 	// Warmup is the warm-up policy: "" or WarmupZeros (zero inputs at
 	// every batch size), WarmupNone, or the path of a V2 infer request
 	// body (JSON) replayed once.

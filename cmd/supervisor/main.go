@@ -45,6 +45,7 @@ commands:
   upgrade  restart on the binary on disk    -c FILE | --runtime-dir DIR
            without dropping a request (as SIGUSR2)
   stop     drain and stop an instance       -c FILE | --runtime-dir DIR
+  gpus     list the GPUs NVML sees, and the driver
   version  print the version
 `
 
@@ -70,6 +71,8 @@ func main() {
 		err = upgrade(args)
 	case "stop":
 		err = stop(args)
+	case "gpus":
+		err = gpus(args)
 	case "version":
 		fmt.Println("supervisor", supervisor.Version)
 	case "worker":
@@ -193,10 +196,18 @@ func check(args []string) error {
 		return err
 	}
 	os.Stdout.Write(out)
-	if err := printPlan(cfg); err != nil {
+	plan, err := printPlan(cfg)
+	if err != nil {
 		return err
 	}
 	if err := cfg.CheckFiles(); err != nil {
+		return err
+	}
+	report, err := cfg.CheckProviders(plan)
+	if report != nil {
+		fmt.Print("\n" + report.String())
+	}
+	if err != nil {
 		return err
 	}
 	if err := cfg.CheckModels(); err != nil {
@@ -208,20 +219,20 @@ func check(args []string) error {
 
 // printPlan prints where the master would run each worker on this host,
 // as YAML comments so that the output of check stays a valid config.
-func printPlan(cfg *config.Config) error {
+func printPlan(cfg *config.Config) (*affinity.Placement, error) {
 	host, err := config.LoadHost("", affinity.NVML{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	plan, err := cfg.Plan(host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())
 	for _, line := range strings.Split(strings.TrimRight(plan.String(), "\n"), "\n") {
 		fmt.Println("#  ", line)
 	}
-	return nil
+	return plan, nil
 }
 
 // reload asks the master to re-read its config and waits for the outcome.

@@ -12,29 +12,83 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 )
 
-// TestCUDAUnavailable: with the CPU build of ONNX Runtime (what `make
-// setup` fetches), a session that asks for CUDA fails with ErrNoCUDA and
-// a message that says what to do, instead of silently running on the CPU.
-// With a GPU build on a GPU host the session opens.
-func TestCUDAUnavailable(t *testing.T) {
+// TestGPUUnavailable: with the CPU build of ONNX Runtime (what `make
+// setup` fetches), a session that asks for CUDA, with each GPU option set
+// in turn or TensorRT in front, fails with a *ProviderError naming the
+// provider and what to do, instead of crashing or silently running on the
+// CPU. With a GPU build on a GPU host the sessions open (the test skips).
+func TestGPUUnavailable(t *testing.T) {
 	orttest.Init(t)
+	path := mlpFile(t)
+	cache := filepath.Join(t.TempDir(), "trt-engines")
+	cases := []struct {
+		name     string
+		gpu      ort.GPUOptions
+		want     error  // the provider's sentinel
+		provider string // named in the message
+	}{
+		{"cuda defaults", ort.GPUOptions{}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"gpu_mem_limit", ort.GPUOptions{CUDA: ort.CUDAOptions{MemLimitBytes: 1 << 30}}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"arena_extend_strategy", ort.GPUOptions{CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested"}}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"cudnn_conv_algo_search", ort.GPUOptions{CUDA: ort.CUDAOptions{CuDNNConvAlgoSearch: "HEURISTIC"}}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"do_copy_in_default_stream off", ort.GPUOptions{CUDA: ort.CUDAOptions{CopyInSeparateStream: true}}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"enable_cuda_graph", ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}, ort.ErrNoCUDA, ort.ProviderCUDA},
+		{"tensorrt", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT},
+		{"tensorrt all", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: cache,
+			MaxWorkspaceBytes: 1 << 30, TimingCache: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT},
+	}
+	for _, c := range cases {
+		restore := ort.KeepGoSignalHandlers()
+		s, err := ort.Open(path, "mlp", ort.Options{IntraOpThreads: 1, CUDA: true, GPU: c.gpu})
+		restore()
+		if err == nil {
+			s.Close()
+			t.Skipf("%s: this ONNX Runtime library has a working GPU provider", c.name)
+		}
+		var pe *ort.ProviderError
+		if !errors.As(err, &pe) || !errors.Is(err, c.want) || !errors.Is(err, ort.ErrProviderUnavailable) ||
+			!strings.Contains(err.Error(), `model "mlp"`) || !strings.Contains(err.Error(), c.provider) {
+			t.Errorf("%s: Open on a CPU-only library: %v; want a *ProviderError matching %v, naming the model and %s", c.name, err, c.want, c.provider)
+		}
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("the TensorRT engine cache directory was not created before TensorRT was asked: %v", err)
+	}
+}
+
+// TestCheckProvider: the CPU build lists CUDA and TensorRT but has neither
+// provider library beside it, so neither is usable; the CPU provider is.
+func TestCheckProvider(t *testing.T) {
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	avail, err := ort.AvailableProviders(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ort.CheckProvider(lib, avail, ort.ProviderCPU); err != nil {
+		t.Errorf("CheckProvider(CPU) = %v; want nil", err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_cuda.so")); err == nil {
+		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
+	}
+	for _, p := range []string{ort.ProviderCUDA, ort.ProviderTensorRT} {
+		err := ort.CheckProvider(lib, avail, p)
+		if !errors.Is(err, ort.ErrProviderUnavailable) || !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "lists only") {
+			t.Errorf("CheckProvider(%s) = %v; want ErrProviderUnavailable for a missing library or provider", p, err)
+		}
+	}
+	if err := ort.CheckProvider(lib, []string{ort.ProviderCPU}, ort.ProviderCUDA); !errors.Is(err, ort.ErrNoCUDA) {
+		t.Errorf("CheckProvider(CUDA) with only the CPU provider listed = %v; want ErrNoCUDA", err)
+	}
+}
+
+func mlpFile(t *testing.T) string {
+	t.Helper()
 	b, err := onnxmodel.MLP(1).Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "mlp.onnx")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	restore := ort.KeepGoSignalHandlers()
-	s, err := ort.Open(path, "mlp", ort.Options{IntraOpThreads: 1, CUDA: true})
-	restore()
-	if err == nil {
-		s.Close()
-		t.Skip("this ONNX Runtime library has a working CUDA provider")
-	}
-	if !errors.Is(err, ort.ErrNoCUDA) || !strings.Contains(err.Error(), "infer.gpus: []") {
-		t.Errorf("Open with CUDA on a CPU-only library: %v; want ErrNoCUDA with a hint", err)
-	}
-	t.Log(err)
+	return orttest.WriteModel(t, "mlp", b)
 }

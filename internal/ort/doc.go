@@ -17,6 +17,15 @@
 //     output Data is Go memory owned by the caller, with no tie to ORT once
 //     Run returns.
 //
+// Execution providers: a session on a GPU (Options.CUDA) gets TensorRT
+// (when GPUOptions.TensorRT.Enable) then CUDA then the CPU, in that order of
+// preference; a provider the library or machine cannot give fails Open with
+// a *ProviderError (ErrProviderUnavailable), never a silent CPU fallback.
+// AvailableProviders and CheckProvider answer without a GPU whether a
+// library could: the CPU build from npm lists CUDA and TensorRT but lacks
+// their provider libraries (libonnxruntime_providers_*.so), so only both
+// checks together say no.
+//
 // onnxruntime_go v1.27.0 pitfalls this package works around are described
 // where they are handled: FP16/BF16 outputs (outshape.go), rank-0 tensors
 // (scalar.go), tensors with no elements (run.go), models with no inputs

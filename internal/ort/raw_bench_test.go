@@ -17,11 +17,12 @@ import (
 // served numbers with: one model run after another, as an infer worker with
 // one batcher instance runs them, at each batch size, on $BENCH_THREADS
 // intra-op threads (default 1; the bench sets the served worker's count).
-// Sub-benchmarks are named model=NAME/batch=ROWS.
+// Sub-benchmarks are named model=NAME/batch=ROWS. BENCH_CUDA=1 runs on
+// CUDA device 0 (scripts/bench-serve sets CUDA_VISIBLE_DEVICES to its GPU).
 func BenchmarkRaw(b *testing.B) {
-	threads := 1
+	opts := ort.Options{IntraOpThreads: 1, CUDA: os.Getenv("BENCH_CUDA") == "1"}
 	if v, err := strconv.Atoi(os.Getenv("BENCH_THREADS")); err == nil && v > 0 {
-		threads = v
+		opts.IntraOpThreads = v
 	}
 	models := []struct {
 		name  string
@@ -40,7 +41,10 @@ func BenchmarkRaw(b *testing.B) {
 		}
 		for _, rows := range m.sizes {
 			b.Run(fmt.Sprintf("model=%s/batch=%d", m.name, rows), func(b *testing.B) {
-				s := orttest.Open(b, m.name, raw, ort.Options{IntraOpThreads: threads})
+				if opts.CUDA {
+					defer ort.KeepGoSignalHandlers()()
+				}
+				s := orttest.Open(b, m.name, raw, opts)
 				benchmarkRun(b, s, randomInput(m.input, rows, m.row))
 			})
 		}

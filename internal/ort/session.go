@@ -29,9 +29,13 @@ type Options struct {
 	InterOpThreads int
 	// CUDA runs the session on CUDA device 0 through the CUDA execution
 	// provider, the CPU provider taking what CUDA cannot run. Open fails
-	// with ErrNoCUDA when the library or the machine has no CUDA. Wrap
-	// everything from Init to the warm-up runs in KeepGoSignalHandlers.
+	// with a *ProviderError (ErrNoCUDA) when the library or the machine
+	// has no CUDA. Wrap everything from Init to the warm-up runs in
+	// KeepGoSignalHandlers.
 	CUDA bool
+	// GPU tunes the CUDA provider and may put TensorRT ahead of it; it is
+	// ignored unless CUDA is set.
+	GPU GPUOptions
 }
 
 // Session is one loaded model. Run may be called from many goroutines at
@@ -110,7 +114,7 @@ func newSessionOptions(opts Options) (*onnxruntime.SessionOptions, error) {
 		return nil, fmt.Errorf("could not set thread counts %+v: %w", opts, err)
 	}
 	if opts.CUDA {
-		if err := appendCUDA(so); err != nil {
+		if err := appendGPU(so, opts.GPU); err != nil {
 			so.Destroy()
 			return nil, err
 		}

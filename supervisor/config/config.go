@@ -121,6 +121,9 @@ type ModelConfig struct {
 	// Postprocess sets up the classification extension; nil means raw
 	// scores without labels, and only on request.
 	Postprocess *PostprocessConfig `yaml:"postprocess,omitempty"`
+	// Providers tunes the GPU execution providers for this model; nil
+	// means infer.providers.
+	Providers *ProvidersConfig `yaml:"providers,omitempty"`
 	// Warmup is what the infer workers run before serving the model:
 	// "zeros" ("" means it), "none", or a V2 request file (.json). See
 	// warmup.go.
@@ -171,6 +174,9 @@ type InferConfig struct {
 	// GPUs are the GPUs that get an infer worker each (CUDA execution
 	// provider); the zero value is auto.
 	GPUs GPUSelection `yaml:"gpus"`
+	// Providers is every model's GPU provider options, unless the model
+	// has its own (ModelConfig.Providers).
+	Providers ProvidersConfig `yaml:"providers"`
 	// CPUs are the CPUs infer workers are placed on: "auto" or a CPU list.
 	CPUs string `yaml:"cpus"`
 	// CPUsPerWorker is each infer worker's share; 0 means one core for a
@@ -244,7 +250,7 @@ func DefaultConfig() *Config {
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
-		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue},
+		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue, Providers: DefaultProviders()},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},

@@ -55,7 +55,8 @@ func TestConfigDefaults(t *testing.T) {
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: "auto",
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
-		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto"},
+		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto",
+			Providers: ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}}},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},
@@ -183,7 +184,7 @@ func TestConfigValues(t *testing.T) {
 			func(c *Config) {
 				c.RuntimeDir = "/run/s"
 				c.Prep.Workers = 3
-				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4, CPUs: "auto"}
+				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4, CPUs: "auto", Providers: DefaultProviders()}
 			}},
 		{"runtime_dir of exactly 80 bytes", "runtime_dir: /" + strings.Repeat("r", 79) + "\n",
 			func(c *Config) { c.RuntimeDir = "/" + strings.Repeat("r", 79) }},
@@ -234,7 +235,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
-			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching, preprocess, postprocess, warmup)`}},
+			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching, preprocess, postprocess, providers, warmup)`}},
 		{"unknown control group", "control_group: no-such-group-xyz\n",
 			[]string{`t.yaml:1: control_group: group "no-such-group-xyz" does not exist`}},
 		{"unknown workers group", "workers:\n  user: root\n  group: no-such-group-xyz\n",
@@ -316,7 +317,7 @@ func TestConfigErrors(t *testing.T) {
 		{"models not a list", "models:\n  name: a\n",
 			[]string{`t.yaml:2: models: want a list of models`}},
 		{"model not a mapping", "models:\n  - a.onnx\n",
-			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path, batching, preprocess, postprocess, warmup, got "a.onnx"`}},
+			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path, batching, preprocess, postprocess, providers, warmup, got "a.onnx"`}},
 		{"runtime_dir too long", "runtime_dir: " + long + "\n",
 			[]string{`t.yaml:1: runtime_dir: "` + long + `" is 81 bytes; Unix socket paths are limited to 108 bytes, use a shorter directory (at most 80 bytes)`}},
 		{"relative runtime_dir", "runtime_dir: run\n",
@@ -421,7 +422,10 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	c.Prep = PrepConfig{Workers: 3, UpstreamTimeout: Duration{1500 * time.Millisecond}, CPUs: "4-7", CPUsPerWorker: 2,
 		Handoff: "inline", ArenaSlots: 8, ArenaSlotBytes: 1 << 20}
 	c.Infer = InferConfig{Workers: 2, IntraOpThreads: 7, Recycle: Recycle{MaxRequests: 1000, MaxRequestsJitter: 50, MaxRSSBytes: 1 << 30, MaxLifetime: Duration{time.Hour}},
-		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto"}
+		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto",
+		Providers: ProvidersConfig{CUDA: CUDAConfig{GPUMemLimit: 1 << 30, ArenaExtendStrategy: "kSameAsRequested",
+			CuDNNConvAlgoSearch: "DEFAULT", EnableCUDAGraph: true},
+			TensorRT: TensorRTConfig{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt", MaxWorkspace: 1 << 30, TimingCache: true}}}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}
 	c.Workers.HeartbeatTimeout = Duration{3 * time.Second}
 	// Every key of the sections whose key tables are their struct tags
@@ -432,6 +436,9 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 			Interpolation: "nearest", ChannelOrder: "BGR", Scale: 1.0 / 255, Mean: [3]float32{0.4, 0.5, 0.6}, Std: [3]float32{0.2, 0.25, 0.3},
 			Layout: "NHWC", DType: "FP16", MaxPixels: 1 << 20, MaxImages: 8, MaxRequestPixels: 3 << 20}},
 		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
+	trt := DefaultProviders()
+	trt.TensorRT.Enable, trt.TensorRT.EngineCacheDir, trt.CUDA.DoCopyInDefaultStream = true, "none", false
+	c.Models = append(c.Models, ModelConfig{Name: "trt", Path: "/m/trt.onnx", Providers: &trt})
 	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
 	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}
 	c.Auth.RateLimit, c.Auth.RateBurst = 9, 4

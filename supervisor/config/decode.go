@@ -103,7 +103,8 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
-			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)}),
+			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)},
+				configKey{"providers", func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(&c.Infer.Providers)) }}),
 				d.poolPlacementKeys(&c.Infer.CPUs, &c.Infer.CPUsPerWorker)...)...))
 		}},
 		{"workers", func(n *yaml.Node, field string) {
@@ -141,6 +142,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"batching", d.batching(&m.Batching)},
 			{"preprocess", d.preprocess(&m.Preprocess)},
 			{"postprocess", d.postprocess(&m.Postprocess)},
+			{"providers", d.modelProviders(&m.Providers)},
 			{"warmup", d.str(&m.Warmup)},
 		})
 	}

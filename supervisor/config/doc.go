@@ -2,7 +2,8 @@
 // its sections), decoding with file and line for every value, validation,
 // the values resolved on the host ("auto" runtime dir, body budget), the
 // checks of the files a config names (models, labels, warm-up requests,
-// the ONNX Runtime library), the placement plan's inputs (Host, Plan), and
+// the ONNX Runtime library), the placement plan's inputs (Host, Plan), the
+// execution providers a plan's GPU workers need (CheckProviders), and
 // model_control (modelcontrol.go: whether the repository API may change the
 // models served; the master keeps that state, never this package).
 //
@@ -27,7 +28,8 @@
 //   - Unknown keys are errors (with the known keys listed), never ignored:
 //     a typo must not silently fall back to a default.
 //   - One schema per section: the keys of a flat section are its struct's
-//     yaml tags (fieldKeys); an image model's preprocess settings are
+//     yaml tags (fieldKeys), and so are those of a nested one (providers:
+//     cuda, tensorrt); an image model's preprocess settings are
 //     imageprep.Settings, which the prep workers' spec uses too
 //     (worker.ImageInput), validated once, by Settings.Check.
 //   - Planned is the only field set after parsing, by the master, once per

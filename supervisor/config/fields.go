@@ -86,5 +86,9 @@ func (d *configDecoder) fieldDecoder(p any, key string) func(*yaml.Node, string)
 	case *[]int:
 		return d.integers(p)
 	}
+	if reflect.TypeOf(p).Elem().Kind() == reflect.Struct {
+		// A nested section: its keys are its struct's tags, recursively.
+		return func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(p)) }
+	}
 	panic(fmt.Sprintf("config: no decoder for key %q of type %T", key, p))
 }

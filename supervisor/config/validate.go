@@ -187,6 +187,7 @@ func (v *configValidator) infer(in InferConfig) {
 	if in.IntraOpThreads < 0 || in.IntraOpThreads > maxIntraOpThreads {
 		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", in.IntraOpThreads, maxIntraOpThreads)
 	}
+	v.providers("infer.providers", &in.Providers)
 }
 
 func (v *configValidator) recycle(pool string, r Recycle) {
@@ -306,6 +307,7 @@ func (v *configValidator) models(models []ModelConfig) {
 			v.errorf(field+".path", "is empty (give the path of the model's .onnx file)")
 		}
 		v.batching(field+".batching", m.Batching)
+		v.providers(field+".providers", m.Providers)
 		v.modelProcessing(field, m)
 		v.warmup(field+".warmup", m.Warmup)
 	}

@@ -83,7 +83,8 @@ type server struct {
 }
 
 // load opens every model it can. Only a library that cannot initialise, or
-// a GPU that no model can use (every model failed with ort.ErrNoCUDA), fails
+// a GPU that no model can use (every model failed with
+// ort.ErrProviderUnavailable), fails
 // the worker: a model that fails is unavailable, with its reason.
 func load(rt *worker.Runtime) (*server, error) {
 	cuda := rt.Spec.Provider == worker.ProviderCUDA
@@ -99,25 +100,25 @@ func load(rt *worker.Runtime) (*server, error) {
 	s := &server{models: map[string]*model{}, unavailable: map[string]string{}}
 	var status []worker.ModelStatus
 	var obs observers
-	noCUDA := 0
+	var gpuErrs []error
 	for i, m := range rt.Spec.Models {
 		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform},
 			Serving: &worker.Serving{Batching: m.Batching, Provider: rt.Spec.Provider, GPUIndex: rt.Spec.GPUIndex}}
-		mod, err := s.loadModel(rt, m, ort.Options{IntraOpThreads: rt.Spec.IntraOpThreads, CUDA: cuda}, obs.add(rt.Slot(), i))
+		mod, err := s.loadModel(rt, m, modelOptions(rt.Spec, m), obs.add(rt.Slot(), i))
 		if err != nil {
 			st.Unavailable = err.Error()
-			if errors.Is(err, ort.ErrNoCUDA) {
-				noCUDA++
+			if errors.Is(err, ort.ErrProviderUnavailable) {
+				gpuErrs = append(gpuErrs, err)
 			}
 		} else {
 			st.Metadata = mod.md
 		}
 		status = append(status, st)
 	}
-	if noCUDA > 0 && noCUDA == len(rt.Spec.Models) {
-		// Not a model's fault: the worker's device is unusable.
+	if len(gpuErrs) > 0 && len(gpuErrs) == len(rt.Spec.Models) {
+		// Not a model's fault: the worker's device or library is unusable.
 		s.close()
-		return nil, fmt.Errorf("no model can run on this worker's GPU: %s", s.unavailable[rt.Spec.Models[0].Name])
+		return nil, fmt.Errorf("no model can run on this worker's GPU: %w", gpuErrs[0])
 	}
 	b, err := json.Marshal(status)
 	if err != nil {
@@ -127,6 +128,15 @@ func load(rt *worker.Runtime) (*server, error) {
 	s.metaJSON = b
 	obs.arm()
 	return s, nil
+}
+
+// modelOptions are the ORT session options of model m in this worker.
+func modelOptions(spec *worker.Spec, m worker.Model) ort.Options {
+	o := ort.Options{IntraOpThreads: spec.IntraOpThreads, CUDA: spec.Provider == worker.ProviderCUDA}
+	if m.GPU != nil {
+		o.GPU = *m.GPU
+	}
+	return o
 }
 
 // loadModel opens and warms up one model, telling the master before it

@@ -27,15 +27,23 @@ func Init(tb testing.TB) {
 	}
 }
 
+// WriteModel writes model into a temporary file, name.onnx, and returns
+// its path.
+func WriteModel(tb testing.TB, name string, model []byte) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name+".onnx")
+	if err := os.WriteFile(path, model, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // Open initialises ORT, writes model into a temporary file and opens it as
 // name. The session is closed when the test ends.
 func Open(tb testing.TB, name string, model []byte, opts ort.Options) *ort.Session {
 	tb.Helper()
 	Init(tb)
-	path := filepath.Join(tb.TempDir(), name+".onnx")
-	if err := os.WriteFile(path, model, 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	path := WriteModel(tb, name, model)
 	s, err := ort.Open(path, name, opts)
 	if err != nil {
 		tb.Fatalf("open model %q: %v", name, err)

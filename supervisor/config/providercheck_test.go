@@ -1,0 +1,80 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+)
+
+// gpuHost is the fake smt16 sysfs tree with n fake GPUs on it.
+func gpuHost(t *testing.T, n int) *Host {
+	t.Helper()
+	topo, err := affinity.LoadTopology("../../affinity/testdata/smt16", affinity.CPUSet{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpus []affinity.GPU
+	for i := range n {
+		gpus = append(gpus, affinity.GPU{Index: i, UUID: "GPU-fake-" + string(rune('0'+i)), NUMANode: -1})
+	}
+	return &Host{Topology: topo, GPUs: gpus}
+}
+
+// TestCheckProvidersCPUBuild: with the CPU build of ONNX Runtime, check
+// lists what the library offers, and a plan with a GPU worker is reported
+// as one that cannot run, with what to do, before any worker boots; a plan
+// without GPUs is fine.
+func TestCheckProvidersCPUBuild(t *testing.T) {
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	if ort.CheckProvider(lib, []string{ort.ProviderCUDA}, ort.ProviderCUDA) == nil {
+		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
+	}
+	c := mustParseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: auto\n", "t.yaml")
+	plan, err := c.Plan(gpuHost(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.CheckProviders(plan)
+	if !errors.Is(err, ErrGPUPlanCannotRun) || !strings.Contains(err.Error(), "infer-0") {
+		t.Errorf("CheckProviders with a GPU worker on the CPU build: %v; want ErrGPUPlanCannotRun naming infer-0", err)
+	}
+	out := r.String()
+	for _, want := range []string{
+		ort.ProviderCPU,
+		"# infer-0 (GPU 0 GPU-fake-0): cannot run: this ONNX Runtime has no usable CUDAExecutionProvider",
+		"run scripts/fetch-ort gpu",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	t.Log("\n" + out)
+
+	cpu := mustParseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: []\n", "t.yaml")
+	plan, err = cpu.Plan(gpuHost(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = cpu.CheckProviders(plan)
+	if err != nil || len(r.GPUWorkers) != 0 || !strings.Contains(r.String(), "No GPU worker is planned") {
+		t.Errorf("CheckProviders with gpus: [] = %v, %v; want no GPU worker and no error", r, err)
+	}
+}
+
+// TestGPUProvidersOrder: TensorRT is checked ahead of CUDA once a model
+// turns it on.
+func TestGPUProvidersOrder(t *testing.T) {
+	c := mustParseConfig(t, "models:\n  - name: a\n    path: a.onnx\n  - name: b\n    path: b.onnx\n    providers: {tensorrt: {enable: true}}\n", "t.yaml")
+	if got := c.gpuProviders(); len(got) != 2 || got[0] != ort.ProviderTensorRT || got[1] != ort.ProviderCUDA {
+		t.Errorf("gpuProviders() = %v; want TensorRT then CUDA", got)
+	}
+	if got := DefaultConfig().gpuProviders(); len(got) != 1 || got[0] != ort.ProviderCUDA {
+		t.Errorf("default gpuProviders() = %v; want CUDA", got)
+	}
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/ort"
+)
+
+func TestConfigProvidersValues(t *testing.T) {
+	c := mustParseConfig(t, `infer:
+  providers:
+    cuda: {gpu_mem_limit: 8GiB, cudnn_conv_algo_search: HEURISTIC}
+models:
+  - name: a
+    path: a.onnx
+  - name: b
+    path: b.onnx
+    providers:
+      cuda: {arena_extend_strategy: kSameAsRequested, do_copy_in_default_stream: false, enable_cuda_graph: true}
+      tensorrt: {enable: true, fp16: true, engine_cache_dir: /var/cache/trt, max_workspace: 2GiB, timing_cache: true}
+`, "t.yaml")
+	a := c.ModelProviders(c.Models[0]).ORT()
+	if want := (ort.GPUOptions{CUDA: ort.CUDAOptions{MemLimitBytes: 8 << 30, CuDNNConvAlgoSearch: "HEURISTIC"},
+		TensorRT: ort.TensorRTOptions{EngineCacheDir: "trt-engines"}}); !reflect.DeepEqual(a, want) {
+		t.Errorf("model a (infer.providers) = %+v, want %+v", a, want)
+	}
+	b := c.ModelProviders(c.Models[1]).ORT()
+	want := ort.GPUOptions{
+		CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true, CUDAGraph: true},
+		TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt",
+			MaxWorkspaceBytes: 2 << 30, TimingCache: true},
+	}
+	if !reflect.DeepEqual(b, want) {
+		t.Errorf("model b (its own providers, over the defaults, not infer's) = %+v, want %+v", b, want)
+	}
+	off := mustParseConfig(t, "infer: {providers: {tensorrt: {engine_cache_dir: none}}}\n", "t.yaml")
+	if got := off.ModelProviders(off.Models[0]).ORT().TensorRT.EngineCacheDir; got != "" {
+		t.Errorf("engine_cache_dir: none gives %q, want \"\" (no cache)", got)
+	}
+}
+
+func TestConfigProvidersErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"arena", "cuda: {arena_extend_strategy: next_power_of_two}",
+			[]string{`t.yaml:4: models[0].providers.cuda.arena_extend_strategy: "next_power_of_two" is not one of kNextPowerOfTwo, kSameAsRequested`}},
+		{"cudnn", "cuda:\n        cudnn_conv_algo_search: fast",
+			[]string{`t.yaml:5: models[0].providers.cuda.cudnn_conv_algo_search: "fast" is not one of EXHAUSTIVE, HEURISTIC, DEFAULT`}},
+		{"negative limit", "cuda: {gpu_mem_limit: -1}",
+			[]string{`t.yaml:4: models[0].providers.cuda.gpu_mem_limit: `}},
+		{"timing cache without engine cache", "tensorrt: {timing_cache: true, engine_cache_dir: none}",
+			[]string{`t.yaml:4: models[0].providers.tensorrt.timing_cache: needs engine_cache_dir`}},
+		{"empty cache dir", "tensorrt: {engine_cache_dir: ''}",
+			[]string{`t.yaml:4: models[0].providers.tensorrt.engine_cache_dir: is empty`}},
+		{"unknown key", "tensorrt: {int8: true}",
+			[]string{`t.yaml:4: unknown key "int8" in models[0].providers.tensorrt (known keys: enable, fp16, engine_cache_dir, max_workspace, timing_cache)`}},
+		{"unknown provider", "rocm: {}",
+			[]string{`t.yaml:4: unknown key "rocm" in models[0].providers (known keys: cuda, tensorrt)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte("models:\n  - name: m\n    providers:\n      "+tt.yaml+"\n    path: m.onnx\n"), "t.yaml")
+			checkConfigErrors(t, err, tt.want)
+		})
+	}
+	_, err := ParseConfig([]byte("infer:\n  providers:\n    cuda: {arena_extend_strategy: big}\n"), "t.yaml")
+	checkConfigErrors(t, err, []string{`t.yaml:3: infer.providers.cuda.arena_extend_strategy: "big" is not one of`})
+}

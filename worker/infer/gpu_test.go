@@ -1,0 +1,47 @@
+package infer
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// TestGPUWorkerBootError: an infer worker given a GPU, with the CPU build
+// of ONNX Runtime, fails to boot with a typed error that names the model,
+// the provider its options asked for first (TensorRT here) and what to do.
+func TestGPUWorkerBootError(t *testing.T) {
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_tensorrt.so")); err == nil {
+		t.Skip("this ONNX Runtime library has the TensorRT provider beside it")
+	}
+	b, err := onnxmodel.MLP(1).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := orttest.WriteModel(t, "mlp", b)
+	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
+		Provider: worker.ProviderCUDA, GPU: "GPU-fake-0",
+		Models: []worker.Model{{Name: "mlp", Path: path, Warmup: worker.WarmupNone,
+			GPU: &ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true, FP16: true}}}}}
+	s, err := load(&worker.Runtime{Spec: spec, Log: zerolog.Nop()})
+	if err == nil {
+		s.close()
+		t.Fatal("load on a CPU-only ONNX Runtime with a GPU worker: no error")
+	}
+	if !errors.Is(err, ort.ErrNoTensorRT) || !strings.Contains(err.Error(), `model "mlp"`) ||
+		!strings.Contains(err.Error(), "tensorrt.enable") {
+		t.Errorf("boot error = %v; want ErrNoTensorRT naming model \"mlp\" and what to change", err)
+	}
+}
