@@ -127,3 +127,25 @@ func TestFetchORTAuto(t *testing.T) {
 		t.Errorf("fetch-ort auto on a host without GPUs: succeeded=%v, stderr %q; want the CPU build, said", ok, out)
 	}
 }
+
+// TestFetchORTAutoGPUWithoutHash: where NVML sees a GPU but no ORT_SHA256
+// is given, auto installs (here: keeps) the CPU build and says how to get
+// the GPU one, so `make run` still serves on a fresh GPU host. The GPU is
+// a fake `supervisor gpus` that prints one.
+func TestFetchORTAutoGPUWithoutHash(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "supervisor")
+	script := "#!/bin/sh\necho 'driver 550.54.15, CUDA 12.4'\necho 'GPU 0 GPU-0000 NVIDIA H100'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := t.TempDir()
+	for name, body := range map[string]string{"libonnxruntime.so.1": "cpu", "VERSION": "1.24.1\n"} {
+		if err := os.WriteFile(filepath.Join(dest, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, ok := fetchORT(t, []string{"SUPERVISOR_BIN=" + fake}, "auto", dest)
+	if !ok || !strings.Contains(out, "ORT_SHA256 is not set") || !strings.Contains(out, "installing the CPU build") {
+		t.Errorf("fetch-ort auto with a GPU and no ORT_SHA256: succeeded=%v, stderr %q; want the CPU build and how to get the GPU one", ok, out)
+	}
+}
