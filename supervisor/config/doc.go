@@ -36,8 +36,10 @@
 //     Config it starts workers from; a Config is otherwise read-only once
 //     the master uses it (a reload builds a new one).
 //
-// Size: about 2,800 non-test lines, a little past 2,500: the schema is
-// wide (20 struct types, each section with its decoding, defaults and
-// validation with lines) but one concept; what could leave is the
-// placement inputs (plan.go, placement.go, ~400 lines) to affinity.
+// Size: about 3,100 non-test lines, past 2,500: the schema is wide (23
+// struct types, each section with its decoding, defaults and validation
+// with lines, now with per-model CUDA/TensorRT options) but one concept.
+// What could leave next is what reads the host rather than the file: the
+// placement inputs (plan.go, ~200 lines) and the provider check
+// (providercheck.go, ~120), to a planning package beside affinity.
 package config
