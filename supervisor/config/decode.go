@@ -141,6 +141,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"preprocess", d.preprocess(&m.Preprocess)},
 			{"postprocess", d.postprocess(&m.Postprocess)},
 			{"warmup", d.str(&m.Warmup)},
+			{"response_cache", d.responseCache(&m.ResponseCache)},
 		})
 	}
 }

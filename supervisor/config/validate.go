@@ -305,6 +305,7 @@ func (v *configValidator) models(models []ModelConfig) {
 		v.batching(field+".batching", m.Batching)
 		v.modelProcessing(field, m)
 		v.warmup(field+".warmup", m.Warmup)
+		v.responseCache(field+".response_cache", m.ResponseCache)
 	}
 }
 
