@@ -80,6 +80,7 @@ func Run(rt *worker.Runtime) error {
 		counters[m.Name] = rt.Slot().Model(i)
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
+	r.caches = openCaches(rt.Spec.Processing, rt.Log)
 	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
 	// A P for each large decode beside the cpuset's: a large decode
 	// holding one of the cpuset's only Ps would make every request this
@@ -141,6 +142,8 @@ type model struct {
 	// counters are the model's requests in the scoreboard (Triton's
 	// success and failure counts); the zero value when there is none.
 	counters shm.ModelSlot
+	// cache is the model's response cache (cache.go); nil = none.
+	cache *modelCache
 	// unavailable is why the infer workers do not serve the model (it
 	// failed to load or warm up); "" = it serves. Its routes answer 503.
 	unavailable string
