@@ -25,7 +25,8 @@ func processing(c *config.Config, models []worker.Model, caches map[string]strin
 			p.Classify = &worker.Classify{Output: post.Output, Labels: post.Labels, Softmax: post.Softmax, TopK: post.TopK}
 		}
 		if path, ok := caches[m.Name]; ok && i < len(models) {
-			p.Cache = &worker.ResponseCache{Path: path, TTL: m.ResponseCache.TTL.Duration, Identity: cacheIdentity(models[i], p)}
+			rc := m.ResponseCache
+			p.Cache = &worker.ResponseCache{Path: path, TTL: rc.TTL.Duration, Identity: cacheIdentity(models[i], p), Redis: rc.Redis}
 		}
 		if p.Image != nil || p.Classify != nil || p.Cache != nil {
 			ps = append(ps, p)

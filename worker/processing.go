@@ -36,6 +36,9 @@ type ResponseCache struct {
 	// (name, file version, processing settings), the start of every key:
 	// a reload that changes it makes the old entries unreachable.
 	Identity string `json:"identity"`
+	// Redis is the second-level cache's URL (internal/respredis); ""
+	// means the local segment alone.
+	Redis string `json:"redis,omitempty"`
 }
 
 // ImageInput is the tensor one image becomes: the model's preprocess

@@ -10,8 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/internal/respredis"
+	"github.com/supervisor-dev/supervisor/internal/respredis/redistest"
 )
 
 // TestResponseCache runs the local response cache through a real
@@ -20,24 +26,9 @@ import (
 // own id), a binary request with the same tensors is a hit too, and a
 // different input is a miss.
 func TestResponseCache(t *testing.T) {
-	in := startInstance(t, options{prepWorkers: 2, modelNames: []string{"mlp"},
-		modelItems: fmt.Sprintf("  - {name: cached, path: %s, response_cache: {enable: true, max_bytes: 1MiB, ttl: 1h}}\n",
-			filepath.Join(modelsDir, "mlp.onnx"))})
-	body := func(id string, data []float32) []byte {
-		b, err := json.Marshal(map[string]any{"id": id, "inputs": []v2Tensor{{"x", "FP32", []int64{1, 16}, data}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	infer := func(b []byte, hdr map[string]string) []byte {
-		t.Helper()
-		code, resp, _ := in.post("/v2/models/cached/infer", b, hdr)
-		if code != http.StatusOK {
-			t.Fatalf("infer: %d %s", code, resp)
-		}
-		return resp
-	}
+	in := startCached(t, "")
+	body := func(id string, data []float32) []byte { return cacheBody(t, id, data) }
+	infer := func(b []byte, hdr map[string]string) []byte { return cachedInfer(t, in, b, hdr) }
 	first := infer(body("first", seq(16, 1)), nil)
 	for i := range 6 {
 		id := "again-" + strconv.Itoa(i)
@@ -85,4 +76,67 @@ func wantCache(t *testing.T, in *instance, hits, misses uint64) {
 	if st.CacheHit.Count != hits || st.CacheMiss.Count != misses || (hits > 0 && st.CacheHit.NS == 0) {
 		t.Fatalf("cache_hit %+v, cache_miss %+v; want %d hits, %d misses", st.CacheHit, st.CacheMiss, hits, misses)
 	}
+}
+
+// startCached starts an instance serving mlp and "cached" (mlp with a
+// response cache, and Redis when redisURL is not "").
+func startCached(t *testing.T, redisURL string) *instance {
+	t.Helper()
+	redisKey := ""
+	if redisURL != "" {
+		redisKey = ", redis: " + strconv.Quote(redisURL)
+	}
+	return startInstance(t, options{prepWorkers: 2, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: cached, path: %s, response_cache: {enable: true, max_bytes: 1MiB, ttl: 1h%s}}\n",
+			filepath.Join(modelsDir, "mlp.onnx"), redisKey)})
+}
+
+// cacheBody is a JSON request of one mlp row, with an id.
+func cacheBody(t *testing.T, id string, data []float32) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"id": id, "inputs": []v2Tensor{{"x", "FP32", []int64{1, 16}, data}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// cachedInfer posts b to the cached model and wants 200.
+func cachedInfer(t *testing.T, in *instance, b []byte, hdr map[string]string) []byte {
+	t.Helper()
+	code, resp, _ := in.post("/v2/models/cached/infer", b, hdr)
+	if code != http.StatusOK {
+		t.Fatalf("infer: %d %s", code, resp)
+	}
+	return resp
+}
+
+// TestResponseCacheRedis: two supervisors share a real Redis, so the
+// second answers the first's request from it; once Redis is killed,
+// requests still succeed, as misses.
+func TestResponseCacheRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := startCached(t, srv.URL), startCached(t, srv.URL)
+	first := cachedInfer(t, a, cacheBody(t, "a", seq(16, 1)), nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	polltest.Until(t, 10*time.Second, 20*time.Millisecond, "the answer is in Redis", func() bool {
+		keys, err := rdb.Keys(t.Context(), respredis.KeyPrefix+"*").Result()
+		return err == nil && len(keys) == 1
+	})
+	got := cachedInfer(t, b, cacheBody(t, "a", seq(16, 1)), nil)
+	if !bytes.Equal(got, first) {
+		t.Fatalf("the second supervisor answered\n%s\nwant the first's\n%s", got, first)
+	}
+	wantCache(t, b, 1, 0)
+
+	srv.Kill()
+	for i := range 5 {
+		start := time.Now()
+		cachedInfer(t, b, cacheBody(t, "k", seq(16, float32(i+3))), nil)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("a request with Redis killed took %s", d)
+		}
+	}
+	wantCache(t, b, 1, 5)
 }

@@ -20,7 +20,7 @@ type ResponseCacheConfig struct {
 	// it is evicted.
 	TTL Duration `yaml:"ttl"`
 	// Redis, "redis://host:port/db", is a second-level cache shared by a
-	// fleet; "" means none. Not served yet: it is refused.
+	// fleet, looked up after a local miss; "" means none.
 	Redis string `yaml:"redis"`
 }
 
@@ -54,10 +54,8 @@ func (v *configValidator) responseCache(field string, c *ResponseCacheConfig) {
 		v.errorf(field+".ttl", "%s is negative (use 0 to keep answers until evicted, or a duration such as 60s)", c.TTL)
 	}
 	if c.Redis != "" {
-		if u, err := url.Parse(c.Redis); err != nil || u.Scheme != "redis" {
+		if u, err := url.Parse(c.Redis); err != nil || u.Scheme != "redis" || u.Host == "" {
 			v.errorf(field+".redis", "%q is not a redis:// URL (use redis://host:port/db)", c.Redis)
-		} else {
-			v.errorf(field+".redis", "the Redis backend is not implemented yet (remove the key to use the local cache)")
 		}
 	}
 }

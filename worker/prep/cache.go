@@ -8,6 +8,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/respredis"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -23,8 +24,14 @@ import (
 // not the encoded V2 response: a hit renders them for the request it
 // answers, with its id and its choice of JSON or binary outputs, which are
 // therefore not part of the key.
+//
+// With Redis configured it is a two-level cache: the local segment first,
+// then Redis (internal/respredis), whose hits fill the local segment; an
+// answer is stored in both. Redis alone is not offered: the local lookup
+// costs microseconds and spares Redis every repeated request.
 type modelCache struct {
 	seg      *respcache.Segment
+	redis    *respredis.Client // nil: local only
 	ttl      time.Duration
 	identity string
 }
@@ -42,7 +49,13 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			log.Warn().Err(err).Str("model", p.Model).Msg("response cache unavailable; the model serves uncached")
 			continue
 		}
-		out[p.Model] = &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
+		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
+		if p.Cache.Redis != "" {
+			if c.redis, err = respredis.New(p.Cache.Redis, log); err != nil {
+				log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+			}
+		}
+		out[p.Model] = c
 	}
 	return out
 }
@@ -84,15 +97,37 @@ func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReques
 	}
 	start := time.Now()
 	k := c.key(req, inputs)
-	if payload, ok := c.seg.Get(nil, k, start); ok {
-		if outs, err := tensor.ParseTensors(payload); err == nil {
-			render(ctx, m, req, outs)
-			c.seg.Hit(time.Since(start))
-			return k, true
-		}
+	if outs, ok := c.get(k, start); ok {
+		render(ctx, m, req, outs)
+		c.seg.Hit(time.Since(start))
+		return k, true
 	}
 	c.seg.Miss(time.Since(start))
 	return k, false
+}
+
+// get finds k's outputs in the local segment, then in Redis; a Redis hit
+// is copied into the local segment.
+func (c *modelCache) get(k respcache.Key, now time.Time) ([]tensor.Tensor, bool) {
+	payload, ok := c.seg.Get(nil, k, now)
+	if !ok && c.redis != nil {
+		if payload, ok = c.redis.Get(k, time.Time{}); ok {
+			c.seg.Put(k, payload, now, c.expiry(now))
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	outs, err := tensor.ParseTensors(payload)
+	return outs, err == nil
+}
+
+// expiry is when an entry stored now expires; the zero time without a TTL.
+func (c *modelCache) expiry(now time.Time) time.Time {
+	if c.ttl <= 0 {
+		return time.Time{}
+	}
+	return now.Add(c.ttl)
 }
 
 // store caches the postprocessed outputs of a successful request.
@@ -101,11 +136,9 @@ func (c *modelCache) store(k respcache.Key, outs []tensor.Tensor) {
 		return
 	}
 	now := time.Now()
-	var expires time.Time
-	if c.ttl > 0 {
-		expires = now.Add(c.ttl)
-	}
-	c.seg.Put(k, tensor.AppendTensors(nil, outs), now, expires)
+	payload := tensor.AppendTensors(nil, outs)
+	c.seg.Put(k, payload, now, c.expiry(now))
+	c.redis.Set(k, payload, c.ttl)
 }
 
 // cacheStats adds the model's cache hits and misses to its statistics.
