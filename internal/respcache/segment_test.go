@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func newSegment(t *testing.T, maxBytes int64) *Segment {
+func newSegment(t testing.TB, maxBytes int64) *Segment {
 	t.Helper()
 	s, err := Create(filepath.Join(t.TempDir(), "seg"), maxBytes)
 	if err != nil {

@@ -98,8 +98,8 @@ func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReques
 	start := time.Now()
 	k := c.key(req, inputs)
 	if outs, ok := c.get(k, start); ok {
+		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
 		render(ctx, m, req, outs)
-		c.seg.Hit(time.Since(start))
 		return k, true
 	}
 	c.seg.Miss(time.Since(start))
