@@ -14,7 +14,8 @@ import (
 // response_cache enabled (internal/respcache). The master creates them, the
 // prep workers map them; a reload keeps a model's segment unless its
 // max_bytes changed (the key carries the model's identity, so answers of a
-// replaced model never match) and removes those of models that no longer
+// replaced model never match; a new size is a new path, so the prep
+// workers are replaced onto it) and removes those of models that no longer
 // cache.
 type caches struct {
 	mu    sync.Mutex
@@ -59,7 +60,7 @@ func (c *caches) open(name string, size int64) *respcache.Segment {
 	if s := c.segs[name]; s != nil {
 		return s
 	}
-	s, err := respcache.Create(respcache.PathFor(os.Getpid(), name), size)
+	s, err := respcache.Create(respcache.PathFor(os.Getpid(), name, size), size)
 	if err == nil && c.chown != nil {
 		err = c.chown(s.Path())
 	}

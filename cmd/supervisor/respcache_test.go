@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,13 +83,45 @@ func wantCache(t *testing.T, in *instance, hits, misses uint64) {
 // response cache, and Redis when redisURL is not "").
 func startCached(t *testing.T, redisURL string) *instance {
 	t.Helper()
+	return startCachedModel(t, filepath.Join(modelsDir, "mlp.onnx"), redisURL)
+}
+
+// startCachedModel is startCached with the cached model's file.
+func startCachedModel(t *testing.T, path, redisURL string) *instance {
+	t.Helper()
 	redisKey := ""
 	if redisURL != "" {
 		redisKey = ", redis: " + strconv.Quote(redisURL)
 	}
 	return startInstance(t, options{prepWorkers: 2, modelNames: []string{"mlp"},
 		modelItems: fmt.Sprintf("  - {name: cached, path: %s, response_cache: {enable: true, max_bytes: 1MiB, ttl: 1h%s}}\n",
-			filepath.Join(modelsDir, "mlp.onnx"), redisKey)})
+			path, redisKey)})
+}
+
+// TestResponseCacheReload: a reload after the model file changed in place
+// makes the cached answers unreachable (the model's identity is in the
+// key): the same request misses once, then hits again.
+func TestResponseCacheReload(t *testing.T) {
+	mlp, err := os.ReadFile(filepath.Join(modelsDir, "mlp.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeBytes(t, filepath.Join(t.TempDir(), "m.onnx"), mlp)
+	in := startCachedModel(t, path, "")
+	req := cacheBody(t, "r", seq(16, 1))
+	cachedInfer(t, in, req, nil)
+	cachedInfer(t, in, req, nil)
+	wantCache(t, in, 1, 1)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := in.cli("reload"); err != nil {
+		t.Fatalf("reload: %v\n%s", err, out)
+	}
+	cachedInfer(t, in, req, nil)
+	cachedInfer(t, in, req, nil)
+	wantCache(t, in, 2, 2)
 }
 
 // cacheBody is a JSON request of one mlp row, with an id.

@@ -12,11 +12,13 @@ import (
 // filePrefix starts every segment's name in shm.Dir.
 const filePrefix = "supervisor-respcache."
 
-// PathFor is the segment of model for the master masterPID: per master, so
-// that during an upgrade the new master's caches never replace the old
-// one's under its workers.
-func PathFor(masterPID int, model string) string {
-	return filepath.Join(shm.Dir, filePrefix+strconv.Itoa(masterPID)+"."+model)
+// PathFor is the segment of model, of maxBytes, for the master masterPID:
+// per master, so that during an upgrade the new master's caches never
+// replace the old one's under its workers; and per size, so that a reload
+// that resizes the cache changes the path in the prep workers' spec, which
+// replaces them, instead of leaving them on the old, unlinked segment.
+func PathFor(masterPID int, model string, maxBytes int64) string {
+	return filepath.Join(shm.Dir, filePrefix+strconv.Itoa(masterPID)+"."+model+"."+strconv.FormatInt(maxBytes, 10))
 }
 
 // RemoveStale removes the segments of masters that no longer run (a
