@@ -37,6 +37,13 @@
 // asks. GET /v2/models/{m}/config answers Triton's model configuration
 // from what the infer workers serving the model report (modelconfig.go).
 //
+// A model with response_cache (cache.go) is looked up in the host's shared
+// response cache once its request is decoded into tensors, before the
+// hand-off: a hit is rendered for the request (its id, JSON or binary) and
+// never reaches an infer worker; a successful answer is stored after
+// postprocessing. The cache never fails a request: a torn entry, a fault
+// of the mapping or a Redis failure is a miss.
+//
 // The master's prefix check (precheck.go) asks, before it reads the rest
 // of a large body, whether its first bytes are already wrong: the same
 // rules, in the decoders' prefix modes, refusing only what the whole
