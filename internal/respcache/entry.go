@@ -28,20 +28,27 @@ func (s *Segment) Get(dst []byte, k Key, now time.Time) (out []byte, ok bool) {
 	if s == nil {
 		return dst, false
 	}
-	var pos uint64
-	_ = shm.Guard(func() { out, pos, ok = s.get(dst, k, now) })
+	var r found
+	_ = shm.Guard(func() { out, r, ok = s.get(dst, k, now) })
 	if !ok {
 		return dst, false
 	}
 	// A second chance: append an entry about to be evicted again.
-	if head := atomic.LoadUint64(&s.hdr.head); head-pos > uint64(len(s.ring))*3/4 {
-		s.Put(k, out[len(dst):], now, s.expiryOf(pos))
+	if head := atomic.LoadUint64(&s.hdr.head); head-r.pos > uint64(len(s.ring))*3/4 {
+		s.Put(k, out[len(dst):], now, r.expires)
 	}
 	return out, true
 }
 
-// get finds k's record and copies it out; pos is the record's position.
-func (s *Segment) get(dst []byte, k Key, now time.Time) ([]byte, uint64, bool) {
+// found is where a validated record was and when it expires (the zero
+// time: never).
+type found struct {
+	pos     uint64
+	expires time.Time
+}
+
+// get finds k's record and copies it out.
+func (s *Segment) get(dst []byte, k Key, now time.Time) ([]byte, found, bool) {
 	tag := binary.LittleEndian.Uint64(k[:8])
 	b := s.bucket(tag)
 	for i := range b {
@@ -52,58 +59,46 @@ func (s *Segment) get(dst []byte, k Key, now time.Time) ([]byte, uint64, bool) {
 		if p == 0 {
 			continue
 		}
-		if out, ok := s.read(dst, k, p-1, now); ok {
-			return out, p - 1, true
+		if out, exp, ok := s.read(dst, k, p-1, now); ok {
+			return out, found{pos: p - 1, expires: exp}, true
 		}
 	}
-	return dst, 0, false
+	return dst, found{}, false
 }
 
-// read copies the record at logical position pos out and validates it.
-func (s *Segment) read(dst []byte, k Key, pos uint64, now time.Time) ([]byte, bool) {
+// read copies the record at logical position pos out and validates it;
+// it returns the record's expiry with it.
+func (s *Segment) read(dst []byte, k Key, pos uint64, now time.Time) ([]byte, time.Time, bool) {
 	ringLen := uint64(len(s.ring))
-	if !s.live(pos, ringLen) {
-		return dst, false
-	}
 	off := pos % ringLen
-	if off+recordHeader > ringLen {
-		return dst, false
+	if !s.live(pos, ringLen) || off+recordHeader > ringLen {
+		return dst, time.Time{}, false
 	}
 	var hdr [recordHeader]byte
 	copy(hdr[:], s.ring[off:])
 	n := binary.LittleEndian.Uint64(hdr[sha256.Size+8:])
 	if n > ringLen-off-recordHeader || !bytes.Equal(hdr[:sha256.Size], k[:]) {
-		return dst, false
+		return dst, time.Time{}, false
 	}
 	start := len(dst)
 	dst = append(dst, s.ring[off+recordHeader:off+recordHeader+n]...)
 	// The copy is valid only if no writer has claimed these bytes since.
 	if !s.live(pos, ringLen) || checksum(hdr[:sha256.Size+16], dst[start:]) != Key(hdr[sha256.Size+16:]) {
-		return dst[:start], false
+		return dst[:start], time.Time{}, false
 	}
-	if exp := int64(binary.LittleEndian.Uint64(hdr[sha256.Size:])); exp != 0 && now.UnixNano() >= exp {
-		return dst[:start], false
+	var expires time.Time
+	if exp := int64(binary.LittleEndian.Uint64(hdr[sha256.Size:])); exp != 0 {
+		if expires = time.Unix(0, exp); !now.Before(expires) {
+			return dst[:start], time.Time{}, false
+		}
 	}
-	return dst, true
+	return dst, expires, true
 }
 
 // live says no writer has claimed the ring bytes at pos since it was
 // written: the head is at most a ring's length past it.
 func (s *Segment) live(pos, ringLen uint64) bool {
 	return atomic.LoadUint64(&s.hdr.head) <= pos+ringLen
-}
-
-// expiryOf reads the expiry of the record at pos (0 when unreadable).
-func (s *Segment) expiryOf(pos uint64) time.Time {
-	var exp int64
-	_ = shm.Guard(func() {
-		off := pos % uint64(len(s.ring))
-		exp = int64(binary.LittleEndian.Uint64(s.ring[off+sha256.Size:]))
-	})
-	if exp == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, exp)
 }
 
 // Put stores payload under k until expires (the zero time: no expiry). A

@@ -192,3 +192,22 @@ func TestTornRecordIsAMiss(t *testing.T) {
 		t.Fatalf("torn record answered %q", got)
 	}
 }
+
+// TestSecondChanceKeepsTTL: an entry written again on a hit keeps its
+// expiry.
+func TestSecondChanceKeepsTTL(t *testing.T) {
+	s := newSegment(t, MinBytes)
+	now := time.Now()
+	s.Put(key("hot"), []byte("h"), now, now.Add(time.Minute))
+	payload := make([]byte, 500)
+	for i := range 4 * MinBytes / len(payload) {
+		s.Put(key(fmt.Sprint(i)), payload, now, time.Time{})
+		s.Get(nil, key("hot"), now)
+	}
+	if _, ok := s.Get(nil, key("hot"), now.Add(time.Minute)); ok {
+		t.Fatal("an entry written again outlived its TTL")
+	}
+	if _, ok := s.Get(nil, key("hot"), now); !ok {
+		t.Fatal("the hot entry was evicted")
+	}
+}
