@@ -97,7 +97,11 @@ func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReques
 	}
 	start := time.Now()
 	k := c.key(req, inputs)
-	if outs, ok := c.get(k, start); ok {
+	var deadline time.Time // the client's, when the master passed one
+	if d, ok := clientBudget(&ctx.Request.Header); ok {
+		deadline = start.Add(d)
+	}
+	if outs, ok := c.get(k, start, deadline); ok {
 		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
 		render(ctx, m, req, outs)
 		return k, true
@@ -106,12 +110,13 @@ func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReques
 	return k, false
 }
 
-// get finds k's outputs in the local segment, then in Redis; a Redis hit
-// is copied into the local segment.
-func (c *modelCache) get(k respcache.Key, now time.Time) ([]tensor.Tensor, bool) {
+// get finds k's outputs in the local segment, then in Redis (waiting no
+// later than deadline, the zero time for none); a Redis hit is copied into
+// the local segment.
+func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
 	payload, ok := c.seg.Get(nil, k, now)
 	if !ok && c.redis != nil {
-		if payload, ok = c.redis.Get(k, time.Time{}); ok {
+		if payload, ok = c.redis.Get(k, deadline); ok {
 			c.seg.Put(k, payload, now, c.expiry(now))
 		}
 	}
