@@ -80,6 +80,8 @@ type Master struct {
 
 	// board is this master's scoreboard (nil without /dev/shm).
 	board *board.Board
+	// caches are the models' response cache segments (respcache.go).
+	caches caches
 	// host is the machine placement plans against, read once (place).
 	host *config.Host
 }
@@ -190,6 +192,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	m.board = board.Open(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.board = m.board
+	m.caches.log = m.log
+	defer m.caches.remove()
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
 	}
@@ -370,6 +374,10 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 // specs are the templates of a pool's workers under cfg.
 func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 	models := modelSpecs(cfg)
+	var caches map[string]string
+	if role == worker.RolePrep {
+		caches = m.caches.sync(cfg)
+	}
 	gen := int(m.generation.Load())
 	// One worker per assignment of the plan (placement.go).
 	return placedSpecs(cfg, role, func(name string) worker.Spec {
@@ -382,7 +390,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 		} else {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
-			s.Processing = processing(cfg)
+			s.Processing = processing(cfg, models, caches)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
 			s.MaxDecodeBytes = int64(cfg.Prep.MaxDecodeBytes)
 		}

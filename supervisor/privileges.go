@@ -77,6 +77,9 @@ func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 	if err := m.board.SetOwner(creds.chown); err != nil {
 		return err
 	}
+	if err := m.caches.setOwner(creds.chown); err != nil {
+		return err
+	}
 	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")
 	return nil
 }

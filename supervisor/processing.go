@@ -1,17 +1,21 @@
 package supervisor
 
 import (
+	"encoding/json"
+
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// processing turns the models' preprocess and postprocess sections into
-// what prep workers are told (worker.Spec.Processing). Models with neither,
-// or with kind: tensor and no postprocess, are left out: they are served
-// tensor in, tensor out.
-func processing(c *config.Config) []worker.Processing {
+// processing turns the models' preprocess, postprocess and response_cache
+// sections into what prep workers are told (worker.Spec.Processing).
+// Models with none of them, or with kind: tensor and nothing else, are
+// left out: they are served tensor in, tensor out. caches are the
+// response cache segments by model (caches.sync); models are the specs
+// whose versions make the cache identities.
+func processing(c *config.Config, models []worker.Model, caches map[string]string) []worker.Processing {
 	var ps []worker.Processing
-	for _, m := range c.Models {
+	for i, m := range c.Models {
 		p := worker.Processing{Model: m.Name}
 		if pre := m.Preprocess; pre != nil && pre.Kind == config.KindImage {
 			settings := pre.Settings
@@ -20,9 +24,25 @@ func processing(c *config.Config) []worker.Processing {
 		if post := m.Postprocess; post != nil {
 			p.Classify = &worker.Classify{Output: post.Output, Labels: post.Labels, Softmax: post.Softmax, TopK: post.TopK}
 		}
-		if p.Image != nil || p.Classify != nil {
+		if path, ok := caches[m.Name]; ok && i < len(models) {
+			rc := m.ResponseCache
+			p.Cache = &worker.ResponseCache{Path: path, TTL: rc.TTL.Duration, Identity: cacheIdentity(models[i], p), Redis: rc.Redis}
+		}
+		if p.Image != nil || p.Classify != nil || p.Cache != nil {
 			ps = append(ps, p)
 		}
 	}
 	return ps
+}
+
+// cacheIdentity is what about a model changes its answers: its name, file
+// and version, and its processing settings (labels file contents aside:
+// replacing a labels file in place keeps old labelled answers until their
+// TTL).
+func cacheIdentity(m worker.Model, p worker.Processing) string {
+	settings, _ := json.Marshal(struct {
+		Image    *worker.ImageInput
+		Classify *worker.Classify
+	}{p.Image, p.Classify})
+	return m.Name + "\x00" + m.Path + "\x00" + m.Version + "\x00" + string(settings)
 }

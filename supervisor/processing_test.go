@@ -3,6 +3,7 @@ package supervisor
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -19,10 +20,30 @@ func TestProcessing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs := processing(c)
+	procs := processing(c, nil, nil)
 	if len(procs) != 1 || procs[0].Model != "cls" || procs[0].Image == nil || procs[0].Image.DType != "FP16" ||
 		procs[0].Image.Width != 256 || procs[0].Image.MaxRequestPixels != 3000000 || procs[0].Image.Height != 0 || procs[0].Image.Scale != float32(1.0/255) ||
 		!reflect.DeepEqual(procs[0].Classify, &worker.Classify{Output: "prob", Labels: "l.txt", Softmax: true, TopK: 5}) {
 		t.Errorf("processing() = %+v", procs)
+	}
+}
+
+// TestProcessingCache: a model with response_cache gets its segment, TTL
+// and an identity that changes with the model's version and settings.
+func TestProcessingCache(t *testing.T) {
+	c, err := config.ParseConfig([]byte("models:\n"+
+		"  - {name: raw, path: r.onnx, response_cache: {enable: true, ttl: 5s}}\n"+
+		"  - {name: off, path: o.onnx, response_cache: {enable: false}}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := []worker.Model{{Name: "raw", Path: "r.onnx", Version: "1-1"}, {Name: "off", Path: "o.onnx"}}
+	procs := processing(c, models, map[string]string{"raw": "/dev/shm/x"})
+	if len(procs) != 1 || procs[0].Cache == nil || procs[0].Cache.Path != "/dev/shm/x" || procs[0].Cache.TTL != 5*time.Second {
+		t.Fatalf("processing() = %+v", procs)
+	}
+	models[0].Version = "1-2"
+	if again := processing(c, models, map[string]string{"raw": "/dev/shm/x"}); again[0].Cache.Identity == procs[0].Cache.Identity {
+		t.Error("a new model version kept the cache identity")
 	}
 }

@@ -1,6 +1,10 @@
 package worker
 
-import "github.com/supervisor-dev/supervisor/internal/imageprep"
+import (
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/imageprep"
+)
 
 // Processing is what a prep worker does to one model's requests beyond
 // decoding and validating V2 tensors. The master sends one per model that
@@ -17,6 +21,24 @@ type Processing struct {
 	// Classify sets how the classification extension ranks one output.
 	// nil means raw scores without labels, and only on request.
 	Classify *Classify `json:"classify,omitempty"`
+	// Cache, when set, serves identical requests from the model's
+	// response cache (internal/respcache); nil means every request runs.
+	Cache *ResponseCache `json:"cache,omitempty"`
+}
+
+// ResponseCache is where a model's answers are cached and for how long.
+type ResponseCache struct {
+	// Path is the shared-memory segment the master created.
+	Path string `json:"path"`
+	// TTL is how long an entry answers; 0 means until evicted.
+	TTL time.Duration `json:"ttl,omitempty"`
+	// Identity is everything about the model that changes its answers
+	// (name, file version, processing settings), the start of every key:
+	// a reload that changes it makes the old entries unreachable.
+	Identity string `json:"identity"`
+	// Redis is the second-level cache's URL (internal/respredis); ""
+	// means the local segment alone.
+	Redis string `json:"redis,omitempty"`
 }
 
 // ImageInput is the tensor one image becomes: the model's preprocess

@@ -33,8 +33,9 @@ type InferenceStats struct {
 	ComputeInput  Duration `json:"compute_input"`
 	ComputeInfer  Duration `json:"compute_infer"`
 	ComputeOutput Duration `json:"compute_output"`
-	// CacheHit and CacheMiss are always zero (there is no response cache);
-	// they complete Triton's shape for clients that read them.
+	// CacheHit and CacheMiss are the response cache's lookups ({count,
+	// ns}); the batcher leaves them zero (a cached request never reaches
+	// it) and the prep worker fills them from the model's cache.
 	CacheHit  Duration `json:"cache_hit"`
 	CacheMiss Duration `json:"cache_miss"`
 }

@@ -128,6 +128,9 @@ type ModelConfig struct {
 	// "zeros" ("" means it), "none", or a V2 request file (.json). See
 	// warmup.go.
 	Warmup string `yaml:"warmup,omitempty"`
+	// ResponseCache caches the model's answers; nil means no cache. See
+	// respcache.go.
+	ResponseCache *ResponseCacheConfig `yaml:"response_cache,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).

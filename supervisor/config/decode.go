@@ -144,6 +144,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"postprocess", d.postprocess(&m.Postprocess)},
 			{"providers", d.modelProviders(&m.Providers)},
 			{"warmup", d.str(&m.Warmup)},
+			{"response_cache", d.responseCache(&m.ResponseCache)},
 		})
 	}
 }

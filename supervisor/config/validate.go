@@ -310,6 +310,7 @@ func (v *configValidator) models(models []ModelConfig) {
 		v.providers(field+".providers", m.Providers)
 		v.modelProcessing(field, m)
 		v.warmup(field+".warmup", m.Warmup)
+		v.responseCache(field+".response_cache", m.ResponseCache)
 	}
 }
 

@@ -2,6 +2,7 @@ package status
 
 import (
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -19,6 +20,9 @@ type Scrape struct {
 	LB     []lb.BackendStats
 	GPUs   []affinity.GPUUsage
 	Bodies BodyCounts
+	// Caches are the response caches' counters by model (none without
+	// response_cache).
+	Caches map[string]respcache.Stats
 }
 
 // tritonVersion is the model version label: models have one version.
@@ -35,6 +39,7 @@ func MetricsText(s Scrape) []byte {
 	writeLB(&p, s.LB)
 	writeArenaMetrics(&p, s)
 	writeBodies(&p, s.Bodies)
+	writeCaches(&p, s.Caches)
 	return p.buf.Bytes()
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
+	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
@@ -151,12 +152,16 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, err)
 		return
 	}
+	key, hit := h.lookup(ctx, m, req, req.Inputs)
+	if hit {
+		return
+	}
 	outs, status, err := h.forward(ctx, m, req)
 	if err != nil {
 		writeError(ctx, status, err.Error())
 		return
 	}
-	h.respond(ctx, m, req, outs)
+	h.respond(ctx, m, req, outs, key)
 }
 
 // notImageModel is the error for an image body sent to a tensor model.
@@ -191,13 +196,21 @@ func binaryHeaderLen(ctx *fasthttp.RequestCtx, size int64) (int, error) {
 	return n, nil
 }
 
-// respond postprocesses the outputs (classification) and writes the V2
+// respond postprocesses the outputs (classification), stores them in the
+// model's response cache under key, if it has one, and writes the V2
 // response.
-func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
+func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key respcache.Key) {
 	if err := m.postprocess(req, outs); err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, "postprocessing failed: "+err.Error())
 		return
 	}
+	m.cache.store(key, outs)
+	render(ctx, m, req, outs)
+}
+
+// render writes the V2 response of req's outputs: JSON, or with binary
+// tensors as req asks.
+func render(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
 	body, n := v2.AppendInferResponse(nil, m.md.Name, req, outs)
 	if n >= 0 {
 		ctx.Response.Header.Set(headerLenHeader, strconv.Itoa(n))

@@ -44,6 +44,10 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		writeError(ctx, fasthttp.StatusInternalServerError, "preprocessing failed: "+err.Error())
 		return
 	}
+	key, hit := h.lookup(ctx, m, req, inputs)
+	if hit {
+		return
+	}
 	var outs []tensor.Tensor
 	for _, in := range inputs {
 		sub := *req
@@ -58,7 +62,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 			return
 		}
 	}
-	h.respond(ctx, m, req, outs)
+	h.respond(ctx, m, req, outs, key)
 }
 
 // imageRequest reads the images a request carries. A raw body is one

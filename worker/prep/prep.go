@@ -37,6 +37,13 @@
 // asks. GET /v2/models/{m}/config answers Triton's model configuration
 // from what the infer workers serving the model report (modelconfig.go).
 //
+// A model with response_cache (cache.go) is looked up in the host's shared
+// response cache once its request is decoded into tensors, before the
+// hand-off: a hit is rendered for the request (its id, JSON or binary) and
+// never reaches an infer worker; a successful answer is stored after
+// postprocessing. The cache never fails a request: a torn entry, a fault
+// of the mapping or a Redis failure is a miss.
+//
 // The master's prefix check (precheck.go) asks, before it reads the rest
 // of a large body, whether its first bytes are already wrong: the same
 // rules, in the decoders' prefix modes, refusing only what the whole
@@ -80,6 +87,7 @@ func Run(rt *worker.Runtime) error {
 		counters[m.Name] = rt.Slot().Model(i)
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
+	r.caches = openCaches(rt.Spec.Processing, rt.Log)
 	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
 	// A P for each large decode beside the cpuset's: a large decode
 	// holding one of the cpuset's only Ps would make every request this
@@ -141,6 +149,8 @@ type model struct {
 	// counters are the model's requests in the scoreboard (Triton's
 	// success and failure counts); the zero value when there is none.
 	counters shm.ModelSlot
+	// cache is the model's response cache (cache.go); nil = none.
+	cache *modelCache
 	// unavailable is why the infer workers do not serve the model (it
 	// failed to load or warm up); "" = it serves. Its routes answer 503.
 	unavailable string

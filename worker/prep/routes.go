@@ -113,7 +113,9 @@ type router struct {
 	procs    map[string]worker.Processing
 	counters map[string]shm.ModelSlot
 	gate     *decodeGate // the worker's one decode gate, for every image model
-	log      zerolog.Logger
+	// caches are the response caches by model, mapped once (cache.go).
+	caches map[string]*modelCache
+	log    zerolog.Logger
 }
 
 func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
@@ -334,6 +336,7 @@ func (r *router) build(name string, views []*inferView, prev *model) (*model, er
 				return r.newModel(md, err.Error()), err
 			}
 		}
+		m.cache = r.caches[name]
 		return m, nil
 	}
 	reason := reasons(name, views)

@@ -42,7 +42,9 @@ func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
 	}{ModelStats: []modelStats{}}
 	for n := range rs.models {
 		if name == "" || n == name {
-			out.ModelStats = append(out.ModelStats, modelStats{Name: n, Version: "1", Stats: sum[n]})
+			st := sum[n]
+			rs.models[n].cache.cacheStats(&st)
+			out.ModelStats = append(out.ModelStats, modelStats{Name: n, Version: "1", Stats: st})
 		}
 	}
 	slices.SortFunc(out.ModelStats, func(a, b modelStats) int { return strings.Compare(a.Name, b.Name) })

@@ -1,0 +1,117 @@
+package respredis
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// Bounds on what Redis may cost a request.
+const (
+	// GetTimeout is the longest a lookup waits for Redis.
+	GetTimeout = 20 * time.Millisecond
+	// setTimeout bounds a background SET; maxSets is how many may be in
+	// flight before new ones are dropped.
+	setTimeout = time.Second
+	maxSets    = 64
+	// logEvery is how often a failing Redis is logged.
+	logEvery = 10 * time.Second
+	// KeyPrefix starts every key this package writes.
+	KeyPrefix = "supervisor:respcache:"
+)
+
+// Client is one Redis server's cache. Its methods are safe for concurrent
+// use and never return an error: a failure is a miss.
+type Client struct {
+	rdb     *redis.Client
+	sets    chan struct{} // a token per SET in flight
+	log     zerolog.Logger
+	lastLog atomic.Int64 // Unix nanoseconds of the last failure logged
+}
+
+// New connects lazily to the server of url, "redis://host:port/db".
+func New(url string, log zerolog.Logger) (*Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("response cache redis %q: %w (use redis://host:port/db)", url, err)
+	}
+	opt.ContextTimeoutEnabled = true // the per-call deadlines below bound each call
+	opt.MaxRetries = -1              // a retry would not fit in GetTimeout
+	opt.DialTimeout = 200 * time.Millisecond
+	return &Client{rdb: redis.NewClient(opt), sets: make(chan struct{}, maxSets), log: log.With().Str("redis", opt.Addr).Logger()}, nil
+}
+
+// key is the Redis key of a cache key.
+func key(k [32]byte) string { return KeyPrefix + hex.EncodeToString(k[:]) }
+
+// Get returns the payload stored under k; false on a miss, a failure, or
+// when Redis does not answer within GetTimeout or before deadline (the
+// zero time: none).
+func (c *Client) Get(k [32]byte, deadline time.Time) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	d := GetTimeout
+	if !deadline.IsZero() {
+		d = min(d, time.Until(deadline))
+	}
+	if d <= 0 {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	b, err := c.rdb.Get(ctx, key(k)).Bytes()
+	if err != nil {
+		if !errors.Is(err, redis.Nil) {
+			c.failed("GET", err)
+		}
+		return nil, false
+	}
+	return b, true
+}
+
+// Set stores payload under k for ttl (0: no expiry) in the background; it
+// is dropped when maxSets are already in flight. payload is copied.
+func (c *Client) Set(k [32]byte, payload []byte, ttl time.Duration) {
+	if c == nil {
+		return
+	}
+	select {
+	case c.sets <- struct{}{}:
+	default:
+		return
+	}
+	p := append([]byte(nil), payload...)
+	go func() {
+		defer func() { <-c.sets }()
+		ctx, cancel := context.WithTimeout(context.Background(), setTimeout)
+		defer cancel()
+		if err := c.rdb.Set(ctx, key(k), p, ttl).Err(); err != nil {
+			c.failed("SET", err)
+		}
+	}()
+}
+
+// failed logs a failure, at most once every logEvery.
+func (c *Client) failed(op string, err error) {
+	now := time.Now().UnixNano()
+	last := c.lastLog.Load()
+	if now-last < int64(logEvery) || !c.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	c.log.Warn().Err(err).Str("op", op).Msg("response cache: Redis failed; serving as a miss (logged at most every 10s)")
+}
+
+// Close closes the connections.
+func (c *Client) Close() error {
+	if c == nil {
+		return nil
+	}
+	return c.rdb.Close()
+}

@@ -1,0 +1,12 @@
+// Package respredis is the response cache's optional second level: a Redis
+// server that a fleet of supervisors shares, so a hit on one host serves
+// the same request on another.
+//
+// Entries are SET with PX (the model's TTL) under a prefix and the hex of
+// the request's SHA-256 key (internal/respcache), which holds the model's
+// identity, so different models and versions never meet. Redis is an
+// optimisation, never a dependency: a GET waits at most 20 ms (less when
+// the request's deadline is nearer), a SET runs in the background and is
+// dropped when too many are in flight, and any failure or timeout is a
+// miss, logged at most every 10 s. A request never fails because of Redis.
+package respredis

@@ -1,0 +1,157 @@
+package prep
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/respredis"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// modelCache is a model's response cache (worker.ResponseCache): the
+// segment every prep worker of the host maps.
+//
+// The lookup comes after the request is decoded into tensors, so a JSON
+// request and a binary one with the same tensors share a key, and before
+// the hand-off to an infer worker. What is stored is the output tensors
+// after postprocessing, in the tensor wire format (tensor.AppendTensors),
+// not the encoded V2 response: a hit renders them for the request it
+// answers, with its id and its choice of JSON or binary outputs, which are
+// therefore not part of the key.
+//
+// With Redis configured it is a two-level cache: the local segment first,
+// then Redis (internal/respredis), whose hits fill the local segment; an
+// answer is stored in both. Redis alone is not offered: the local lookup
+// costs microseconds and spares Redis every repeated request.
+type modelCache struct {
+	seg      *respcache.Segment
+	redis    *respredis.Client // nil: local only
+	ttl      time.Duration
+	identity string
+}
+
+// openCaches maps the segments of the models with a response cache. A
+// segment that cannot be opened is logged: its model serves uncached.
+func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*modelCache {
+	out := map[string]*modelCache{}
+	for _, p := range procs {
+		if p.Cache == nil {
+			continue
+		}
+		seg, err := respcache.Open(p.Cache.Path)
+		if err != nil {
+			log.Warn().Err(err).Str("model", p.Model).Msg("response cache unavailable; the model serves uncached")
+			continue
+		}
+		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
+		if p.Cache.Redis != "" {
+			if c.redis, err = respredis.New(p.Cache.Redis, log); err != nil {
+				log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+			}
+		}
+		out[p.Model] = c
+	}
+	return out
+}
+
+// key hashes what changes the answer to req with these inputs: the
+// model's identity, every input's name, datatype, shape and bytes, and
+// the requested outputs with their classification. Binary or JSON
+// outputs, the id, the timeout and the priority change only the
+// encoding or the scheduling, not the answer.
+func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache.Key {
+	b := respcache.NewKeyBuilder(c.identity)
+	b.Int(int64(len(inputs)))
+	for i := range inputs {
+		in := &inputs[i]
+		b.String(in.Name)
+		b.Int(int64(in.DType))
+		b.Int(int64(len(in.Shape)))
+		for _, d := range in.Shape {
+			b.Int(d)
+		}
+		b.Bytes(in.Data)
+	}
+	b.Int(int64(len(req.Outputs)))
+	for _, o := range req.Outputs {
+		b.String(o.Name)
+		b.Int(int64(o.Classification))
+	}
+	return b.Sum()
+}
+
+// lookup answers ctx from the cache when it holds the answer to req with
+// these inputs, and says whether it did; on a miss it returns the key to
+// store the answer under. Hits and misses are counted with the time the
+// lookup took. A model without a cache always misses, uncounted.
+func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, inputs []tensor.Tensor) (respcache.Key, bool) {
+	c := m.cache
+	if c == nil {
+		return respcache.Key{}, false
+	}
+	start := time.Now()
+	k := c.key(req, inputs)
+	var deadline time.Time // the client's, when the master passed one
+	if d, ok := clientBudget(&ctx.Request.Header); ok {
+		deadline = start.Add(d)
+	}
+	if outs, ok := c.get(k, start, deadline); ok {
+		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
+		render(ctx, m, req, outs)
+		return k, true
+	}
+	c.seg.Miss(time.Since(start))
+	return k, false
+}
+
+// get finds k's outputs in the local segment, then in Redis (waiting no
+// later than deadline, the zero time for none); a Redis hit is copied into
+// the local segment.
+func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
+	payload, ok := c.seg.Get(nil, k, now)
+	if !ok && c.redis != nil {
+		if payload, ok = c.redis.Get(k, deadline); ok {
+			c.seg.Put(k, payload, now, c.expiry(now))
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	outs, err := tensor.ParseTensors(payload)
+	return outs, err == nil
+}
+
+// expiry is when an entry stored now expires; the zero time without a TTL.
+func (c *modelCache) expiry(now time.Time) time.Time {
+	if c.ttl <= 0 {
+		return time.Time{}
+	}
+	return now.Add(c.ttl)
+}
+
+// store caches the postprocessed outputs of a successful request.
+func (c *modelCache) store(k respcache.Key, outs []tensor.Tensor) {
+	if c == nil {
+		return
+	}
+	now := time.Now()
+	payload := tensor.AppendTensors(nil, outs)
+	c.seg.Put(k, payload, now, c.expiry(now))
+	c.redis.Set(k, payload, c.ttl)
+}
+
+// cacheStats adds the model's cache hits and misses to its statistics.
+func (c *modelCache) cacheStats(s *batch.Stats) {
+	if c == nil {
+		return
+	}
+	st := c.seg.Stats()
+	s.InferenceStats.CacheHit = batch.Duration{Count: st.Hits, NS: st.HitNanos}
+	s.InferenceStats.CacheMiss = batch.Duration{Count: st.Misses, NS: st.MissNanos}
+}
