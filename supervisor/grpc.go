@@ -44,12 +44,14 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		Handler:              m.serveInternal,
 		MaxMessageBytes:      int(c.MaxBodyBytes),
 		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams,
-		MaxConnections:       l.MaxConnections,
+		MaxConnections:       c.GRPC.MaxConnections,
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,
-		Admit:                m.admitMessage,
-		Log:                  m.log,
+		Timeouts: grpcfront.Timeouts{Message: l.BodyTimeout.Duration, StreamIdle: l.IdleTimeout.Duration,
+			Write: l.WriteTimeout.Duration},
+		Admit: m.admitMessage,
+		Log:   m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: ln}, nil
 }

@@ -24,24 +24,24 @@ var carriesTensors = map[string]bool{
 	"/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelStreamInfer": true,
 }
 
-// tapHandle refuses an inference RPC before gRPC reads its message when
-// admit says so: gRPC receives a whole message before a handler runs, so
-// without it a client with no valid key, or one calling while the master
-// is not serving or is at max_in_flight, would make the master hold up to
+// tapHandle runs on each new stream's header, before gRPC reads any of
+// its message: it arms the stream's watchdog for the wait for its message
+// (t.Message), and refuses an inference RPC at once when admit says so:
+// gRPC receives a whole message before a handler runs, so without it a
+// client with no valid key, or one calling while the master is not
+// serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
-// reader goroutine: admit must not block.
-func tapHandle(admit AdmitFunc) tap.ServerInHandle {
+// reader goroutine: admit must not block. A nil admit admits all.
+func tapHandle(admit AdmitFunc, t Timeouts) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
-		if !carriesTensors[info.FullMethodName] {
-			return ctx, nil
+		if admit != nil && carriesTensors[info.FullMethodName] {
+			var h fasthttp.RequestHeader
+			setForwarded(&h, info.Header)
+			if code, msg, retry := admit(&h); code != fasthttp.StatusOK {
+				return ctx, status.Error(Code(code, retry, nil), msg)
+			}
 		}
-		var h fasthttp.RequestHeader
-		setForwarded(&h, info.Header)
-		code, msg, retry := admit(&h)
-		if code == fasthttp.StatusOK {
-			return ctx, nil
-		}
-		return ctx, status.Error(Code(code, retry, nil), msg)
+		return watch(ctx, t.Message), nil
 	}
 }
 

@@ -1,0 +1,119 @@
+package grpcfront
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+)
+
+// Timeouts bound how long one stream may hold the master while it waits
+// on its client: gRPC itself bounds none of these waits (a stream with
+// no grpc-timeout lives as long as its connection, and its connection as
+// long as one stream is open), so without them a client could park up to
+// MaxConnections x MaxConcurrentStreams handlers, each holding what it
+// has received so far, for ever. A timeout that fires cancels the
+// stream's context: the wait in progress ends, the handler returns and
+// the client gets the stream's status (CANCELLED) or a reset.
+type Timeouts struct {
+	// Message bounds the wait from a unary RPC's header to its whole
+	// message (limits.body_timeout): a unary client sends the message
+	// right after the header, so this is the time to receive it, a
+	// trickled one included. gRPC tells nothing of a message's progress
+	// before it is whole, so there is no rate extension as for an HTTP
+	// body. 0: no bound.
+	Message time.Duration
+	// StreamIdle bounds a streaming RPC's wait for its next message,
+	// while none of its requests is being answered (limits.idle_timeout,
+	// as for an idle keep-alive connection). 0: no bound.
+	StreamIdle time.Duration
+	// Write bounds each wait for the client to take an answer (flow
+	// control: a client that does not read stops the master's sends)
+	// (limits.write_timeout). 0: no bound.
+	Write time.Duration
+}
+
+// watchdog cancels a stream's context when the wait it is armed for
+// outlasts its bound. One per stream; arm and disarm may be called from
+// the stream's handler while the timer fires.
+type watchdog struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	cancel context.CancelFunc
+}
+
+type watchdogKey struct{}
+
+// watch derives the stream's context, armed for d (no bound when 0); the
+// timer is stopped when the stream ends.
+func watch(ctx context.Context, d time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watchdog{cancel: cancel}
+	w.timer = time.AfterFunc(time.Hour, cancel)
+	w.timer.Stop()
+	w.arm(d)
+	context.AfterFunc(ctx, w.disarm)
+	return context.WithValue(ctx, watchdogKey{}, w)
+}
+
+// watchdogOf is the stream's watchdog; nil (whose methods do nothing)
+// for a context watch did not make.
+func watchdogOf(ctx context.Context) *watchdog {
+	w, _ := ctx.Value(watchdogKey{}).(*watchdog)
+	return w
+}
+
+// arm starts (or restarts) the bound of one wait; 0 disarms.
+func (w *watchdog) arm(d time.Duration) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer.Stop()
+	if d > 0 {
+		w.timer.Reset(d)
+	}
+}
+
+// disarm ends the bound: the wait it was armed for is over.
+func (w *watchdog) disarm() { w.arm(0) }
+
+// unaryWatch disarms the message bound once the message is in (a unary
+// handler runs only then), and arms the write bound for the answer,
+// which gRPC sends after the handler returns.
+func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	w := watchdogOf(ctx)
+	w.disarm()
+	resp, err := h(ctx, req)
+	w.arm(t.Write)
+	return resp, err
+}
+
+// streamWatch bounds each wait of a streaming RPC: for its next message
+// (StreamIdle) and for the client to take an answer (Write).
+func (t Timeouts) streamWatch(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	w := watchdogOf(ss.Context())
+	w.disarm() // a stream's handler starts at its header, with no message yet
+	return h(srv, &watchedStream{ServerStream: ss, w: w, t: t})
+}
+
+// watchedStream is a ServerStream whose waits are bounded.
+type watchedStream struct {
+	grpc.ServerStream
+	w *watchdog
+	t Timeouts
+}
+
+func (s *watchedStream) RecvMsg(m any) error {
+	s.w.arm(s.t.StreamIdle)
+	defer s.w.disarm()
+	return s.ServerStream.RecvMsg(m)
+}
+
+func (s *watchedStream) SendMsg(m any) error {
+	s.w.arm(s.t.Write)
+	defer s.w.disarm()
+	return s.ServerStream.SendMsg(m)
+}

@@ -1,0 +1,115 @@
+package grpcfront
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/net/http2"
+
+	"github.com/supervisor-dev/supervisor/internal/hostile"
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+)
+
+var (
+	inferMethod  = "/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelInfer"
+	streamMethod = "/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelStreamInfer"
+)
+
+// hostileConn serves o and dials it with a raw HTTP/2 client whose reads
+// end after 20s.
+func hostileConn(t *testing.T, o Options) (*hostile.H2, string) {
+	t.Helper()
+	_, addr := listen(t, o)
+	h, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	return h, addr
+}
+
+// ended waits for stream id to end and checks it ended within the bound
+// and before the handler was reached.
+func ended(t *testing.T, h *hostile.H2, id uint32, start time.Time, within time.Duration) string {
+	t.Helper()
+	how, err := h.End(id)
+	if err != nil {
+		t.Fatalf("the stream did not end: %v", err)
+	}
+	if took := time.Since(start); took > within {
+		t.Errorf("the stream ended after %v, want within %v", took, within)
+	}
+	return how
+}
+
+func unreached(t *testing.T) fasthttp.RequestHandler {
+	return func(*fasthttp.RequestCtx) { t.Error("the handler was reached") }
+}
+
+// A unary RPC whose message claims 1000 bytes and trickles 10 is ended
+// at Timeouts.Message, its handler never run.
+func TestMessageTimeout(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t), Timeouts: Timeouts{Message: 200 * time.Millisecond}})
+	start := time.Now()
+	id, err := h.Open(addr, inferMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Framer.WriteData(id, false, append(hostile.MessagePrefix(1000), "0123456789"...)); err != nil {
+		t.Fatal(err)
+	}
+	how := ended(t, h, id, start, 10*time.Second)
+	if !strings.HasPrefix(how, "grpc-status") && !strings.HasPrefix(how, "rst") {
+		t.Errorf("the stream ended %q, want a status or a reset", how)
+	}
+	if time.Since(start) < 200*time.Millisecond {
+		t.Errorf("the stream ended %q before the message timeout", how)
+	}
+}
+
+// A stream that sends no message is ended at Timeouts.StreamIdle.
+func TestStreamIdleTimeout(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t), Timeouts: Timeouts{StreamIdle: 200 * time.Millisecond}})
+	start := time.Now()
+	id, err := h.Open(addr, streamMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended(t, h, id, start, 10*time.Second)
+	if time.Since(start) < 200*time.Millisecond {
+		t.Error("the stream ended before its idle timeout")
+	}
+}
+
+// A connection over MaxConnections is answered GOAWAY REFUSED_STREAM,
+// saying why, at once; the one under it is served.
+func TestConnectionCap(t *testing.T) {
+	first, addr := hostileConn(t, Options{Handler: unreached(t), MaxConnections: 1})
+	second, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	_ = second.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	code, debug, err := second.GoAway()
+	if err != nil || code != http2.ErrCodeRefusedStream || !strings.Contains(debug, "grpc.max_connections") {
+		t.Errorf("over the cap: GOAWAY %v %q (err %v), want REFUSED_STREAM naming grpc.max_connections", code, debug, err)
+	}
+	// The first is a served connection: a ping is answered.
+	if err := first.Framer.WritePing(false, [8]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := first.Framer.ReadFrame()
+		if err != nil {
+			t.Fatalf("the connection under the cap: %v", err)
+		}
+		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() {
+			return
+		}
+	}
+}
