@@ -26,13 +26,13 @@ var carriesTensors = map[string]bool{
 
 // tapHandle runs on each new stream's header, before gRPC reads any of
 // its message: it arms the stream's watchdog for the wait for its message
-// (t.Message), and refuses an inference RPC at once when admit says so:
+// (t.Message), with the means to close its connection (conns), and refuses an inference RPC at once when admit says so:
 // gRPC receives a whole message before a handler runs, so without it a
 // client with no valid key, or one calling while the master is not
 // serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
 // reader goroutine: admit must not block. A nil admit admits all.
-func tapHandle(admit AdmitFunc, t Timeouts) tap.ServerInHandle {
+func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
 		if admit != nil && carriesTensors[info.FullMethodName] {
 			var h fasthttp.RequestHeader
@@ -41,7 +41,7 @@ func tapHandle(admit AdmitFunc, t Timeouts) tap.ServerInHandle {
 				return ctx, status.Error(Code(code, retry, nil), msg)
 			}
 		}
-		return watch(ctx, t.Message), nil
+		return watch(ctx, t.Message, conns), nil
 	}
 }
 

@@ -22,19 +22,61 @@ import (
 //
 // A refused connection costs one accept, one small write into an empty
 // socket buffer and a close: nothing is read and no goroutine started.
+//
+// It also keeps the open connections by remote address (conns), so that a
+// stream's watchdog can close the connection of a client that does not
+// read its answers (gRPC gives a handler no way to).
 type capListener struct {
 	net.Listener
-	max    int64
+	max    int64 // 0: no cap
 	open   atomic.Int64
 	answer []byte
+	conns  *connSet
+	// writeTimeout bounds each write to a connection (0: none): gRPC sets
+	// no write deadline, so a client that reads nothing at all would
+	// stall the connection's writer, with every answer queued behind it.
+	writeTimeout time.Duration
+}
+
+// connSet is the open connections by remote address.
+type connSet struct {
+	mu sync.Mutex
+	m  map[string]net.Conn
+}
+
+func (s *connSet) add(c net.Conn) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[string]net.Conn{}
+	}
+	s.m[c.RemoteAddr().String()] = c
+	s.mu.Unlock()
+}
+
+func (s *connSet) remove(c net.Conn) {
+	s.mu.Lock()
+	if s.m[c.RemoteAddr().String()] == c {
+		delete(s.m, c.RemoteAddr().String())
+	}
+	s.mu.Unlock()
+}
+
+// close closes the connection from addr, if it is open.
+func (s *connSet) close(addr string) {
+	s.mu.Lock()
+	c := s.m[addr]
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }
 
 // refusalWriteTimeout bounds the write of the answer to a refused
 // connection (it fits an empty socket buffer).
 const refusalWriteTimeout = 100 * time.Millisecond
 
-func newCapListener(ln net.Listener, maxConns int) *capListener {
-	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns)}
+func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration) *capListener {
+	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns), conns: conns, writeTimeout: writeTimeout}
 }
 
 // overCapAnswer is the server preface and GOAWAY a connection over the
@@ -56,8 +98,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, l: l}, nil
+		if n := l.open.Add(1); n <= l.max || l.max == 0 {
+			cc := &cappedConn{Conn: c, l: l}
+			l.conns.add(cc)
+			return cc, nil
 		}
 		l.open.Add(-1)
 		_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
@@ -73,8 +117,20 @@ type cappedConn struct {
 	once sync.Once
 }
 
+// Write fails once the client has taken nothing for the write timeout:
+// gRPC then closes the connection.
+func (c *cappedConn) Write(b []byte) (int, error) {
+	if c.l.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+	}
+	return c.Conn.Write(b)
+}
+
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		c.l.conns.remove(c)
+	})
 	return err
 }

@@ -72,8 +72,9 @@ const pingTimeout = 20 * time.Second
 
 // Server is the gRPC listener's server.
 type Server struct {
-	srv  *grpc.Server
-	opts Options
+	srv   *grpc.Server
+	opts  Options
+	conns *connSet // the open connections, for the watchdogs
 }
 
 // New builds a Server serving GRPCInferenceService, grpc.health.v1 and
@@ -85,6 +86,7 @@ func New(o Options) *Server {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = 20 * time.Second
 	}
+	conns := &connSet{}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
 		grpc.ConnectionTimeout(o.HandshakeTimeout),
@@ -94,7 +96,7 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts)),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns)),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 	}
@@ -104,7 +106,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns}
 	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
@@ -113,10 +115,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	if s.opts.MaxConnections > 0 {
-		ln = newCapListener(ln, s.opts.MaxConnections)
-	}
-	err := s.srv.Serve(ln)
+	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
 )
 
 // Timeouts bound how long one stream may hold the master while it waits
@@ -15,7 +16,11 @@ import (
 // MaxConnections x MaxConcurrentStreams handlers, each holding what it
 // has received so far, for ever. A timeout that fires cancels the
 // stream's context: the wait in progress ends, the handler returns and
-// the client gets the stream's status (CANCELLED) or a reset.
+// the client gets the stream's status (CANCELLED) or a reset. A write
+// timeout also closes the stream's connection, as HTTP's write_timeout
+// does: the answers a client does not take stay queued on the connection
+// (behind them, the stream's end) however the stream ends, so a client
+// could otherwise pile one answer window per abandoned stream on it.
 type Timeouts struct {
 	// Message bounds the wait from a unary RPC's header to its whole
 	// message (limits.body_timeout): a unary client sends the message
@@ -29,8 +34,9 @@ type Timeouts struct {
 	// as for an idle keep-alive connection). 0: no bound.
 	StreamIdle time.Duration
 	// Write bounds each wait for the client to take an answer (flow
-	// control: a client that does not read stops the master's sends)
-	// (limits.write_timeout). 0: no bound.
+	// control: a client that does not read stops the master's sends),
+	// and each write to a connection's socket (limits.write_timeout);
+	// either closes the connection. 0: no bound.
 	Write time.Duration
 }
 
@@ -38,21 +44,27 @@ type Timeouts struct {
 // outlasts its bound. One per stream; arm and disarm may be called from
 // the stream's handler while the timer fires.
 type watchdog struct {
-	mu     sync.Mutex
-	timer  *time.Timer
-	cancel context.CancelFunc
+	mu      sync.Mutex
+	timer   *time.Timer
+	writing bool // the wait armed for is a write: its timeout closes the connection
+	cancel  context.CancelFunc
+	cut     func() // closes the stream's connection
 }
 
 type watchdogKey struct{}
 
 // watch derives the stream's context, armed for d (no bound when 0); the
 // timer is stopped when the stream ends.
-func watch(ctx context.Context, d time.Duration) context.Context {
+func watch(ctx context.Context, d time.Duration, conns *connSet) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{cancel: cancel}
-	w.timer = time.AfterFunc(time.Hour, cancel)
+	w := &watchdog{cancel: cancel, cut: func() {}}
+	if p, ok := peer.FromContext(ctx); ok && conns != nil {
+		addr := p.Addr.String()
+		w.cut = func() { conns.close(addr) }
+	}
+	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
-	w.arm(d)
+	w.arm(d, false)
 	context.AfterFunc(ctx, w.disarm)
 	return context.WithValue(ctx, watchdogKey{}, w)
 }
@@ -64,21 +76,35 @@ func watchdogOf(ctx context.Context) *watchdog {
 	return w
 }
 
-// arm starts (or restarts) the bound of one wait; 0 disarms.
-func (w *watchdog) arm(d time.Duration) {
+// fire ends the stream whose wait timed out, and its connection when the
+// wait was a write.
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	writing := w.writing
+	w.mu.Unlock()
+	w.cancel()
+	if writing {
+		w.cut()
+	}
+}
+
+// arm starts (or restarts) the bound of one wait, a write or not; 0
+// disarms.
+func (w *watchdog) arm(d time.Duration, write bool) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timer.Stop()
+	w.writing = write
 	if d > 0 {
 		w.timer.Reset(d)
 	}
 }
 
 // disarm ends the bound: the wait it was armed for is over.
-func (w *watchdog) disarm() { w.arm(0) }
+func (w *watchdog) disarm() { w.arm(0, false) }
 
 // unaryWatch disarms the message bound once the message is in (a unary
 // handler runs only then), and arms the write bound for the answer,
@@ -87,7 +113,7 @@ func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerIn
 	w := watchdogOf(ctx)
 	w.disarm()
 	resp, err := h(ctx, req)
-	w.arm(t.Write)
+	w.arm(t.Write, true)
 	return resp, err
 }
 
@@ -107,13 +133,13 @@ type watchedStream struct {
 }
 
 func (s *watchedStream) RecvMsg(m any) error {
-	s.w.arm(s.t.StreamIdle)
+	s.w.arm(s.t.StreamIdle, false)
 	defer s.w.disarm()
 	return s.ServerStream.RecvMsg(m)
 }
 
 func (s *watchedStream) SendMsg(m any) error {
-	s.w.arm(s.t.Write)
+	s.w.arm(s.t.Write, true)
 	defer s.w.disarm()
 	return s.ServerStream.SendMsg(m)
 }
