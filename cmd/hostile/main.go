@@ -30,6 +30,8 @@ func run() int {
 	testdata := flag.String("testdata", "../shared/testdata", "the shared test data (SqueezeNet and photos, for the image attacks); absent = they are skipped")
 	bodyTimeout := flag.Duration("body-timeout", 5*time.Second, "limits.body_timeout")
 	readTimeout := flag.Duration("read-timeout", 10*time.Second, "limits.read_timeout")
+	writeTimeout := flag.Duration("write-timeout", 10*time.Second, "limits.write_timeout (bounds a gRPC stream whose client takes no answer)")
+	grpcConns := flag.Int("grpc-max-connections", 1000, "grpc.max_connections (grpc-idle-connections opens 2000 at scale 1)")
 	legit := flag.Int("legit", 4, "the well-behaved client's connections")
 	prep := flag.Int("prep", 1, "prep workers")
 	only := flag.String("attacks", "", "comma-separated attack names (default: all)")
@@ -58,7 +60,7 @@ func run() int {
 	}
 	o := suiteOptions{
 		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget, maxBody: *maxBody,
-			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, prepWorkers: *prep},
+			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, writeTimeout: *writeTimeout, grpcMaxConns: *grpcConns, prepWorkers: *prep},
 		scale: *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
 		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
 	}
@@ -127,6 +129,12 @@ func (r *report) misses() []string {
 		if row.imageRatio > 3 {
 			out = append(out, fmt.Sprintf("%s: image p99 %v is %.1fx steady (target 3x)", n, row.image.p99, row.imageRatio))
 		}
+		if row.grpc.errors > 0 {
+			out = append(out, fmt.Sprintf("%s: the gRPC client got %d errors in %d requests (first: %s)", n, row.grpc.errors, row.grpc.requests, row.grpc.firstErr))
+		}
+		if row.grpcRatio > 3 {
+			out = append(out, fmt.Sprintf("%s: gRPC p99 %v is %.1fx steady (target 3x)", n, row.grpc.p99, row.grpcRatio))
+		}
 		if bad := unclear(row.answers, row.attack.allowed); len(bad) > 0 {
 			out = append(out, fmt.Sprintf("%s: attack requests answered %v, not a 4xx, 503 or a cut", n, bad))
 		}
@@ -138,19 +146,20 @@ func (r *report) misses() []string {
 }
 
 func printReport(w io.Writer, r *report) {
-	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
+	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; gRPC %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
 		r.steady.requests, r.steady.errors, ms(r.steady.p99), r.imageSteady.requests, r.imageSteady.errors, ms(r.imageSteady.p99),
-		mib(r.masterRest), mib(r.prepRest), mib(r.budget))
+		r.grpcSteady.requests, r.grpcSteady.errors, ms(r.grpcSteady.p99), mib(r.masterRest), mib(r.prepRest), mib(r.budget))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tattack answers")
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tattack answers")
 	for _, row := range r.rows {
 		if row.skipped != "" {
 			fmt.Fprintf(tw, "%s\tskipped: %s\n", row.attack.name, row.skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
 			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
-			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio, formatAnswers(row.answers))
+			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio,
+			row.grpc.errors, row.grpc.requests, ms(row.grpc.p99), row.grpcRatio, formatAnswers(row.answers))
 	}
 	tw.Flush()
 }

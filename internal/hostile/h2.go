@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"strconv"
+	"strings"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -76,47 +80,50 @@ func MessagePrefix(n uint32) []byte {
 func Message(m []byte) []byte { return append(MessagePrefix(uint32(len(m))), m...) }
 
 // End reads frames until stream id ends, or the connection does, and
-// says how: "grpc-status N" (the trailers' status, "grpc-status ?" when
-// they carry none), "rst CODE" (RST_STREAM), "goaway CODE" (the server
-// sent GOAWAY without having processed the stream) or an error (the
-// connection closed or the read deadline passed). Other streams' frames
-// and connection frames are skipped; PINGs are not answered.
+// says how (see Outcome), or returns the error that ended the connection
+// (or the read deadline) first. Other frames are skipped; PINGs are not
+// answered.
 func (h *H2) End(id uint32) (string, error) {
 	for {
 		f, err := h.Framer.ReadFrame()
 		if err != nil {
 			return "", err
 		}
-		switch f := f.(type) {
-		case *http2.MetaHeadersFrame:
-			if f.StreamID == id && f.StreamEnded() {
-				if st := f.PseudoValue("status"); st != "" && st != "200" {
-					return "http " + st, nil
-				}
-				if v := headerValue(f, "grpc-status"); v != "" {
-					return "grpc-status " + v, nil
-				}
-				return "grpc-status ?", nil
-			}
-		case *http2.RSTStreamFrame:
-			if f.StreamID == id {
-				return "rst " + f.ErrCode.String(), nil
-			}
-		case *http2.GoAwayFrame:
-			if f.LastStreamID < id {
-				return "goaway " + f.ErrCode.String(), nil
-			}
+		if sid, how := Outcome(f); how != "" && (sid == id || sid == 0 && strings.HasPrefix(how, "goaway")) {
+			return how, nil
 		}
 	}
 }
 
-func headerValue(f *http2.MetaHeadersFrame, name string) string {
-	for _, hf := range f.Fields {
-		if hf.Name == name {
-			return hf.Value
+// Outcome says what a frame from the server ends, and how: stream id
+// with "grpc CODE" (its trailers' gRPC status, by name; "grpc ?" without
+// one), "http STATUS" (refused before gRPC), "rst CODE" (RST_STREAM);
+// stream 0 with "goaway CODE" or "pong" (a PING's ack). Other frames
+// end nothing: "".
+func Outcome(f http2.Frame) (uint32, string) {
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		if !f.StreamEnded() {
+			return f.StreamID, ""
+		}
+		if st := f.PseudoValue("status"); st != "" && st != "200" {
+			return f.StreamID, "http " + st
+		}
+		n, err := strconv.Atoi(headerValue(f, "grpc-status"))
+		if err != nil {
+			return f.StreamID, "grpc ?"
+		}
+		return f.StreamID, "grpc " + codes.Code(n).String()
+	case *http2.RSTStreamFrame:
+		return f.StreamID, "rst " + f.ErrCode.String()
+	case *http2.GoAwayFrame:
+		return 0, "goaway " + f.ErrCode.String()
+	case *http2.PingFrame:
+		if f.IsAck() {
+			return 0, "pong"
 		}
 	}
-	return ""
+	return f.Header().StreamID, ""
 }
 
 // GoAway reads frames until the server sends GOAWAY and returns its code
@@ -135,3 +142,12 @@ func (h *H2) GoAway() (http2.ErrCode, string, error) {
 
 // Close closes the connection.
 func (h *H2) Close() error { return h.Conn.Close() }
+
+func headerValue(f *http2.MetaHeadersFrame, name string) string {
+	for _, hf := range f.Fields {
+		if hf.Name == name {
+			return hf.Value
+		}
+	}
+	return ""
+}

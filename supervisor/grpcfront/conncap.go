@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/time/rate"
 )
 
 // capListener caps the gRPC listener's open connections as the public
@@ -38,36 +39,66 @@ type capListener struct {
 	writeTimeout time.Duration
 }
 
-// connSet is the open connections by remote address.
+// connSet is the open connections by remote address, each with its
+// budget of streams ended before their first message.
 type connSet struct {
 	mu sync.Mutex
-	m  map[string]net.Conn
+	m  map[string]*connEntry
 }
+
+type connEntry struct {
+	c     net.Conn
+	early *rate.Limiter
+}
+
+// The budget of streams a connection may end (RST_STREAM, mostly)
+// before their first message is in, beyond which the connection is
+// closed: HTTP/2 rapid reset (CVE-2023-44487) opens streams and resets
+// them at once, each costing the master a stream, a header decode, the
+// admission check and a handler goroutine but never a request. grpc-go
+// bounds the handlers running at once per connection (to
+// MaxConcurrentStreams) but not the rate; a well-behaved client cancels
+// an RPC after sending its message, which does not count.
+const (
+	earlyEndsPerSecond = 100
+	earlyEndsBurst     = 200
+)
 
 func (s *connSet) add(c net.Conn) {
 	s.mu.Lock()
 	if s.m == nil {
-		s.m = map[string]net.Conn{}
+		s.m = map[string]*connEntry{}
 	}
-	s.m[c.RemoteAddr().String()] = c
+	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst)}
 	s.mu.Unlock()
 }
 
 func (s *connSet) remove(c net.Conn) {
 	s.mu.Lock()
-	if s.m[c.RemoteAddr().String()] == c {
+	if e := s.m[c.RemoteAddr().String()]; e != nil && e.c == c {
 		delete(s.m, c.RemoteAddr().String())
 	}
 	s.mu.Unlock()
 }
 
+func (s *connSet) get(addr string) *connEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[addr]
+}
+
 // close closes the connection from addr, if it is open.
 func (s *connSet) close(addr string) {
-	s.mu.Lock()
-	c := s.m[addr]
-	s.mu.Unlock()
-	if c != nil {
-		_ = c.Close()
+	if e := s.get(addr); e != nil {
+		_ = e.c.Close()
+	}
+}
+
+// endedEarly counts a stream from addr that ended before its first
+// message, and closes the connection once it is over its budget.
+func (s *connSet) endedEarly(addr string) {
+	if e := s.get(addr); e != nil && !e.early.Allow() {
+		_ = e.c.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -48,7 +49,10 @@ type watchdog struct {
 	timer   *time.Timer
 	writing bool // the wait armed for is a write: its timeout closes the connection
 	cancel  context.CancelFunc
-	cut     func() // closes the stream's connection
+	cut     func()      // closes the stream's connection
+	early   func()      // counts a stream ended before its first message (connSet.endedEarly)
+	got     atomic.Bool // the first message is in
+	fired   atomic.Bool // a timeout ended the stream
 }
 
 type watchdogKey struct{}
@@ -57,15 +61,16 @@ type watchdogKey struct{}
 // timer is stopped when the stream ends.
 func watch(ctx context.Context, d time.Duration, conns *connSet) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{cancel: cancel, cut: func() {}}
+	w := &watchdog{cancel: cancel, cut: func() {}, early: func() {}}
 	if p, ok := peer.FromContext(ctx); ok && conns != nil {
 		addr := p.Addr.String()
 		w.cut = func() { conns.close(addr) }
+		w.early = func() { conns.endedEarly(addr) }
 	}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
 	w.arm(d, false)
-	context.AfterFunc(ctx, w.disarm)
+	context.AfterFunc(ctx, w.ended)
 	return context.WithValue(ctx, watchdogKey{}, w)
 }
 
@@ -76,9 +81,19 @@ func watchdogOf(ctx context.Context) *watchdog {
 	return w
 }
 
+// ended runs once the stream is over: a stream the client ended before
+// its first message (a reset, mostly) counts against its connection.
+func (w *watchdog) ended() {
+	w.disarm()
+	if !w.got.Load() && !w.fired.Load() {
+		w.early()
+	}
+}
+
 // fire ends the stream whose wait timed out, and its connection when the
 // wait was a write.
 func (w *watchdog) fire() {
+	w.fired.Store(true)
 	w.mu.Lock()
 	writing := w.writing
 	w.mu.Unlock()
@@ -106,12 +121,20 @@ func (w *watchdog) arm(d time.Duration, write bool) {
 // disarm ends the bound: the wait it was armed for is over.
 func (w *watchdog) disarm() { w.arm(0, false) }
 
+// received disarms the wait for a message, which is in.
+func (w *watchdog) received() {
+	if w != nil {
+		w.got.Store(true)
+		w.disarm()
+	}
+}
+
 // unaryWatch disarms the message bound once the message is in (a unary
 // handler runs only then), and arms the write bound for the answer,
 // which gRPC sends after the handler returns.
 func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	w := watchdogOf(ctx)
-	w.disarm()
+	w.received()
 	resp, err := h(ctx, req)
 	w.arm(t.Write, true)
 	return resp, err
@@ -134,8 +157,13 @@ type watchedStream struct {
 
 func (s *watchedStream) RecvMsg(m any) error {
 	s.w.arm(s.t.StreamIdle, false)
-	defer s.w.disarm()
-	return s.ServerStream.RecvMsg(m)
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		s.w.received()
+	} else {
+		s.w.disarm()
+	}
+	return err
 }
 
 func (s *watchedStream) SendMsg(m any) error {
