@@ -2,12 +2,15 @@ package grpcfront
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
@@ -111,5 +114,44 @@ func TestConnectionCap(t *testing.T) {
 		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() {
 			return
 		}
+	}
+}
+
+// A stream whose client gives it no window for its answers (SETTINGS
+// INITIAL_WINDOW_SIZE 0) blocks its handler once its answers fill the
+// write quota: Timeouts.Write closes the connection.
+func TestWriteTimeoutClosesTheConnection(t *testing.T) {
+	bigError := `{"error":"` + strings.Repeat("a", 16<<10) + `"}`
+	h, addr := hostileConn(t, Options{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(fasthttp.StatusBadRequest)
+		ctx.SetBodyString(bigError)
+	}, Timeouts: Timeouts{Write: 200 * time.Millisecond}})
+	if err := h.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	id, err := h.Open(addr, streamMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := proto.Marshal(&pb.ModelInferRequest{ModelName: "m", Inputs: []*pb.ModelInferRequest_InferInputTensor{
+		{Name: "x", Datatype: "FP32", Shape: []int64{1}, Contents: &pb.InferTensorContents{Fp32Contents: []float32{1}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // 10 answers of 16 KiB: over the 64 KiB write quota
+		if err := h.Framer.WriteData(id, false, hostile.Message(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	how, err := h.End(id)
+	if err == nil {
+		t.Fatalf("the stream ended %q; want its connection closed", how)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the connection was not closed within 20s")
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("the connection was closed after %v, before the write timeout", took)
 	}
 }
