@@ -155,3 +155,26 @@ func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 		t.Errorf("the connection was closed after %v, before the write timeout", took)
 	}
 }
+
+// HTTP/2 rapid reset: a connection that resets more than earlyEndsBurst
+// streams before their message is closed.
+func TestRapidResetClosesTheConnection(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t)})
+	for i := range 4 * earlyEndsBurst {
+		id, err := h.Open(addr, inferMethod)
+		if err == nil {
+			err = h.Framer.WriteRSTStream(id, http2.ErrCodeCancel)
+		}
+		if err != nil {
+			if i <= earlyEndsBurst {
+				t.Fatalf("the connection failed after %d resets, within the budget: %v", i, err)
+			}
+			return // closed, as it should be
+		}
+	}
+	// The writes may all have fitted the socket buffer: the close shows
+	// on the read side.
+	if _, err := h.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection is still open after %d resets: %v", 4*earlyEndsBurst, err)
+	}
+}
