@@ -45,6 +45,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		MaxMessageBytes:      int(c.MaxBodyBytes),
 		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams,
 		MaxConnections:       c.GRPC.MaxConnections,
+		MaxRPCs:              c.GRPC.MaxRPCs,
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,

@@ -16,6 +16,7 @@ func TestGRPCNeedsAnUpgrade(t *testing.T) {
 		"off":     func(c *config.Config) { c.GRPC.Listen = "" },
 		"streams": func(c *config.Config) { c.GRPC.MaxConcurrentStreams = 7 },
 		"conns":   func(c *config.Config) { c.GRPC.MaxConnections = 7 },
+		"rpcs":    func(c *config.Config) { c.GRPC.MaxRPCs = 7 },
 	} {
 		cfg := config.DefaultConfig()
 		change(cfg)

@@ -30,7 +30,8 @@ type H2 struct {
 }
 
 // DialH2 connects and writes the client preface and an empty SETTINGS
-// frame; it does not wait for the server's.
+// frame; it does not wait for the server's. Only a failed connect is an
+// error.
 func DialH2(ctx context.Context, addr string) (*H2, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
@@ -40,13 +41,11 @@ func DialH2(ctx context.Context, addr string) (*H2, error) {
 	h := &H2{Conn: c, Framer: http2.NewFramer(c, c), next: 1}
 	h.henc = hpack.NewEncoder(&h.hbuf)
 	h.Framer.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if err := h.Framer.WriteSettings(); err != nil {
-		c.Close()
-		return nil, err
+	// A failed write is not the end: a server may answer and close
+	// before the preface is written (a connection over its cap), and its
+	// answer is still there to read.
+	if _, err := c.Write([]byte(http2.ClientPreface)); err == nil {
+		_ = h.Framer.WriteSettings()
 	}
 	return h, nil
 }

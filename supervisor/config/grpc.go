@@ -19,6 +19,13 @@ type GRPCConfig struct {
 	// HTTP/2 connection carries max_concurrent_streams RPCs at once, so a
 	// client needs one where an HTTP client opens many.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxRPCs caps the RPCs open at once across the gRPC listener, from
+	// their header (before their message) to their end; one more is
+	// refused RESOURCE_EXHAUSTED at once. Each costs the master about
+	// 20 KiB before its message is in (gRPC's stream and a handler
+	// goroutine), so this, not max_connections x max_concurrent_streams,
+	// bounds what a client opening streams and sending nothing holds.
+	MaxRPCs int `yaml:"max_rpcs"`
 }
 
 // Defaults and limits of the grpc keys.
@@ -28,10 +35,12 @@ const (
 	maxGRPCConcurrentStreams = 1 << 16
 	defaultGRPCConnections   = 1000
 	maxGRPCConnections       = 1 << 20
+	defaultGRPCRPCs          = 4096
+	maxGRPCRPCs              = 1 << 20
 )
 
 func defaultGRPC() GRPCConfig {
-	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams, MaxConnections: defaultGRPCConnections}
+	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams, MaxConnections: defaultGRPCConnections, MaxRPCs: defaultGRPCRPCs}
 }
 
 // grpcKeys decode the grpc section.
@@ -41,6 +50,7 @@ func (d *configDecoder) grpcKeys(c *Config) configKey {
 			{"listen", d.str(&c.GRPC.Listen)},
 			{"max_concurrent_streams", d.integer(&c.GRPC.MaxConcurrentStreams)},
 			{"max_connections", d.integer(&c.GRPC.MaxConnections)},
+			{"max_rpcs", d.integer(&c.GRPC.MaxRPCs)},
 		})
 	}}
 }
@@ -59,5 +69,8 @@ func (v *configValidator) grpc(c *Config) {
 	}
 	if g.MaxConnections < 1 || g.MaxConnections > maxGRPCConnections {
 		v.errorf("grpc.max_connections", "%d is out of range (1 to %d)", g.MaxConnections, maxGRPCConnections)
+	}
+	if g.MaxRPCs < 1 || g.MaxRPCs > maxGRPCRPCs {
+		v.errorf("grpc.max_rpcs", "%d is out of range (1 to %d)", g.MaxRPCs, maxGRPCRPCs)
 	}
 }

@@ -2,8 +2,10 @@ package grpcfront
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -31,8 +33,9 @@ var carriesTensors = map[string]bool{
 // client with no valid key, or one calling while the master is not
 // serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
-// reader goroutine: admit must not block. A nil admit admits all.
-func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet) tap.ServerInHandle {
+// reader goroutine: admit must not block. A nil admit admits all. Then
+// the RPC takes its place among rpcs, given back when it ends.
+func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
 		if admit != nil && carriesTensors[info.FullMethodName] {
 			var h fasthttp.RequestHeader
@@ -41,9 +44,37 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet) tap.ServerInHandle {
 				return ctx, status.Error(Code(code, retry, nil), msg)
 			}
 		}
-		return watch(ctx, t.Message, conns), nil
+		if err := rpcs.take(); err != nil {
+			return ctx, err
+		}
+		ctx = watch(ctx, t.Message, conns)
+		context.AfterFunc(ctx, rpcs.give)
+		return ctx, nil
 	}
 }
+
+// rpcCap counts the RPCs open across the listener (Options.MaxRPCs).
+type rpcCap struct {
+	max  int64
+	open atomic.Int64
+	busy error
+}
+
+func newRPCCap(maxRPCs int) *rpcCap {
+	return &rpcCap{max: int64(maxRPCs), busy: status.Errorf(codes.ResourceExhausted,
+		"server busy: %d gRPC calls are open (grpc.max_rpcs); retry later", maxRPCs)}
+}
+
+// take takes a place, or returns the refusal when none is left.
+func (c *rpcCap) take() error {
+	if c.open.Add(1) > c.max && c.max > 0 {
+		c.open.Add(-1)
+		return c.busy
+	}
+	return nil
+}
+
+func (c *rpcCap) give() { c.open.Add(-1) }
 
 // setForwarded copies the forwarded metadata (API key, request id) to h.
 func setForwarded(h *fasthttp.RequestHeader, md metadata.MD) {

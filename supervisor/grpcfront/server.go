@@ -28,6 +28,13 @@ type Options struct {
 	// MaxConcurrentStreams bounds the RPCs open at once on a connection
 	// (0: 128).
 	MaxConcurrentStreams int
+	// MaxRPCs bounds the RPCs open at once across every connection,
+	// from their header to their end; one more is refused
+	// RESOURCE_EXHAUSTED at its header (0: no bound). Each costs the
+	// master a handler goroutine and gRPC's stream (about 20 KiB) even
+	// before its message is in, so without it the bound would be
+	// MaxConnections x MaxConcurrentStreams of them.
+	MaxRPCs int
 	// MaxConnections bounds the open connections; one more is answered
 	// GOAWAY at once and closed (0: no bound).
 	MaxConnections int
@@ -96,7 +103,7 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns)),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
 
@@ -177,4 +178,42 @@ func TestRapidResetClosesTheConnection(t *testing.T) {
 	if _, err := h.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the connection is still open after %d resets: %v", 4*earlyEndsBurst, err)
 	}
+}
+
+// RPCs past MaxRPCs, across connections, are refused RESOURCE_EXHAUSTED
+// at their header; a place is given back when its RPC ends.
+func TestRPCCap(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxRPCs: 2})
+	first, err := h.Open(addr, inferMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Open(addr, inferMethod); err != nil {
+		t.Fatal(err)
+	}
+	third, err := h.Open(addr, inferMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if how, err := h.End(third); how != "grpc ResourceExhausted" {
+		t.Fatalf("the third RPC ended %q (%v), want grpc ResourceExhausted", how, err)
+	}
+	if err := h.Framer.WriteRSTStream(first, http2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	// The reset gives its place back, asynchronously: a fourth RPC gets
+	// it within the bound.
+	polltest.Until(t, 10*time.Second, 10*time.Millisecond, "a place given back", func() bool {
+		id, err := h.Open(addr, inferMethod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Framer.WriteData(id, false, hostile.MessagePrefix(10)); err != nil {
+			t.Fatal(err)
+		}
+		_ = h.Conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		how, _ := h.End(id)
+		_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		return how == "" // not refused: still waiting for its message
+	})
 }
