@@ -44,7 +44,7 @@
 // HTTP/2 frames (hostile.H2) while a third well-behaved client sends the
 // MLP row by ModelInfer on one connection: HTTP/2 rapid reset
 // (CVE-2023-44487: 1000 streams opened and reset at once, then a
-// ServerLive), a flood of max_concurrent_streams + 8 streams a connection
+// ServerLive), a flood of max_concurrent_streams + 8 streams on each of 24 connections (under grpc.max_rpcs)
 // that never send their message, messages whose prefix claims 4 GiB or
 // max_body_bytes and then trickle, PING and SETTINGS floods, 2000 idle
 // connections (twice grpc.max_connections), and a ModelStreamInfer whose

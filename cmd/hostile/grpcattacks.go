@@ -31,7 +31,9 @@ var (
 func grpcAttacks() []attack {
 	return []attack{
 		allow(raw("grpc-rapid-reset", 4, "absorbed: at most max_concurrent_streams handlers per connection (grpc-go's CVE-2023-44487 fix)", h2Repeat(rapidReset)), outcomeAbsorbed),
-		raw("grpc-stream-flood", 100, "grpc CANCELLED at body_timeout; rst REFUSED_STREAM beyond max_concurrent_streams", h2Repeat(streamFlood)),
+		// 24 x 136 streams: under grpc.max_rpcs (4096), beyond which every
+		// RPC, the well-behaved client's too, is refused RESOURCE_EXHAUSTED.
+		raw("grpc-stream-flood", 24, "grpc CANCELLED at body_timeout; rst REFUSED_STREAM beyond max_concurrent_streams", h2Repeat(streamFlood)),
 		raw("grpc-huge-message", 32, "grpc RESOURCE_EXHAUSTED from the prefix (4 GiB), grpc CANCELLED at body_timeout (trickled)", h2Repeat(hugeMessage)),
 		raw("grpc-ping-flood", 8, "goaway ENHANCE_YOUR_CALM (too_many_pings)", h2Repeat(pingFlood)),
 		allow(raw("grpc-settings-flood", 8, "absorbed: acked at a bounded rate (grpc-go stops reading when 50 acks are unread)", h2Repeat(settingsFlood)), outcomeAbsorbed),

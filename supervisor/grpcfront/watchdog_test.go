@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
-	"github.com/supervisor-dev/supervisor/internal/polltest"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 var (
