@@ -37,6 +37,12 @@ var carriesTensors = map[string]bool{
 // the RPC takes its place among rpcs, given back when it ends.
 func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		conn := conns.of(ctx)
+		if conn.closed() {
+			// gRPC reads on what it had buffered of a connection closed
+			// under it (a rapid reset's next streams): no handler for them.
+			return ctx, errConnClosed
+		}
 		if admit != nil && carriesTensors[info.FullMethodName] {
 			var h fasthttp.RequestHeader
 			setForwarded(&h, info.Header)
@@ -47,11 +53,11 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.Se
 		if err := rpcs.take(); err != nil {
 			return ctx, err
 		}
-		ctx = watch(ctx, t.Message, conns)
-		context.AfterFunc(ctx, rpcs.give)
-		return ctx, nil
+		return watch(ctx, t.Message, conn, rpcs), nil
 	}
 }
+
+var errConnClosed = status.Error(codes.Unavailable, "the connection was closed: too many streams ended before their message, or an answer not taken within limits.write_timeout")
 
 // rpcCap counts the RPCs open across the listener (Options.MaxRPCs).
 type rpcCap struct {
@@ -67,6 +73,9 @@ func newRPCCap(maxRPCs int) *rpcCap {
 
 // take takes a place, or returns the refusal when none is left.
 func (c *rpcCap) take() error {
+	if c == nil {
+		return nil
+	}
 	if c.open.Add(1) > c.max && c.max > 0 {
 		c.open.Add(-1)
 		return c.busy
@@ -74,7 +83,12 @@ func (c *rpcCap) take() error {
 	return nil
 }
 
-func (c *rpcCap) give() { c.open.Add(-1) }
+// give gives a place back (nil: nothing to give).
+func (c *rpcCap) give() {
+	if c != nil {
+		c.open.Add(-1)
+	}
+}
 
 // setForwarded copies the forwarded metadata (API key, request id) to h.
 func setForwarded(h *fasthttp.RequestHeader, md metadata.MD) {

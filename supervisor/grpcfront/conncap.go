@@ -2,6 +2,7 @@ package grpcfront
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/time/rate"
+	"google.golang.org/grpc/peer"
 )
 
 // capListener caps the gRPC listener's open connections as the public
@@ -49,6 +51,7 @@ type connSet struct {
 type connEntry struct {
 	c     net.Conn
 	early *rate.Limiter
+	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
 }
 
 // The budget of streams a connection may end (RST_STREAM, mostly)
@@ -81,24 +84,35 @@ func (s *connSet) remove(c net.Conn) {
 	s.mu.Unlock()
 }
 
-func (s *connSet) get(addr string) *connEntry {
+// of is the connection a stream's context (its peer) came on; nil when
+// it is not in the set (a listener Serve did not wrap).
+func (s *connSet) of(ctx context.Context) *connEntry {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.m[addr]
+	return s.m[p.Addr.String()]
 }
 
-// close closes the connection from addr, if it is open.
-func (s *connSet) close(addr string) {
-	if e := s.get(addr); e != nil {
+// close closes the connection for its client's misbehaviour; the
+// streams gRPC has yet to read from it are refused at their header.
+func (e *connEntry) close() {
+	if e != nil {
+		e.cut.Store(true)
 		_ = e.c.Close()
 	}
 }
 
-// endedEarly counts a stream from addr that ended before its first
-// message, and closes the connection once it is over its budget.
-func (s *connSet) endedEarly(addr string) {
-	if e := s.get(addr); e != nil && !e.early.Allow() {
-		_ = e.c.Close()
+// closed reports whether close was called.
+func (e *connEntry) closed() bool { return e != nil && e.cut.Load() }
+
+// endedEarly counts a stream that ended before its first message, and
+// closes the connection once it is over its budget.
+func (e *connEntry) endedEarly() {
+	if e != nil && !e.early.Allow() {
+		e.close()
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/peer"
 )
 
 // Timeouts bound how long one stream may hold the master while it waits
@@ -49,29 +48,40 @@ type watchdog struct {
 	timer   *time.Timer
 	writing bool // the wait armed for is a write: its timeout closes the connection
 	cancel  context.CancelFunc
-	cut     func()      // closes the stream's connection
-	early   func()      // counts a stream ended before its first message (connSet.endedEarly)
+	conn    *connEntry  // the stream's connection (nil: unknown)
+	rpcs    *rpcCap     // its place is given back when it ends
 	got     atomic.Bool // the first message is in
 	fired   atomic.Bool // a timeout ended the stream
 }
 
+// watchCtx is a stream's context carrying its watchdog (one allocation
+// less than context.WithValue: this runs for every stream, a rapid
+// reset's included).
+type watchCtx struct {
+	context.Context
+	w *watchdog
+}
+
 type watchdogKey struct{}
 
-// watch derives the stream's context, armed for d (no bound when 0); the
-// timer is stopped when the stream ends.
-func watch(ctx context.Context, d time.Duration, conns *connSet) context.Context {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{cancel: cancel, cut: func() {}, early: func() {}}
-	if p, ok := peer.FromContext(ctx); ok && conns != nil {
-		addr := p.Addr.String()
-		w.cut = func() { conns.close(addr) }
-		w.early = func() { conns.endedEarly(addr) }
+func (c *watchCtx) Value(key any) any {
+	if key == (watchdogKey{}) {
+		return c.w
 	}
+	return c.Context.Value(key)
+}
+
+// watch derives the stream's context, armed for d (no bound when 0); the
+// timer is stopped, and its place in rpcs given back, when the stream
+// ends.
+func watch(ctx context.Context, d time.Duration, conn *connEntry, rpcs *rpcCap) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
 	w.arm(d, false)
 	context.AfterFunc(ctx, w.ended)
-	return context.WithValue(ctx, watchdogKey{}, w)
+	return &watchCtx{Context: ctx, w: w}
 }
 
 // watchdogOf is the stream's watchdog; nil (whose methods do nothing)
@@ -85,8 +95,9 @@ func watchdogOf(ctx context.Context) *watchdog {
 // its first message (a reset, mostly) counts against its connection.
 func (w *watchdog) ended() {
 	w.disarm()
+	w.rpcs.give()
 	if !w.got.Load() && !w.fired.Load() {
-		w.early()
+		w.conn.endedEarly()
 	}
 }
 
@@ -99,7 +110,7 @@ func (w *watchdog) fire() {
 	w.mu.Unlock()
 	w.cancel()
 	if writing {
-		w.cut()
+		w.conn.close()
 	}
 }
 
