@@ -21,19 +21,12 @@ func main() {
 }
 
 func run() int {
-	bin := flag.String("bin", "bin/supervisor", "supervisor binary to attack")
+	so := serverFlags()
 	scale := flag.Float64("scale", 1, "attack clients = each attack's full count times this")
 	phase := flag.Duration("phase", 15*time.Second, "how long the well-behaved client measures, steady and under each attack")
 	rampUp := flag.Duration("ramp-up", 3*time.Second, "how long an attack runs before the measurement starts")
-	budget := flag.Int64("budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
-	maxBody := flag.Int64("max-body", 64<<20, "max_body_bytes (the BYTES floods are sized just under it)")
 	testdata := flag.String("testdata", "../shared/testdata", "the shared test data (SqueezeNet and photos, for the image attacks); absent = they are skipped")
-	bodyTimeout := flag.Duration("body-timeout", 5*time.Second, "limits.body_timeout")
-	readTimeout := flag.Duration("read-timeout", 10*time.Second, "limits.read_timeout")
-	writeTimeout := flag.Duration("write-timeout", 10*time.Second, "limits.write_timeout (bounds a gRPC stream whose client takes no answer)")
-	grpcConns := flag.Int("grpc-max-connections", 1000, "grpc.max_connections (grpc-idle-connections opens 2000 at scale 1)")
 	legit := flag.Int("legit", 4, "the well-behaved client's connections")
-	prep := flag.Int("prep", 1, "prep workers")
 	only := flag.String("attacks", "", "comma-separated attack names (default: all)")
 	nice := flag.Int("nice", 19, "niceness of the attacker process (0 = the suite's own priority)")
 	flag.Parse()
@@ -58,10 +51,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "hostile: generate models:", err)
 		return 1
 	}
+	so.ortLib, so.modelsDir = lib, models
 	o := suiteOptions{
-		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget, maxBody: *maxBody,
-			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, writeTimeout: *writeTimeout, grpcMaxConns: *grpcConns, prepWorkers: *prep},
-		scale: *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
+		server: *so,
+		scale:  *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
 		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
 	}
 	o.server.squeezeNet, o.photo, o.noImages = findImageModel(*testdata)
@@ -81,6 +74,21 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// serverFlags registers the flags of the server under attack; its
+// ortLib and modelsDir are left to the caller.
+func serverFlags() *serverOptions {
+	o := &serverOptions{}
+	flag.StringVar(&o.bin, "bin", "bin/supervisor", "supervisor binary to attack")
+	flag.Int64Var(&o.budget, "budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
+	flag.Int64Var(&o.maxBody, "max-body", 64<<20, "max_body_bytes (the BYTES floods are sized just under it)")
+	flag.DurationVar(&o.bodyTimeout, "body-timeout", 5*time.Second, "limits.body_timeout")
+	flag.DurationVar(&o.readTimeout, "read-timeout", 10*time.Second, "limits.read_timeout")
+	flag.DurationVar(&o.writeTimeout, "write-timeout", 10*time.Second, "limits.write_timeout (bounds a gRPC stream whose client takes no answer)")
+	flag.IntVar(&o.grpcMaxConns, "grpc-max-connections", 1000, "grpc.max_connections (grpc-idle-connections opens 2000 at scale 1)")
+	flag.IntVar(&o.prepWorkers, "prep", 1, "prep workers")
+	return o
 }
 
 func selectAttacks(names string) ([]attack, error) {
