@@ -47,8 +47,9 @@
 // ServerLive), a flood of max_concurrent_streams + 8 streams on each of 24 connections (under grpc.max_rpcs)
 // that never send their message, messages whose prefix claims 4 GiB or
 // max_body_bytes and then trickle, PING and SETTINGS floods, 2000 idle
-// connections (twice grpc.max_connections), and a ModelStreamInfer whose
-// client gives the server no window for its answers. Their outcomes are
+// connections (twice grpc.max_connections), and clients that give the
+// server no window for answers: ModelInfer after ModelInfer, and one
+// ModelStreamInfer. Their outcomes are
 // how each stream or connection ended ("grpc Canceled", "rst
 // REFUSED_STREAM", "goaway ENHANCE_YOUR_CALM", cut); "absorbed" is a
 // burst after which the server still answered.

@@ -38,6 +38,7 @@ func grpcAttacks() []attack {
 		raw("grpc-ping-flood", 8, "goaway ENHANCE_YOUR_CALM (too_many_pings)", h2Repeat(pingFlood)),
 		allow(raw("grpc-settings-flood", 8, "absorbed: acked at a bounded rate (grpc-go stops reading when 50 acks are unread)", h2Repeat(settingsFlood)), outcomeAbsorbed),
 		raw("grpc-idle-connections", 2000, "held; goaway NO_ERROR at idle_timeout; goaway REFUSED_STREAM beyond grpc.max_connections", h2Repeat(idleH2)),
+		raw("grpc-unread-unary", 8, "rst REFUSED_STREAM beyond max_concurrent_streams: a unary answer the client gives no window stays on its stream", h2Repeat(unreadUnary)),
 		raw("grpc-unread-answers", 8, "cut at write_timeout: the stream's answers fill its window, the connection is closed", h2Repeat(unreadAnswers)),
 	}
 }
@@ -313,4 +314,50 @@ func unreadAnswers(ctx context.Context, t target, s *session, rec *answers) {
 		}
 	}
 	s.waitEnd(ctx, id, rec, nil)
+}
+
+// unreadUnary gives the server a stream window of 0, then calls
+// ModelInfer over and over without waiting for the answers (which the
+// window keeps from coming): each answer stays queued on the
+// connection, and the question is whether anything bounds how many.
+// It records how each stream ended: REFUSED_STREAM when the server
+// counts the unanswered ones against max_concurrent_streams.
+func unreadUnary(ctx context.Context, t target, s *session, rec *answers) {
+	if err := s.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		rec.add(lost(ctx, err))
+		return
+	}
+	if err := s.Framer.WritePing(false, [8]byte{}); err != nil || s.await(ctx) != "pong" {
+		rec.add(outcomeCut)
+		return
+	}
+	msg, _ := proto.Marshal(legitInferRequest())
+	frame := hostile.Message(msg)
+	for i := 0; i < 10000 && ctx.Err() == nil; i++ {
+		id, err := s.Open(t.grpcAddr, inferMethod, "x-api-key", apiKey)
+		if err == nil {
+			err = s.Framer.WriteData(id, true, frame)
+		}
+		if err != nil {
+			rec.add(lost(ctx, err))
+			return
+		}
+		s.drainEnds(rec)
+	}
+	<-ctx.Done()
+	rec.add(outcomeHeld)
+}
+
+// drainEnds records the stream ends that have come, without waiting.
+func (s *session) drainEnds(rec *answers) {
+	for {
+		select {
+		case e := <-s.ends:
+			if e.stream != 0 {
+				rec.add(e.how)
+			}
+		default:
+			return
+		}
+	}
 }
