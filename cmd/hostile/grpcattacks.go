@@ -290,14 +290,7 @@ func idleH2(ctx context.Context, _ target, s *session, rec *answers) {
 // answers fill the stream's write quota, the handler blocks in Send, and
 // write_timeout should close the connection.
 func unreadAnswers(ctx context.Context, t target, s *session, rec *answers) {
-	if err := s.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
-		rec.add(lost(ctx, err))
-		return
-	}
-	// The server's SETTINGS and connection window come before its
-	// answer to a PING: past it, 512 KiB is within its windows.
-	if err := s.Framer.WritePing(false, [8]byte{}); err != nil || s.await(ctx) != "pong" {
-		rec.add(outcomeCut)
+	if !s.noWindow(ctx, rec) {
 		return
 	}
 	id, err := s.Open(t.grpcAddr, streamMethod, "x-api-key", apiKey)
@@ -323,12 +316,7 @@ func unreadAnswers(ctx context.Context, t target, s *session, rec *answers) {
 // It records how each stream ended: REFUSED_STREAM when the server
 // counts the unanswered ones against max_concurrent_streams.
 func unreadUnary(ctx context.Context, t target, s *session, rec *answers) {
-	if err := s.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
-		rec.add(lost(ctx, err))
-		return
-	}
-	if err := s.Framer.WritePing(false, [8]byte{}); err != nil || s.await(ctx) != "pong" {
-		rec.add(outcomeCut)
+	if !s.noWindow(ctx, rec) {
 		return
 	}
 	msg, _ := proto.Marshal(legitInferRequest())
@@ -360,4 +348,20 @@ func (s *session) drainEnds(rec *answers) {
 			return
 		}
 	}
+}
+
+// noWindow gives the server a stream window of 0 (it may send no DATA),
+// then waits for a PING's answer, which comes after the server's
+// SETTINGS and connection window: past it, the client may send up to
+// them. It records a failure and returns false.
+func (s *session) noWindow(ctx context.Context, rec *answers) bool {
+	if err := s.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		rec.add(lost(ctx, err))
+		return false
+	}
+	if err := s.Framer.WritePing(false, [8]byte{}); err != nil || s.await(ctx) != "pong" {
+		rec.add(outcomeCut)
+		return false
+	}
+	return true
 }
