@@ -41,12 +41,15 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		Handler:              m.front.ServeInternal,
 		MaxMessageBytes:      int(c.MaxBodyBytes),
 		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams,
-		MaxConnections:       l.MaxConnections,
+		MaxConnections:       c.GRPC.MaxConnections,
+		MaxRPCs:              c.GRPC.MaxRPCs,
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,
-		Admit:                m.front.AdmitMessage,
-		Log:                  m.log,
+		Timeouts: grpcfront.Timeouts{Message: l.BodyTimeout.Duration, StreamIdle: l.IdleTimeout.Duration,
+			Write: l.WriteTimeout.Duration},
+		Admit: m.front.AdmitMessage,
+		Log:   m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: ln}, nil
 }

@@ -12,6 +12,8 @@ func TestGRPCNeedsAnUpgrade(t *testing.T) {
 		"listen":  func(c *config.Config) { c.GRPC.Listen = "127.0.0.1:9101" },
 		"off":     func(c *config.Config) { c.GRPC.Listen = "" },
 		"streams": func(c *config.Config) { c.GRPC.MaxConcurrentStreams = 7 },
+		"conns":   func(c *config.Config) { c.GRPC.MaxConnections = 7 },
+		"rpcs":    func(c *config.Config) { c.GRPC.MaxRPCs = 7 },
 	} {
 		cfg := config.DefaultConfig()
 		change(cfg)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"google.golang.org/grpc/codes"
 )
 
 // Outcomes of one attack request besides an HTTP status code.
@@ -52,8 +54,9 @@ func formatAnswers(n map[string]int) string {
 
 // unclear lists the outcomes that are not a clear refusal: anything but a
 // 4xx, a 503, a cut connection, one held open within the server's limits,
-// or a refused connection (the listener's backlog is full), besides the
-// attack's allowed answers.
+// or a refused connection (the listener's backlog is full), or, for the
+// gRPC attacks, a gRPC status other than OK, a stream reset or a GOAWAY,
+// besides the attack's allowed answers.
 func unclear(n map[string]int, allowed []string) []string {
 	var bad []string
 	for k := range n {
@@ -61,7 +64,7 @@ func unclear(n map[string]int, allowed []string) []string {
 		case outcomeCut, outcomeHeld, outcomeRefused, "503":
 			continue
 		}
-		if slices.Contains(allowed, k) {
+		if slices.Contains(allowed, k) || grpcRefusal(k) {
 			continue
 		}
 		if code, err := strconv.Atoi(k); err == nil && code >= 400 && code < 500 {
@@ -71,4 +74,13 @@ func unclear(n map[string]int, allowed []string) []string {
 	}
 	slices.Sort(bad)
 	return bad
+}
+
+// grpcRefusal reports whether a gRPC attack's outcome (grpcOutcome) is a
+// refusal: a status other than OK, a reset stream, a GOAWAY.
+func grpcRefusal(k string) bool {
+	if code, ok := strings.CutPrefix(k, "grpc "); ok {
+		return code != codes.OK.String()
+	}
+	return strings.HasPrefix(k, "rst ") || strings.HasPrefix(k, "goaway ")
 }

@@ -25,6 +25,8 @@ const (
 	attackEnv  = "HOSTILE_ATTACK"
 	clientsEnv = "HOSTILE_CLIENTS"
 	addrEnv    = "HOSTILE_ADDR"
+	grpcEnv    = "HOSTILE_GRPC_ADDR"
+	streamsEnv = "HOSTILE_GRPC_STREAMS"
 	floodEnv   = "HOSTILE_FLOOD_BYTES"
 	maxBodyEnv = "HOSTILE_MAX_BODY"
 )
@@ -51,7 +53,12 @@ func attackerMain() int {
 		fmt.Fprintln(os.Stderr, "hostile attacker: bad", maxBodyEnv)
 		return 2
 	}
-	t := target{addr: os.Getenv(addrEnv), floodBytes: flood, maxBody: maxBody}
+	streams, err := strconv.Atoi(os.Getenv(streamsEnv))
+	if err != nil || streams < 1 {
+		fmt.Fprintln(os.Stderr, "hostile attacker: bad", streamsEnv)
+		return 2
+	}
+	t := target{addr: os.Getenv(addrEnv), grpcAddr: os.Getenv(grpcEnv), floodBytes: flood, maxBody: maxBody, maxStreams: streams}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us
@@ -91,7 +98,7 @@ func startAttacker(a attack, clients int, t target, nice int) (*attackProcess, e
 	cmd := exec.Command("nice", "-n", strconv.Itoa(nice), exe)
 	cmd.Env = append(os.Environ(), roleEnv+"=attacker", attackEnv+"="+a.name,
 		clientsEnv+"="+strconv.Itoa(clients), addrEnv+"="+t.addr, floodEnv+"="+strconv.FormatInt(t.floodBytes, 10),
-		maxBodyEnv+"="+strconv.FormatInt(t.maxBody, 10))
+		maxBodyEnv+"="+strconv.FormatInt(t.maxBody, 10), grpcEnv+"="+t.grpcAddr, streamsEnv+"="+strconv.Itoa(t.maxStreams))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -30,8 +30,10 @@ type attack struct {
 // target is what an attack client knows of the server under attack.
 type target struct {
 	addr       string
-	floodBytes int64 // how large the BYTES floods are: just under max_body_bytes at full scale
-	maxBody    int64 // the server's max_body_bytes
+	grpcAddr   string // the gRPC listener
+	maxStreams int    // its grpc.max_concurrent_streams
+	floodBytes int64  // how large the BYTES floods are: just under max_body_bytes at full scale
+	maxBody    int64  // the server's max_body_bytes
 }
 
 // The image model the image attacks and the second well-behaved client
@@ -42,8 +44,17 @@ const (
 	imageInput = "data_0"
 )
 
-// attackTable is every attack, in the order they run.
+// attackTable is every attack, in the order they run: the HTTP ones,
+// the gRPC listener's (grpcAttacks), then png8-bomb, the last of
+// httpAttacks, which must stay last (see there).
 func attackTable() []attack {
+	http := httpAttacks()
+	last := len(http) - 1
+	return append(append(http[:last:last], grpcAttacks()...), http[last])
+}
+
+// httpAttacks are the public listener's rows.
+func httpAttacks() []attack {
 	return []attack{
 		raw("slowloris", 200, "408 or cut at read_timeout", repeat(slowloris)),
 		raw("slow-body", 100, "408 at body_timeout/body_min_rate", repeat(slowBody)),

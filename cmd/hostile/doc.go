@@ -40,6 +40,20 @@
 // and answers 413; the master, which carried only the compressed bytes,
 // holds no more than those.
 //
+// The gRPC listener has rows of its own (grpcattacks.go), played in raw
+// HTTP/2 frames (hostile.H2) while a third well-behaved client sends the
+// MLP row by ModelInfer on one connection: HTTP/2 rapid reset
+// (CVE-2023-44487: 1000 streams opened and reset at once, then a
+// ServerLive), a flood of max_concurrent_streams + 8 streams on each of 24 connections (under grpc.max_rpcs)
+// that never send their message, messages whose prefix claims 4 GiB or
+// max_body_bytes and then trickle, PING and SETTINGS floods, 2000 idle
+// connections (twice grpc.max_connections), and clients that give the
+// server no window for answers: ModelInfer after ModelInfer, and one
+// ModelStreamInfer. Their outcomes are
+// how each stream or connection ended ("grpc Canceled", "rst
+// REFUSED_STREAM", "goaway ENHANCE_YOUR_CALM", cut); "absorbed" is a
+// burst after which the server still answered.
+//
 // The suite shares the machine with the supervisor it measures: on a
 // small or busy host the p99 ratios include CPU contention between the
 // attackers and the server, not only what the server does.

@@ -17,7 +17,8 @@ import (
 // well-behaved client gets no error under any attack, the master's RSS
 // stays under rest + the body budget + slack, every attack request gets
 // a 4xx, a 503 or is cut (or an answer the attack allows), and the master
-// survives. With the shared test data the image attacks run too and the
+// survives; so does the gRPC client (the MLP by ModelInfer), under the
+// HTTP attacks and the gRPC ones (grpcattacks.go). With the shared test data the image attacks run too and the
 // image client must get no error either; without it they are skipped,
 // logged. The latency target is
 // left to the full run (scripts/hostile): on a shared CI machine the
@@ -48,7 +49,7 @@ func TestHostileBounded(t *testing.T) {
 	const budget, slack = 128 << 20, 48 << 20
 	o := suiteOptions{
 		server: serverOptions{bin: bin, ortLib: lib, modelsDir: models, budget: budget, maxBody: 64 << 20,
-			bodyTimeout: time.Second, readTimeout: 2 * time.Second, prepWorkers: 1},
+			bodyTimeout: time.Second, readTimeout: 2 * time.Second, writeTimeout: time.Second, grpcMaxConns: 20, prepWorkers: 1},
 		scale: 0.02, phase: 2 * time.Second, rampUp: time.Second, settle: 500 * time.Millisecond, legit: 2, nice: 10,
 		attacks: attackTable(), logf: t.Logf,
 		// Floods of 4 MiB, not 64: the attack clients are race-instrumented
@@ -77,6 +78,9 @@ func TestHostileBounded(t *testing.T) {
 		}
 		if row.legit.errors > 0 || row.legit.requests == 0 {
 			t.Errorf("%s: the well-behaved client got %d errors in %d requests (first: %s)", n, row.legit.errors, row.legit.requests, row.legit.firstErr)
+		}
+		if row.grpc.errors > 0 || row.grpc.requests == 0 {
+			t.Errorf("%s: the gRPC client got %d errors in %d requests (first: %s)", n, row.grpc.errors, row.grpc.requests, row.grpc.firstErr)
 		}
 		if row.masterOver > budget+slack {
 			t.Errorf("%s: master RSS rose %s over rest; bound is the budget %s + %s", n, mib(row.masterOver), mib(budget), mib(slack))

@@ -62,17 +62,24 @@ func newClient(addr, model, contentType string, body []byte, conns int, pace tim
 
 // run sends requests until ctx ends and reports them.
 func (c *legitClient) run(ctx context.Context) legitResult {
+	return loop(ctx, c.conns, c.pace, c.once)
+}
+
+// loop runs once back to back (at least pace apart) on conns goroutines
+// until ctx ends and reports the requests, errors and p99: the
+// measurement every well-behaved client shares.
+func loop(ctx context.Context, conns int, pace time.Duration, once func() error) legitResult {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var res legitResult
 	var wg sync.WaitGroup
-	for range c.conns {
+	for range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				start := time.Now()
-				err := c.once()
+				err := once()
 				took := time.Since(start)
 				if ctx.Err() != nil && err != nil {
 					return // cut by the end of the phase, not by the server
@@ -88,7 +95,7 @@ func (c *legitClient) run(ctx context.Context) legitResult {
 					lat = append(lat, took)
 				}
 				mu.Unlock()
-				if wait := c.pace - took; wait > 0 {
+				if wait := pace - took; wait > 0 {
 					select {
 					case <-ctx.Done():
 					case <-time.After(wait):

@@ -21,17 +21,12 @@ func main() {
 }
 
 func run() int {
-	bin := flag.String("bin", "bin/supervisor", "supervisor binary to attack")
+	so := serverFlags()
 	scale := flag.Float64("scale", 1, "attack clients = each attack's full count times this")
 	phase := flag.Duration("phase", 15*time.Second, "how long the well-behaved client measures, steady and under each attack")
 	rampUp := flag.Duration("ramp-up", 3*time.Second, "how long an attack runs before the measurement starts")
-	budget := flag.Int64("budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
-	maxBody := flag.Int64("max-body", 64<<20, "max_body_bytes (the BYTES floods are sized just under it)")
 	testdata := flag.String("testdata", "../shared/testdata", "the shared test data (SqueezeNet and photos, for the image attacks); absent = they are skipped")
-	bodyTimeout := flag.Duration("body-timeout", 5*time.Second, "limits.body_timeout")
-	readTimeout := flag.Duration("read-timeout", 10*time.Second, "limits.read_timeout")
 	legit := flag.Int("legit", 4, "the well-behaved client's connections")
-	prep := flag.Int("prep", 1, "prep workers")
 	only := flag.String("attacks", "", "comma-separated attack names (default: all)")
 	nice := flag.Int("nice", 19, "niceness of the attacker process (0 = the suite's own priority)")
 	flag.Parse()
@@ -56,10 +51,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "hostile: generate models:", err)
 		return 1
 	}
+	so.ortLib, so.modelsDir = lib, models
 	o := suiteOptions{
-		server: serverOptions{bin: *bin, ortLib: lib, modelsDir: models, budget: *budget, maxBody: *maxBody,
-			bodyTimeout: *bodyTimeout, readTimeout: *readTimeout, prepWorkers: *prep},
-		scale: *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
+		server: *so,
+		scale:  *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
 		logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "hostile: "+f+"\n", a...) },
 	}
 	o.server.squeezeNet, o.photo, o.noImages = findImageModel(*testdata)
@@ -79,6 +74,21 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// serverFlags registers the flags of the server under attack; its
+// ortLib and modelsDir are left to the caller.
+func serverFlags() *serverOptions {
+	o := &serverOptions{}
+	flag.StringVar(&o.bin, "bin", "bin/supervisor", "supervisor binary to attack")
+	flag.Int64Var(&o.budget, "budget", 256<<20, "limits.max_body_bytes_in_flight, bytes")
+	flag.Int64Var(&o.maxBody, "max-body", 64<<20, "max_body_bytes (the BYTES floods are sized just under it)")
+	flag.DurationVar(&o.bodyTimeout, "body-timeout", 5*time.Second, "limits.body_timeout")
+	flag.DurationVar(&o.readTimeout, "read-timeout", 10*time.Second, "limits.read_timeout")
+	flag.DurationVar(&o.writeTimeout, "write-timeout", 10*time.Second, "limits.write_timeout (bounds a gRPC stream whose client takes no answer)")
+	flag.IntVar(&o.grpcMaxConns, "grpc-max-connections", 1000, "grpc.max_connections (grpc-idle-connections opens 2000 at scale 1)")
+	flag.IntVar(&o.prepWorkers, "prep", 1, "prep workers")
+	return o
 }
 
 func selectAttacks(names string) ([]attack, error) {
@@ -127,6 +137,12 @@ func (r *report) misses() []string {
 		if row.imageRatio > 3 {
 			out = append(out, fmt.Sprintf("%s: image p99 %v is %.1fx steady (target 3x)", n, row.image.p99, row.imageRatio))
 		}
+		if row.grpc.errors > 0 {
+			out = append(out, fmt.Sprintf("%s: the gRPC client got %d errors in %d requests (first: %s)", n, row.grpc.errors, row.grpc.requests, row.grpc.firstErr))
+		}
+		if row.grpcRatio > 3 {
+			out = append(out, fmt.Sprintf("%s: gRPC p99 %v is %.1fx steady (target 3x)", n, row.grpc.p99, row.grpcRatio))
+		}
 		if bad := unclear(row.answers, row.attack.allowed); len(bad) > 0 {
 			out = append(out, fmt.Sprintf("%s: attack requests answered %v, not a 4xx, 503 or a cut", n, bad))
 		}
@@ -138,19 +154,20 @@ func (r *report) misses() []string {
 }
 
 func printReport(w io.Writer, r *report) {
-	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
+	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; gRPC %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
 		r.steady.requests, r.steady.errors, ms(r.steady.p99), r.imageSteady.requests, r.imageSteady.errors, ms(r.imageSteady.p99),
-		mib(r.masterRest), mib(r.prepRest), mib(r.budget))
+		r.grpcSteady.requests, r.grpcSteady.errors, ms(r.grpcSteady.p99), mib(r.masterRest), mib(r.prepRest), mib(r.budget))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tattack answers")
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tattack answers")
 	for _, row := range r.rows {
 		if row.skipped != "" {
 			fmt.Fprintf(tw, "%s\tskipped: %s\n", row.attack.name, row.skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
 			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
-			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio, formatAnswers(row.answers))
+			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio,
+			row.grpc.errors, row.grpc.requests, ms(row.grpc.p99), row.grpcRatio, formatAnswers(row.answers))
 	}
 	tw.Flush()
 }

@@ -25,6 +25,8 @@ type serverOptions struct {
 	budget                 int64         // limits.max_body_bytes_in_flight
 	bodyTimeout            time.Duration // limits.body_timeout
 	readTimeout            time.Duration // limits.read_timeout
+	writeTimeout           time.Duration // limits.write_timeout (also bounds a gRPC stream's unread answers)
+	grpcMaxConns           int           // grpc.max_connections
 	prepWorkers            int
 	maxBody                int64  // max_body_bytes
 	squeezeNet             string // the shared SqueezeNet served as imageModel; "" = the MLP only
@@ -63,15 +65,25 @@ limits:
   max_body_bytes_in_flight: %d
   body_timeout: %s
   read_timeout: %s
+  write_timeout: %s
 auth:
   api_keys: [%s]
 metrics:
   listen: 127.0.0.1:%d
 grpc:
   listen: 127.0.0.1:%d
+  max_concurrent_streams: %d
+  max_connections: %d
 `, l.Port, l.RuntimeDir, o.ortLib, o.maxBody, filepath.Join(o.modelsDir, "mlp.onnx"), image, o.prepWorkers,
-		o.budget, o.bodyTimeout, o.readTimeout, apiKey, l.MetricsPort, l.GRPCPort)
+		o.budget, o.bodyTimeout, o.readTimeout, o.writeTimeout, apiKey, l.MetricsPort, l.GRPCPort, grpcMaxStreams, o.grpcMaxConns)
 }
+
+// grpcMaxStreams is grpc.max_concurrent_streams under attack (the
+// shipped default): the stream flood opens this many per connection.
+const grpcMaxStreams = 128
+
+// grpcAddr is the gRPC listener's host:port.
+func (s *server) grpcAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.GRPCPort) }
 
 // startServer writes the config, starts the binary and waits until
 // /v2/health/ready answers 200 (within 120s, polling every 100ms).

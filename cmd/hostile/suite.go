@@ -36,6 +36,8 @@ type row struct {
 	p99Ratio    float64
 	image       legitResult // the image client's, when the image model is served
 	imageRatio  float64
+	grpc        legitResult // the gRPC client's
+	grpcRatio   float64
 	answers     map[string]int
 	alive       bool
 	skipped     string // why the attack did not run; "" = it ran
@@ -45,6 +47,7 @@ type row struct {
 type report struct {
 	steady      legitResult
 	imageSteady legitResult // requests == 0: no image client
+	grpcSteady  legitResult
 	masterRest  int64
 	prepRest    int64
 	budget      int64
@@ -59,7 +62,11 @@ func runSuite(o suiteOptions) (*report, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	m := newMeasurer(srv.Addr, o)
+	m, err := newMeasurer(srv, o)
+	if err != nil {
+		return nil, err
+	}
+	defer m.grpc.close()
 	m.measure(time.Second) // opens the clients' connections, warms the batcher
 
 	preps, err := srv.prepPIDs()
@@ -68,11 +75,11 @@ func runSuite(o suiteOptions) (*report, error) {
 	}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
 	rep := &report{budget: o.server.budget}
-	rep.steady, rep.imageSteady = m.measure(o.phase)
+	rep.steady, rep.imageSteady, rep.grpcSteady = m.measure(o.phase)
 	rep.masterRest, rep.prepRest = s.stop()
-	o.logf("steady: %d requests, %d errors, p99 %v; image %d requests, %d errors, p99 %v; master %s, prep %s at rest",
+	o.logf("steady: %d requests, %d errors, p99 %v; image %d requests, %d errors, p99 %v; gRPC %d requests, %d errors, p99 %v; master %s, prep %s at rest",
 		rep.steady.requests, rep.steady.errors, rep.steady.p99, rep.imageSteady.requests, rep.imageSteady.errors,
-		rep.imageSteady.p99, mib(rep.masterRest), mib(rep.prepRest))
+		rep.imageSteady.p99, rep.grpcSteady.requests, rep.grpcSteady.errors, rep.grpcSteady.p99, mib(rep.masterRest), mib(rep.prepRest))
 
 	for _, a := range o.attacks {
 		if a.image && o.server.squeezeNet == "" {
@@ -85,9 +92,9 @@ func runSuite(o suiteOptions) (*report, error) {
 			return rep, fmt.Errorf("%s: %w", a.name, err)
 		}
 		rep.rows = append(rep.rows, r)
-		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); image %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
+		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); image %d/%d errors, p99 %v (x%.1f); gRPC %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
 			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, r.image.errors, r.image.requests, r.image.p99, r.imageRatio,
-			mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
+			r.grpc.errors, r.grpc.requests, r.grpc.p99, r.grpcRatio, mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
 		if !r.alive {
 			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.Log)
 		}
@@ -95,30 +102,39 @@ func runSuite(o suiteOptions) (*report, error) {
 	return rep, nil
 }
 
-// measurer runs the well-behaved clients together: the MLP one, and the
-// image one when the image model is served.
-type measurer struct{ mlp, image *legitClient }
-
-func newMeasurer(addr string, o suiteOptions) *measurer {
-	m := &measurer{mlp: newLegitClient(addr, o.legit)}
-	if o.server.squeezeNet != "" {
-		m.image = newImageClient(addr, o.photo)
-	}
-	return m
+// measurer runs the well-behaved clients together: the MLP one over
+// HTTP, the MLP one over gRPC, and the image one when the image model is
+// served.
+type measurer struct {
+	mlp, image *legitClient
+	grpc       *grpcLegit
 }
 
-// measure runs both clients for d; the image result is zero without one.
-func (m *measurer) measure(d time.Duration) (mlp, image legitResult) {
+func newMeasurer(srv *server, o suiteOptions) (*measurer, error) {
+	g, err := newGRPCLegit(srv.grpcAddr(), o.legit)
+	if err != nil {
+		return nil, err
+	}
+	m := &measurer{mlp: newLegitClient(srv.Addr, o.legit), grpc: g}
+	if o.server.squeezeNet != "" {
+		m.image = newImageClient(srv.Addr, o.photo)
+	}
+	return m, nil
+}
+
+// measure runs the clients for d; the image result is zero without one.
+func (m *measurer) measure(d time.Duration) (mlp, image, grpc legitResult) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	done := make(chan legitResult, 1)
+	done, grpcDone := make(chan legitResult, 1), make(chan legitResult, 1)
 	if m.image != nil {
 		go func() { done <- m.image.run(ctx) }()
 	} else {
 		done <- legitResult{}
 	}
+	go func() { grpcDone <- m.grpc.run(ctx) }()
 	mlp = m.mlp.run(ctx)
-	return mlp, <-done
+	return mlp, <-done, <-grpcDone
 }
 
 // floodBytes is the size of the BYTES flood bodies.
@@ -136,13 +152,14 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
-	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, floodBytes: o.floodBytes(), maxBody: o.server.maxBody}, o.nice)
+	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, grpcAddr: srv.grpcAddr(), floodBytes: o.floodBytes(),
+		maxBody: o.server.maxBody, maxStreams: grpcMaxStreams}, o.nice)
 	if err != nil {
 		s.stop()
 		return row{}, err
 	}
 	time.Sleep(o.rampUp)
-	r.legit, r.image = m.measure(o.phase)
+	r.legit, r.image, r.grpc = m.measure(o.phase)
 	counts, err := attacker.stop(30 * time.Second)
 	master, prep := s.stop()
 	if err != nil {
@@ -151,12 +168,9 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 	r.masterOver, r.prepOver = max(0, master-rep.masterRest), max(0, prep-rep.prepRest)
 	r.answers = counts
 	r.alive = srv.Alive()
-	if rep.steady.p99 > 0 {
-		r.p99Ratio = float64(r.legit.p99) / float64(rep.steady.p99)
-	}
-	if rep.imageSteady.p99 > 0 {
-		r.imageRatio = float64(r.image.p99) / float64(rep.imageSteady.p99)
-	}
+	r.p99Ratio = ratio(r.legit.p99, rep.steady.p99)
+	r.imageRatio = ratio(r.image.p99, rep.imageSteady.p99)
+	r.grpcRatio = ratio(r.grpc.p99, rep.grpcSteady.p99)
 	r.masterAfter = settle(srv.PID(), rep.masterRest, o.settle)
 	return r, nil
 }
@@ -175,3 +189,11 @@ func settle(pid int, rest int64, timeout time.Duration) int64 {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }
+
+// ratio is p99 over steady, 0 without a steady figure.
+func ratio(p99, steady time.Duration) float64 {
+	if steady <= 0 {
+		return 0
+	}
+	return float64(p99) / float64(steady)
+}

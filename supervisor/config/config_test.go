@@ -70,7 +70,7 @@ func TestConfigDefaults(t *testing.T) {
 			BodyTimeout: Duration{10 * time.Second}, BodyMinRate: 64 << 10},
 		Auth:       AuthConfig{ExemptHealth: true, RateBurst: 1},
 		Metrics:    MetricsConfig{Listen: "127.0.0.1:8002"},
-		GRPC:       GRPCConfig{Listen: "127.0.0.1:8001", MaxConcurrentStreams: 128},
+		GRPC:       GRPCConfig{Listen: "127.0.0.1:8001", MaxConcurrentStreams: 128, MaxConnections: 1000, MaxRPCs: 4096},
 		RequestLog: RequestLogConfig{SlowThreshold: Duration{time.Second}},
 		Placement:  PlacementConfig{MasterCPUs: "auto", NUMAMemory: "none"},
 	}

@@ -12,6 +12,20 @@ type GRPCConfig struct {
 	// MaxConcurrentStreams bounds the RPCs one connection may have open
 	// at once; a client that opens more waits for one to finish.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
+	// MaxConnections caps the gRPC listener's open connections, apart
+	// from limits.max_connections (the public listener's): one is
+	// answered GOAWAY and closed at once beyond it, so an attacker
+	// filling one listener does not shut the other's new clients out. An
+	// HTTP/2 connection carries max_concurrent_streams RPCs at once, so a
+	// client needs one where an HTTP client opens many.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxRPCs caps the RPCs open at once across the gRPC listener, from
+	// their header (before their message) to their end; one more is
+	// refused RESOURCE_EXHAUSTED at once. Each costs the master about
+	// 20 KiB before its message is in (gRPC's stream and a handler
+	// goroutine), so this, not max_connections x max_concurrent_streams,
+	// bounds what a client opening streams and sending nothing holds.
+	MaxRPCs int `yaml:"max_rpcs"`
 }
 
 // Defaults and limits of the grpc keys.
@@ -19,10 +33,14 @@ const (
 	defaultGRPCListen        = "127.0.0.1:8001"
 	defaultGRPCStreams       = 128
 	maxGRPCConcurrentStreams = 1 << 16
+	defaultGRPCConnections   = 1000
+	maxGRPCConnections       = 1 << 20
+	defaultGRPCRPCs          = 4096
+	maxGRPCRPCs              = 1 << 20
 )
 
 func defaultGRPC() GRPCConfig {
-	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams}
+	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams, MaxConnections: defaultGRPCConnections, MaxRPCs: defaultGRPCRPCs}
 }
 
 // grpcKeys decode the grpc section.
@@ -31,6 +49,8 @@ func (d *configDecoder) grpcKeys(c *Config) configKey {
 		d.mapping(n, field, []configKey{
 			{"listen", d.str(&c.GRPC.Listen)},
 			{"max_concurrent_streams", d.integer(&c.GRPC.MaxConcurrentStreams)},
+			{"max_connections", d.integer(&c.GRPC.MaxConnections)},
+			{"max_rpcs", d.integer(&c.GRPC.MaxRPCs)},
 		})
 	}}
 }
@@ -46,5 +66,11 @@ func (v *configValidator) grpc(c *Config) {
 	}
 	if g.MaxConcurrentStreams < 1 || g.MaxConcurrentStreams > maxGRPCConcurrentStreams {
 		v.errorf("grpc.max_concurrent_streams", "%d is out of range (1 to %d)", g.MaxConcurrentStreams, maxGRPCConcurrentStreams)
+	}
+	if g.MaxConnections < 1 || g.MaxConnections > maxGRPCConnections {
+		v.errorf("grpc.max_connections", "%d is out of range (1 to %d)", g.MaxConnections, maxGRPCConnections)
+	}
+	if g.MaxRPCs < 1 || g.MaxRPCs > maxGRPCRPCs {
+		v.errorf("grpc.max_rpcs", "%d is out of range (1 to %d)", g.MaxRPCs, maxGRPCRPCs)
 	}
 }

@@ -3,12 +3,12 @@ package config
 import "testing"
 
 func TestConfigGRPCValues(t *testing.T) {
-	c := mustParseConfig(t, "grpc:\n  listen: \"\"\n  max_concurrent_streams: 4\n", "t.yaml")
-	if c.GRPC.Listen != "" || c.GRPC.MaxConcurrentStreams != 4 {
+	c := mustParseConfig(t, "grpc:\n  listen: \"\"\n  max_concurrent_streams: 4\n  max_connections: 7\n  max_rpcs: 9\n", "t.yaml")
+	if c.GRPC.Listen != "" || c.GRPC.MaxConcurrentStreams != 4 || c.GRPC.MaxConnections != 7 || c.GRPC.MaxRPCs != 9 {
 		t.Errorf("parsed %+v", c.GRPC)
 	}
 	d := mustParseConfig(t, "grpc: {}\n", "t.yaml")
-	if d.GRPC.Listen != "127.0.0.1:8001" || d.GRPC.MaxConcurrentStreams != 128 {
+	if d.GRPC.Listen != "127.0.0.1:8001" || d.GRPC.MaxConcurrentStreams != 128 || d.GRPC.MaxConnections != 1000 || d.GRPC.MaxRPCs != 4096 {
 		t.Errorf("defaults %+v", d.GRPC)
 	}
 }
@@ -26,8 +26,12 @@ func TestConfigGRPCErrors(t *testing.T) {
 			[]string{`t.yaml:2: grpc.listen: "127.0.0.1:8002" is also the public or the metrics listen address`}},
 		{"no streams", "grpc:\n  max_concurrent_streams: 0\n",
 			[]string{`t.yaml:2: grpc.max_concurrent_streams: 0 is out of range (1 to 65536)`}},
+		{"no connections", "grpc:\n  max_connections: 0\n",
+			[]string{`t.yaml:2: grpc.max_connections: 0 is out of range (1 to 1048576)`}},
+		{"no rpcs", "grpc:\n  max_rpcs: 0\n",
+			[]string{`t.yaml:2: grpc.max_rpcs: 0 is out of range (1 to 1048576)`}},
 		{"unknown key", "grpc:\n  port: 8001\n",
-			[]string{`t.yaml:2: unknown key "port" in grpc (known keys: listen, max_concurrent_streams)`}},
+			[]string{`t.yaml:2: unknown key "port" in grpc (known keys: listen, max_concurrent_streams, max_connections, max_rpcs)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package grpcfront
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -24,24 +26,67 @@ var carriesTensors = map[string]bool{
 	"/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ModelStreamInfer": true,
 }
 
-// tapHandle refuses an inference RPC before gRPC reads its message when
-// admit says so: gRPC receives a whole message before a handler runs, so
-// without it a client with no valid key, or one calling while the master
-// is not serving or is at max_in_flight, would make the master hold up to
+// tapHandle runs on each new stream's header, before gRPC reads any of
+// its message: it arms the stream's watchdog for the wait for its message
+// (t.Message), with the means to close its connection (conns), and refuses an inference RPC at once when admit says so:
+// gRPC receives a whole message before a handler runs, so without it a
+// client with no valid key, or one calling while the master is not
+// serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
-// reader goroutine: admit must not block.
-func tapHandle(admit AdmitFunc) tap.ServerInHandle {
+// reader goroutine: admit must not block. A nil admit admits all. Then
+// the RPC takes its place among rpcs, given back when it ends.
+func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
-		if !carriesTensors[info.FullMethodName] {
-			return ctx, nil
+		conn := conns.of(ctx)
+		if conn.closed() {
+			// gRPC reads on what it had buffered of a connection closed
+			// under it (a rapid reset's next streams): no handler for them.
+			return ctx, errConnClosed
 		}
-		var h fasthttp.RequestHeader
-		setForwarded(&h, info.Header)
-		code, msg, retry := admit(&h)
-		if code == fasthttp.StatusOK {
-			return ctx, nil
+		if admit != nil && carriesTensors[info.FullMethodName] {
+			var h fasthttp.RequestHeader
+			setForwarded(&h, info.Header)
+			if code, msg, retry := admit(&h); code != fasthttp.StatusOK {
+				return ctx, status.Error(Code(code, retry, nil), msg)
+			}
 		}
-		return ctx, status.Error(Code(code, retry, nil), msg)
+		if err := rpcs.take(); err != nil {
+			return ctx, err
+		}
+		return watch(ctx, t.Message, conn, rpcs), nil
+	}
+}
+
+var errConnClosed = status.Error(codes.Unavailable, "the connection was closed: too many streams ended before their message, or an answer not taken within limits.write_timeout")
+
+// rpcCap counts the RPCs open across the listener (Options.MaxRPCs).
+type rpcCap struct {
+	max  int64
+	open atomic.Int64
+	busy error
+}
+
+func newRPCCap(maxRPCs int) *rpcCap {
+	return &rpcCap{max: int64(maxRPCs), busy: status.Errorf(codes.ResourceExhausted,
+		"server busy: %d gRPC calls are open (grpc.max_rpcs); retry later", maxRPCs)}
+}
+
+// take takes a place, or returns the refusal when none is left.
+func (c *rpcCap) take() error {
+	if c == nil {
+		return nil
+	}
+	if c.open.Add(1) > c.max && c.max > 0 {
+		c.open.Add(-1)
+		return c.busy
+	}
+	return nil
+}
+
+// give gives a place back (nil: nothing to give).
+func (c *rpcCap) give() {
+	if c != nil {
+		c.open.Add(-1)
 	}
 }
 

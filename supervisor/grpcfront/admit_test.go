@@ -2,7 +2,6 @@ package grpcfront
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,14 +19,8 @@ import (
 // serve starts a Server with o on loopback and returns a client of it.
 func serve(t *testing.T, o Options) pb.GRPCInferenceServiceClient {
 	t.Helper()
-	s := New(o)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(func() { s.srv.Stop() })
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	_, addr := listen(t, o)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

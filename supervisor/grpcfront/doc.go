@@ -41,10 +41,15 @@
 //   - A hostile client is bounded like an HTTP one: an inference RPC is
 //     refused from its header (Options.Admit: no valid key, not serving,
 //     max_in_flight reached) before its message is read; a message over
-//     Options.MaxMessageBytes is refused by gRPC before it is decoded;
-//     streams per connection, connections, the header list and the
-//     handshake time are capped; keepalive pings more often than
-//     MinPingInterval close the connection.
+//     Options.MaxMessageBytes is refused by gRPC from its prefix, before
+//     it is read; streams per connection, connections (GOAWAY beyond,
+//     capListener), the header list and the handshake time are capped;
+//     every wait of a stream on its client is bounded (Timeouts: the
+//     message, an idle stream, an answer not taken, a socket not read);
+//     a connection ending too many streams before their first message
+//     (HTTP/2 rapid reset) is closed; flow-control windows are fixed;
+//     keepalive pings more often than MinPingInterval, or with no RPC
+//     open, get GOAWAY. cmd/hostile attacks each of these.
 //   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)
 //     until its context ends, then closes every connection and returns
 //     without waiting for handlers still running (each is bounded by its

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -29,15 +28,26 @@ type Options struct {
 	// MaxConcurrentStreams bounds the RPCs open at once on a connection
 	// (0: 128).
 	MaxConcurrentStreams int
-	// MaxConnections bounds the open connections; more wait in the
-	// listen backlog (0: no bound).
+	// MaxRPCs bounds the RPCs open at once across every connection,
+	// from their header to their end; one more is refused
+	// RESOURCE_EXHAUSTED at its header (0: no bound). Each costs the
+	// master a handler goroutine and gRPC's stream (about 20 KiB) even
+	// before its message is in, so without it the bound would be
+	// MaxConnections x MaxConcurrentStreams of them.
+	MaxRPCs int
+	// MaxConnections bounds the open connections; one more is answered
+	// GOAWAY at once and closed (0: no bound).
 	MaxConnections int
 	// MaxHeaderBytes bounds a request's metadata (0: gRPC's 16 MiB).
 	MaxHeaderBytes int
 	// HandshakeTimeout bounds a new connection's HTTP/2 preface (0: 20s).
 	HandshakeTimeout time.Duration
-	// IdleTimeout closes a connection with no RPC for this long (0: never).
+	// IdleTimeout closes a connection with no RPC for this long, and is
+	// how long a connection may send nothing before the server pings it
+	// (a client that does not answer within 20s is cut) (0: never).
 	IdleTimeout time.Duration
+	// Timeouts bound a stream's waits on its client (see Timeouts).
+	Timeouts Timeouts
 	// Admit, when set, refuses ModelInfer and ModelStreamInfer calls from
 	// their header, before their message is read (see AdmitFunc).
 	Admit AdmitFunc
@@ -50,10 +60,28 @@ type Options struct {
 // (ENHANCE_YOUR_CALM), so pings cannot be used to keep the master busy.
 const MinPingInterval = 10 * time.Second
 
+// The HTTP/2 flow-control windows the server offers. They are fixed,
+// which turns off gRPC's window growth from its bandwidth estimate (up to
+// 16 MiB per stream): a stream's window is what a client may push to it
+// beyond the message being read (gRPC opens the window for the whole of
+// a message as it reads it), so it bounds the master's memory held by a
+// stream whose handler is busy, or blocked on a client that does not
+// read its answers. The connection's window is updated as data arrives,
+// not as it is read: it paces a connection and holds nothing.
+const (
+	StreamWindowBytes     = 1 << 20
+	ConnectionWindowBytes = 16 << 20
+)
+
+// pingTimeout is how long a connection pinged after IdleTimeout of
+// silence has to answer.
+const pingTimeout = 20 * time.Second
+
 // Server is the gRPC listener's server.
 type Server struct {
-	srv  *grpc.Server
-	opts Options
+	srv   *grpc.Server
+	opts  Options
+	conns *connSet // the open connections, for the watchdogs
 }
 
 // New builds a Server serving GRPCInferenceService, grpc.health.v1 and
@@ -65,22 +93,27 @@ func New(o Options) *Server {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = 20 * time.Second
 	}
+	conns := &connSet{}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
 		grpc.ConnectionTimeout(o.HandshakeTimeout),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: MinPingInterval, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout}),
+		// Pings without an RPC open count as abuse (gRPC allows one per
+		// 2h then): clients keep no idle connection alive with them.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: MinPingInterval, PermitWithoutStream: false}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
+		grpc.InitialWindowSize(StreamWindowBytes),
+		grpc.InitialConnWindowSize(ConnectionWindowBytes),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
+		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
+		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
 	}
-	if o.Admit != nil {
-		sopts = append(sopts, grpc.InTapHandle(tapHandle(o.Admit)))
-	}
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns}
 	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
@@ -89,10 +122,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	if s.opts.MaxConnections > 0 {
-		ln = netutil.LimitListener(ln, s.opts.MaxConnections)
-	}
-	err := s.srv.Serve(ln)
+	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

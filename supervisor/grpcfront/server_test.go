@@ -20,10 +20,22 @@ import (
 func blockingServer(t *testing.T) (s *Server, c pb.GRPCInferenceServiceClient, entered chan string, release chan struct{}) {
 	t.Helper()
 	entered, release = make(chan string, 8), make(chan struct{})
-	s = New(Options{Handler: func(ctx *fasthttp.RequestCtx) {
+	s, addr := listen(t, Options{Handler: func(ctx *fasthttp.RequestCtx) {
 		entered <- string(ctx.Path())
 		<-release
 	}})
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return s, pb.NewGRPCInferenceServiceClient(conn), entered, release
+}
+
+// listen serves o on a loopback port until the test ends.
+func listen(t *testing.T, o Options) (*Server, string) {
+	t.Helper()
+	s := New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -36,12 +48,7 @@ func blockingServer(t *testing.T) (s *Server, c pb.GRPCInferenceServiceClient, e
 			t.Errorf("Serve returned %v after Stop, want nil", err)
 		}
 	})
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return s, pb.NewGRPCInferenceServiceClient(conn), entered, release
+	return s, ln.Addr().String()
 }
 
 func waitEntered(t *testing.T, entered <-chan string, want string) {

@@ -1,0 +1,181 @@
+package grpcfront
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/time/rate"
+	"google.golang.org/grpc/peer"
+)
+
+// capListener caps the gRPC listener's open connections as the public
+// listener caps its own (supervisor's capListener): a connection over the
+// cap is answered at once and closed, not left in the listen backlog
+// (netutil.LimitListener's way), where a new well-behaved client would
+// wait unanswered behind an attacker's idle connections. The answer is
+// HTTP/2's: the server preface (an empty SETTINGS frame) and GOAWAY
+// REFUSED_STREAM whose debug data says why, which gRPC clients report as
+// UNAVAILABLE and retry with backoff.
+//
+// A refused connection costs one accept, one small write into an empty
+// socket buffer and a close: nothing is read and no goroutine started.
+//
+// It also keeps the open connections by remote address (conns), so that a
+// stream's watchdog can close the connection of a client that does not
+// read its answers (gRPC gives a handler no way to).
+type capListener struct {
+	net.Listener
+	max    int64 // 0: no cap
+	open   atomic.Int64
+	answer []byte
+	conns  *connSet
+	// writeTimeout bounds each write to a connection (0: none): gRPC sets
+	// no write deadline, so a client that reads nothing at all would
+	// stall the connection's writer, with every answer queued behind it.
+	writeTimeout time.Duration
+}
+
+// connSet is the open connections by remote address, each with its
+// budget of streams ended before their first message.
+type connSet struct {
+	mu sync.Mutex
+	m  map[string]*connEntry
+}
+
+type connEntry struct {
+	c     net.Conn
+	early *rate.Limiter
+	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
+}
+
+// The budget of streams a connection may end (RST_STREAM, mostly)
+// before their first message is in, beyond which the connection is
+// closed: HTTP/2 rapid reset (CVE-2023-44487) opens streams and resets
+// them at once, each costing the master a stream, a header decode, the
+// admission check and a handler goroutine but never a request. grpc-go
+// bounds the handlers running at once per connection (to
+// MaxConcurrentStreams) but not the rate; a well-behaved client cancels
+// an RPC after sending its message, which does not count.
+const (
+	earlyEndsPerSecond = 100
+	earlyEndsBurst     = 200
+)
+
+func (s *connSet) add(c net.Conn) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[string]*connEntry{}
+	}
+	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst)}
+	s.mu.Unlock()
+}
+
+func (s *connSet) remove(c net.Conn) {
+	s.mu.Lock()
+	if e := s.m[c.RemoteAddr().String()]; e != nil && e.c == c {
+		delete(s.m, c.RemoteAddr().String())
+	}
+	s.mu.Unlock()
+}
+
+// of is the connection a stream's context (its peer) came on; nil when
+// it is not in the set (a listener Serve did not wrap).
+func (s *connSet) of(ctx context.Context) *connEntry {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[p.Addr.String()]
+}
+
+// close closes the connection for its client's misbehaviour; the
+// streams gRPC has yet to read from it are refused at their header.
+func (e *connEntry) close() {
+	if e != nil {
+		e.cut.Store(true)
+		_ = e.c.Close()
+	}
+}
+
+// closed reports whether close was called.
+func (e *connEntry) closed() bool { return e != nil && e.cut.Load() }
+
+// endedEarly counts a stream that ended before its first message, and
+// closes the connection once it is over its budget.
+func (e *connEntry) endedEarly() {
+	if e != nil && !e.early.Allow() {
+		e.close()
+	}
+}
+
+// refusalWriteTimeout bounds the write of the answer to a refused
+// connection (it fits an empty socket buffer).
+const refusalWriteTimeout = 100 * time.Millisecond
+
+func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration) *capListener {
+	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns), conns: conns, writeTimeout: writeTimeout}
+}
+
+// overCapAnswer is the server preface and GOAWAY a connection over the
+// cap gets.
+func overCapAnswer(maxConns int) []byte {
+	var b bytes.Buffer
+	f := http2.NewFramer(&b, nil)
+	_ = f.WriteSettings()
+	_ = f.WriteGoAway(0, http2.ErrCodeRefusedStream, []byte("server busy: "+strconv.Itoa(maxConns)+
+		" gRPC connections are open (grpc.max_connections); retry later"))
+	return b.Bytes()
+}
+
+// Accept returns the next connection under the cap, answering and
+// closing every connection over it.
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if n := l.open.Add(1); n <= l.max || l.max == 0 {
+			cc := &cappedConn{Conn: c, l: l}
+			l.conns.add(cc)
+			return cc, nil
+		}
+		l.open.Add(-1)
+		_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
+		_, _ = c.Write(l.answer)
+		_ = c.Close()
+	}
+}
+
+// cappedConn gives its place back once, at its first Close.
+type cappedConn struct {
+	net.Conn
+	l    *capListener
+	once sync.Once
+}
+
+// Write fails once the client has taken nothing for the write timeout:
+// gRPC then closes the connection.
+func (c *cappedConn) Write(b []byte) (int, error) {
+	if c.l.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *cappedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		c.l.conns.remove(c)
+	})
+	return err
+}
