@@ -97,3 +97,12 @@ func (v *configValidator) autoscale(p PrepConfig) {
 		v.errorf("prep.autoscale.min_idle_cpus", "%g is negative (use 0 to skip the check, or e.g. 0.5)", a.MinIdleCPUs)
 	}
 }
+
+// WithPrepWorkers is a copy of c that runs n prep workers, unplanned: the
+// config an autoscaler's resize puts in force. The copy shares c's
+// read-only parts (models, origin).
+func (c *Config) WithPrepWorkers(n int) *Config {
+	d := *c
+	d.Prep.Workers, d.Planned = n, nil
+	return &d
+}
