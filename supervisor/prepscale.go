@@ -168,7 +168,7 @@ func (s *prepScaler) Resize(n int, reason string) error {
 		// config in force truthful about the pool.
 		m.storePrepCount(next, have)
 	}
-	m.log.Info().Strs("started", res.Started).Strs("stopped", res.Stopped).Msg("autoscale: prep pool resized")
+	m.log.Info().Strs("started", res.Started).Strs("stopped", res.Stopped).Msg("autoscale: prep positions started and stopped")
 	return err
 }
 
