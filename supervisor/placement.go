@@ -66,7 +66,7 @@ func (m *Master) place(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := m.fitsCeiling(cfg); err != nil {
+	if err := cfg.CheckCeiling(m.host); err != nil {
 		return err
 	}
 	cfg.Planned = p
@@ -91,16 +91,4 @@ func startPlaced(cmd *exec.Cmd, spec worker.Spec) error {
 	}
 	mem := affinity.MemPolicy{Mode: affinity.MemMode(spec.MemoryPolicy), Node: spec.NUMANode}
 	return affinity.StartPlaced(cmd, cpus, mem)
-}
-
-// fitsCeiling checks that an autoscaled prep pool fits the host at
-// prep.max_workers too, so that no grow fails for want of CPUs.
-func (m *Master) fitsCeiling(cfg *config.Config) error {
-	if !cfg.Prep.Autoscaled() || cfg.Prep.Workers >= cfg.Prep.MaxWorkers {
-		return nil
-	}
-	if _, err := cfg.WithPrepWorkers(cfg.Prep.MaxWorkers).Plan(m.host); err != nil {
-		return fmt.Errorf("prep.max_workers: %d prep workers do not fit this host (lower it, or set placement.overcommit: true): %w", cfg.Prep.MaxWorkers, err)
-	}
-	return nil
 }

@@ -79,10 +79,10 @@ func (s *prepScaler) Sample(now time.Time) (autoscale.Sample, error) {
 
 // read takes the latency sums and the CPUs' idle times now.
 func (s *prepScaler) read(now time.Time) (stageReading, error) {
-	_, slots, totals := s.m.board.Snapshot()
 	if s.m.board == nil {
 		return stageReading{}, errors.New("no scoreboard to measure the prep stage from")
 	}
+	_, slots, totals := s.m.board.Snapshot()
 	for _, sl := range slots {
 		totals.Add(sl)
 	}

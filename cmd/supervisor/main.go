@@ -213,8 +213,12 @@ func printPlan(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	plan, err := cfg.Plan(host)
+	// An autoscaled pool starts at its first size, as the master does.
+	plan, err := cfg.WithPrepWorkers(cfg.Prep.Count(0)).Plan(host)
 	if err != nil {
+		return err
+	}
+	if err := cfg.CheckCeiling(host); err != nil {
 		return err
 	}
 	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // AutoscaleConfig tunes how the master grows and shrinks the prep pool
 // between prep.min_workers and prep.max_workers (supervisor/autoscale
@@ -105,4 +108,17 @@ func (c *Config) WithPrepWorkers(n int) *Config {
 	d := *c
 	d.Prep.Workers, d.Planned = n, nil
 	return &d
+}
+
+// CheckCeiling checks that an autoscaled prep pool fits h at
+// prep.max_workers too, so that no grow fails for want of CPUs; nil
+// without autoscaling.
+func (c *Config) CheckCeiling(h *Host) error {
+	if !c.Prep.Autoscaled() {
+		return nil
+	}
+	if _, err := c.WithPrepWorkers(c.Prep.MaxWorkers).Plan(h); err != nil {
+		return fmt.Errorf("prep.max_workers: %d prep workers do not fit this host (lower it, or set placement.overcommit: true): %w", c.Prep.MaxWorkers, err)
+	}
+	return nil
 }
