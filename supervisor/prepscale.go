@@ -184,11 +184,12 @@ func (m *Master) storePrepCount(cfg *config.Config, n int) {
 
 // autoscaleStatus is the autoscaler for status; nil while it is off.
 func (m *Master) autoscaleStatus() *control.AutoscaleStatus {
-	st := m.scaler.State()
-	if !st.Enabled {
+	p := m.cfg().Prep
+	if !p.Autoscaled() {
 		return nil
 	}
-	out := &control.AutoscaleStatus{Workers: len(m.prep.list()), Min: st.Min, Max: st.Max, Ups: st.Ups, Downs: st.Downs}
+	st := m.scaler.State()
+	out := &control.AutoscaleStatus{Workers: len(m.prep.list()), Min: p.MinWorkers, Max: p.MaxWorkers, Ups: st.Ups, Downs: st.Downs}
 	if d := st.Last; d != nil {
 		out.Last = &control.AutoscaleDecision{Direction: string(d.Direction), At: d.At, From: d.From, To: d.To,
 			Reason: d.Reason, Error: st.Error}

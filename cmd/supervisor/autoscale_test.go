@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,11 +32,7 @@ const autoscaleSection = `min_workers: 1
 // reaches max_workers, then stops: the pool shrinks back to min_workers.
 // No request fails throughout, and status and /metrics tell the story.
 func TestAutoscaleGrowsAndShrinksPrep(t *testing.T) {
-	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, maxBodyBytes: "16MiB",
-		prepSection: autoscaleSection, modelItems: fmt.Sprintf(`  - name: img
-    path: %s
-    preprocess: {kind: image, resize: shorter-crop, scale: 1/255}
-`, filepath.Join(modelsDir, "default.onnx"))})
+	in := startImageInstance(t, autoscaleSection)
 	photo := testJPEG(t, 2400, 1800)
 	if n := prepWorkerGauge(t, in); n != 1 {
 		t.Fatalf("supervisor_prep_workers %d at start, want 1 (min_workers)", n)
@@ -67,6 +66,47 @@ func TestAutoscaleGrowsAndShrinksPrep(t *testing.T) {
 	if text, err := in.cli("status"); err != nil || !regexp.MustCompile(`prep autoscale: 1 workers \(min 1, max 3\)`).MatchString(text) {
 		t.Errorf("supervisor status (%v) lacks the autoscale line:\n%s", err, text)
 	}
+}
+
+// TestAutoscaleReloadKeepsTheSize: a reload keeps the size the
+// autoscaler reached, brought within the new bounds, instead of going
+// back to prep.workers (1).
+func TestAutoscaleReloadKeepsTheSize(t *testing.T) {
+	// No shrink within the test: down_after 1m.
+	in := startImageInstance(t, strings.Replace(autoscaleSection, "down_after: 1500ms", "down_after: 1m", 1))
+	load := startImageLoad(in, testJPEG(t, 2400, 1800), 8)
+	polltest.Until(t, 40*time.Second, 250*time.Millisecond, "the prep pool to grow to 3",
+		func() bool { return prepWorkerGauge(t, in) == 3 })
+	if sent, failed := load.stop(); sent == 0 || len(failed) > 0 {
+		t.Fatalf("under load: %d requests, failures %q; want some and none failed", sent, failed)
+	}
+	cfg, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in.config, bytes.Replace(cfg, []byte("max_workers: 3"), []byte("max_workers: 2"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := in.cli("reload"); err != nil {
+		t.Fatalf("supervisor reload: %v\n%s", err, out)
+	}
+	if n := prepWorkerGauge(t, in); n != 2 {
+		t.Errorf("prep workers after a reload to max_workers 2: %d, want 2 (the 3 reached, within the new bounds)", n)
+	}
+	if a := in.status().Autoscale; a == nil || a.Workers != 2 || a.Max != 2 {
+		t.Errorf("status autoscale after the reload = %+v, want 2 workers, max 2", a)
+	}
+}
+
+// startImageInstance serves the generated default model as the image
+// model "img" (and the MLP), one prep worker to start, with prepSection
+// in prep:.
+func startImageInstance(t *testing.T, prepSection string) *instance {
+	return startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, maxBodyBytes: "16MiB",
+		prepSection: prepSection, modelItems: fmt.Sprintf(`  - name: img
+    path: %s
+    preprocess: {kind: image, resize: shorter-crop, scale: 1/255}
+`, filepath.Join(modelsDir, "default.onnx"))})
 }
 
 // imageLoad is clients posting one image in a loop until stop.

@@ -29,10 +29,9 @@ type Pool interface {
 // sampling starts again afterwards.
 var ErrPaused = errors.New("autoscaling paused")
 
-// State is what status shows of the autoscaler.
+// State is what status shows of the autoscaler (the bounds are the
+// config's).
 type State struct {
-	Enabled  bool
-	Min, Max int
 	// Last is the last decision carried out or attempted; Error says why
 	// it failed ("" when it did not).
 	Last  *Decision
@@ -87,7 +86,6 @@ func (sc *Scaler) Run() {
 // Tick takes one sample and acts on it; Run calls it at every interval.
 func (sc *Scaler) Tick(now time.Time) {
 	p, ok := sc.sampler.Policy()
-	sc.setBounds(p, ok)
 	if !ok {
 		sc.decider.Reset()
 		return
@@ -130,12 +128,6 @@ func (sc *Scaler) act(d Decision) {
 	} else {
 		sc.state.Downs++
 	}
-}
-
-func (sc *Scaler) setBounds(p Policy, ok bool) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	sc.state.Enabled, sc.state.Min, sc.state.Max = ok, p.Min, p.Max
 }
 
 // State returns what status shows; safe from any goroutine.
