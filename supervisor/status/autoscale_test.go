@@ -37,3 +37,14 @@ func TestAutoscaleMetricsAndText(t *testing.T) {
 		t.Errorf("text report without autoscaling mentions it:\n%s", buf.String())
 	}
 }
+
+func TestStatusPageShowsAutoscale(t *testing.T) {
+	now := time.Now()
+	st := control.Status{PID: 1, Autoscale: &control.AutoscaleStatus{Workers: 3, Min: 1, Max: 3, Ups: 2,
+		Last: &control.AutoscaleDecision{Direction: "up", At: now.Add(-4 * time.Second), From: 2, To: 3, Reason: "busy <1.4>", Error: "boot failed"}}}
+	page := string(Page(buildReport(reportInput{now: now, status: st}), nil))
+	want := `Prep autoscale: 3 workers (min 1, max 3), 2 up, 0 down; last up 2 &rarr; 3, 4s ago: busy &lt;1.4&gt; <span class="bad">FAILED: boot failed</span>`
+	if !strings.Contains(page, want) {
+		t.Errorf("page lacks %q", want)
+	}
+}
