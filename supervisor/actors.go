@@ -52,6 +52,9 @@ func (m *Master) actors(ctx context.Context, ln front.Listener, metrics *metrics
 	ms := newMilestones(m.opts.Upgrader.HasParent())
 	var g run.Group
 	m.addSignals(&g, ctx, ms)
+	// The autoscaler stops resizing first; a resize in flight is cut
+	// short by the workers' stop like a reload's boots.
+	g.Add(func() error { m.scaler.Run(); return nil }, func(error) { m.scaler.Stop() })
 	m.addFront(&g, ln, ms)
 	m.addWorkers(&g, ctx, ms)
 	if metrics != nil {

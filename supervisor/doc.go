@@ -10,7 +10,8 @@
 // order.
 //
 // Run is a group of actors (actors.go, oklog/run): signals (stop requests,
-// SIGHUP, SIGUSR2, systemd's watchdog), front (the public listener),
+// SIGHUP, SIGUSR2, systemd's watchdog), the prep autoscaler
+// (supervisor/autoscale's Scaler), front (the public listener),
 // workers (boot, readiness, then stop), metrics and control. Each has its
 // own execute and interrupt; the first to return ends the group, and the
 // interrupts run one after another in that order, which is the stop
@@ -42,11 +43,24 @@
 // need an upgrade or a restart, and nothing changes). The first
 // min(old, new) positions of each pool are kept: a position whose worker spec is
 // unchanged keeps its worker, one whose spec changed replaces it
-// surge-first; positions beyond the new count are taken out of routing and
+// surge-first; positions beyond the new count are taken out of routing,
+// drained (a prep worker until the lb has nothing in flight on it) and
 // stopped; new positions boot, and one whose first boot fails is dropped.
 // Infer workers are reconciled before prep workers, so prep workers
 // booted by the reload get the new infer workers. A config that fails
 // those checks changes nothing.
+//
+// Prep autoscaling (prepscale.go; the rules are supervisor/autoscale's):
+// with prep.max_workers set, the autoscaler resizes the prep pool one
+// worker at a time through the reload's resize (reconcile to a count:
+// new positions boot placed and pinned by the plan for that count, removed
+// ones leave in the retire order below, kept ones keep their workers and
+// templates), under opsMu, and never waits for it: during a reload, an
+// upgrade or a stop its decision is dropped. The config in force carries
+// the pool's size in prep.workers (its plan covers exactly the positions
+// the pool has), and a reload keeps that size within the new bounds
+// rather than going back to the file's prep.workers; placement checks
+// that max_workers fits the host, so a grow never fails for want of CPUs.
 //
 // Retire order for a worker that serves: take it out of what routes to it
 // (the lb's pool for a prep worker, every prep worker's upstream list for
@@ -121,7 +135,7 @@
 //     it serves (loopback, its listen host, metrics.allowed_hosts); others
 //     get 403.
 //
-// Size: about 3,300 non-test lines, past the 2,500 a package should stay
+// Size: about 3,700 non-test lines, past the 2,500 a package should stay
 // under, after the public front (supervisor/front), the repository API
 // (supervisor/repository), the scoreboard (supervisor/board) and the
 // metrics listener (supervisor/metrics) left. What remains is one
@@ -130,6 +144,8 @@
 // (position.go, process.go, about 850 lines), boot, reload and shutdown
 // (master.go, reload.go, actors.go, about 1,100), upgrades, privileges
 // and the runtime dir (about 450), the control socket's server (about
-// 220), the models' reports (about 150). Splitting these would move
+// 220), the models' reports (about 150), the autoscaler's measuring and
+// resizing (prepscale.go, about 200; its rules left for
+// supervisor/autoscale). Splitting these would move
 // *Master's fields behind interfaces that have one implementation each.
 package supervisor

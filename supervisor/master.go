@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -84,6 +85,9 @@ type Master struct {
 	caches caches
 	// host is the machine placement plans against, read once (place).
 	host *config.Host
+	// scaler sizes the prep pool between prep.min_workers and
+	// max_workers (prepscale.go); it idles while autoscaling is off.
+	scaler *autoscale.Scaler
 }
 
 // Options are what a master needs besides its config.
@@ -116,6 +120,8 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 
 		skipGrace: make(chan struct{}),
 	}
+	ps := &prepScaler{m: m}
+	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log})
@@ -151,7 +157,8 @@ func (m *Master) stopRequested() bool { return closed(m.stopCh) }
 // workers, leaving the listeners to the new master.
 func (m *Master) Run(ctx context.Context) error {
 	m.started = time.Now()
-	cfg := m.cfg()
+	cfg := m.cfg().WithPrepWorkers(m.cfg().Prep.Count(0)) // autoscaled: its first size
+	m.conf.Store(cfg)
 	front.ApplyMemoryLimit(cfg)
 	if err := m.place(cfg); err != nil {
 		return err
@@ -189,7 +196,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	m.front.SetKeys(keys)
-	m.board = board.Open(m.rd.path, cfg.Prep.Workers+cfg.Infer.Workers, m.generation.Load(), m.log)
+	m.board = board.Open(m.rd.path, cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.board = m.board
 	m.caches.log = m.log
@@ -492,15 +499,39 @@ func (m *Master) pushUpstreams(p *process) {
 // worker drains its own in-flight requests on SIGTERM.
 func (m *Master) retire(_ *position, p *process, drain time.Duration) {
 	if p.spec.Role == worker.RolePrep {
-		select {
-		case <-m.proxy.Idle(backendName(p)):
-		case <-time.After(drain):
-			m.log.Warn().Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("drain_timeout reached with requests in flight")
-		case <-p.exited:
-		}
+		m.drainPrep(p, drain)
 	}
 	p.stop(drain)
 	m.log.Info().Str("worker", p.spec.Name).Int("pid", p.pid()).Str("exit", describeExit(p.err)).Msg("retired worker stopped")
+}
+
+// drainPrep waits until the lb has no request in flight on a prep
+// worker it no longer routes to, bounded by drain, or until it exits.
+func (m *Master) drainPrep(p *process, drain time.Duration) {
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	select {
+	case <-m.proxy.Idle(backendName(p)):
+	case <-t.C:
+		m.log.Warn().Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("drain_timeout reached with requests in flight")
+	case <-p.exited:
+	}
+}
+
+// drainAll is drainPrep for the serving worker of each position, in
+// parallel: the retire order's wait for positions a pool no longer has.
+func (m *Master) drainAll(positions []*position, drain time.Duration) {
+	var wg sync.WaitGroup
+	for _, s := range positions {
+		if p := s.serving(); p != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.drainPrep(p, drain)
+			}()
+		}
+	}
+	wg.Wait()
 }
 
 // stopWorkers closes both pools and stops every position in them, prep first.
@@ -555,6 +586,7 @@ func (m *Master) status() control.Status {
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
+	st.Autoscale = m.autoscaleStatus()
 	st.RepositoryAPI = m.repo.Describe()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()

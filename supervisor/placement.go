@@ -66,6 +66,9 @@ func (m *Master) place(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckCeiling(m.host); err != nil {
+		return err
+	}
 	cfg.Planned = p
 	var rows []string
 	for _, a := range p.Workers {

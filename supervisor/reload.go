@@ -136,6 +136,8 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err := reloadable(m.cfg(), cfg); err != nil {
 		return err
 	}
+	// An autoscaled pool keeps the size it reached, within the new bounds.
+	cfg.Prep.Workers = cfg.Prep.Count(len(m.prep.list()))
 	if err := m.place(cfg); err != nil {
 		return fmt.Errorf("the new config does not fit this host, the old one keeps serving:\n%w", err)
 	}
@@ -199,7 +201,23 @@ func (m *Master) applySettings(cfg *config.Config) {
 // surge-first replacement, the others only the new lifecycle; new positions
 // boot; positions beyond the new size drain and stop.
 func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) error {
+	return m.reconcileSpecs(cfg, p, m.specs(cfg, p.role), res)
+}
+
+// resize brings a pool to cfg's count without touching the positions it
+// keeps: they keep the templates they have (a model file touched since
+// would otherwise replace them), so only the positions added or removed
+// change. The autoscaler's resize (prepscale.go).
+func (m *Master) resize(cfg *config.Config, p *pool, res *control.OpResult) error {
 	specs := m.specs(cfg, p.role)
+	p.mu.RLock()
+	copy(specs, p.specs[:min(len(p.specs), len(specs))])
+	p.mu.RUnlock()
+	return m.reconcileSpecs(cfg, p, specs, res)
+}
+
+// reconcileSpecs is reconcile to the given templates, one per position.
+func (m *Master) reconcileSpecs(cfg *config.Config, p *pool, specs []worker.Spec, res *control.OpResult) error {
 	p.mu.Lock()
 	if p.closed {
 		// Shutdown has taken the position list: changing it now would leave
@@ -222,6 +240,9 @@ func (m *Master) reconcile(cfg *config.Config, p *pool, res *control.OpResult) e
 		m.upstreamsMu.Lock()
 		m.propagate(p.role)
 		m.upstreamsMu.Unlock()
+		if p.role == worker.RolePrep {
+			m.drainAll(removed, lc.recycleDrain)
+		}
 		stopAll(removed)
 		for _, s := range removed {
 			res.Stopped = append(res.Stopped, s.name)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -20,7 +21,36 @@ type loader struct {
 	body  []byte
 	conns int
 	http  *http.Client
+	// period counts the requests of the current reporting period, when
+	// periods are reported (report); nil otherwise.
+	period atomic.Pointer[result]
 }
+
+// periodLine is the JSON line printed for one reporting period: its end,
+// in seconds since the load started, and what finished in it.
+type periodLine struct {
+	T float64 `json:"t_s"`
+	summary
+}
+
+// report calls emit with each period's summary, every period, until ctx
+// ends; the requests counted are those that finished in the period.
+func (l *loader) report(ctx context.Context, every time.Duration, emit func(periodLine)) {
+	start := time.Now()
+	l.period.Store(newResult())
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			emit(periodLine{T: now.Sub(start).Seconds(), summary: l.period.Swap(newResult()).summary()})
+		}
+	}
+}
+
+func newResult() *result { return &result{failed: map[string]int{}} }
 
 func newLoader(url string, body []byte, conns int) *loader {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: time.Hour, DisableCompression: true}
@@ -39,7 +69,7 @@ type result struct {
 // run sends until ctx ends, lets the requests in flight finish (bounded
 // by the client's timeout) and reports.
 func (l *loader) run(ctx context.Context) *result {
-	res := &result{failed: map[string]int{}}
+	res := newResult()
 	var wg sync.WaitGroup
 	for range l.conns {
 		wg.Add(1)
@@ -49,6 +79,9 @@ func (l *loader) run(ctx context.Context) *result {
 				start := time.Now()
 				cause := l.once(context.Background())
 				res.add(cause, time.Since(start))
+				if p := l.period.Load(); p != nil {
+					p.add(cause, time.Since(start))
+				}
 			}
 		}()
 	}

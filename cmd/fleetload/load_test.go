@@ -50,3 +50,28 @@ func TestLoaderNamesARefusedConnection(t *testing.T) {
 		t.Fatalf("cause %q, want connection refused", got)
 	}
 }
+
+// TestLoaderReportsPeriods: each period's line counts the requests that
+// finished in it, and the periods add up to no more than the total.
+func TestLoaderReportsPeriods(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 550*time.Millisecond)
+	defer cancel()
+	l := newLoader(srv.URL, []byte("{}"), 2)
+	lines := make(chan periodLine, 100)
+	go l.report(ctx, 100*time.Millisecond, func(p periodLine) { lines <- p })
+	total := l.run(ctx).summary()
+	sum, n := 0, 0
+	for len(lines) > 0 {
+		p := <-lines
+		if p.T <= 0 || p.OK == 0 {
+			t.Errorf("period %+v, want a time and some 200s", p)
+		}
+		sum += p.Requests
+		n++
+	}
+	if n < 3 || sum > total.Requests {
+		t.Errorf("%d periods with %d requests, total %d; want at least 3 periods adding up to at most the total", n, sum, total.Requests)
+	}
+}

@@ -140,11 +140,6 @@ func (o options) modelsYAML() string {
 	return b.String()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	return freePorts(t, 1)[0]
-}
-
 // freePorts returns n distinct free loopback ports: the listeners are all
 // open while the ports are picked, because a port closed at once can be
 // handed out again by the very next pick (an instance once got the same

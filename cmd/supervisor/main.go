@@ -224,8 +224,12 @@ func printPlan(cfg *config.Config) (*affinity.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := cfg.Plan(host)
+	// An autoscaled pool starts at its first size, as the master does.
+	plan, err := cfg.WithPrepWorkers(cfg.Prep.Count(0)).Plan(host)
 	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckCeiling(host); err != nil {
 		return nil, err
 	}
 	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())

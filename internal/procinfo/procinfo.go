@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/prometheus/procfs"
 )
@@ -131,4 +132,24 @@ func readError(pid int, file string, err error) error {
 		return fmt.Errorf("pid %d: %w", pid, ErrGone)
 	}
 	return fmt.Errorf("could not read /proc/%d/%s: %w", pid, file, err)
+}
+
+// CPUIdle returns, per CPU id, the seconds each CPU has been idle (idle
+// plus iowait) since boot, from /proc/stat under root ("" = /proc). The
+// difference between two reads, over the time between them, is how much
+// of each CPU was free.
+func CPUIdle(root string) (map[int]float64, error) {
+	f, err := procFS(root)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("could not read %q: %w", filepath.Join(root, "stat"), err)
+	}
+	out := make(map[int]float64, len(st.CPU))
+	for id, c := range st.CPU {
+		out[int(id)] = c.Idle + c.Iowait
+	}
+	return out, nil
 }

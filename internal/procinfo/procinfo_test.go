@@ -2,8 +2,10 @@ package procinfo
 
 import (
 	"errors"
+	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -97,5 +99,32 @@ func TestFakeRoot(t *testing.T) {
 	}
 	if _, err := Read("/no/such/proc", 1); err == nil {
 		t.Error("Read from a missing root succeeded")
+	}
+}
+
+func TestCPUIdleFake(t *testing.T) {
+	root := t.TempDir()
+	stat := "cpu  10 0 10 300 20 0 0 0 0 0\ncpu0 5 0 5 100 10 0 0 0 0 0\ncpu1 5 0 5 200 10 0 0 0 0 0\n" +
+		"intr 0\nctxt 0\nbtime 0\nprocesses 0\nprocs_running 1\nprocs_blocked 0\n"
+	if err := os.WriteFile(filepath.Join(root, "stat"), []byte(stat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := CPUIdle(root)
+	if err != nil {
+		t.Fatalf("CPUIdle: %v", err)
+	}
+	// procfs reads USER_HZ 100: 100 + 10 ticks are 1.1 s.
+	if len(idle) != 2 || math.Abs(idle[0]-1.1) > 1e-9 || math.Abs(idle[1]-2.1) > 1e-9 {
+		t.Errorf("CPUIdle = %v, want map[0:1.1 1:2.1]", idle)
+	}
+	if _, err := CPUIdle(t.TempDir()); err == nil {
+		t.Error("CPUIdle of a root without stat succeeded")
+	}
+}
+
+func TestCPUIdleOfThisHost(t *testing.T) {
+	idle, err := CPUIdle("")
+	if err != nil || len(idle) == 0 {
+		t.Fatalf("CPUIdle of /proc = %v, %v; want one entry per CPU", idle, err)
 	}
 }

@@ -136,7 +136,15 @@ type ModelConfig struct {
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
 type PrepConfig struct {
 	// Workers is the number of prep workers; 0 means auto (see Resolve).
+	// With autoscaling (MaxWorkers > 0) it is the count to start with,
+	// 0 meaning MinWorkers.
 	Workers int `yaml:"workers"`
+	// MinWorkers and MaxWorkers bound the prep pool when the master sizes
+	// it itself (see Autoscale and Count); MaxWorkers 0 turns that off.
+	MinWorkers int `yaml:"min_workers"`
+	MaxWorkers int `yaml:"max_workers"`
+	// Autoscale tunes the autoscaler's signal, windows and thresholds.
+	Autoscale AutoscaleConfig `yaml:"autoscale"`
 	// UpstreamTimeout bounds one prep -> infer call.
 	UpstreamTimeout Duration `yaml:"upstream_timeout"`
 	// Recycle says when a prep worker is replaced.
@@ -251,7 +259,7 @@ func DefaultConfig() *Config {
 		BootTimeout:     Duration{120 * time.Second},
 		ModelControl:    ModelControlNone,
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
-		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
+		Prep: PrepConfig{Workers: 0, MinWorkers: 1, Autoscale: defaultAutoscale(), UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
 		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue, Providers: DefaultProviders()},
 		Workers: WorkersConfig{

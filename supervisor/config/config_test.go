@@ -54,7 +54,9 @@ func TestConfigDefaults(t *testing.T) {
 		ModelControl:    ModelControlNone,
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, UpstreamTimeout: Duration{60 * time.Second}, CPUs: "auto",
-			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
+			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20, MinWorkers: 1,
+			Autoscale: AutoscaleConfig{Interval: Duration{time.Second}, UpAfter: Duration{5 * time.Second},
+				DownAfter: Duration{30 * time.Second}, Cooldown: Duration{10 * time.Second}, UpBusy: 0.9, DownBusy: 0.4, MinIdleCPUs: 0.5}},
 		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto",
 			Providers: ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}}},
 		Workers: WorkersConfig{
@@ -231,7 +233,7 @@ func TestConfigErrors(t *testing.T) {
 		want []string // each a prefix of one message, in order
 	}{
 		{"unknown key", "listen: :8000\nprep:\n  workers: 2\n  workerz: 3\n",
-			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
+			[]string{`t.yaml:4: unknown key "workerz" in prep (known keys: workers, min_workers, max_workers, autoscale, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker)`}},
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
@@ -259,7 +261,7 @@ func TestConfigErrors(t *testing.T) {
 		{"workers a float", "infer:\n  workers: 1.5\n",
 			[]string{`t.yaml:2: infer.workers: "1.5" is not a whole number`}},
 		{"prep not a mapping", "prep: 4\n",
-			[]string{`t.yaml:1: prep: want a mapping with the keys workers, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
+			[]string{`t.yaml:1: prep: want a mapping with the keys workers, min_workers, max_workers, autoscale, upstream_timeout, handoff, arena_slots, arena_slot_bytes, max_decode_bytes, max_requests, max_requests_jitter, max_rss_bytes, max_lifetime, cpus, cpus_per_worker, got "4"`}},
 		{"root not a mapping", "- listen\n",
 			[]string{`t.yaml:1: the config must be a mapping`}},
 		{"string given a list", "log_level:\n  - info\n",

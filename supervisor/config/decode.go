@@ -92,6 +92,9 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"prep", func(n *yaml.Node, field string) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Prep.Workers)},
+				{"min_workers", d.integer(&c.Prep.MinWorkers)},
+				{"max_workers", d.integer(&c.Prep.MaxWorkers)},
+				{"autoscale", func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(&c.Prep.Autoscale)) }},
 				{"upstream_timeout", d.duration(&c.Prep.UpstreamTimeout)},
 				{"handoff", d.str(&c.Prep.Handoff)},
 				{"arena_slots", d.integer(&c.Prep.ArenaSlots)},

@@ -103,6 +103,7 @@ func (c *Config) validate() []error {
 	v.models(c.Models)
 	v.modelControl(c)
 	v.prep(c.Prep)
+	v.autoscale(c.Prep)
 	v.infer(c.Infer)
 	v.recycle("prep", c.Prep.Recycle)
 	v.recycle("infer", c.Infer.Recycle)

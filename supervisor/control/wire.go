@@ -43,6 +43,33 @@ type Status struct {
 	// workers that ran on a damaged board are lost.
 	ScoreboardFaults int    `json:"scoreboard_faults,omitempty"`
 	ScoreboardError  string `json:"scoreboard_error,omitempty"`
+	// Autoscale is the prep pool's autoscaler; nil when prep.max_workers
+	// is 0 (off).
+	Autoscale *AutoscaleStatus `json:"autoscale,omitempty"`
+}
+
+// AutoscaleStatus is the prep autoscaler as status shows it.
+type AutoscaleStatus struct {
+	// Workers is the prep pool's size now, between Min and Max.
+	Workers int `json:"workers"`
+	Min     int `json:"min"`
+	Max     int `json:"max"`
+	// Ups and Downs count the resizes since the master started.
+	Ups   uint64 `json:"ups"`
+	Downs uint64 `json:"downs"`
+	// Last is the last decision, nil before the first.
+	Last *AutoscaleDecision `json:"last,omitempty"`
+}
+
+// AutoscaleDecision is one resize the autoscaler decided, with its reason
+// (the signal values); Error says why it failed, "" when it did not.
+type AutoscaleDecision struct {
+	Direction string    `json:"direction"` // "up" or "down"
+	At        time.Time `json:"at"`
+	From      int       `json:"from"`
+	To        int       `json:"to"`
+	Reason    string    `json:"reason"`
+	Error     string    `json:"error,omitempty"`
 }
 
 // WorkerStatus is one slot as `supervisor status` shows it.

@@ -125,6 +125,7 @@ func writeWorkers(p *promText, s Scrape) {
 	}
 	writePositions(p, s)
 	writeOps(p, s)
+	writeAutoscale(p, s)
 }
 
 // writePositions: restarts, recycles and degraded positions per pool.

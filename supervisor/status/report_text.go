@@ -48,6 +48,7 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "last %s: %s, %s ago (took %s)\n", op.Op, outcome, since(r.At, op.At), op.Took)
 		}
 	}
+	writeAutoscaleLine(w, r)
 	fmt.Fprintln(w)
 	r.writeProcesses(w)
 	r.writeArenas(w)

@@ -1,0 +1,198 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/procinfo"
+	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
+)
+
+// prepScaler is the master's side of the autoscaler (supervisor/autoscale):
+// it measures the prep stage from the scoreboard and /proc/stat, and
+// resizes the prep pool through reconcile, the reload's resize. Its
+// sample state belongs to the Scaler's goroutine.
+type prepScaler struct {
+	m *Master
+	// procRoot is where /proc is ("" = /proc).
+	procRoot string
+	prev     stageReading // the previous sample's reading; zero before the first
+}
+
+var (
+	_ autoscale.Sampler = (*prepScaler)(nil)
+	_ autoscale.Pool    = (*prepScaler)(nil)
+)
+
+// stageReading is what the scoreboard and /proc/stat said at one time.
+type stageReading struct {
+	at time.Time
+	// prepS and inferS are the latency sums, in seconds, of every request
+	// the prep and the infer workers finished since the master started.
+	prepS, inferS float64
+	idle          map[int]float64 // per CPU, idle seconds since boot
+}
+
+// errFirstSample: a load is a difference, so the first reading only sets
+// the baseline.
+var errFirstSample = errors.New("first reading: no interval to measure yet")
+
+// Policy is the autoscaler's policy under the config in force.
+func (s *prepScaler) Policy() (autoscale.Policy, bool) {
+	p := s.m.cfg().Prep
+	a := p.Autoscale
+	return autoscale.Policy{Min: p.MinWorkers, Max: p.MaxWorkers, Interval: a.Interval.Duration,
+		UpAfter: a.UpAfter.Duration, DownAfter: a.DownAfter.Duration, Cooldown: a.Cooldown.Duration,
+		UpBusy: float64(a.UpBusy), DownBusy: float64(a.DownBusy), MinIdleCPUs: float64(a.MinIdleCPUs)}, p.Autoscaled()
+}
+
+// Sample measures the prep stage since the previous call (see the
+// autoscale package for what the load means).
+func (s *prepScaler) Sample(now time.Time) (autoscale.Sample, error) {
+	cur, err := s.read(now)
+	if err != nil {
+		s.prev = stageReading{}
+		return autoscale.Sample{}, err
+	}
+	prev := s.prev
+	s.prev = cur
+	dt := now.Sub(prev.at).Seconds()
+	if prev.at.IsZero() || dt <= 0 {
+		return autoscale.Sample{}, errFirstSample
+	}
+	cfg := s.m.cfg()
+	n := len(s.m.prep.list())
+	inPrep := max(0, (cur.prepS-prev.prepS)-(cur.inferS-prev.inferS))
+	smp := autoscale.Sample{At: now, Workers: n, Load: inPrep / dt,
+		CPUs: poolCPUs(prepAssignments(cfg.Planned), n), CPUsLess: poolCPUs(prepAssignments(cfg.Planned), n-1)}
+	if next, ok := s.m.nextPrepCPUs(cfg, n); ok {
+		for _, c := range next.Slice() {
+			smp.IdleNext += max(0, cur.idle[c]-prev.idle[c]) / dt
+		}
+	}
+	return smp, nil
+}
+
+// read takes the latency sums and the CPUs' idle times now.
+func (s *prepScaler) read(now time.Time) (stageReading, error) {
+	if s.m.board == nil {
+		return stageReading{}, errors.New("no scoreboard to measure the prep stage from")
+	}
+	_, slots, totals := s.m.board.Snapshot()
+	for _, sl := range slots {
+		totals.Add(sl)
+	}
+	idle, err := procinfo.CPUIdle(s.procRoot)
+	if err != nil {
+		return stageReading{}, err
+	}
+	return stageReading{at: now, prepS: totals.Role("prep").Latency.Sum, inferS: totals.Role("infer").Latency.Sum, idle: idle}, nil
+}
+
+// prepAssignments are the prep workers of a plan, in index order.
+func prepAssignments(p *affinity.Placement) []affinity.Assignment {
+	var out []affinity.Assignment
+	if p == nil {
+		return nil
+	}
+	for _, a := range p.Workers {
+		if a.Role == affinity.RolePrep {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// poolCPUs is how many CPUs the first n prep workers can keep busy at
+// once: their CPUs summed, but never more than the CPUs they share
+// (workers placed with overcommit float over the same CPUs).
+func poolCPUs(as []affinity.Assignment, n int) float64 {
+	var sum int
+	var union affinity.CPUSet
+	for _, a := range as[:min(max(n, 0), len(as))] {
+		sum += a.CPUs.Count()
+		union = union.Union(a.CPUs)
+	}
+	return float64(min(sum, union.Count()))
+}
+
+// nextPrepCPUs are the CPUs the plan would give a pool of n+1 prep
+// workers' last one; false when that does not fit the host.
+func (m *Master) nextPrepCPUs(cfg *config.Config, n int) (affinity.CPUSet, bool) {
+	if m.host == nil || n >= cfg.Prep.MaxWorkers {
+		return affinity.CPUSet{}, false
+	}
+	p, err := cfg.WithPrepWorkers(n + 1).Plan(m.host)
+	if err != nil {
+		return affinity.CPUSet{}, false
+	}
+	as := prepAssignments(p)
+	if len(as) != n+1 {
+		return affinity.CPUSet{}, false
+	}
+	return as[n].CPUs, true
+}
+
+// Resize brings the prep pool to n workers, the way a reload does:
+// new positions boot (placed and pinned by the plan for n), surplus ones
+// leave the lb, drain and stop; the kept ones keep their workers. It
+// holds opsMu, so it never runs beside a reload, an upgrade or the end of
+// a stop, and refuses (autoscale.ErrPaused) rather than wait for one.
+func (s *prepScaler) Resize(n int, reason string) error {
+	m := s.m
+	if !m.opsMu.TryLock() {
+		return fmt.Errorf("a reload or an upgrade is running: %w", autoscale.ErrPaused)
+	}
+	defer m.opsMu.Unlock()
+	cfg := m.cfg()
+	switch {
+	case m.stopping.Load(), m.upgraded.Load(), !m.ready.Load():
+		return fmt.Errorf("the master is starting, stopping or upgraded: %w", autoscale.ErrPaused)
+	case !cfg.Prep.Autoscaled():
+		return fmt.Errorf("a reload turned autoscaling off: %w", autoscale.ErrPaused)
+	}
+	m.log.Info().Int("to", n).Str("reason", reason).Msg("autoscale: resizing the prep pool")
+	next := cfg.WithPrepWorkers(n)
+	if err := m.place(next); err != nil {
+		return fmt.Errorf("prep pool of %d workers: %w", n, err)
+	}
+	m.conf.Store(next)
+	res := control.OpResult{Op: "autoscale"}
+	err := m.resize(next, m.prep, &res)
+	if have := len(m.prep.list()); have != n {
+		// A new position failed its first boot and was dropped: keep the
+		// config in force truthful about the pool.
+		m.storePrepCount(next, have)
+	}
+	m.log.Info().Strs("started", res.Started).Strs("stopped", res.Stopped).Msg("autoscale: prep positions started and stopped")
+	return err
+}
+
+// storePrepCount puts cfg with n prep workers in force.
+func (m *Master) storePrepCount(cfg *config.Config, n int) {
+	c := cfg.WithPrepWorkers(n)
+	if err := m.place(c); err != nil {
+		m.log.Error().Err(err).Int("workers", n).Msg("autoscale: could not re-plan the prep pool")
+		return
+	}
+	m.conf.Store(c)
+}
+
+// autoscaleStatus is the autoscaler for status; nil while it is off.
+func (m *Master) autoscaleStatus() *control.AutoscaleStatus {
+	p := m.cfg().Prep
+	if !p.Autoscaled() {
+		return nil
+	}
+	st := m.scaler.State()
+	out := &control.AutoscaleStatus{Workers: len(m.prep.list()), Min: p.MinWorkers, Max: p.MaxWorkers, Ups: st.Ups, Downs: st.Downs}
+	if d := st.Last; d != nil {
+		out.Last = &control.AutoscaleDecision{Direction: string(d.Direction), At: d.At, From: d.From, To: d.To,
+			Reason: d.Reason, Error: st.Error}
+	}
+	return out
+}
