@@ -44,13 +44,15 @@ type capListener struct {
 // connSet is the open connections by remote address, each with its
 // budget of streams ended before their first message.
 type connSet struct {
-	mu sync.Mutex
-	m  map[string]*connEntry
+	mu        sync.Mutex
+	m         map[string]*connEntry
+	penalties *penaltyBox // strikes the address of a connection closed for misbehaviour
 }
 
 type connEntry struct {
 	c     net.Conn
 	early *rate.Limiter
+	box   *penaltyBox
 	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
 }
 
@@ -72,7 +74,7 @@ func (s *connSet) add(c net.Conn) {
 	if s.m == nil {
 		s.m = map[string]*connEntry{}
 	}
-	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst)}
+	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst), box: s.penalties}
 	s.mu.Unlock()
 }
 
@@ -97,10 +99,13 @@ func (s *connSet) of(ctx context.Context) *connEntry {
 }
 
 // close closes the connection for its client's misbehaviour; the
-// streams gRPC has yet to read from it are refused at their header.
+// streams gRPC has yet to read from it are refused at their header, and
+// its address is struck once (penaltyBox).
 func (e *connEntry) close() {
 	if e != nil {
-		e.cut.Store(true)
+		if !e.cut.Swap(true) {
+			e.box.strike(hostOf(e.c.RemoteAddr()))
+		}
 		_ = e.c.Close()
 	}
 }
@@ -127,11 +132,22 @@ func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout 
 // overCapAnswer is the server preface and GOAWAY a connection over the
 // cap gets.
 func overCapAnswer(maxConns int) []byte {
+	return goAwayAnswer(http2.ErrCodeRefusedStream, "server busy: "+strconv.Itoa(maxConns)+
+		" gRPC connections are open (grpc.max_connections); retry later")
+}
+
+// penalisedAnswer is what a new connection of a penalised address gets
+// (penaltyBox): ENHANCE_YOUR_CALM, as for too many pings.
+var penalisedAnswer = goAwayAnswer(http2.ErrCodeEnhanceYourCalm, "connections from this address were closed "+
+	"for misbehaviour (streams reset before their message, answers not taken): new ones are admitted at a "+
+	"reduced rate for a while (grpc.abuse_penalty); retry later")
+
+// goAwayAnswer is the server preface and a GOAWAY with code and why.
+func goAwayAnswer(code http2.ErrCode, why string) []byte {
 	var b bytes.Buffer
 	f := http2.NewFramer(&b, nil)
 	_ = f.WriteSettings()
-	_ = f.WriteGoAway(0, http2.ErrCodeRefusedStream, []byte("server busy: "+strconv.Itoa(maxConns)+
-		" gRPC connections are open (grpc.max_connections); retry later"))
+	_ = f.WriteGoAway(0, code, []byte(why))
 	return b.Bytes()
 }
 
@@ -143,16 +159,25 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !l.conns.penalties.admit(hostOf(c.RemoteAddr())) {
+			refuse(c, penalisedAnswer)
+			continue
+		}
 		if n := l.open.Add(1); n <= l.max || l.max == 0 {
 			cc := &cappedConn{Conn: c, l: l}
 			l.conns.add(cc)
 			return cc, nil
 		}
 		l.open.Add(-1)
-		_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
-		_, _ = c.Write(l.answer)
-		_ = c.Close()
+		refuse(c, l.answer)
 	}
+}
+
+// refuse answers a connection and closes it.
+func refuse(c net.Conn, answer []byte) {
+	_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
+	_, _ = c.Write(answer)
+	_ = c.Close()
 }
 
 // cappedConn gives its place back once, at its first Close.
