@@ -12,29 +12,24 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc/peer"
+
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 )
 
 // capListener caps the gRPC listener's open connections as the public
-// listener caps its own (supervisor's capListener): a connection over the
-// cap is answered at once and closed, not left in the listen backlog
-// (netutil.LimitListener's way), where a new well-behaved client would
-// wait unanswered behind an attacker's idle connections. The answer is
-// HTTP/2's: the server preface (an empty SETTINGS frame) and GOAWAY
-// REFUSED_STREAM whose debug data says why, which gRPC clients report as
-// UNAVAILABLE and retry with backoff.
-//
-// A refused connection costs one accept, one small write into an empty
-// socket buffer and a close: nothing is read and no goroutine started.
+// listener caps its own (conncap): a connection over the cap is answered
+// at once and closed. The answer is HTTP/2's: the server preface (an
+// empty SETTINGS frame) and GOAWAY REFUSED_STREAM whose debug data says
+// why, which gRPC clients report as UNAVAILABLE and retry with backoff.
+// A new connection of an address under penalty (penaltyBox) is answered
+// the same way, with ENHANCE_YOUR_CALM.
 //
 // It also keeps the open connections by remote address (conns), so that a
 // stream's watchdog can close the connection of a client that does not
 // read its answers (gRPC gives a handler no way to).
 type capListener struct {
-	net.Listener
-	max    int64 // 0: no cap
-	open   atomic.Int64
-	answer []byte
-	conns  *connSet
+	*conncap.Listener
+	conns *connSet
 	// writeTimeout bounds each write to a connection (0: none): gRPC sets
 	// no write deadline, so a client that reads nothing at all would
 	// stall the connection's writer, with every answer queued behind it.
@@ -121,12 +116,8 @@ func (e *connEntry) endedEarly() {
 	}
 }
 
-// refusalWriteTimeout bounds the write of the answer to a refused
-// connection (it fits an empty socket buffer).
-const refusalWriteTimeout = 100 * time.Millisecond
-
 func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration) *capListener {
-	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns), conns: conns, writeTimeout: writeTimeout}
+	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns)), conns: conns, writeTimeout: writeTimeout}
 }
 
 // overCapAnswer is the server preface and GOAWAY a connection over the
@@ -151,38 +142,28 @@ func goAwayAnswer(code http2.ErrCode, why string) []byte {
 	return b.Bytes()
 }
 
-// Accept returns the next connection under the cap, answering and
-// closing every connection over it.
+// Accept returns the next connection under the cap and of an address
+// not under penalty, answering and closing every other.
 func (l *capListener) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		c, err := l.AcceptCapped()
 		if err != nil {
 			return nil, err
 		}
 		if !l.conns.penalties.admit(hostOf(c.RemoteAddr())) {
-			refuse(c, penalisedAnswer)
+			conncap.Refuse(c, penalisedAnswer)
 			continue
 		}
-		if n := l.open.Add(1); n <= l.max || l.max == 0 {
-			cc := &cappedConn{Conn: c, l: l}
-			l.conns.add(cc)
-			return cc, nil
-		}
-		l.open.Add(-1)
-		refuse(c, l.answer)
+		cc := &cappedConn{Conn: c, l: l}
+		l.conns.add(cc)
+		return cc, nil
 	}
 }
 
-// refuse answers a connection and closes it.
-func refuse(c net.Conn, answer []byte) {
-	_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
-	_, _ = c.Write(answer)
-	_ = c.Close()
-}
-
-// cappedConn gives its place back once, at its first Close.
+// cappedConn is a connection of the listener: its writes are bounded,
+// and it leaves conns at its first Close.
 type cappedConn struct {
-	net.Conn
+	*conncap.Conn
 	l    *capListener
 	once sync.Once
 }
@@ -198,9 +179,6 @@ func (c *cappedConn) Write(b []byte) (int, error) {
 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.open.Add(-1)
-		c.l.conns.remove(c)
-	})
+	c.once.Do(func() { c.l.conns.remove(c) })
 	return err
 }
