@@ -64,13 +64,15 @@ const (
 	earlyEndsBurst     = 200
 )
 
-func (s *connSet) add(c net.Conn) {
+func (s *connSet) add(c net.Conn) *connEntry {
+	e := &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst), box: s.penalties}
 	s.mu.Lock()
 	if s.m == nil {
 		s.m = map[string]*connEntry{}
 	}
-	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst), box: s.penalties}
+	s.m[c.RemoteAddr().String()] = e
 	s.mu.Unlock()
+	return e
 }
 
 func (s *connSet) remove(c net.Conn) {
@@ -155,7 +157,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			continue
 		}
 		cc := &cappedConn{Conn: c, l: l}
-		l.conns.add(cc)
+		cc.entry = l.conns.add(cc)
 		return cc, nil
 	}
 }
@@ -164,18 +166,33 @@ func (l *capListener) Accept() (net.Conn, error) {
 // and it leaves conns at its first Close.
 type cappedConn struct {
 	*conncap.Conn
-	l    *capListener
-	once sync.Once
+	l     *capListener
+	entry *connEntry
+	once  sync.Once
 }
 
 // Write fails once the client has taken nothing for the write timeout:
-// gRPC then closes the connection.
+// gRPC then closes the connection. A write that ends in gRPC's GOAWAY
+// for too many pings (see pingFloodTail) closes it for misbehaviour.
 func (c *cappedConn) Write(b []byte) (int, error) {
 	if c.l.writeTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
 	}
-	return c.Conn.Write(b)
+	n, err := c.Conn.Write(b)
+	if bytes.HasSuffix(b, pingFloodTail) {
+		c.entry.close()
+	}
+	return n, err
 }
+
+// pingFloodTail is how the last write grpc-go makes to a connection that
+// pinged too often ends: its GOAWAY's code (ENHANCE_YOUR_CALM) and debug
+// data, flushed just before it closes the connection (grpc-go's
+// http2Server.outgoingGoAwayHandler). gRPC tells the server of no such
+// closure otherwise, and without it a ping flood's redials would not be
+// penalised; matching the end of each write costs a compare of 18 bytes.
+// TestPingFloodPenalisesTheAddress catches a grpc-go that changes it.
+var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, "too_many_pings"...)
 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()

@@ -124,20 +124,42 @@ func TestRapidResetPenalisesTheAddress(t *testing.T) {
 	if _, err := h.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the resetting connection was not closed: %v", err)
 	}
-	again, err := hostile.DialH2(context.Background(), addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
-	_ = again.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if code, debug, err := again.GoAway(); err != nil || code != http2.ErrCodeEnhanceYourCalm || !strings.Contains(debug, "grpc.abuse_penalty") {
-		t.Errorf("a new connection of the address: GOAWAY %v %q (err %v), want ENHANCE_YOUR_CALM naming grpc.abuse_penalty", code, debug, err)
-	}
+	refusedForPenalty(t, addr)
 	if err := answersPing(open); err != nil {
 		t.Errorf("the address's open connection: %v", err)
 	}
 	if err := answersPing(dialRaw(t, addr, "127.0.0.2")); err != nil {
 		t.Errorf("another address's new connection: %v", err)
+	}
+}
+
+// A connection sent GOAWAY for too many pings gets its address
+// penalised as well (pingFloodTail).
+func TestPingFloodPenalisesTheAddress(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t), AbusePenalty: time.Minute})
+	for range 6 { // pings with no RPC open: grpc-go strikes from the second, and GOAWAYs after 3 strikes
+		if err := h.Framer.WritePing(false, [8]byte{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, debug, err := h.GoAway(); err != nil || code != http2.ErrCodeEnhanceYourCalm || debug != "too_many_pings" {
+		t.Fatalf("the ping flood: GOAWAY %v %q (err %v), want gRPC's ENHANCE_YOUR_CALM too_many_pings", code, debug, err)
+	}
+	refusedForPenalty(t, addr)
+}
+
+// refusedForPenalty checks that a new connection to addr is refused at
+// once for its address's penalty.
+func refusedForPenalty(t *testing.T, addr string) {
+	t.Helper()
+	h, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if code, debug, err := h.GoAway(); err != nil || code != http2.ErrCodeEnhanceYourCalm || !strings.Contains(debug, "grpc.abuse_penalty") {
+		t.Errorf("a new connection of the address: GOAWAY %v %q (err %v), want ENHANCE_YOUR_CALM naming grpc.abuse_penalty", code, debug, err)
 	}
 }
 
