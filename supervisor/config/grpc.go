@@ -32,8 +32,9 @@ type GRPCConfig struct {
 	MaxRPCs int `yaml:"max_rpcs"`
 	// AbusePenalty slows down the new connections of a client address
 	// (IP) one of whose connections was closed for misbehaviour (HTTP/2
-	// rapid reset: too many streams ended before their message; an
-	// answer not taken within limits.write_timeout): one is admitted per
+	// rapid reset: too many streams ended before their message; pings
+	// too often (gRPC's GOAWAY); an answer not taken within
+	// limits.write_timeout): one is admitted per
 	// wait, which starts at this and doubles with each closure up to 16x,
 	// and is forgotten after twice that without one. Closing alone costs
 	// an attacker nothing: it redials. The address's open connections

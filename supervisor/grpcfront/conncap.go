@@ -132,7 +132,7 @@ func overCapAnswer(maxConns int) []byte {
 // penalisedAnswer is what a new connection of a penalised address gets
 // (penaltyBox): ENHANCE_YOUR_CALM, as for too many pings.
 var penalisedAnswer = goAwayAnswer(http2.ErrCodeEnhanceYourCalm, "connections from this address were closed "+
-	"for misbehaviour (streams reset before their message, answers not taken): new ones are admitted at a "+
+	"for misbehaviour (streams reset before their message, pings too often, answers not taken): new ones are admitted at a "+
 	"reduced rate for a while (grpc.abuse_penalty); retry later")
 
 // goAwayAnswer is the server preface and a GOAWAY with code and why.

@@ -47,7 +47,8 @@
 //     every wait of a stream on its client is bounded (Timeouts: the
 //     message, an idle stream, an answer not taken, a socket not read);
 //     a connection ending too many streams before their first message
-//     (HTTP/2 rapid reset) is closed, and its address then gets new
+//     (HTTP/2 rapid reset) is closed, and its address (as that of one
+//     closed for too many pings or an answer not taken) then gets new
 //     connections only at a small rate (Options.AbusePenalty, penaltyBox),
 //     refused at accept so that redialling costs the master nothing
 //     more; flow-control windows are fixed;

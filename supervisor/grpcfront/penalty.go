@@ -9,8 +9,9 @@ import (
 
 // penaltyBox slows down the new connections of a client address whose
 // connections were closed for misbehaviour (too many streams ended
-// before their message: HTTP/2 rapid reset; an answer not taken within
-// the write timeout). Closing such a connection alone costs an attacker
+// before their message: HTTP/2 rapid reset; pings too often, which
+// grpc-go answers GOAWAY; an answer not taken within the write
+// timeout). Closing such a connection alone costs an attacker
 // nothing: it redials and gets a fresh budget, so each connection still
 // costs the master its budget of header decodes and handler goroutines
 // (at ~18,600 resets/s, most of two cores). Once struck, an address gets
