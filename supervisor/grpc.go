@@ -43,6 +43,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams,
 		MaxConnections:       c.GRPC.MaxConnections,
 		MaxRPCs:              c.GRPC.MaxRPCs,
+		AbusePenalty:         c.GRPC.AbusePenalty.Duration,
 		MaxHeaderBytes:       int(l.MaxHeaderBytes),
 		HandshakeTimeout:     l.ReadTimeout.Duration,
 		IdleTimeout:          l.IdleTimeout.Duration,

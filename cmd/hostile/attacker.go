@@ -58,7 +58,8 @@ func attackerMain() int {
 		fmt.Fprintln(os.Stderr, "hostile attacker: bad", streamsEnv)
 		return 2
 	}
-	t := target{addr: os.Getenv(addrEnv), grpcAddr: os.Getenv(grpcEnv), floodBytes: flood, maxBody: maxBody, maxStreams: streams}
+	t := target{addr: os.Getenv(addrEnv), grpcAddr: os.Getenv(grpcEnv), floodBytes: flood, maxBody: maxBody, maxStreams: streams,
+		grpcFrom: as[0].grpcFrom}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us

@@ -25,12 +25,16 @@ type attack struct {
 	// allowed are answers that are right for this attack besides a 4xx, a
 	// 503 or a cut: "200" for a costly image that is within the limits.
 	allowed []string
+	// grpcFrom is the local IP the attack's gRPC connections come from
+	// ("": 127.0.0.1, the well-behaved clients' own).
+	grpcFrom string
 }
 
 // target is what an attack client knows of the server under attack.
 type target struct {
 	addr       string
 	grpcAddr   string // the gRPC listener
+	grpcFrom   string // the local IP to dial it from ("": any)
 	maxStreams int    // its grpc.max_concurrent_streams
 	floodBytes int64  // how large the BYTES floods are: just under max_body_bytes at full scale
 	maxBody    int64  // the server's max_body_bytes

@@ -52,7 +52,11 @@
 // ModelStreamInfer. Their outcomes are
 // how each stream or connection ended ("grpc Canceled", "rst
 // REFUSED_STREAM", "goaway ENHANCE_YOUR_CALM", cut); "absorbed" is a
-// burst after which the server still answered.
+// burst after which the server still answered. Rapid reset comes from
+// 127.0.0.1, the gRPC client's own address (which the server then
+// penalises: grpc.abuse_penalty), every other gRPC attack from a
+// loopback address of its own (127.0.0.10 and up), so that one attack's
+// penalty does not refuse the next one's connections.
 //
 // The suite shares the machine with the supervisor it measures: on a
 // small or busy host the p99 ratios include CPU contention between the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -27,10 +28,26 @@ var (
 	liveMethod   = "/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/ServerLive"
 )
 
-// grpcAttacks are the gRPC listener's rows of attackTable.
+// grpcAttacks are the gRPC listener's rows of attackTable. Rapid reset
+// comes from 127.0.0.1, the well-behaved gRPC client's address, whose
+// connection must keep serving while the address is penalised
+// (grpc.abuse_penalty); every other attack comes from a loopback address
+// of its own, so that a penalty one attack earns does not refuse the
+// next attack's connections and hide what that one costs.
 func grpcAttacks() []attack {
+	as := grpcAttackRows()
+	for i := range as {
+		if as[i].name != "grpc-rapid-reset" {
+			as[i].grpcFrom = "127.0.0." + strconv.Itoa(10+i)
+		}
+	}
+	return as
+}
+
+func grpcAttackRows() []attack {
 	return []attack{
-		allow(raw("grpc-rapid-reset", 4, "absorbed: at most max_concurrent_streams handlers per connection (grpc-go's CVE-2023-44487 fix)", h2Repeat(rapidReset)), outcomeAbsorbed),
+		allow(raw("grpc-rapid-reset", 4, "absorbed: at most max_concurrent_streams handlers per connection (grpc-go's CVE-2023-44487 fix); "+
+			"cut after 200 early ends; goaway ENHANCE_YOUR_CALM at accept (grpc.abuse_penalty)", h2Repeat(rapidReset)), outcomeAbsorbed),
 		// 24 x 136 streams: under grpc.max_rpcs (4096), beyond which every
 		// RPC, the well-behaved client's too, is refused RESOURCE_EXHAUSTED.
 		raw("grpc-stream-flood", 24, "grpc CANCELLED at body_timeout; rst REFUSED_STREAM beyond max_concurrent_streams", h2Repeat(streamFlood)),
@@ -62,7 +79,7 @@ type end struct {
 func h2Repeat(play func(ctx context.Context, t target, s *session, rec *answers)) func(context.Context, target, *answers) {
 	return func(ctx context.Context, t target, rec *answers) {
 		for ctx.Err() == nil {
-			h, err := hostile.DialH2(ctx, t.grpcAddr)
+			h, err := hostile.DialH2From(ctx, t.grpcFrom, t.grpcAddr)
 			if err != nil {
 				if ctx.Err() == nil {
 					rec.add(outcomeRefused)

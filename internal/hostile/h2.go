@@ -33,7 +33,17 @@ type H2 struct {
 // frame; it does not wait for the server's. Only a failed connect is an
 // error.
 func DialH2(ctx context.Context, addr string) (*H2, error) {
+	return DialH2From(ctx, "", addr)
+}
+
+// DialH2From is DialH2 from the local IP from ("" : the system's
+// choice), so that attacks can come from addresses of their own: a
+// server that penalises an address then penalises only that attack.
+func DialH2From(ctx context.Context, from, addr string) (*H2, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err

@@ -70,9 +70,10 @@ func TestConfigDefaults(t *testing.T) {
 		Limits: LimitsConfig{MaxHeaderBytes: 16 << 10, ReadTimeout: Duration{time.Minute}, WriteTimeout: Duration{time.Minute},
 			IdleTimeout: Duration{2 * time.Minute}, MaxConnections: 10000, MaxInFlight: 4096,
 			BodyTimeout: Duration{10 * time.Second}, BodyMinRate: 64 << 10},
-		Auth:       AuthConfig{ExemptHealth: true, RateBurst: 1},
-		Metrics:    MetricsConfig{Listen: "127.0.0.1:8002"},
-		GRPC:       GRPCConfig{Listen: "127.0.0.1:8001", MaxConcurrentStreams: 128, MaxConnections: 1000, MaxRPCs: 4096},
+		Auth:    AuthConfig{ExemptHealth: true, RateBurst: 1},
+		Metrics: MetricsConfig{Listen: "127.0.0.1:8002"},
+		GRPC: GRPCConfig{Listen: "127.0.0.1:8001", MaxConcurrentStreams: 128, MaxConnections: 1000, MaxRPCs: 4096,
+			AbusePenalty: Duration{time.Second}},
 		RequestLog: RequestLogConfig{SlowThreshold: Duration{time.Second}},
 		Placement:  PlacementConfig{MasterCPUs: "auto", NUMAMemory: "none"},
 	}

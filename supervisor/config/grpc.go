@@ -1,6 +1,10 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // GRPCConfig is the KServe V2 gRPC listener (Triton's port 8001). Its
 // requests take the public listener's admission and limits (auth, rate,
@@ -26,6 +30,17 @@ type GRPCConfig struct {
 	// goroutine), so this, not max_connections x max_concurrent_streams,
 	// bounds what a client opening streams and sending nothing holds.
 	MaxRPCs int `yaml:"max_rpcs"`
+	// AbusePenalty slows down the new connections of a client address
+	// (IP) one of whose connections was closed for misbehaviour (HTTP/2
+	// rapid reset: too many streams ended before their message; pings
+	// too often (gRPC's GOAWAY); an answer not taken within
+	// limits.write_timeout): one is admitted per
+	// wait, which starts at this and doubles with each closure up to 16x,
+	// and is forgotten after twice that without one. Closing alone costs
+	// an attacker nothing: it redials. The address's open connections
+	// are untouched; its other clients' new connections are refused
+	// GOAWAY meanwhile (gRPC clients retry). 0s turns it off.
+	AbusePenalty Duration `yaml:"abuse_penalty"`
 }
 
 // Defaults and limits of the grpc keys.
@@ -37,10 +52,13 @@ const (
 	maxGRPCConnections       = 1 << 20
 	defaultGRPCRPCs          = 4096
 	maxGRPCRPCs              = 1 << 20
+	defaultGRPCAbusePenalty  = time.Second
+	maxGRPCAbusePenalty      = time.Minute
 )
 
 func defaultGRPC() GRPCConfig {
-	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams, MaxConnections: defaultGRPCConnections, MaxRPCs: defaultGRPCRPCs}
+	return GRPCConfig{Listen: defaultGRPCListen, MaxConcurrentStreams: defaultGRPCStreams, MaxConnections: defaultGRPCConnections, MaxRPCs: defaultGRPCRPCs,
+		AbusePenalty: Duration{defaultGRPCAbusePenalty}}
 }
 
 // grpcKeys decode the grpc section.
@@ -51,6 +69,7 @@ func (d *configDecoder) grpcKeys(c *Config) configKey {
 			{"max_concurrent_streams", d.integer(&c.GRPC.MaxConcurrentStreams)},
 			{"max_connections", d.integer(&c.GRPC.MaxConnections)},
 			{"max_rpcs", d.integer(&c.GRPC.MaxRPCs)},
+			{"abuse_penalty", d.duration(&c.GRPC.AbusePenalty)},
 		})
 	}}
 }
@@ -72,5 +91,8 @@ func (v *configValidator) grpc(c *Config) {
 	}
 	if g.MaxRPCs < 1 || g.MaxRPCs > maxGRPCRPCs {
 		v.errorf("grpc.max_rpcs", "%d is out of range (1 to %d)", g.MaxRPCs, maxGRPCRPCs)
+	}
+	if p := g.AbusePenalty.Duration; p < 0 || p > maxGRPCAbusePenalty {
+		v.errorf("grpc.abuse_penalty", "%v is out of range (0s, which turns it off, to %v)", p, maxGRPCAbusePenalty)
 	}
 }

@@ -32,7 +32,7 @@ type frontHarness struct {
 }
 
 // open is how many client connections the front holds now.
-func (f *frontHarness) open() int64 { return f.ln.open.Load() }
+func (f *frontHarness) open() int64 { return f.ln.Open() }
 
 func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 	t.Helper()

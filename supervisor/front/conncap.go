@@ -3,41 +3,27 @@ package front
 import (
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
 // capListener enforces limits.max_connections on the public listener
-// itself, so that a connection over the cap gets the same answer as every
-// other refusal: 503 with Retry-After and a V2 error JSON body. fasthttp's
-// own cap (Server.Concurrency) answers text/plain and cannot be changed;
-// the front server's Concurrency is set above this cap so that only this
-// one ever refuses.
-//
-// A refused connection costs one accept, one small write into an empty
-// socket buffer (which cannot block) and a close: nothing is read from
-// it and no goroutine is started for it. An admitted connection holds
-// its place until it is closed, by whichever side.
+// itself (conncap), so that a connection over the cap gets the same
+// answer as every other refusal: 503 with Retry-After and a V2 error JSON
+// body. fasthttp's own cap (Server.Concurrency) answers text/plain and
+// cannot be changed; the front server's Concurrency is set above this cap
+// so that only this one ever refuses. Its connections can close by
+// lingering (linger.go), and it can stop listening (listenstop.go).
 type capListener struct {
-	net.Listener
-	max      int64
-	open     atomic.Int64
-	refused  atomic.Uint64
-	answer   []byte
-	onRefuse func(open int64) // told of each refusal (logs at most once a minute)
-	stopped  atomic.Bool      // stopListening ran: Accept's error is net.ErrClosed
+	*conncap.Listener
+	stopped atomic.Bool // stopListening ran: Accept's error is net.ErrClosed
 }
 
-// refusalWriteTimeout bounds the write of the 503 to a refused
-// connection; the write fits an empty socket buffer, so this only
-// matters for a socket the kernel already gave up on.
-const refusalWriteTimeout = 100 * time.Millisecond
-
 func newCapListener(ln net.Listener, maxConns int) *capListener {
-	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns)}
+	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns))}
 }
 
 // overCapAnswer is the whole HTTP response to a connection over the cap.
@@ -54,35 +40,21 @@ func overCapAnswer(maxConns int) []byte {
 // Accept returns the next connection under the cap, answering and
 // closing every connection over it.
 func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil && l.stopped.Load() {
-			return nil, net.ErrClosed // the server's usual end, not a failure to log
-		}
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, l: l}, nil
-		}
-		open := l.open.Add(-1)
-		l.refused.Add(1)
-		if l.onRefuse != nil {
-			l.onRefuse(open)
-		}
-		_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
-		_, _ = c.Write(l.answer)
-		_ = c.Close()
+	c, err := l.AcceptCapped()
+	if err != nil && l.stopped.Load() {
+		return nil, net.ErrClosed // the server's usual end, not a failure to log
 	}
+	if err != nil {
+		return nil, err
+	}
+	return &cappedConn{Conn: c}, nil
 }
 
 // cappedConn gives its place back exactly once, when it is really
 // closed: at its first Close, or after a lingering close (linger.go)
 // when one was asked for.
 type cappedConn struct {
-	net.Conn
-	l      *capListener
-	once   sync.Once
+	*conncap.Conn
 	linger atomic.Bool // close by lingering (lingerOnClose)
 }
 
@@ -94,21 +66,17 @@ func (c *cappedConn) Close() error {
 	return c.closeNow()
 }
 
-func (c *cappedConn) closeNow() error {
-	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return err
-}
+func (c *cappedConn) closeNow() error { return c.Conn.Close() }
 
 // capConnections wraps the public listener in the max_connections cap;
 // refusals are logged at most once a minute, as fasthttp did.
 func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
 	cl := newCapListener(ln, maxConns)
 	var last atomic.Int64
-	cl.onRefuse = func(open int64) {
+	cl.OnRefuse = func(open int64) {
 		now := time.Now().UnixNano()
 		if prev := last.Load(); now-prev > int64(time.Minute) && last.CompareAndSwap(prev, now) {
-			f.log.Warn().Int64("open", open).Uint64("refused", cl.refused.Load()).
+			f.log.Warn().Int64("open", open).Uint64("refused", cl.Refused()).
 				Msg("refusing connections over limits.max_connections (503); raise it if these are real clients")
 		}
 	}

@@ -44,18 +44,19 @@ func lingerOnClose(conn net.Conn) {
 // sends within the bounds above, then closes c.
 func (c *cappedConn) lingerThenClose() {
 	defer c.closeNow()
-	cw, ok := c.Conn.(interface{ CloseWrite() error })
+	raw := c.Conn.Conn // the socket: CloseWrite is not net.Conn's
+	cw, ok := raw.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}
 	end := time.Now().Add(lingerTime)
-	if c.Conn.SetReadDeadline(end) != nil {
+	if raw.SetReadDeadline(end) != nil {
 		return
 	}
 	bp := lingerBuffers.Get().(*[]byte)
 	defer lingerBuffers.Put(bp)
 	for read := 0; read < lingerMaxBytes; {
-		n, err := c.Conn.Read(*bp)
+		n, err := raw.Read(*bp)
 		read += n
 		if err != nil {
 			return // the client closed, the time is up, or the socket failed

@@ -17,7 +17,7 @@ import (
 // it: it stops listening and resets what waits in the accept queue. After
 // an upgrade the socket is the new master's: never call this then.
 func (l *capListener) StopListening() error {
-	sc, ok := l.Listener.(syscall.Conn)
+	sc, ok := l.Listener.Listener.(syscall.Conn)
 	if !ok {
 		return nil // not a socket (test listeners)
 	}

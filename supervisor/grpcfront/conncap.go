@@ -12,29 +12,24 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc/peer"
+
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 )
 
 // capListener caps the gRPC listener's open connections as the public
-// listener caps its own (supervisor's capListener): a connection over the
-// cap is answered at once and closed, not left in the listen backlog
-// (netutil.LimitListener's way), where a new well-behaved client would
-// wait unanswered behind an attacker's idle connections. The answer is
-// HTTP/2's: the server preface (an empty SETTINGS frame) and GOAWAY
-// REFUSED_STREAM whose debug data says why, which gRPC clients report as
-// UNAVAILABLE and retry with backoff.
-//
-// A refused connection costs one accept, one small write into an empty
-// socket buffer and a close: nothing is read and no goroutine started.
+// listener caps its own (conncap): a connection over the cap is answered
+// at once and closed. The answer is HTTP/2's: the server preface (an
+// empty SETTINGS frame) and GOAWAY REFUSED_STREAM whose debug data says
+// why, which gRPC clients report as UNAVAILABLE and retry with backoff.
+// A new connection of an address under penalty (penaltyBox) is answered
+// the same way, with ENHANCE_YOUR_CALM.
 //
 // It also keeps the open connections by remote address (conns), so that a
 // stream's watchdog can close the connection of a client that does not
 // read its answers (gRPC gives a handler no way to).
 type capListener struct {
-	net.Listener
-	max    int64 // 0: no cap
-	open   atomic.Int64
-	answer []byte
-	conns  *connSet
+	*conncap.Listener
+	conns *connSet
 	// writeTimeout bounds each write to a connection (0: none): gRPC sets
 	// no write deadline, so a client that reads nothing at all would
 	// stall the connection's writer, with every answer queued behind it.
@@ -44,13 +39,15 @@ type capListener struct {
 // connSet is the open connections by remote address, each with its
 // budget of streams ended before their first message.
 type connSet struct {
-	mu sync.Mutex
-	m  map[string]*connEntry
+	mu        sync.Mutex
+	m         map[string]*connEntry
+	penalties *penaltyBox // strikes the address of a connection closed for misbehaviour
 }
 
 type connEntry struct {
 	c     net.Conn
 	early *rate.Limiter
+	box   *penaltyBox
 	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
 }
 
@@ -67,13 +64,15 @@ const (
 	earlyEndsBurst     = 200
 )
 
-func (s *connSet) add(c net.Conn) {
+func (s *connSet) add(c net.Conn) *connEntry {
+	e := &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst), box: s.penalties}
 	s.mu.Lock()
 	if s.m == nil {
 		s.m = map[string]*connEntry{}
 	}
-	s.m[c.RemoteAddr().String()] = &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst)}
+	s.m[c.RemoteAddr().String()] = e
 	s.mu.Unlock()
+	return e
 }
 
 func (s *connSet) remove(c net.Conn) {
@@ -97,10 +96,13 @@ func (s *connSet) of(ctx context.Context) *connEntry {
 }
 
 // close closes the connection for its client's misbehaviour; the
-// streams gRPC has yet to read from it are refused at their header.
+// streams gRPC has yet to read from it are refused at their header, and
+// its address is struck once (penaltyBox).
 func (e *connEntry) close() {
 	if e != nil {
-		e.cut.Store(true)
+		if !e.cut.Swap(true) {
+			e.box.strike(hostOf(e.c.RemoteAddr()))
+		}
 		_ = e.c.Close()
 	}
 }
@@ -116,66 +118,84 @@ func (e *connEntry) endedEarly() {
 	}
 }
 
-// refusalWriteTimeout bounds the write of the answer to a refused
-// connection (it fits an empty socket buffer).
-const refusalWriteTimeout = 100 * time.Millisecond
-
 func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration) *capListener {
-	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns), conns: conns, writeTimeout: writeTimeout}
+	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns)), conns: conns, writeTimeout: writeTimeout}
 }
 
 // overCapAnswer is the server preface and GOAWAY a connection over the
 // cap gets.
 func overCapAnswer(maxConns int) []byte {
+	return goAwayAnswer(http2.ErrCodeRefusedStream, "server busy: "+strconv.Itoa(maxConns)+
+		" gRPC connections are open (grpc.max_connections); retry later")
+}
+
+// penalisedAnswer is what a new connection of a penalised address gets
+// (penaltyBox): ENHANCE_YOUR_CALM, as for too many pings.
+var penalisedAnswer = goAwayAnswer(http2.ErrCodeEnhanceYourCalm, "connections from this address were closed "+
+	"for misbehaviour (streams reset before their message, pings too often, answers not taken): new ones are admitted at a "+
+	"reduced rate for a while (grpc.abuse_penalty); retry later")
+
+// goAwayAnswer is the server preface and a GOAWAY with code and why.
+func goAwayAnswer(code http2.ErrCode, why string) []byte {
 	var b bytes.Buffer
 	f := http2.NewFramer(&b, nil)
 	_ = f.WriteSettings()
-	_ = f.WriteGoAway(0, http2.ErrCodeRefusedStream, []byte("server busy: "+strconv.Itoa(maxConns)+
-		" gRPC connections are open (grpc.max_connections); retry later"))
+	_ = f.WriteGoAway(0, code, []byte(why))
 	return b.Bytes()
 }
 
-// Accept returns the next connection under the cap, answering and
-// closing every connection over it.
+// Accept returns the next connection under the cap and of an address
+// not under penalty, answering and closing every other.
 func (l *capListener) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		c, err := l.AcceptCapped()
 		if err != nil {
 			return nil, err
 		}
-		if n := l.open.Add(1); n <= l.max || l.max == 0 {
-			cc := &cappedConn{Conn: c, l: l}
-			l.conns.add(cc)
-			return cc, nil
+		if !l.conns.penalties.admit(hostOf(c.RemoteAddr())) {
+			conncap.Refuse(c, penalisedAnswer)
+			continue
 		}
-		l.open.Add(-1)
-		_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
-		_, _ = c.Write(l.answer)
-		_ = c.Close()
+		cc := &cappedConn{Conn: c, l: l}
+		cc.entry = l.conns.add(cc)
+		return cc, nil
 	}
 }
 
-// cappedConn gives its place back once, at its first Close.
+// cappedConn is a connection of the listener: its writes are bounded,
+// and it leaves conns at its first Close.
 type cappedConn struct {
-	net.Conn
-	l    *capListener
-	once sync.Once
+	*conncap.Conn
+	l     *capListener
+	entry *connEntry
+	once  sync.Once
 }
 
 // Write fails once the client has taken nothing for the write timeout:
-// gRPC then closes the connection.
+// gRPC then closes the connection. A write that ends in gRPC's GOAWAY
+// for too many pings (see pingFloodTail) closes it for misbehaviour.
 func (c *cappedConn) Write(b []byte) (int, error) {
 	if c.l.writeTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
 	}
-	return c.Conn.Write(b)
+	n, err := c.Conn.Write(b)
+	if bytes.HasSuffix(b, pingFloodTail) {
+		c.entry.close()
+	}
+	return n, err
 }
+
+// pingFloodTail is how the last write grpc-go makes to a connection that
+// pinged too often ends: its GOAWAY's code (ENHANCE_YOUR_CALM) and debug
+// data, flushed just before it closes the connection (grpc-go's
+// http2Server.outgoingGoAwayHandler). gRPC tells the server of no such
+// closure otherwise, and without it a ping flood's redials would not be
+// penalised; matching the end of each write costs a compare of 18 bytes.
+// TestPingFloodPenalisesTheAddress catches a grpc-go that changes it.
+var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, "too_many_pings"...)
 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() {
-		c.l.open.Add(-1)
-		c.l.conns.remove(c)
-	})
+	c.once.Do(func() { c.l.conns.remove(c) })
 	return err
 }

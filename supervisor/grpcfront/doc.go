@@ -47,7 +47,11 @@
 //     every wait of a stream on its client is bounded (Timeouts: the
 //     message, an idle stream, an answer not taken, a socket not read);
 //     a connection ending too many streams before their first message
-//     (HTTP/2 rapid reset) is closed; flow-control windows are fixed;
+//     (HTTP/2 rapid reset) is closed, and its address (as that of one
+//     closed for too many pings or an answer not taken) then gets new
+//     connections only at a small rate (Options.AbusePenalty, penaltyBox),
+//     refused at accept so that redialling costs the master nothing
+//     more; flow-control windows are fixed;
 //     keepalive pings more often than MinPingInterval, or with no RPC
 //     open, get GOAWAY. cmd/hostile attacks each of these.
 //   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)

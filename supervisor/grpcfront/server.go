@@ -46,6 +46,11 @@ type Options struct {
 	// how long a connection may send nothing before the server pings it
 	// (a client that does not answer within 20s is cut) (0: never).
 	IdleTimeout time.Duration
+	// AbusePenalty is the first wait between two new connections admitted
+	// from a client address (IP) one of whose connections was closed for
+	// misbehaviour, doubling with each closure up to 16x (see penaltyBox);
+	// the address's open connections are untouched (0: off).
+	AbusePenalty time.Duration
 	// Timeouts bound a stream's waits on its client (see Timeouts).
 	Timeouts Timeouts
 	// Admit, when set, refuses ModelInfer and ModelStreamInfer calls from
@@ -93,7 +98,7 @@ func New(o Options) *Server {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = 20 * time.Second
 	}
-	conns := &connSet{}
+	conns := &connSet{penalties: newPenaltyBox(o.AbusePenalty, penaltyEntries)}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
 		grpc.ConnectionTimeout(o.HandshakeTimeout),

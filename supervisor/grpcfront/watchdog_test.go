@@ -104,17 +104,8 @@ func TestConnectionCap(t *testing.T) {
 		t.Errorf("over the cap: GOAWAY %v %q (err %v), want REFUSED_STREAM naming grpc.max_connections", code, debug, err)
 	}
 	// The first is a served connection: a ping is answered.
-	if err := first.Framer.WritePing(false, [8]byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f, err := first.Framer.ReadFrame()
-		if err != nil {
-			t.Fatalf("the connection under the cap: %v", err)
-		}
-		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() {
-			return
-		}
+	if err := answersPing(first.Framer); err != nil {
+		t.Fatalf("the connection under the cap: %v", err)
 	}
 }
 

@@ -1,0 +1,202 @@
+package grpcfront
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/supervisor-dev/supervisor/internal/hostile"
+)
+
+// fakeClock is a penaltyBox's clock, moved by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func clockedBox(base time.Duration, entries int) (*penaltyBox, *fakeClock) {
+	c := &fakeClock{t: time.Unix(1e9, 0)}
+	b := newPenaltyBox(base, entries)
+	b.now = c.now
+	return b, c
+}
+
+// A struck address gets one new connection per wait, the wait doubling
+// with each strike up to 16x; other addresses are not slowed.
+func TestPenaltyBoxRate(t *testing.T) {
+	b, c := clockedBox(time.Second, 8)
+	b.strike("a")
+	if b.admit("a") {
+		t.Error("a struck address was admitted at once")
+	}
+	if !b.admit("b") {
+		t.Error("an address never struck was refused")
+	}
+	c.advance(time.Second)
+	if !b.admit("a") || b.admit("a") {
+		t.Error("after the wait, want one connection admitted, then refusals")
+	}
+	b.strike("a")
+	c.advance(time.Second)
+	if b.admit("a") {
+		t.Error("a second strike did not double the wait")
+	}
+	c.advance(time.Second)
+	if !b.admit("a") {
+		t.Error("not admitted after twice the base wait")
+	}
+	for range 10 {
+		b.strike("a")
+	}
+	c.advance(16 * time.Second)
+	if !b.admit("a") {
+		t.Error("the wait grew beyond 16x the base")
+	}
+}
+
+// A penalty is forgotten after twice the longest wait without a strike.
+func TestPenaltyBoxDecays(t *testing.T) {
+	b, c := clockedBox(time.Second, 8)
+	b.strike("a")
+	c.advance(32*time.Second + time.Millisecond)
+	if !b.admit("a") {
+		t.Error("a decayed penalty still refuses")
+	}
+	if n := b.size(); n != 0 {
+		t.Errorf("%d addresses held after the decay, want 0", n)
+	}
+	b.strike("a")
+	if b.admit("a") {
+		t.Error("a strike after the decay does not penalise")
+	}
+}
+
+// The table holds at most its bound, dropping the least recently struck.
+func TestPenaltyBoxBounded(t *testing.T) {
+	b, _ := clockedBox(time.Second, 4)
+	for i := range 10 {
+		b.strike("10.0.0." + strconv.Itoa(i))
+	}
+	if n := b.size(); n != 4 {
+		t.Errorf("%d addresses held, want the bound, 4", n)
+	}
+	if !b.admit("10.0.0.0") || b.admit("10.0.0.9") {
+		t.Error("want the oldest strike dropped and the newest kept")
+	}
+}
+
+func TestPenaltyBoxOff(t *testing.T) {
+	b, _ := clockedBox(0, 4)
+	b.strike("a")
+	if !b.admit("a") || b.size() != 0 {
+		t.Error("a penalty of 0 (off) refused a connection or kept an address")
+	}
+}
+
+// A connection closed for rapid reset gets its address's new
+// connections refused GOAWAY ENHANCE_YOUR_CALM at accept, while the
+// address's open connection and another address keep being served.
+func TestRapidResetPenalisesTheAddress(t *testing.T) {
+	_, addr := listen(t, Options{Handler: unreached(t), AbusePenalty: time.Minute})
+	open := dialRaw(t, addr, "127.0.0.1")
+	h, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for range 4 * earlyEndsBurst {
+		id, err := h.Open(addr, inferMethod)
+		if err == nil {
+			err = h.Framer.WriteRSTStream(id, http2.ErrCodeCancel)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if _, err := h.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the resetting connection was not closed: %v", err)
+	}
+	refusedForPenalty(t, addr)
+	if err := answersPing(open); err != nil {
+		t.Errorf("the address's open connection: %v", err)
+	}
+	if err := answersPing(dialRaw(t, addr, "127.0.0.2")); err != nil {
+		t.Errorf("another address's new connection: %v", err)
+	}
+}
+
+// A connection sent GOAWAY for too many pings gets its address
+// penalised as well (pingFloodTail).
+func TestPingFloodPenalisesTheAddress(t *testing.T) {
+	h, addr := hostileConn(t, Options{Handler: unreached(t), AbusePenalty: time.Minute})
+	for range 6 { // pings with no RPC open: grpc-go strikes from the second, and GOAWAYs after 3 strikes
+		if err := h.Framer.WritePing(false, [8]byte{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, debug, err := h.GoAway(); err != nil || code != http2.ErrCodeEnhanceYourCalm || debug != "too_many_pings" {
+		t.Fatalf("the ping flood: GOAWAY %v %q (err %v), want gRPC's ENHANCE_YOUR_CALM too_many_pings", code, debug, err)
+	}
+	refusedForPenalty(t, addr)
+}
+
+// refusedForPenalty checks that a new connection to addr is refused at
+// once for its address's penalty.
+func refusedForPenalty(t *testing.T, addr string) {
+	t.Helper()
+	h, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if code, debug, err := h.GoAway(); err != nil || code != http2.ErrCodeEnhanceYourCalm || !strings.Contains(debug, "grpc.abuse_penalty") {
+		t.Errorf("a new connection of the address: GOAWAY %v %q (err %v), want ENHANCE_YOUR_CALM naming grpc.abuse_penalty", code, debug, err)
+	}
+}
+
+// dialRaw opens an HTTP/2 connection to addr from the local IP from.
+func dialRaw(t *testing.T, addr, from string) *http2.Framer {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot dial from %s (no such loopback address here?): %v", from, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	f := http2.NewFramer(c, c)
+	if err := f.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// answersPing pings on f and waits for the ack: nil for a served
+// connection.
+func answersPing(f *http2.Framer) error {
+	if err := f.WritePing(false, [8]byte{1}); err != nil {
+		return err
+	}
+	for range 100 {
+		fr, err := f.ReadFrame()
+		if err != nil {
+			return err
+		}
+		if p, ok := fr.(*http2.PingFrame); ok && p.IsAck() {
+			return nil
+		}
+	}
+	return errors.New("no ping ack within 100 frames")
+}
