@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
@@ -72,12 +73,14 @@ type Front struct {
 	conns      burstGauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
+	// poison holds the bodies that made infer workers exit (poison.go).
+	poison *poison.Quarantine
 }
 
 // New returns a front that serves nothing (every inference route 503)
 // until SetServing(true), with no API keys until SetKeys.
 func New(b Backend, p Proxy, opts Options) *Front {
-	return &Front{b: b, proxy: p, opts: opts, log: opts.Log}
+	return &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
 }
 
 // cfg is the config in force.
