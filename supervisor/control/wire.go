@@ -17,11 +17,23 @@ type Response struct {
 	Result *OpResult `json:"result,omitempty"`
 }
 
+// Stages of a stop, as Status.Stopping names them.
+const (
+	// StoppingGrace: drain_grace, the lame duck: requests are still
+	// served while /v2/health/ready answers 503.
+	StoppingGrace = "drain_grace"
+	// StoppingDrain: the listeners drain, then the workers stop.
+	StoppingDrain = "draining"
+)
+
 // Status is the master's answer to `supervisor status`.
 type Status struct {
-	PID        int            `json:"pid"`
-	Version    string         `json:"version"`
-	Ready      bool           `json:"ready"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	Ready   bool   `json:"ready"`
+	// Stopping is the stage of a stop in progress: StoppingGrace, then
+	// StoppingDrain; "" = not stopping. Ready is false in both.
+	Stopping   string         `json:"stopping,omitempty"`
 	Listen     string         `json:"listen"`
 	Started    time.Time      `json:"started"`
 	Generation int64          `json:"generation"`

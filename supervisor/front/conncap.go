@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
@@ -22,13 +23,12 @@ import (
 // it and no goroutine is started for it. An admitted connection holds
 // its place until it is closed, by whichever side.
 type capListener struct {
-	net.Listener
-	max      int64
-	open     atomic.Int64
-	refused  atomic.Uint64
-	answer   []byte
-	onRefuse func(open int64) // told of each refusal (logs at most once a minute)
-	stopped  atomic.Bool      // stopListening ran: Accept's error is net.ErrClosed
+	net.Listener // a *listenstop.Listener: StopListening
+	max          int64
+	open         atomic.Int64
+	refused      atomic.Uint64
+	answer       []byte
+	onRefuse     func(open int64) // told of each refusal (logs at most once a minute)
 }
 
 // refusalWriteTimeout bounds the write of the 503 to a refused
@@ -37,7 +37,7 @@ type capListener struct {
 const refusalWriteTimeout = 100 * time.Millisecond
 
 func newCapListener(ln net.Listener, maxConns int) *capListener {
-	return &capListener{Listener: ln, max: int64(maxConns), answer: overCapAnswer(maxConns)}
+	return &capListener{Listener: listenstop.Wrap(ln), max: int64(maxConns), answer: overCapAnswer(maxConns)}
 }
 
 // overCapAnswer is the whole HTTP response to a connection over the cap.
@@ -56,9 +56,6 @@ func overCapAnswer(maxConns int) []byte {
 func (l *capListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
-		if err != nil && l.stopped.Load() {
-			return nil, net.ErrClosed // the server's usual end, not a failure to log
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -113,4 +110,13 @@ func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
 		}
 	}
 	return cl
+}
+
+// StopListening makes the kernel refuse new connections to the public
+// socket at once, for a stop that hands over to no one (internal/listenstop):
+// tableflip's descriptor would keep it listening through the drain.
+// Accept then ends with net.ErrClosed. After an upgrade the socket is the
+// new master's: never call this then.
+func (l *capListener) StopListening() error {
+	return l.Listener.(*listenstop.Listener).StopListening()
 }

@@ -105,7 +105,7 @@ func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
 
 // Listener is the public listener CapConnections returns: it admits at
 // most limits.max_connections clients and can stop listening for good
-// (StopListening, listenstop.go) on a stop that hands over to no one.
+// (StopListening, internal/listenstop) on a stop that hands over to no one.
 type Listener interface {
 	net.Listener
 	StopListening() error

@@ -126,3 +126,20 @@ func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 		t.Errorf("status text names a ready model unavailable:\n%s", b.String())
 	}
 }
+
+// TestTextReportNamesTheStopStage: a stopping master is shown stopping,
+// with its stage, not ready; the status page says the same.
+func TestTextReportNamesTheStopStage(t *testing.T) {
+	for stage, want := range map[string]string{"": ", ready,", control.StoppingGrace: ", stopping (drain_grace),", control.StoppingDrain: ", stopping (draining),"} {
+		r := &Report{Status: control.Status{Ready: stage == "", Stopping: stage}}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stopping %q: status text lacks %q:\n%s", stage, want, b.String())
+		}
+		page := Page(r, nil)
+		if stage != "" && !strings.Contains(string(page), "stopping ("+stage+")") {
+			t.Errorf("stopping %q: the status page does not say so", stage)
+		}
+	}
+}

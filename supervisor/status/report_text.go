@@ -17,7 +17,10 @@ import (
 func (r *Report) WriteText(w io.Writer) {
 	st := r.Status
 	state := "not ready"
-	if st.Ready {
+	switch {
+	case st.Stopping != "":
+		state = "stopping (" + st.Stopping + ")"
+	case st.Ready:
 		state = "ready"
 	}
 	if r.ControlError != "" {
