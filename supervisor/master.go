@@ -573,6 +573,7 @@ func (m *Master) status() control.Status {
 	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
 	st.RepositoryAPI = m.repo.Describe()
+	st.Quarantined = m.front.PoisonStats().Refusing()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

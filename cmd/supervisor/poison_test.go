@@ -63,6 +63,9 @@ func TestPoisonRequestIsQuarantined(t *testing.T) {
 		t.Errorf("poison metrics total=%v now=%v, want 1 and 1", m[`supervisor_poison_quarantined_total{model="poisoned"}`],
 			m[`supervisor_poison_quarantined{model="poisoned"}`])
 	}
+	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "POISON poisoned: 1 request bodies refused 422") {
+		t.Errorf("supervisor status (%v) does not show the quarantine:\n%s", err, out)
+	}
 	if !strings.Contains(in.log.String(), "request quarantined") {
 		t.Error("the log does not record the quarantine")
 	}
@@ -83,4 +86,49 @@ func waitInferRestarted(t *testing.T, in *instance, pid int) {
 		w := workerNamed(t, in, "infer-0")
 		return w.PID != 0 && w.PID != pid && w.State == "ready"
 	})
+}
+
+// TestPoisonCountsBatchedInnocentsOnce: an innocent request batched with
+// a poison one fails in the same crash (502), but it is counted once, so
+// it is served when retried, while the poison body, in a second crash, is
+// quarantined.
+func TestPoisonCountsBatchedInnocentsOnce(t *testing.T) {
+	dir := t.TempDir()
+	in := startInstance(t, options{prepWorkers: 2, modelNames: []string{"mlp"},
+		models:   map[string]string{"poisoned": writeModel(t, dir, "poisoned", onnxmodel.ModByXMinus3())},
+		batching: map[string]string{"poisoned": "{max_batch_size: 8, max_queue_delay: 2s, preferred_batch_sizes: [2]}"}})
+	const path = "/v2/models/poisoned/infer"
+	bad, innocent := modBody("1,2,3,4"), modBody("5,6,7,8")
+	pid := workerNamed(t, in, "infer-0").PID
+	codes := make(chan int, 2)
+	for _, body := range [][]byte{bad, innocent} {
+		go func() {
+			code, _, _ := in.post(path, body, nil)
+			codes <- code
+		}()
+	}
+	for range 2 {
+		if code := <-codes; code != http.StatusBadGateway {
+			t.Fatalf("a request of the crashed batch = %d, want 502 (both in one batch of 2)", code)
+		}
+	}
+	waitInferRestarted(t, in, pid)
+	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
+		t.Fatalf("the innocent request retried = %d %s, want 200", code, b)
+	}
+	pid = workerNamed(t, in, "infer-0").PID
+	go func() { code, _, _ := in.post(path, bad, nil); codes <- code }()
+	go func() { code, _, _ := in.post(path, modBody("9,9,9,9"), nil); codes <- code }()
+	for range 2 {
+		if code := <-codes; code != http.StatusBadGateway {
+			t.Fatalf("a request of the second crashed batch = %d, want 502", code)
+		}
+	}
+	waitInferRestarted(t, in, pid)
+	if code, b, _ := in.post(path, bad, nil); code != http.StatusUnprocessableEntity {
+		t.Fatalf("the poison body after two crashes = %d %s, want 422", code, b)
+	}
+	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
+		t.Fatalf("the innocent body (in one crash) = %d %s, want 200", code, b)
+	}
 }

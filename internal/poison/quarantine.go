@@ -132,6 +132,20 @@ type Stats struct {
 	Current map[string]int
 }
 
+// Refusing is Current without the models at 0; nil when none.
+func (s Stats) Refusing() map[string]int {
+	var out map[string]int
+	for m, n := range s.Current {
+		if n > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[m] = n
+		}
+	}
+	return out
+}
+
 // Stats returns the counts now.
 func (q *Quarantine) Stats() Stats {
 	now := q.now()

@@ -44,7 +44,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	if _, ok := q.Blocked(q.KeyOf([]byte("/v2/models/n/infer"), []byte("bad"))); ok {
 		t.Fatal("the same body to another route is blocked")
 	}
-	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 {
+	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 || s.Refusing()["m"] != 1 {
 		t.Fatalf("stats %+v, want m quarantined once, once now", s)
 	}
 	c.t = c.t.Add(time.Minute)
@@ -55,7 +55,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	if q.Watching("m") || q.Len() != 0 {
 		t.Fatalf("after ttl: watching=%v entries=%d, want false 0", q.Watching("m"), q.Len())
 	}
-	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 0 {
+	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 0 || s.Refusing() != nil {
 		t.Fatalf("stats after ttl %+v, want m quarantined once, none now", s)
 	}
 }

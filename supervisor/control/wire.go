@@ -46,6 +46,10 @@ type Status struct {
 	// changed over the config file, by model: "unloaded", "loaded",
 	// "loaded with a config override", or why it is not loaded.
 	RepositoryAPI map[string]string `json:"repository_api,omitempty"`
+	// Quarantined counts, by model, the request bodies refused now
+	// because they made their infer worker exit (limits.poison_threshold);
+	// models with none are left out.
+	Quarantined map[string]int `json:"poison_quarantined,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`

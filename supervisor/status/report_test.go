@@ -108,16 +108,18 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 }
 
 // TestTextReportNamesEveryUnavailableModel: a model no infer worker serves
-// has no reason from a worker, and still gets its line.
+// has no reason from a worker, and still gets its line; a model with
+// quarantined request bodies gets a POISON line.
 func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	r := &Report{Status: control.Status{Models: []control.ModelState{
 		{Name: "ok", Ready: true},
 		{Name: "broken", Reason: "could not load: bad file"},
 		{Name: "orphan"},
-	}}}
+	}, Quarantined: map[string]int{"ok": 2}}}
 	var b bytes.Buffer
 	r.WriteText(&b)
-	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves"} {
+	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves",
+		"POISON ok: 2 request bodies refused 422"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status text lacks %q:\n%s", want, b.String())
 		}
