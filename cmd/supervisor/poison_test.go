@@ -99,36 +99,36 @@ func TestPoisonCountsBatchedInnocentsOnce(t *testing.T) {
 		batching: map[string]string{"poisoned": "{max_batch_size: 8, max_queue_delay: 2s, preferred_batch_sizes: [2]}"}})
 	const path = "/v2/models/poisoned/infer"
 	bad, innocent := modBody("1,2,3,4"), modBody("5,6,7,8")
-	pid := workerNamed(t, in, "infer-0").PID
-	codes := make(chan int, 2)
-	for _, body := range [][]byte{bad, innocent} {
-		go func() {
-			code, _, _ := in.post(path, body, nil)
-			codes <- code
-		}()
-	}
-	for range 2 {
-		if code := <-codes; code != http.StatusBadGateway {
-			t.Fatalf("a request of the crashed batch = %d, want 502 (both in one batch of 2)", code)
-		}
-	}
-	waitInferRestarted(t, in, pid)
+	crashBatch(t, in, path, bad, innocent)
 	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
 		t.Fatalf("the innocent request retried = %d %s, want 200", code, b)
 	}
-	pid = workerNamed(t, in, "infer-0").PID
-	go func() { code, _, _ := in.post(path, bad, nil); codes <- code }()
-	go func() { code, _, _ := in.post(path, modBody("9,9,9,9"), nil); codes <- code }()
-	for range 2 {
-		if code := <-codes; code != http.StatusBadGateway {
-			t.Fatalf("a request of the second crashed batch = %d, want 502", code)
-		}
-	}
-	waitInferRestarted(t, in, pid)
+	crashBatch(t, in, path, bad, modBody("9,9,9,9"))
 	if code, b, _ := in.post(path, bad, nil); code != http.StatusUnprocessableEntity {
 		t.Fatalf("the poison body after two crashes = %d %s, want 422", code, b)
 	}
 	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
 		t.Fatalf("the innocent body (in one crash) = %d %s, want 200", code, b)
 	}
+}
+
+// crashBatch sends bodies at once, so that they form one batch (the
+// model's preferred batch size is their number), and wants each answered
+// 502 by the crash of infer-0, then infer-0 back.
+func crashBatch(t *testing.T, in *instance, path string, bodies ...[]byte) {
+	t.Helper()
+	pid := workerNamed(t, in, "infer-0").PID
+	codes := make(chan int, len(bodies))
+	for _, body := range bodies {
+		go func() {
+			code, _, _ := in.post(path, body, nil)
+			codes <- code
+		}()
+	}
+	for range bodies {
+		if code := <-codes; code != http.StatusBadGateway {
+			t.Fatalf("a request of the crashed batch = %d, want 502 (all %d in one batch)", code, len(bodies))
+		}
+	}
+	waitInferRestarted(t, in, pid)
 }
