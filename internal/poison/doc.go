@@ -22,6 +22,7 @@
 // one by chance are about entries/2^64: negligible next to the crash the
 // quarantine prevents.
 //
-// A Quarantine is safe for concurrent use; all its state is behind one
-// mutex, held for map operations only (hashing happens outside it).
+// A Quarantine is safe for concurrent use; its state is behind one mutex,
+// held for map operations only (hashing happens outside it), and an empty
+// quarantine answers Watching from an atomic count, without it.
 package poison

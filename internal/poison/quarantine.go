@@ -3,6 +3,7 @@ package poison
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type Quarantine struct {
 	seed maphash.Seed
 	max  int
 	now  func() time.Time // time.Now; tests move it
+	// held is len(entries), read without the lock: a healthy server's
+	// requests never take it (Watching).
+	held atomic.Int64
 
 	mu          sync.Mutex
 	entries     map[Key]*entry
@@ -64,11 +68,11 @@ func (q *Quarantine) KeyOf(path, body []byte) Key {
 // Watching says whether model has an entry: only then is an incoming
 // request of the model worth hashing.
 func (q *Quarantine) Watching(model string) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.entries) == 0 {
+	if q.held.Load() == 0 {
 		return false
 	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if now := q.now(); now.Sub(q.swept) >= sweepEvery {
 		q.swept = now
 		for k, e := range q.entries {
@@ -96,6 +100,7 @@ func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Durati
 		q.makeRoom(now)
 		e = &entry{model: model, ends: now.Add(ttl)}
 		q.entries[k] = e
+		q.held.Add(1)
 		q.models[model]++
 	}
 	e.crashes++
@@ -198,6 +203,7 @@ func (q *Quarantine) makeRoom(now time.Time) {
 // remove drops k. Called with mu held.
 func (q *Quarantine) remove(k Key, e *entry) {
 	delete(q.entries, k)
+	q.held.Add(-1)
 	if q.models[e.model]--; q.models[e.model] <= 0 {
 		delete(q.models, e.model)
 	}

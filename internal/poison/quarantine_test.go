@@ -52,7 +52,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 		t.Fatal("the body is still blocked after ttl")
 	}
 	c.t = c.t.Add(sweepEvery)
-	if q.Watching("m") || q.Len() != 0 {
+	if q.Watching("m") || q.Len() != 0 || q.held.Load() != 0 {
 		t.Fatalf("after ttl: watching=%v entries=%d, want false 0", q.Watching("m"), q.Len())
 	}
 	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 0 || s.Refusing() != nil {
@@ -84,8 +84,8 @@ func TestBounded(t *testing.T) {
 		c.t = c.t.Add(time.Millisecond)
 		q.Blocked(keep)
 		q.Crashed("m", q.KeyOf([]byte("/p"), fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
-		if n := q.Len(); n > 4 {
-			t.Fatalf("after %d crashes the quarantine holds %d entries, bound 4", i+1, n)
+		if n := q.Len(); n > 4 || q.held.Load() != int64(n) {
+			t.Fatalf("after %d crashes the quarantine holds %d entries (counted %d), bound 4", i+1, n, q.held.Load())
 		}
 	}
 	if _, ok := q.Blocked(keep); !ok {
