@@ -23,12 +23,16 @@ import (
 // it and no goroutine is started for it. An admitted connection holds
 // its place until it is closed, by whichever side.
 type capListener struct {
-	net.Listener // a *listenstop.Listener: StopListening
-	max          int64
-	open         atomic.Int64
-	refused      atomic.Uint64
-	answer       []byte
-	onRefuse     func(open int64) // told of each refusal (logs at most once a minute)
+	// Listener gives StopListening (for a stop that hands over to no
+	// one: tableflip's descriptor would keep the socket listening through
+	// the drain); Accept then ends with net.ErrClosed. After an upgrade
+	// the socket is the new master's: never call it then.
+	*listenstop.Listener
+	max      int64
+	open     atomic.Int64
+	refused  atomic.Uint64
+	answer   []byte
+	onRefuse func(open int64) // told of each refusal (logs at most once a minute)
 }
 
 // refusalWriteTimeout bounds the write of the 503 to a refused
@@ -110,13 +114,4 @@ func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
 		}
 	}
 	return cl
-}
-
-// StopListening makes the kernel refuse new connections to the public
-// socket at once, for a stop that hands over to no one (internal/listenstop):
-// tableflip's descriptor would keep it listening through the drain.
-// Accept then ends with net.ErrClosed. After an upgrade the socket is the
-// new master's: never call this then.
-func (l *capListener) StopListening() error {
-	return l.Listener.(*listenstop.Listener).StopListening()
 }
