@@ -59,9 +59,9 @@ func TestPoisonRequestIsQuarantined(t *testing.T) {
 	}
 	wantServed(other) // a different body is never refused
 	m := scrapeMetrics(t, in)
-	if m[`supervisor_poison_quarantined_total{model="poisoned"}`] != 1 || m[`supervisor_poison_quarantined{model="poisoned"}`] != 1 {
+	if m[`supervisor_poison_quarantined_total{model="poisoned"}`] != 1 || m[`supervisor_poison_quarantine_size{model="poisoned"}`] != 1 {
 		t.Errorf("poison metrics total=%v now=%v, want 1 and 1", m[`supervisor_poison_quarantined_total{model="poisoned"}`],
-			m[`supervisor_poison_quarantined{model="poisoned"}`])
+			m[`supervisor_poison_quarantine_size{model="poisoned"}`])
 	}
 	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "POISON poisoned: 1 request bodies refused 422") {
 		t.Errorf("supervisor status (%v) does not show the quarantine:\n%s", err, out)
@@ -70,7 +70,7 @@ func TestPoisonRequestIsQuarantined(t *testing.T) {
 		t.Error("the log does not record the quarantine")
 	}
 	pollUntil(t, 10*time.Second, "the quarantine to end after poison_ttl", func() bool {
-		return scrapeMetrics(t, in)[`supervisor_poison_quarantined{model="poisoned"}`] == 0
+		return scrapeMetrics(t, in)[`supervisor_poison_quarantine_size{model="poisoned"}`] == 0
 	})
 	if code, b, _ := in.post(path, bad, nil); code != http.StatusBadGateway {
 		t.Fatalf("poison send after poison_ttl = %d %s, want 502: it reaches the worker again", code, b)

@@ -22,8 +22,8 @@ func writePoison(p *promText, s poison.Stats) {
 	for _, n := range names {
 		p.sample("supervisor_poison_quarantined_total", float64(s.Quarantined[n]), "model", n)
 	}
-	p.family("supervisor_poison_quarantined", "gauge", "Request bodies refused 422 now (quarantined, within limits.poison_ttl)")
+	p.family("supervisor_poison_quarantine_size", "gauge", "Request bodies refused 422 now (quarantined, within limits.poison_ttl)")
 	for _, n := range names {
-		p.sample("supervisor_poison_quarantined", float64(s.Current[n]), "model", n)
+		p.sample("supervisor_poison_quarantine_size", float64(s.Current[n]), "model", n)
 	}
 }
