@@ -65,8 +65,11 @@ type Master struct {
 	// this one is ready: only then are the inherited sockets this
 	// master's to stop (mayStopSockets).
 	tookOver atomic.Bool
-	reloads  reloadQueue
-	history  history
+	// inferCrashes is when an infer worker last crashed on its own, for
+	// the front's poison quarantine (crashlog.go).
+	inferCrashes *crashLog
+	reloads      reloadQueue
+	history      history
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API
@@ -118,11 +121,14 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 
+		inferCrashes: newCrashLog(),
+
 		skipGrace: make(chan struct{}),
 	}
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
-	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log})
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
+		InferCrashed: m.inferCrashes.crashedSince})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -376,6 +382,8 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 	hooks := positionHooks{changed: m.positionChanged, retire: m.retire}
 	if spec.Role == worker.RolePrep {
 		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+	} else {
+		hooks.exited = m.inferCrashes.record
 	}
 	return newPosition(spec, lc, m.rd.path, m.spawner, hooks, m.log)
 }

@@ -45,8 +45,8 @@ type LimitsConfig struct {
 	// beyond it a request gets 503 with Retry-After at once. 0 = no cap.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// PoisonThreshold is how many times a request body may make the infer
-	// worker serving it exit (crash inside ONNX Runtime, or be killed)
-	// within PoisonTTL before identical requests (same route, same body
+	// worker serving it crash (a fault in ONNX Runtime; a kill from
+	// outside, such as the OOM killer's, does not count) within PoisonTTL before identical requests (same route, same body
 	// bytes) are refused 422 for PoisonTTL, without reaching a worker
 	// (supervisor/front poison.go). 0 = never refuse.
 	PoisonThreshold int `yaml:"poison_threshold"`

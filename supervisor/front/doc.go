@@ -39,7 +39,8 @@
 //     are removed.
 //   - Poison requests (poison.go, internal/poison): an answer marked
 //     worker.InferExitedHeader (the infer worker exited on the request)
-//     counts the request's route and body; one counted
+//     counts the request's route and body if the worker crashed on its
+//     own (Options.InferCrashed), not if it was killed; one counted
 //     limits.poison_threshold times within limits.poison_ttl is refused
 //     422 before the lb. The header is removed before the client sees the
 //     answer. Bodies are hashed only on a crash, and on arrival only while

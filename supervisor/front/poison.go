@@ -13,7 +13,8 @@ import (
 )
 
 // Poison requests (limits.poison_threshold, limits.poison_ttl): a body
-// whose infer worker exits while serving it, poison_threshold times within
+// whose infer worker crashes (Options.InferCrashed: not a kill from
+// outside) while serving it, poison_threshold times within
 // poison_ttl, is refused 422 for poison_ttl without reaching a worker. A
 // client or load balancer retrying it would otherwise restart the worker
 // again and again, failing every request it holds each time.
@@ -40,14 +41,32 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, deadl
 			return
 		}
 	}
+	sent := time.Now()
 	f.proxy.ServeHTTPUntil(ctx, deadline)
 	if ctx.Response.Header.Peek(worker.InferExitedHeader) == nil {
 		return
 	}
 	ctx.Response.Header.Del(worker.InferExitedHeader)
-	if on {
+	if on && f.crashedOnItsOwn(sent) {
 		f.countCrash(ctx, c, model)
 	}
+}
+
+// crashWait bounds how long an answer waits for the master to reap the
+// infer worker that exited under it: the request sees the connection
+// break first, the master's Wait returns a moment later.
+const crashWait = time.Second
+
+// crashedOnItsOwn says whether the exit was an infer worker's crash since
+// sent rather than a kill from outside (the OOM killer, the hang
+// detection, an operator's SIGKILL): the requests in flight then did not
+// cause it, and identical requests (a load test's, a health check's) must
+// not be quarantined for it.
+func (f *Front) crashedOnItsOwn(sent time.Time) bool {
+	if f.opts.InferCrashed == nil {
+		return true
+	}
+	return f.opts.InferCrashed(sent, crashWait)
 }
 
 // quarantined is the refusal of a quarantined body, or nil. The body is

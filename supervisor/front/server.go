@@ -45,6 +45,11 @@ type Options struct {
 	// them 404.
 	Repository Repository
 	Log        zerolog.Logger
+	// InferCrashed says whether an infer worker crashed on its own (not
+	// killed from outside) at or after since, waiting up to wait for the
+	// master to learn of it. A request whose infer worker exited counts
+	// towards the poison quarantine only then (poison.go). Nil: always.
+	InferCrashed func(since time.Time, wait time.Duration) bool
 }
 
 // Front is the public listener's server: admission, body reading and its
