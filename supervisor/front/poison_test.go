@@ -30,15 +30,19 @@ func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error 
 	return nil
 }
 
-// poisonFront is a front over crashProxy with poison_threshold threshold.
-func poisonFront(threshold int) (*Front, *crashProxy, *config.Config) {
+// poisonFront is a front over crashProxy with poison_threshold threshold;
+// crashed is Options.InferCrashed.
+func poisonFront(threshold int, crashed func(time.Time, time.Duration) bool) (*Front, *crashProxy, *config.Config) {
 	cfg := config.DefaultConfig()
 	cfg.Limits.PoisonThreshold = threshold
 	b := &testBackend{}
 	b.cfg.Store(cfg)
 	p := &crashProxy{}
-	return New(b, p, Options{Log: zerolog.Nop()}), p, cfg
+	return New(b, p, Options{Log: zerolog.Nop(), InferCrashed: crashed}), p, cfg
 }
+
+// crashedYes is the master's answer for a worker that crashed on its own.
+func crashedYes(time.Time, time.Duration) bool { return true }
 
 // send is one inference request of body through proxyInference.
 func send(f *Front, c *config.Config, body string) (int, string, bool) {
@@ -50,7 +54,7 @@ func send(f *Front, c *config.Config, body string) (int, string, bool) {
 }
 
 func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
-	f, p, c := poisonFront(2)
+	f, p, c := poisonFront(2, crashedYes)
 	for i := 1; i <= 2; i++ {
 		if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
 			t.Fatalf("crash %d: %d (internal header left: %v), want 502 without the header", i, code, marked)
@@ -68,14 +72,22 @@ func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
 	}
 }
 
-func TestPoisonThresholdZeroIsOff(t *testing.T) {
-	f, p, c := poisonFront(0)
-	for i := range 5 {
-		if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
-			t.Fatalf("send %d with poison_threshold 0: %d (header left %v), want 502 without the header", i, code, marked)
+// TestPoisonNotCounted: with poison_threshold 0, or when the infer worker
+// was killed from outside rather than crashed, a body is never refused.
+func TestPoisonNotCounted(t *testing.T) {
+	killed := func(time.Time, time.Duration) bool { return false }
+	for name, f := range map[string]func() (*Front, *crashProxy, *config.Config){
+		"threshold 0":         func() (*Front, *crashProxy, *config.Config) { return poisonFront(0, crashedYes) },
+		"killed, not crashed": func() (*Front, *crashProxy, *config.Config) { return poisonFront(2, killed) },
+	} {
+		f, p, c := f()
+		for i := range 5 {
+			if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
+				t.Fatalf("%s: send %d: %d (header left %v), want 502 without the header", name, i, code, marked)
+			}
 		}
-	}
-	if p.sent != 5 || f.poison.Len() != 0 {
-		t.Fatalf("sent %d, quarantine holds %d: want 5 and 0", p.sent, f.poison.Len())
+		if p.sent != 5 || f.poison.Len() != 0 {
+			t.Fatalf("%s: sent %d, quarantine holds %d: want 5 and 0", name, p.sent, f.poison.Len())
+		}
 	}
 }
