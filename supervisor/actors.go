@@ -218,7 +218,7 @@ func (m *Master) logServing() {
 }
 
 // drainFront stops accepting (on a stop that hands over to no one, the
-// socket itself stops listening: front/listenstop.go) and lets connected clients
+// public and gRPC sockets stop listening: internal/listenstop) and lets connected clients
 // finish (their responses ask them to close); the workers actor stops the
 // workers next.
 // After an upgrade the new master accepts on the same socket meanwhile,
@@ -231,12 +231,11 @@ func (m *Master) drainFront(srv *fasthttp.Server, ln front.Listener) {
 	}
 	timeout := m.cfg().ShutdownTimeout.Duration
 	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
-	if !m.handingOver.Load() { // read after stopping was set: see handingOver
+	if m.mayStopSockets() { // read after stopping was set: see handingOver
 		// Before clients are told to reconnect: they are refused, not
-		// queued on a socket no one will accept from (front/listenstop.go).
-		if err := ln.StopListening(); err != nil {
-			m.log.Warn().Err(err).Msg("new connections wait until the master exits, then are reset")
-		}
+		// queued on a socket no one will accept from (internal/listenstop).
+		m.stopSocket("public", ln)
+		m.stopSocket("gRPC", m.grpc.listener())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

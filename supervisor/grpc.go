@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 
+	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
@@ -23,7 +25,7 @@ import (
 type grpcListener struct {
 	m   *Master
 	srv *grpcfront.Server
-	ln  net.Listener
+	ln  *listenstop.Listener
 }
 
 // listenGRPC opens the gRPC listener.
@@ -32,7 +34,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 	if c.GRPC.Listen == "" {
 		return nil, nil
 	}
-	ln, err := m.opts.Upgrader.Listen("tcp", c.GRPC.Listen)
+	tcp, err := m.opts.Upgrader.Listen("tcp", c.GRPC.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC listener on %q: %w (is another instance or Triton using it? set grpc.listen, or \"\" to turn it off)", c.GRPC.Listen, err)
 	}
@@ -52,7 +54,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		Admit: m.front.AdmitMessage,
 		Log:   m.log,
 	})
-	return &grpcListener{m: m, srv: srv, ln: ln}, nil
+	return &grpcListener{m: m, srv: srv, ln: listenstop.Wrap(tcp)}, nil
 }
 
 // serve starts serving; a failure of the listener is logged (the public
@@ -62,7 +64,9 @@ func (g *grpcListener) serve() {
 		return
 	}
 	go func() {
-		if err := g.srv.Serve(g.ln); err != nil {
+		// net.ErrClosed: the socket was stopped (stopListening) before
+		// grpc-go's own stop, which would have ended Serve quietly.
+		if err := g.srv.Serve(g.ln); err != nil && !errors.Is(err, net.ErrClosed) {
 			g.m.log.Error().Err(err).Str("listen", g.ln.Addr().String()).Msg("gRPC listener failed; gRPC clients get no answer until a restart")
 		}
 	}()
@@ -78,6 +82,14 @@ func (g *grpcListener) drain(ctx context.Context) {
 		g.m.log.Warn().Msg("shutdown_timeout reached with gRPC requests still in flight")
 	}
 	_ = g.ln.Close() // Stop closed it if it was served; not otherwise
+}
+
+// listener is the socket, for stopSocket; nil without a gRPC listener.
+func (g *grpcListener) listener() *listenstop.Listener {
+	if g == nil {
+		return nil
+	}
+	return g.ln
 }
 
 // close closes the listener (a second close is harmless): on the paths

@@ -60,10 +60,17 @@ type Master struct {
 	// handingOver is set when an upgrade starts (before it checks
 	// stopping; a stop sets stopping before it reads this) and stays set
 	// once the upgrade succeeded: the public socket may be, or become,
-	// the new master's, so a stop must not shut it down (front/listenstop.go).
+	// the new master's, so a stop must not shut it down (internal/listenstop).
 	handingOver atomic.Bool
-	reloads     reloadQueue
-	history     history
+	// tookOver is set once the previous master (after an upgrade) was told
+	// this one is ready: only then are the inherited sockets this
+	// master's to stop (mayStopSockets).
+	tookOver atomic.Bool
+	// inferCrashes is when an infer worker last crashed on its own, for
+	// the front's poison quarantine (crashlog.go).
+	inferCrashes *crashLog
+	reloads      reloadQueue
+	history      history
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API
@@ -118,13 +125,16 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 
+		inferCrashes: newCrashLog(),
+
 		skipGrace: make(chan struct{}),
 	}
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
-	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log})
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
+		InferCrashed: m.inferCrashes.crashedSince})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -213,11 +223,15 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	defer m.ctl.close() // after the workers stopped: stop and status answer while the master drains
-	metrics, err := m.listenMetrics()
+	metrics, metricsLn, err := m.listenMetrics()
 	if err != nil {
 		return err
 	}
 	defer metrics.Close() // likewise, and before the control socket
+	// Before the close: a scrape between the close and the exit is refused,
+	// not queued and reset (internal/listenstop); it answers until then,
+	// so the drain can be watched.
+	defer m.stopSocket("metrics", metricsLn)
 	if m.grpc, err = m.listenGRPC(); err != nil {
 		return err
 	}
@@ -234,6 +248,7 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
+	m.tookOver.Store(true)
 	m.front.SetServing(true)
 	m.ready.Store(true)
 	lines := []string{daemon.SdNotifyReady, m.statusLine()}
@@ -374,6 +389,8 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 	hooks := positionHooks{changed: m.positionChanged, retire: m.retire}
 	if spec.Role == worker.RolePrep {
 		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+	} else {
+		hooks.exited = m.inferCrashes.record
 	}
 	return newPosition(spec, lc, m.rd.path, m.spawner, hooks, m.log)
 }
@@ -583,11 +600,20 @@ func stopAll(positions []*position) {
 func (m *Master) status() control.Status {
 	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
+	switch {
+	case m.lameDucking.Load() && m.ready.Load():
+		// Still serving, but no longer ready (lameDuck); drainFront
+		// clears ready when the drain starts.
+		st.Ready, st.Stopping = false, control.StoppingGrace
+	case m.stopping.Load():
+		st.Ready, st.Stopping = false, control.StoppingDrain
+	}
 	st.LastReload, st.LastUpgrade = m.history.last()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
 	st.Autoscale = m.autoscaleStatus()
 	st.RepositoryAPI = m.repo.Describe()
+	st.Quarantined = m.front.PoisonStats().Refusing()
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/metrics"
@@ -12,17 +13,19 @@ import (
 
 // listenMetrics opens the metrics listener (through the upgrader, so an
 // upgrade hands it over) and its server (supervisor/metrics); nil when
-// metrics.listen is "".
-func (m *Master) listenMetrics() (*metrics.Server, error) {
+// metrics.listen is "". stop shuts its socket down (internal/listenstop);
+// it is nil-safe.
+func (m *Master) listenMetrics() (srv *metrics.Server, stop *listenstop.Listener, err error) {
 	addr := m.cfg().Metrics.Listen
 	if addr == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ln, err := m.opts.Upgrader.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
+		return nil, nil, fmt.Errorf("metrics listener on %q: %w (is another instance or Triton using it? set metrics.listen, or \"\" to turn it off)", addr, err)
 	}
-	return metrics.New(ln, metricsMaster{m}, m.board, m.log), nil
+	stop = listenstop.Wrap(ln)
+	return metrics.New(stop, metricsMaster{m}, m.board, m.log), stop, nil
 }
 
 // metricsMaster is what the metrics listener reads of the master.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
 // lameDuckInstance starts a one-model instance with drain_grace and
@@ -52,6 +53,15 @@ func TestDrainGraceKeepsServingWhileNotReady(t *testing.T) {
 	}
 	if code, _, _ := in.get("/v2/health/live"); code != http.StatusOK {
 		t.Errorf("live during the grace: %d, want 200", code)
+	}
+	if st := in.status(); st.Ready || st.Stopping != control.StoppingGrace {
+		t.Errorf("status during the grace: ready=%v stopping=%q, want false %q", st.Ready, st.Stopping, control.StoppingGrace)
+	}
+	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "stopping (drain_grace)") {
+		t.Errorf("supervisor status during the grace (%v) does not say stopping (drain_grace):\n%s", err, out)
+	}
+	if ready := scrapeMetrics(t, in)["supervisor_ready"]; ready != 0 {
+		t.Errorf("supervisor_ready during the grace = %v, want 0", ready)
 	}
 	for i := range 5 {
 		if code, resp, _ := in.post("/v2/models/mlp/infer", body, nil); code != http.StatusOK {

@@ -74,7 +74,7 @@ func TestSIGKILLedWorkersUnderLoad(t *testing.T) {
 // told to stop: every request must end in a 200 or, once the drain told
 // its client to close, in a refused connection; never in an error status,
 // a cut response or a reset of a request sent to a socket that the
-// stopping master would never accept from (listenstop.go).
+// stopping master would never accept from (internal/listenstop).
 func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 2})
 	body := inferBody(t, v2Tensor{"input", "FP32", []int64{4, 3, 224, 224}, seq(4*3*224*224, 1)})

@@ -17,6 +17,23 @@ func ModByZero() *Model {
 	return g.Model()
 }
 
+// ModByXMinus3 kills the process running it on one input only: input "x"
+// INT64 [batch,4], output "y" INT64 [batch,4] = Mod(x, x-3). An element
+// equal to 3 makes ONNX Runtime's integer Mod divide by zero (SIGFPE);
+// every other input is served. The divisor is computed in the graph, so
+// the infer worker's check of divisor inputs cannot see it: a poison
+// request, for the master's quarantine tests. Its default warm-up (ones)
+// is safe. Not written by WriteAll.
+func ModByXMinus3() *Model {
+	g := NewGraph("mod_by_x_minus_3").
+		Input("x", tensor.Int64, Sym("batch"), D(4)).
+		Int64s("three", nil, []int64{3}).
+		Node("Sub", []string{"x", "three"}, []string{"d"}).
+		Node("Mod", []string{"x", "d"}, []string{"y"}).
+		Output("y", tensor.Int64, Sym("batch"), D(4))
+	return g.Model()
+}
+
 // ModByInput divides by its second input: inputs "x" and "d" INT64
 // [batch,4], output "y" INT64 [batch,4] = Mod(x, d). A zero warm-up would
 // SIGFPE; the infer worker's default warm-up sees the Mod and fills integer

@@ -44,6 +44,15 @@ type LimitsConfig struct {
 	// MaxInFlight caps requests being served at once across the listener;
 	// beyond it a request gets 503 with Retry-After at once. 0 = no cap.
 	MaxInFlight int `yaml:"max_in_flight"`
+	// PoisonThreshold is how many times a request body may make the infer
+	// worker serving it crash (a fault in ONNX Runtime; a kill from
+	// outside, such as the OOM killer's, does not count) within PoisonTTL before identical requests (same route, same body
+	// bytes) are refused 422 for PoisonTTL, without reaching a worker
+	// (supervisor/front poison.go). 0 = never refuse.
+	PoisonThreshold int `yaml:"poison_threshold"`
+	// PoisonTTL is both the window the crashes are counted in and how long
+	// a quarantined body is refused after its last crash.
+	PoisonTTL Duration `yaml:"poison_ttl"`
 }
 
 // AuthConfig is optional API-key authentication on the public listener.
@@ -66,14 +75,16 @@ type AuthConfig struct {
 
 func defaultLimits() LimitsConfig {
 	return LimitsConfig{
-		MaxHeaderBytes: 16 << 10,
-		ReadTimeout:    Duration{60 * time.Second},
-		BodyTimeout:    Duration{10 * time.Second},
-		BodyMinRate:    64 << 10,
-		WriteTimeout:   Duration{60 * time.Second},
-		IdleTimeout:    Duration{120 * time.Second},
-		MaxConnections: 10000,
-		MaxInFlight:    4096,
+		MaxHeaderBytes:  16 << 10,
+		ReadTimeout:     Duration{60 * time.Second},
+		BodyTimeout:     Duration{10 * time.Second},
+		BodyMinRate:     64 << 10,
+		WriteTimeout:    Duration{60 * time.Second},
+		IdleTimeout:     Duration{120 * time.Second},
+		MaxConnections:  10000,
+		MaxInFlight:     4096,
+		PoisonThreshold: 2,
+		PoisonTTL:       Duration{10 * time.Minute},
 	}
 }
 
@@ -125,6 +136,12 @@ func (v *configValidator) limits(l LimitsConfig) {
 	}
 	if l.MaxInFlight < 0 {
 		v.errorf("limits.max_in_flight", "%d is negative (use 0 for no cap)", l.MaxInFlight)
+	}
+	if l.PoisonThreshold < 0 {
+		v.errorf("limits.poison_threshold", "%d is negative (use 0 to never refuse a request that crashed its worker)", l.PoisonThreshold)
+	}
+	if l.PoisonThreshold > 0 && l.PoisonTTL.Duration < time.Second {
+		v.errorf("limits.poison_ttl", "%s is too short (at least 1s)", l.PoisonTTL)
 	}
 }
 

@@ -17,11 +17,23 @@ type Response struct {
 	Result *OpResult `json:"result,omitempty"`
 }
 
+// Stages of a stop, as Status.Stopping names them.
+const (
+	// StoppingGrace: drain_grace, the lame duck: requests are still
+	// served while /v2/health/ready answers 503.
+	StoppingGrace = "drain_grace"
+	// StoppingDrain: the listeners drain, then the workers stop.
+	StoppingDrain = "draining"
+)
+
 // Status is the master's answer to `supervisor status`.
 type Status struct {
-	PID        int            `json:"pid"`
-	Version    string         `json:"version"`
-	Ready      bool           `json:"ready"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	Ready   bool   `json:"ready"`
+	// Stopping is the stage of a stop in progress: StoppingGrace, then
+	// StoppingDrain; "" = not stopping. Ready is false in both.
+	Stopping   string         `json:"stopping,omitempty"`
 	Listen     string         `json:"listen"`
 	Started    time.Time      `json:"started"`
 	Generation int64          `json:"generation"`
@@ -34,6 +46,10 @@ type Status struct {
 	// changed over the config file, by model: "unloaded", "loaded",
 	// "loaded with a config override", or why it is not loaded.
 	RepositoryAPI map[string]string `json:"repository_api,omitempty"`
+	// Quarantined counts, by model, the request bodies refused now
+	// because they made their infer worker exit (limits.poison_threshold);
+	// models with none are left out.
+	Quarantined map[string]int `json:"poison_quarantined,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/conncap"
+	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
@@ -16,15 +17,24 @@ import (
 // body. fasthttp's own cap (Server.Concurrency) answers text/plain and
 // cannot be changed; the front server's Concurrency is set above this cap
 // so that only this one ever refuses. Its connections can close by
-// lingering (linger.go), and it can stop listening (listenstop.go).
+// lingering (linger.go), and it can stop listening (StopListening).
 type capListener struct {
 	*conncap.Listener
-	stopped atomic.Bool // stopListening ran: Accept's error is net.ErrClosed
+	// stop gives StopListening, for a stop that hands over to no one
+	// (tableflip's descriptor would keep the socket listening through the
+	// drain); Accept then ends with net.ErrClosed. After an upgrade the
+	// socket is the new master's: never call it then.
+	stop *listenstop.Listener
 }
 
 func newCapListener(ln net.Listener, maxConns int) *capListener {
-	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns))}
+	stop := listenstop.Wrap(ln)
+	return &capListener{Listener: conncap.New(stop, maxConns, overCapAnswer(maxConns)), stop: stop}
 }
+
+// StopListening makes the kernel refuse new connections to the public
+// socket at once (internal/listenstop).
+func (l *capListener) StopListening() error { return l.stop.StopListening() }
 
 // overCapAnswer is the whole HTTP response to a connection over the cap.
 func overCapAnswer(maxConns int) []byte {
@@ -41,9 +51,6 @@ func overCapAnswer(maxConns int) []byte {
 // closing every connection over it.
 func (l *capListener) Accept() (net.Conn, error) {
 	c, err := l.AcceptCapped()
-	if err != nil && l.stopped.Load() {
-		return nil, net.ErrClosed // the server's usual end, not a failure to log
-	}
 	if err != nil {
 		return nil, err
 	}

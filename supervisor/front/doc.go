@@ -37,6 +37,14 @@
 //     within a second (or the request's deadline), or any other answer,
 //     lets the body go on. Only the front sets PrefixHeader: clients'
 //     are removed.
+//   - Poison requests (poison.go, internal/poison): an answer marked
+//     worker.InferExitedHeader (the infer worker exited on the request)
+//     counts the request's route and body if the worker crashed on its
+//     own (Options.InferCrashed), not if it was killed; one counted
+//     limits.poison_threshold times within limits.poison_ttl is refused
+//     422 before the lb. The header is removed before the client sees the
+//     answer. Bodies are hashed only on a crash, and on arrival only while
+//     their model has an entry.
 //   - Connections: the listener from CapConnections admits at most
 //     limits.max_connections open connections (conncap.go); one over it is
 //     answered 503 and closed without a goroutine. A connection keeps its

@@ -73,7 +73,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		f.proxy.ServeHTTPUntil(ctx, v.deadline)
+		f.proxyInference(ctx, c, v.deadline)
 	default:
 		f.serveLocal(ctx)
 	}

@@ -15,13 +15,14 @@ import (
 func (f *Front) ServeInternal(ctx *fasthttp.RequestCtx) {
 	defer f.recoverHandler(ctx)
 	start := time.Now()
-	v := f.decide(f.cfg(), &ctx.Request.Header)
+	c := f.cfg()
+	v := f.decide(c, &ctx.Request.Header)
 	defer f.finish(v)
 	switch {
 	case v.status != 0:
 		f.refuse(ctx, v.refusal, false)
 	case v.proxied:
-		f.proxy.ServeHTTPUntil(ctx, v.deadline)
+		f.proxyInference(ctx, c, v.deadline)
 	default:
 		f.serveLocal(ctx)
 	}

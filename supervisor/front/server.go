@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
@@ -44,6 +45,11 @@ type Options struct {
 	// them 404.
 	Repository Repository
 	Log        zerolog.Logger
+	// InferCrashed says whether an infer worker crashed on its own (not
+	// killed from outside) at or after since, waiting up to wait for the
+	// master to learn of it. A request whose infer worker exited counts
+	// towards the poison quarantine only then (poison.go). Nil: always.
+	InferCrashed func(since time.Time, wait time.Duration) bool
 }
 
 // Front is the public listener's server: admission, body reading and its
@@ -72,12 +78,14 @@ type Front struct {
 	conns      burstGauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
+	// poison holds the bodies that made infer workers exit (poison.go).
+	poison *poison.Quarantine
 }
 
 // New returns a front that serves nothing (every inference route 503)
 // until SetServing(true), with no API keys until SetKeys.
 func New(b Backend, p Proxy, opts Options) *Front {
-	return &Front{b: b, proxy: p, opts: opts, log: opts.Log}
+	return &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
 }
 
 // cfg is the config in force.
@@ -102,7 +110,7 @@ func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
 
 // Listener is the public listener CapConnections returns: it admits at
 // most limits.max_connections clients and can stop listening for good
-// (StopListening, listenstop.go) on a stop that hands over to no one.
+// (StopListening, internal/listenstop) on a stop that hands over to no one.
 type Listener interface {
 	net.Listener
 	StopListening() error

@@ -24,7 +24,8 @@ func Code(httpStatus int, retryAfter bool, ctxErr error) codes.Code {
 		return codes.Canceled
 	}
 	switch httpStatus {
-	case fasthttp.StatusBadRequest, fasthttp.StatusRequestHeaderFieldsTooLarge:
+	case fasthttp.StatusBadRequest, fasthttp.StatusRequestHeaderFieldsTooLarge,
+		fasthttp.StatusUnprocessableEntity: // a quarantined poison request: its input is the fault
 		return codes.InvalidArgument
 	case fasthttp.StatusUnauthorized:
 		return codes.Unauthenticated
@@ -44,6 +45,9 @@ func Code(httpStatus int, retryAfter bool, ctxErr error) codes.Code {
 		}
 		return codes.Unavailable
 	}
+	// 502 (the infer worker exited during the request) stays INTERNAL,
+	// not UNAVAILABLE, which gRPC retry policies resend: a poison
+	// request must not be resent by the client library.
 	return codes.Internal
 }
 

@@ -17,6 +17,7 @@ func TestCode(t *testing.T) {
 	}{
 		{400, false, nil, codes.InvalidArgument},
 		{431, false, nil, codes.InvalidArgument},
+		{422, false, nil, codes.InvalidArgument}, // a quarantined poison request
 		{401, false, nil, codes.Unauthenticated},
 		{403, false, nil, codes.PermissionDenied},
 		{404, false, nil, codes.NotFound},
@@ -28,7 +29,7 @@ func TestCode(t *testing.T) {
 		{503, false, nil, codes.Unavailable},      // not ready, draining, no worker
 		{504, false, nil, codes.DeadlineExceeded},
 		{500, false, nil, codes.Internal},
-		{502, false, nil, codes.Internal},
+		{502, false, nil, codes.Internal}, // the infer worker exited: not UNAVAILABLE, which retry policies resend
 		{503, true, context.DeadlineExceeded, codes.DeadlineExceeded},
 		{400, false, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
 		{502, false, context.Canceled, codes.Canceled},

@@ -2,6 +2,7 @@ package status
 
 import (
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
@@ -23,6 +24,8 @@ type Scrape struct {
 	// Caches are the response caches' counters by model (none without
 	// response_cache).
 	Caches map[string]respcache.Stats
+	// Poison is the poison quarantine's counts by model.
+	Poison poison.Stats
 }
 
 // tritonVersion is the model version label: models have one version.
@@ -40,6 +43,7 @@ func MetricsText(s Scrape) []byte {
 	writeArenaMetrics(&p, s)
 	writeBodies(&p, s.Bodies)
 	writeCaches(&p, s.Caches)
+	writePoison(&p, s.Poison)
 	return p.buf.Bytes()
 }
 

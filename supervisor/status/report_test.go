@@ -108,21 +108,40 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 }
 
 // TestTextReportNamesEveryUnavailableModel: a model no infer worker serves
-// has no reason from a worker, and still gets its line.
+// has no reason from a worker, and still gets its line; a model with
+// quarantined request bodies gets a POISON line.
 func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	r := &Report{Status: control.Status{Models: []control.ModelState{
 		{Name: "ok", Ready: true},
 		{Name: "broken", Reason: "could not load: bad file"},
 		{Name: "orphan"},
-	}}}
+	}, Quarantined: map[string]int{"ok": 2}}}
 	var b bytes.Buffer
 	r.WriteText(&b)
-	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves"} {
+	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves",
+		"POISON ok: 2 request bodies refused 422"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status text lacks %q:\n%s", want, b.String())
 		}
 	}
 	if strings.Contains(b.String(), "MODEL UNAVAILABLE ok") {
 		t.Errorf("status text names a ready model unavailable:\n%s", b.String())
+	}
+}
+
+// TestTextReportNamesTheStopStage: a stopping master is shown stopping,
+// with its stage, not ready; the status page says the same.
+func TestTextReportNamesTheStopStage(t *testing.T) {
+	for stage, want := range map[string]string{"": ", ready,", control.StoppingGrace: ", stopping (drain_grace),", control.StoppingDrain: ", stopping (draining),"} {
+		r := &Report{Status: control.Status{Ready: stage == "", Stopping: stage}}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stopping %q: status text lacks %q:\n%s", stage, want, b.String())
+		}
+		page := Page(r, nil)
+		if stage != "" && !strings.Contains(string(page), "stopping ("+stage+")") {
+			t.Errorf("stopping %q: the status page does not say so", stage)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package status
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,7 +19,10 @@ import (
 func (r *Report) WriteText(w io.Writer) {
 	st := r.Status
 	state := "not ready"
-	if st.Ready {
+	switch {
+	case st.Stopping != "":
+		state = "stopping (" + st.Stopping + ")"
+	case st.Ready:
 		state = "ready"
 	}
 	if r.ControlError != "" {
@@ -35,6 +40,10 @@ func (r *Report) WriteText(w io.Writer) {
 		if !ms.Ready {
 			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Quarantined)) {
+		fmt.Fprintf(w, "POISON %s: %d request bodies refused 422 for crashing its infer worker (limits.poison_ttl)\n",
+			name, st.Quarantined[name])
 	}
 	if line := repositoryLine(st.RepositoryAPI); line != "" {
 		fmt.Fprintln(w, line)

@@ -122,7 +122,7 @@ th{background:#eef;position:sticky;top:0} td.l,th.l{text-align:left}
 .legend span{display:inline-block;margin-right:1.5em}
 </style></head><body>
 <h1>supervisor {{.R.Version}} &mdash; master pid {{.R.PID}},
-{{if .R.Ready}}<span class="ok">ready</span>{{else}}<span class="bad">not ready</span>{{end}},
+{{if .R.Stopping}}<span class="bad">stopping ({{.R.Stopping}})</span>{{else if .R.Ready}}<span class="ok">ready</span>{{else}}<span class="bad">not ready</span>{{end}},
 generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.Started}}</h1>
 <div>taken {{.R.At.Format "2006-01-02 15:04:05"}}; refreshes every 2s.
 {{with .R.LastReload}} Last reload: {{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED: {{.Error}}</span>{{end}} ({{.Took}}).{{end}}

@@ -259,7 +259,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	}
 	if err != nil {
 		h.log.Error().Err(err).Msg("infer worker request failed")
-		status, err := sendFailure(ctx, err, timeout)
+		status, err := sendFailure(ctx, m.md.Name, err, timeout)
 		return nil, status, err
 	}
 	body, err := ho.reply(resp)
@@ -284,8 +284,11 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 
 // sendFailure is the answer to a request that got no reply from an infer
 // worker: 504 past its timeout, 503 with Retry-After when no infer worker
-// could take it, 502 when the one that had it failed.
-func sendFailure(ctx *fasthttp.RequestCtx, err error, timeout time.Duration) (int, error) {
+// could take it, 502 when the one that had it failed: its connection broke
+// with the request sent, which is the infer worker exiting (a crash inside
+// ONNX Runtime, or a kill). That answer carries worker.InferExitedHeader
+// for the master's poison quarantine.
+func sendFailure(ctx *fasthttp.RequestCtx, model string, err error, timeout time.Duration) (int, error) {
 	switch {
 	case errors.Is(err, fasthttp.ErrTimeout):
 		return fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
@@ -293,7 +296,9 @@ func sendFailure(ctx *fasthttp.RequestCtx, err error, timeout time.Duration) (in
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
 	}
-	return fasthttp.StatusBadGateway, errors.New("the infer worker failed while running the request")
+	ctx.Response.Header.Set(worker.InferExitedHeader, model)
+	return fasthttp.StatusBadGateway, fmt.Errorf("the inference worker serving model %q exited during this request; "+
+		"it is restarted, and a request that makes it exit twice is refused for limits.poison_ttl", model)
 }
 
 // transportError answers errors fasthttp raises before the handler runs,

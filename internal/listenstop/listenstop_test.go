@@ -1,4 +1,4 @@
-package front
+package listenstop
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 // listenWithDup listens on loopback and keeps a second descriptor of the
 // socket open, as tableflip does for the next upgrade.
-func listenWithDup(t *testing.T) (*net.TCPListener, string) {
+func listenWithDup(t *testing.T) (net.Listener, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -21,7 +21,7 @@ func listenWithDup(t *testing.T) (*net.TCPListener, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dup.Close() })
-	return ln.(*net.TCPListener), ln.Addr().String()
+	return ln, ln.Addr().String()
 }
 
 func dial(addr string) error {
@@ -38,23 +38,23 @@ func TestClosedListenerWithADupStillQueuesConnections(t *testing.T) {
 	ln, addr := listenWithDup(t)
 	ln.Close()
 	if err := dial(addr); err != nil {
-		t.Fatalf("dial after Close with a dup open: %v; want it queued (why StopListening exists)", err)
+		t.Fatalf("dial after Close with a dup open: %v; want it queued (why Shutdown exists)", err)
 	}
 }
 
 func TestStopListeningRefusesNewConnections(t *testing.T) {
 	ln, addr := listenWithDup(t)
-	cl := newCapListener(ln, 10)
+	l := Wrap(ln)
 	if err := dial(addr); err != nil {
 		t.Fatalf("dial before the stop: %v", err)
 	}
-	if err := cl.StopListening(); err != nil {
+	if err := l.StopListening(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.Accept(); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("Accept after StopListening: %v, want net.ErrClosed (fasthttp's quiet end)", err)
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after StopListening: %v, want net.ErrClosed (a server's quiet end)", err)
 	}
-	cl.Close()
+	l.Close()
 	if err := dial(addr); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("dial after StopListening: %v, want connection refused", err)
 	}

@@ -1,0 +1,210 @@
+package poison
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMax is the entry bound New uses when given max < 1.
+const DefaultMax = 1024
+
+// sweepEvery is how often Watching drops ended entries, so that a model
+// whose bad body stopped coming is no longer hashed.
+const sweepEvery = time.Second
+
+// Key identifies one request body sent to one route.
+type Key struct {
+	Hash uint64
+	Len  int
+}
+
+// Quarantine counts crashes by request body and refuses the bodies that
+// crash too often. Its zero value is not usable: use New.
+type Quarantine struct {
+	seed maphash.Seed
+	max  int
+	now  func() time.Time // time.Now; tests move it
+	// held is len(entries), read without the lock: a healthy server's
+	// requests never take it (Watching).
+	held atomic.Int64
+
+	mu          sync.Mutex
+	entries     map[Key]*entry
+	models      map[string]int   // entries by model, for Watching
+	quarantined map[string]int64 // bodies quarantined since New, by model
+	swept       time.Time
+}
+
+type entry struct {
+	model   string
+	crashes int
+	blocked bool      // quarantined (until ends)
+	ends    time.Time // the crash window's end, or the quarantine's
+	touched time.Time // last crash or refusal: the eviction order
+}
+
+// New returns an empty quarantine of at most max entries (DefaultMax when
+// max < 1).
+func New(max int) *Quarantine {
+	if max < 1 {
+		max = DefaultMax
+	}
+	return &Quarantine{seed: maphash.MakeSeed(), max: max, now: time.Now,
+		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{}}
+}
+
+// KeyOf hashes a request's route path and body.
+func (q *Quarantine) KeyOf(path, body []byte) Key {
+	var h maphash.Hash
+	h.SetSeed(q.seed)
+	_, _ = h.Write(path)
+	_ = h.WriteByte(0)
+	_, _ = h.Write(body)
+	return Key{Hash: h.Sum64(), Len: len(body)}
+}
+
+// Watching says whether model has an entry: only then is an incoming
+// request of the model worth hashing.
+func (q *Quarantine) Watching(model string) bool {
+	if q.held.Load() == 0 {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if now := q.now(); now.Sub(q.swept) >= sweepEvery {
+		q.swept = now
+		for k, e := range q.entries {
+			if !now.Before(e.ends) {
+				q.remove(k, e)
+			}
+		}
+	}
+	return q.models[model] > 0
+}
+
+// Crashed counts a crash of the worker serving k for model. It returns
+// true when this crash puts k in quarantine: threshold crashes (at least
+// 1) within ttl. A quarantined k stays so until ttl after its last crash.
+func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Duration) bool {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e := q.entries[k]
+	if e != nil && !now.Before(e.ends) {
+		q.remove(k, e) // an ended window or quarantine: count afresh
+		e = nil
+	}
+	if e == nil {
+		q.makeRoom(now)
+		e = &entry{model: model, ends: now.Add(ttl)}
+		q.entries[k] = e
+		q.held.Add(1)
+		q.models[model]++
+	}
+	e.crashes++
+	e.touched = now
+	if e.crashes < max(threshold, 1) {
+		return false
+	}
+	fresh := !e.blocked
+	e.blocked, e.ends = true, now.Add(ttl)
+	if fresh {
+		q.quarantined[model]++
+	}
+	return fresh
+}
+
+// Blocked says whether k is quarantined, and for how much longer.
+func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e := q.entries[k]
+	if e == nil || !e.blocked || !now.Before(e.ends) {
+		return 0, false
+	}
+	e.touched = now
+	return e.ends.Sub(now), true
+}
+
+// Stats is what a Quarantine holds now and has done, by model.
+type Stats struct {
+	// Quarantined counts the bodies quarantined since New.
+	Quarantined map[string]int64
+	// Current counts the bodies quarantined now.
+	Current map[string]int
+}
+
+// Refusing is Current without the models at 0; nil when none.
+func (s Stats) Refusing() map[string]int {
+	var out map[string]int
+	for m, n := range s.Current {
+		if n > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[m] = n
+		}
+	}
+	return out
+}
+
+// Stats returns the counts now.
+func (q *Quarantine) Stats() Stats {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{}}
+	for m, n := range q.quarantined {
+		s.Quarantined[m] = n
+		s.Current[m] = 0
+	}
+	for _, e := range q.entries {
+		if e.blocked && now.Before(e.ends) {
+			s.Current[e.model]++
+		}
+	}
+	return s
+}
+
+// Len is the number of entries held, counting or quarantined.
+func (q *Quarantine) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.entries)
+}
+
+// makeRoom drops the least recently touched entry when the quarantine is
+// full. Called with mu held, on a crash only, so a scan of at most max
+// entries is cheap next to the worker restart it comes with.
+func (q *Quarantine) makeRoom(now time.Time) {
+	if len(q.entries) < q.max {
+		return
+	}
+	var oldest Key
+	var oldestAt time.Time
+	first := true
+	for k, e := range q.entries {
+		if !now.Before(e.ends) {
+			q.remove(k, e)
+			continue
+		}
+		if first || e.touched.Before(oldestAt) {
+			oldest, oldestAt, first = k, e.touched, false
+		}
+	}
+	if len(q.entries) >= q.max {
+		q.remove(oldest, q.entries[oldest])
+	}
+}
+
+// remove drops k. Called with mu held.
+func (q *Quarantine) remove(k Key, e *entry) {
+	delete(q.entries, k)
+	q.held.Add(-1)
+	if q.models[e.model]--; q.models[e.model] <= 0 {
+		delete(q.models, e.model)
+	}
+}

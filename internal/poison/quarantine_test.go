@@ -1,0 +1,107 @@
+package poison
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// clock is a quarantine's time, moved by the test.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newTest(max int) (*Quarantine, *clock) {
+	c := &clock{t: time.Unix(1e9, 0)}
+	q := New(max)
+	q.now = c.now
+	return q, c
+}
+
+func TestThresholdTTLAndOtherBodies(t *testing.T) {
+	q, c := newTest(8)
+	path := []byte("/v2/models/m/infer")
+	bad, good := q.KeyOf(path, []byte("bad")), q.KeyOf(path, []byte("good"))
+	if q.Watching("m") {
+		t.Fatal("an empty quarantine watches model m")
+	}
+	if q.Crashed("m", bad, 2, time.Minute) {
+		t.Fatal("one crash quarantined the body with threshold 2")
+	}
+	if _, ok := q.Blocked(bad); ok || !q.Watching("m") || q.Watching("other") {
+		t.Fatalf("after one crash: blocked=%v watching m=%v other=%v, want false true false", ok, q.Watching("m"), q.Watching("other"))
+	}
+	c.t = c.t.Add(30 * time.Second)
+	if !q.Crashed("m", bad, 2, time.Minute) {
+		t.Fatal("a second crash within ttl did not quarantine the body")
+	}
+	if left, ok := q.Blocked(bad); !ok || left != time.Minute {
+		t.Fatalf("Blocked = %v %v, want a minute left", left, ok)
+	}
+	if _, ok := q.Blocked(good); ok {
+		t.Fatal("another body is blocked")
+	}
+	if _, ok := q.Blocked(q.KeyOf([]byte("/v2/models/n/infer"), []byte("bad"))); ok {
+		t.Fatal("the same body to another route is blocked")
+	}
+	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 || s.Refusing()["m"] != 1 {
+		t.Fatalf("stats %+v, want m quarantined once, once now", s)
+	}
+	c.t = c.t.Add(time.Minute)
+	if _, ok := q.Blocked(bad); ok {
+		t.Fatal("the body is still blocked after ttl")
+	}
+	c.t = c.t.Add(sweepEvery)
+	if q.Watching("m") || q.Len() != 0 || q.held.Load() != 0 {
+		t.Fatalf("after ttl: watching=%v entries=%d, want false 0", q.Watching("m"), q.Len())
+	}
+	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 0 || s.Refusing() != nil {
+		t.Fatalf("stats after ttl %+v, want m quarantined once, none now", s)
+	}
+}
+
+func TestCrashesOutsideTheWindowStartAgain(t *testing.T) {
+	q, c := newTest(8)
+	k := q.KeyOf([]byte("/p"), []byte("b"))
+	q.Crashed("m", k, 2, time.Minute)
+	c.t = c.t.Add(2 * time.Minute)
+	if q.Crashed("m", k, 2, time.Minute) {
+		t.Fatal("two crashes two minutes apart quarantined the body with a one-minute window")
+	}
+	if !q.Crashed("m", k, 2, time.Minute) {
+		t.Fatal("the next crash within the window did not quarantine it")
+	}
+}
+
+// TestBounded fills the quarantine past its bound: it never holds more,
+// the least recently touched entry goes first, and a blocked body that is
+// still refused outlives the entries that only counted a crash.
+func TestBounded(t *testing.T) {
+	q, c := newTest(4)
+	keep := q.KeyOf([]byte("/p"), []byte("keep"))
+	q.Crashed("m", keep, 1, time.Hour)
+	for i := range 100 {
+		c.t = c.t.Add(time.Millisecond)
+		q.Blocked(keep)
+		q.Crashed("m", q.KeyOf([]byte("/p"), fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
+		if n := q.Len(); n > 4 || q.held.Load() != int64(n) {
+			t.Fatalf("after %d crashes the quarantine holds %d entries (counted %d), bound 4", i+1, n, q.held.Load())
+		}
+	}
+	if _, ok := q.Blocked(keep); !ok {
+		t.Fatal("the most recently refused body was evicted")
+	}
+	if q.Len() != 4 {
+		t.Fatalf("holds %d entries, want 4", q.Len())
+	}
+}
+
+func TestThresholdOneAndZeroMax(t *testing.T) {
+	q := New(0)
+	if q.max != DefaultMax {
+		t.Fatalf("New(0) bound %d, want %d", q.max, DefaultMax)
+	}
+	if !q.Crashed("m", q.KeyOf(nil, []byte("x")), 1, time.Minute) {
+		t.Fatal("threshold 1: the first crash did not quarantine")
+	}
+}

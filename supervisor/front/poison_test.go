@@ -1,0 +1,93 @@
+package front
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// crashProxy plays a prep worker whose infer worker exits on the body
+// "bad": 502 with worker.InferExitedHeader; any other body is 200.
+type crashProxy struct{ sent int }
+
+func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) {
+	p.sent++
+	if string(ctx.Request.Body()) == "bad" {
+		ctx.SetStatusCode(fasthttp.StatusBadGateway)
+		ctx.Response.Header.Set(worker.InferExitedHeader, "m")
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+}
+func (p *crashProxy) SetRequestID(*fasthttp.RequestCtx) {}
+func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error {
+	return nil
+}
+
+// poisonFront is a front over crashProxy with poison_threshold threshold;
+// crashed is Options.InferCrashed.
+func poisonFront(threshold int, crashed func(time.Time, time.Duration) bool) (*Front, *crashProxy, *config.Config) {
+	cfg := config.DefaultConfig()
+	cfg.Limits.PoisonThreshold = threshold
+	b := &testBackend{}
+	b.cfg.Store(cfg)
+	p := &crashProxy{}
+	return New(b, p, Options{Log: zerolog.Nop(), InferCrashed: crashed}), p, cfg
+}
+
+// crashedYes is the master's answer for a worker that crashed on its own.
+func crashedYes(time.Time, time.Duration) bool { return true }
+
+// send is one inference request of body through proxyInference.
+func send(f *Front, c *config.Config, body string) (int, string, bool) {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.SetRequestURI("/v2/models/m/infer")
+	ctx.Request.SetBodyString(body)
+	f.proxyInference(&ctx, c, time.Time{})
+	return ctx.Response.StatusCode(), string(ctx.Response.Body()), ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
+}
+
+func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
+	f, p, c := poisonFront(2, crashedYes)
+	for i := 1; i <= 2; i++ {
+		if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
+			t.Fatalf("crash %d: %d (internal header left: %v), want 502 without the header", i, code, marked)
+		}
+	}
+	code, msg, _ := send(f, c, "bad")
+	if code != fasthttp.StatusUnprocessableEntity || !strings.Contains(msg, `model \"m\"`) || p.sent != 2 {
+		t.Fatalf("third send: %d %s after %d sent, want 422 naming the model and no third send", code, msg, p.sent)
+	}
+	if code, _, _ := send(f, c, "good"); code != fasthttp.StatusOK {
+		t.Fatalf("another body: %d, want 200", code)
+	}
+	if s := f.PoisonStats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 {
+		t.Fatalf("stats %+v, want m quarantined once", s)
+	}
+}
+
+// TestPoisonNotCounted: with poison_threshold 0, or when the infer worker
+// was killed from outside rather than crashed, a body is never refused.
+func TestPoisonNotCounted(t *testing.T) {
+	killed := func(time.Time, time.Duration) bool { return false }
+	for name, f := range map[string]func() (*Front, *crashProxy, *config.Config){
+		"threshold 0":         func() (*Front, *crashProxy, *config.Config) { return poisonFront(0, crashedYes) },
+		"killed, not crashed": func() (*Front, *crashProxy, *config.Config) { return poisonFront(2, killed) },
+	} {
+		f, p, c := f()
+		for i := range 5 {
+			if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
+				t.Fatalf("%s: send %d: %d (header left %v), want 502 without the header", name, i, code, marked)
+			}
+		}
+		if p.sent != 5 || f.poison.Len() != 0 {
+			t.Fatalf("%s: sent %d, quarantine holds %d: want 5 and 0", name, p.sent, f.poison.Len())
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package status
+
+import (
+	"slices"
+
+	"github.com/supervisor-dev/supervisor/internal/poison"
+)
+
+// writePoison writes the poison quarantine's series by model
+// (supervisor/front poison.go): nothing until a body is quarantined.
+func writePoison(p *promText, s poison.Stats) {
+	if len(s.Quarantined) == 0 {
+		return
+	}
+	names := make([]string, 0, len(s.Quarantined))
+	for n := range s.Quarantined {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	p.family("supervisor_poison_quarantined_total", "counter",
+		"Request bodies quarantined because the infer worker serving them exited limits.poison_threshold times")
+	for _, n := range names {
+		p.sample("supervisor_poison_quarantined_total", float64(s.Quarantined[n]), "model", n)
+	}
+	p.family("supervisor_poison_quarantine_size", "gauge", "Request bodies refused 422 now (quarantined, within limits.poison_ttl)")
+	for _, n := range names {
+		p.sample("supervisor_poison_quarantine_size", float64(s.Current[n]), "model", n)
+	}
+}

@@ -1,0 +1,26 @@
+package status
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/poison"
+)
+
+// TestPoisonSeries: the quarantine's series by model, and none before a
+// first quarantine.
+func TestPoisonSeries(t *testing.T) {
+	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_poison") {
+		t.Errorf("poison series with nothing quarantined:\n%s", text)
+	}
+	text := string(MetricsText(Scrape{Poison: poison.Stats{
+		Quarantined: map[string]int64{"a": 3, "b": 1}, Current: map[string]int{"a": 1, "b": 0}}}))
+	for _, want := range []string{
+		`supervisor_poison_quarantined_total{model="a"} 3`, `supervisor_poison_quarantined_total{model="b"} 1`,
+		`supervisor_poison_quarantine_size{model="a"} 1`, `supervisor_poison_quarantine_size{model="b"} 0`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("metrics lack %q:\n%s", want, text)
+		}
+	}
+}
