@@ -73,9 +73,15 @@ func TestResponseCache(t *testing.T) {
 // wantCache checks the cached model's cache_hit and cache_miss counts.
 func wantCache(t *testing.T, in *instance, hits, misses uint64) {
 	t.Helper()
-	st := modelStats(t, in, "cached").InferenceStats
+	wantModelCache(t, in, "cached", hits, misses)
+}
+
+// wantModelCache checks model's cache_hit and cache_miss counts.
+func wantModelCache(t *testing.T, in *instance, model string, hits, misses uint64) {
+	t.Helper()
+	st := modelStats(t, in, model).InferenceStats
 	if st.CacheHit.Count != hits || st.CacheMiss.Count != misses || (hits > 0 && st.CacheHit.NS == 0) {
-		t.Fatalf("cache_hit %+v, cache_miss %+v; want %d hits, %d misses", st.CacheHit, st.CacheMiss, hits, misses)
+		t.Fatalf("%s: cache_hit %+v, cache_miss %+v; want %d hits, %d misses", model, st.CacheHit, st.CacheMiss, hits, misses)
 	}
 }
 
