@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,15 +24,15 @@ func TestResponseCacheImage(t *testing.T) {
 	item := squeezenetItem(dir, 1) + "    response_cache: {enable: true, max_bytes: 1MiB}\n"
 	in := startInstance(t, options{prepWorkers: 2, modelNames: []string{"mlp"}, maxBodyBytes: "16MiB", modelItems: item})
 	cat := readPhoto(t, dir, "winml_cat.jpg")
-	first := squeezenetInfer(t, in, jsonPhoto(t, cat), nil)
+	first := modelInfer(t, in, "squeezenet", jsonPhoto(t, cat), nil)
 	wantModelCache(t, in, "squeezenet", 0, 1)
 
 	header := `{"inputs":[{"name":"data_0","datatype":"BYTES","shape":[1],"parameters":{"binary_data_size":` +
 		strconv.Itoa(4+len(cat)) + `}}],"outputs":[{"name":"softmaxout_1","parameters":{"classification":1}}]}`
 	bin := append([]byte(header), tensor.AppendBytesElement(nil, cat)...)
 	for name, got := range map[string][]byte{
-		"binary":   squeezenetInfer(t, in, bin, map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(header))}),
-		"raw body": squeezenetInfer(t, in, cat, map[string]string{"Content-Type": "image/jpeg"}),
+		"binary":   modelInfer(t, in, "squeezenet", bin, map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(header))}),
+		"raw body": modelInfer(t, in, "squeezenet", cat, map[string]string{"Content-Type": "image/jpeg"}),
 	} {
 		if !bytes.Equal(got, first) {
 			t.Errorf("%s hit answered\n%s\nwant the miss's\n%s", name, got, first)
@@ -41,24 +40,15 @@ func TestResponseCacheImage(t *testing.T) {
 	}
 	wantModelCache(t, in, "squeezenet", 2, 1)
 
-	if fish := squeezenetInfer(t, in, jsonPhoto(t, readPhoto(t, dir, "ortex_goldfish.jpg")), nil); bytes.Equal(fish, first) {
+	if fish := modelInfer(t, in, "squeezenet", jsonPhoto(t, readPhoto(t, dir, "ortex_goldfish.jpg")), nil); bytes.Equal(fish, first) {
 		t.Fatal("another photo got the cat's answer")
 	}
 	wantModelCache(t, in, "squeezenet", 2, 2)
 
-	cfg, err := os.ReadFile(in.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in.config, bytes.Replace(cfg, []byte("channel_order: BGR"), []byte("channel_order: RGB"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := in.cli("reload"); err != nil {
-		t.Fatalf("reload: %v\n%s", err, out)
-	}
-	rgb := squeezenetInfer(t, in, jsonPhoto(t, cat), nil)
+	reloadEdited(t, in, "channel_order: BGR", "channel_order: RGB")
+	rgb := modelInfer(t, in, "squeezenet", jsonPhoto(t, cat), nil)
 	wantModelCache(t, in, "squeezenet", 2, 3)
-	if again := squeezenetInfer(t, in, jsonPhoto(t, cat), nil); !bytes.Equal(again, rgb) {
+	if again := modelInfer(t, in, "squeezenet", jsonPhoto(t, cat), nil); !bytes.Equal(again, rgb) {
 		t.Fatalf("after the reload, the hit answered\n%s\nwant the reloaded model's miss\n%s", again, rgb)
 	}
 	wantModelCache(t, in, "squeezenet", 3, 3)
@@ -86,14 +76,4 @@ func jsonPhoto(t *testing.T, photo []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// squeezenetInfer posts b to squeezenet and wants 200.
-func squeezenetInfer(t *testing.T, in *instance, b []byte, hdr map[string]string) []byte {
-	t.Helper()
-	code, resp, _ := in.post("/v2/models/squeezenet/infer", b, hdr)
-	if code != http.StatusOK {
-		t.Fatalf("infer: %d %s", code, resp)
-	}
-	return resp
 }

@@ -143,9 +143,15 @@ func cacheBody(t *testing.T, id string, data []float32) []byte {
 // cachedInfer posts b to the cached model and wants 200.
 func cachedInfer(t *testing.T, in *instance, b []byte, hdr map[string]string) []byte {
 	t.Helper()
-	code, resp, _ := in.post("/v2/models/cached/infer", b, hdr)
+	return modelInfer(t, in, "cached", b, hdr)
+}
+
+// modelInfer posts b to model's infer route and wants 200.
+func modelInfer(t *testing.T, in *instance, model string, b []byte, hdr map[string]string) []byte {
+	t.Helper()
+	code, resp, _ := in.post("/v2/models/"+model+"/infer", b, hdr)
 	if code != http.StatusOK {
-		t.Fatalf("infer: %d %s", code, resp)
+		t.Fatalf("infer %s: %d %s", model, code, resp)
 	}
 	return resp
 }
