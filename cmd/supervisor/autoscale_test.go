@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -80,16 +78,7 @@ func TestAutoscaleReloadKeepsTheSize(t *testing.T) {
 	if sent, failed := load.stop(); sent == 0 || len(failed) > 0 {
 		t.Fatalf("under load: %d requests, failures %q; want some and none failed", sent, failed)
 	}
-	cfg, err := os.ReadFile(in.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in.config, bytes.Replace(cfg, []byte("max_workers: 3"), []byte("max_workers: 2"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := in.cli("reload"); err != nil {
-		t.Fatalf("supervisor reload: %v\n%s", err, out)
-	}
+	reloadEdited(t, in, "max_workers: 3", "max_workers: 2")
 	if n := prepWorkerGauge(t, in); n != 2 {
 		t.Errorf("prep workers after a reload to max_workers 2: %d, want 2 (the 3 reached, within the new bounds)", n)
 	}

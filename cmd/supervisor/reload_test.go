@@ -91,3 +91,20 @@ func writeConfig(t *testing.T, in *instance, cfg string) {
 		t.Fatal(err)
 	}
 }
+
+// reloadEdited replaces the first old in in's config with new, which must
+// be there, and reloads.
+func reloadEdited(t *testing.T, in *instance, old, new string) {
+	t.Helper()
+	cfg, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), old) {
+		t.Fatalf("the config has no %q to replace:\n%s", old, cfg)
+	}
+	writeConfig(t, in, strings.Replace(string(cfg), old, new, 1))
+	if out, err := in.cli("reload"); err != nil {
+		t.Fatalf("supervisor reload: %v\n%s", err, out)
+	}
+}

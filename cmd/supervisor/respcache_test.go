@@ -73,9 +73,15 @@ func TestResponseCache(t *testing.T) {
 // wantCache checks the cached model's cache_hit and cache_miss counts.
 func wantCache(t *testing.T, in *instance, hits, misses uint64) {
 	t.Helper()
-	st := modelStats(t, in, "cached").InferenceStats
+	wantModelCache(t, in, "cached", hits, misses)
+}
+
+// wantModelCache checks model's cache_hit and cache_miss counts.
+func wantModelCache(t *testing.T, in *instance, model string, hits, misses uint64) {
+	t.Helper()
+	st := modelStats(t, in, model).InferenceStats
 	if st.CacheHit.Count != hits || st.CacheMiss.Count != misses || (hits > 0 && st.CacheHit.NS == 0) {
-		t.Fatalf("cache_hit %+v, cache_miss %+v; want %d hits, %d misses", st.CacheHit, st.CacheMiss, hits, misses)
+		t.Fatalf("%s: cache_hit %+v, cache_miss %+v; want %d hits, %d misses", model, st.CacheHit, st.CacheMiss, hits, misses)
 	}
 }
 
@@ -137,9 +143,15 @@ func cacheBody(t *testing.T, id string, data []float32) []byte {
 // cachedInfer posts b to the cached model and wants 200.
 func cachedInfer(t *testing.T, in *instance, b []byte, hdr map[string]string) []byte {
 	t.Helper()
-	code, resp, _ := in.post("/v2/models/cached/infer", b, hdr)
+	return modelInfer(t, in, "cached", b, hdr)
+}
+
+// modelInfer posts b to model's infer route and wants 200.
+func modelInfer(t *testing.T, in *instance, model string, b []byte, hdr map[string]string) []byte {
+	t.Helper()
+	code, resp, _ := in.post("/v2/models/"+model+"/infer", b, hdr)
 	if code != http.StatusOK {
-		t.Fatalf("infer: %d %s", code, resp)
+		t.Fatalf("infer %s: %d %s", model, code, resp)
 	}
 	return resp
 }

@@ -44,7 +44,9 @@
 // A key is SHA-256 (Key) of everything that changes an answer: the model's
 // identity (name, file version, the processing config), every input
 // (name, datatype, shape, bytes), the requested outputs and their
-// classification. Fields are length-prefixed, so no two different requests
+// classification. For an image model the inputs are the image bytes as
+// sent, hashed before they are decoded (worker/prep's imageKey), so a hit
+// costs no decoding. Fields are length-prefixed, so no two different requests
 // serialise alike; two requests then share a key only through a SHA-256
 // collision (2^-128 for a birthday bound), far below the hardware's error
 // rate, which is why the key bytes themselves are the only comparison.

@@ -19,7 +19,10 @@ import (
 //
 // The lookup comes after the request is decoded into tensors, so a JSON
 // request and a binary one with the same tensors share a key, and before
-// the hand-off to an infer worker. What is stored is the output tensors
+// the hand-off to an infer worker. An image model is looked up before its
+// images are decoded, under a key of the image bytes the client sent
+// (imageKey): the decode is most of such a request's cost, so a hit that
+// still paid it would save little. What is stored is the output tensors
 // after postprocessing, in the tensor wire format (tensor.AppendTensors),
 // not the encoded V2 response: a hit renders them for the request it
 // answers, with its id and its choice of JSON or binary outputs, which are
@@ -78,6 +81,32 @@ func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache
 		}
 		b.Bytes(in.Data)
 	}
+	return keyOutputs(b, req)
+}
+
+// imageKey is an image model's key, taken before decoding: the model's
+// identity, the images as sent (each one's bytes with its length, after
+// any base64: a JSON request carries them as base64 strings, a binary one
+// and a raw image body as raw bytes, and all three share the key), and
+// the requested outputs. The input's name and datatype are the model's one
+// BYTES input and its shape is the image count, so they add nothing; the
+// preprocess settings (size, resize, interpolation, channel order, scale,
+// mean, std, layout, dtype) are in the identity, so a reload that changes
+// them changes the key. The leading -1, never an input count, keeps image
+// keys apart from key's.
+func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) respcache.Key {
+	b := respcache.NewKeyBuilder(c.identity)
+	b.Int(-1)
+	b.Int(int64(len(images)))
+	for _, img := range images {
+		b.Bytes(img)
+	}
+	return keyOutputs(b, req)
+}
+
+// keyOutputs ends a key with req's requested outputs and their
+// classification.
+func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) respcache.Key {
 	b.Int(int64(len(req.Outputs)))
 	for _, o := range req.Outputs {
 		b.String(o.Name)
@@ -91,12 +120,24 @@ func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache
 // store the answer under. Hits and misses are counted with the time the
 // lookup took. A model without a cache always misses, uncounted.
 func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, inputs []tensor.Tensor) (respcache.Key, bool) {
+	return h.lookupBy(ctx, m, req, func(c *modelCache) respcache.Key { return c.key(req, inputs) })
+}
+
+// lookupImages is lookup for an image model's request, before its images
+// are decoded: a hit decodes nothing.
+func (h *handler) lookupImages(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, images [][]byte) (respcache.Key, bool) {
+	return h.lookupBy(ctx, m, req, func(c *modelCache) respcache.Key { return c.imageKey(req, images) })
+}
+
+// lookupBy is lookup with the key that keyOf computes; its time counts
+// as the lookup's.
+func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, keyOf func(*modelCache) respcache.Key) (respcache.Key, bool) {
 	c := m.cache
 	if c == nil {
 		return respcache.Key{}, false
 	}
 	start := time.Now()
-	k := c.key(req, inputs)
+	k := keyOf(c)
 	var deadline time.Time // the client's, when the master passed one
 	if d, ok := clientBudget(&ctx.Request.Header); ok {
 		deadline = start.Add(d)

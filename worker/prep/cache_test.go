@@ -1,11 +1,18 @@
 package prep
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
@@ -50,5 +57,78 @@ func TestCacheKey(t *testing.T) {
 	req, _ := v2.DecodeInferRequest([]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1.5,-2]}]}`), -1)
 	if other.key(req, req.Inputs) == jsonReq {
 		t.Error("another model identity (a new version) shares the key")
+	}
+}
+
+// imageCache is a fresh response cache for an image model of identity id.
+func imageCache(t *testing.T, id string) *modelCache {
+	t.Helper()
+	seg, err := respcache.Create(filepath.Join(t.TempDir(), "img.cache"), respcache.MinBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(seg.Close)
+	return &modelCache{seg: seg, identity: id}
+}
+
+func TestImageCacheKey(t *testing.T) {
+	c := &modelCache{identity: "img\x00v1"}
+	req := &v2.InferRequest{}
+	a, b := []byte("image a"), []byte("image b")
+	k := c.imageKey(req, [][]byte{a, b})
+	for name, other := range map[string]respcache.Key{
+		"other image":        c.imageKey(req, [][]byte{a, []byte("image c")}),
+		"other order":        c.imageKey(req, [][]byte{b, a}),
+		"split differently":  c.imageKey(req, [][]byte{[]byte("image ai"), []byte("mage b")}),
+		"one image fewer":    c.imageKey(req, [][]byte{a}),
+		"other preprocess":   (&modelCache{identity: "img\x00v2"}).imageKey(req, [][]byte{a, b}),
+		"classification":     c.imageKey(&v2.InferRequest{Outputs: []v2.RequestedOutput{{Name: "y", Classification: 1}}}, [][]byte{a, b}),
+		"the same as tensor": c.key(req, []tensor.Tensor{{Name: "x", DType: tensor.Bytes, Shape: []int64{2}, Data: tensor.AppendBytesElement(tensor.AppendBytesElement(nil, a), b)}}),
+	} {
+		if other == k {
+			t.Errorf("%s: same key as the original images", name)
+		}
+	}
+}
+
+// TestImageCacheHitDecodesNothing: with the decode gate shut (its one
+// small place held by the test), the same image as a raw body, as base64
+// in JSON and as raw bytes in binary form is answered from the cache with
+// the first answer, and nothing waits at the gate or reaches the infer
+// worker; a different image misses and waits for the gate, which proves a
+// decode would have.
+func TestImageCacheHitDecodesNothing(t *testing.T) {
+	g := testGate(1, 16<<20, 16<<20+200<<20)
+	cache := imageCache(t, "img\x00v1")
+	h, inf := cachedImageHandler(t, g, cache)
+	img := encodePNG(t, 640, 480)
+	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the first request")
+	if err := g.enter(1, stopper{}); err != nil { // shut: the one small place is ours
+		t.Fatal(err)
+	}
+	jsonReq, _ := json.Marshal(map[string]any{"inputs": []map[string]any{{"name": "x", "datatype": "BYTES", "shape": []int{1},
+		"data": []string{base64.StdEncoding.EncodeToString(img)}}}})
+	header := `{"inputs":[{"name":"x","datatype":"BYTES","shape":[1,1],"parameters":{"binary_data_size":` + strconv.Itoa(4+len(img)) + `}}]}`
+	binReq := append([]byte(header), tensor.AppendBytesElement(nil, img)...)
+	for name, done := range map[string]<-chan [2]string{
+		"raw body": postImage(h, img),
+		"json":     postInfer(h, jsonReq, map[string]string{"Content-Type": "application/json"}),
+		"binary":   postInfer(h, binReq, map[string]string{headerLenHeader: strconv.Itoa(len(header))}),
+	} {
+		if got := answered(t, done, fasthttp.StatusOK, name+" hit"); got != first {
+			t.Errorf("%s hit answered %s, want %s", name, got, first)
+		}
+	}
+	waitState(t, g, gateState{SmallIn: 1})
+	if st := cache.seg.Stats(); st.Hits != 3 || st.Misses != 1 || inf.hits.Load() != 1 {
+		t.Fatalf("%d hits, %d misses, %d infer requests; want 3, 1, 1", st.Hits, st.Misses, inf.hits.Load())
+	}
+
+	other := postImage(h, encodePNG(t, 641, 480))
+	waitState(t, g, gateState{SmallIn: 1, SmallWaiting: 1})
+	g.leave(1)
+	answered(t, other, fasthttp.StatusOK, "another image")
+	if st := cache.seg.Stats(); st.Misses != 2 || inf.hits.Load() != 2 {
+		t.Fatalf("another image: %d misses, %d infer requests; want 2, 2", st.Misses, inf.hits.Load())
 	}
 }

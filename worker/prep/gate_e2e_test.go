@@ -19,6 +19,14 @@ import (
 // that answers every request with y = [[0]].
 func imageHandler(t *testing.T, gate *decodeGate) *handler {
 	t.Helper()
+	h, _ := cachedImageHandler(t, gate, nil)
+	return h
+}
+
+// cachedImageHandler is imageHandler with a response cache (nil: none),
+// and its fake infer worker.
+func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache) (*handler, *fakeInfer) {
+	t.Helper()
 	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
 		out := tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)}
 		ctx.SetBody(tensor.AppendTensors(nil, []tensor.Tensor{out}))
@@ -27,6 +35,9 @@ func imageHandler(t *testing.T, gate *decodeGate) *handler {
 	procs := []worker.Processing{{Model: "img", Image: &worker.ImageInput{MaxPixels: 40_000_000}}}
 	r := newRouter(up, procs, nil, zerolog.Nop())
 	r.gate = gate
+	if cache != nil {
+		r.caches = map[string]*modelCache{"img": cache}
+	}
 	r.fetch = func(string) ([]worker.ModelStatus, error) {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "img", Platform: "onnxruntime_onnx",
 			Inputs:  []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{1, 3, 224, 224}}},
@@ -36,19 +47,27 @@ func imageHandler(t *testing.T, gate *decodeGate) *handler {
 	if m, ok := r.model("img"); !ok || m.image == nil {
 		t.Fatal("the image model is not served")
 	}
-	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop()}
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop()}, inf
 }
 
 // postImage sends one raw PNG body to img in a goroutine; the channel
 // gets the status and body.
 func postImage(h *handler, img []byte) <-chan [2]string {
+	return postInfer(h, img, map[string]string{"Content-Type": "image/png"})
+}
+
+// postInfer sends body, with these request headers, to img's infer route
+// in a goroutine; the channel gets the status and body.
+func postInfer(h *handler, body []byte, header map[string]string) <-chan [2]string {
 	done := make(chan [2]string, 1)
 	go func() {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetMethod(fasthttp.MethodPost)
 		ctx.Request.SetRequestURI("/v2/models/img/infer")
-		ctx.Request.Header.SetContentType("image/png")
-		ctx.Request.SetBody(img)
+		for k, v := range header {
+			ctx.Request.Header.Set(k, v)
+		}
+		ctx.Request.SetBody(body)
 		h.serve(&ctx)
 		done <- [2]string{fasthttp.StatusMessage(ctx.Response.StatusCode()), string(ctx.Response.Body())}
 	}()

@@ -21,11 +21,17 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 // inferImages serves an image model: the images, as a raw body or a V2
 // BYTES input, become the model's input tensor, run on an infer worker one
 // chunk at a time (see imageInput.chunk), and the outputs of the chunks
-// are concatenated along the batch dimension.
+// are concatenated along the batch dimension. The response cache is
+// asked before any image is decoded (lookupImages), so a hit costs no
+// decoding.
 func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 	req, images, err := imageRequest(ctx, m)
 	if err != nil {
 		writeV2Error(ctx, err)
+		return
+	}
+	key, hit := h.lookupImages(ctx, m, req, images)
+	if hit {
 		return
 	}
 	inputs, err := m.image.tensors(images, stopperFor(ctx))
@@ -42,10 +48,6 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 			return
 		}
 		writeError(ctx, fasthttp.StatusInternalServerError, "preprocessing failed: "+err.Error())
-		return
-	}
-	key, hit := h.lookup(ctx, m, req, inputs)
-	if hit {
 		return
 	}
 	var outs []tensor.Tensor

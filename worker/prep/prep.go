@@ -38,7 +38,8 @@
 // from what the infer workers serving the model report (modelconfig.go).
 //
 // A model with response_cache (cache.go) is looked up in the host's shared
-// response cache once its request is decoded into tensors, before the
+// response cache once its request is decoded into tensors (an image
+// model's before its images are decoded, on the bytes sent), before the
 // hand-off: a hit is rendered for the request (its id, JSON or binary) and
 // never reaches an infer worker; a successful answer is stored after
 // postprocessing. The cache never fails a request: a torn entry, a fault
