@@ -30,6 +30,12 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, err)
 		return
 	}
+	// The count first: a request refused for it must not be hashed for
+	// the cache lookup, nor counted as a miss.
+	if err := m.image.checkCount(int64(len(images))); err != nil {
+		writeError(ctx, fasthttp.StatusBadRequest, err.Error())
+		return
+	}
 	key, hit := h.lookupImages(ctx, m, req, images)
 	if hit {
 		return
