@@ -123,7 +123,7 @@ func TestFetchORTAuto(t *testing.T) {
 		}
 	}
 	out, ok := fetchORT(t, []string{"SUPERVISOR_BIN=" + binPath}, "auto", dest)
-	if !ok || !strings.Contains(out, "NVML sees no GPU: installing the CPU build") {
+	if !ok || !strings.Contains(out, "NVML sees no GPU: using the CPU build") {
 		t.Errorf("fetch-ort auto on a host without GPUs: succeeded=%v, stderr %q; want the CPU build, said", ok, out)
 	}
 }
@@ -145,7 +145,7 @@ func TestFetchORTAutoGPUWithoutHash(t *testing.T) {
 		}
 	}
 	out, ok := fetchORT(t, []string{"SUPERVISOR_BIN=" + fake}, "auto", dest)
-	if !ok || !strings.Contains(out, "ORT_SHA256 is not set") || !strings.Contains(out, "installing the CPU build") {
+	if !ok || !strings.Contains(out, "ORT_SHA256 is not set") || !strings.Contains(out, "using the CPU build") {
 		t.Errorf("fetch-ort auto with a GPU and no ORT_SHA256: succeeded=%v, stderr %q; want the CPU build and how to get the GPU one", ok, out)
 	}
 }
