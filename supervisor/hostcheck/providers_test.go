@@ -36,11 +36,7 @@ func TestProvidersCPUBuild(t *testing.T) {
 	if ort.CheckProvider(lib, []string{ort.ProviderCUDA}, ort.ProviderCUDA) == nil {
 		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
 	}
-	c := parseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: auto\n", "t.yaml")
-	plan, err := c.Plan(gpuHost(t, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, plan := planned(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: auto\n")
 	r, err := Providers(c, plan)
 	if !errors.Is(err, ErrGPUPlanCannotRun) || !strings.Contains(err.Error(), "infer-0") {
 		t.Errorf("Providers with a GPU worker on the CPU build: %v; want ErrGPUPlanCannotRun naming infer-0", err)
@@ -57,11 +53,7 @@ func TestProvidersCPUBuild(t *testing.T) {
 	}
 	t.Log("\n" + out)
 
-	cpu := parseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: []\n", "t.yaml")
-	plan, err = cpu.Plan(gpuHost(t, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpu, plan := planned(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: []\n")
 	r, err = Providers(cpu, plan)
 	if err != nil || len(r.GPUWorkers) != 0 || !strings.Contains(r.String(), "No GPU worker is planned") {
 		t.Errorf("Providers with gpus: [] = %v, %v; want no GPU worker and no error", r, err)
@@ -71,7 +63,7 @@ func TestProvidersCPUBuild(t *testing.T) {
 // TestGPUProvidersOrder: TensorRT is checked ahead of CUDA once a model
 // turns it on.
 func TestGPUProvidersOrder(t *testing.T) {
-	c := parseConfig(t, "models:\n  - name: a\n    path: a.onnx\n  - name: b\n    path: b.onnx\n    providers: {tensorrt: {enable: true}}\n", "t.yaml")
+	c, _ := planned(t, "models:\n  - name: a\n    path: a.onnx\n  - name: b\n    path: b.onnx\n    providers: {tensorrt: {enable: true}}\n")
 	if got := gpuProviders(c); len(got) != 2 || got[0] != ort.ProviderTensorRT || got[1] != ort.ProviderCUDA {
 		t.Errorf("gpuProviders() = %v; want TensorRT then CUDA", got)
 	}
@@ -80,12 +72,17 @@ func TestGPUProvidersOrder(t *testing.T) {
 	}
 }
 
-// parseConfig parses a config the test writes, failing the test on error.
-func parseConfig(t *testing.T, data, source string) *config.Config {
+// planned parses a test's config and plans it on the fake host with one
+// GPU, failing the test on an error.
+func planned(t *testing.T, data string) (*config.Config, *affinity.Placement) {
 	t.Helper()
-	c, err := config.ParseConfig([]byte(data), source)
+	c, err := config.ParseConfig([]byte(data), "t.yaml")
 	if err != nil {
-		t.Fatalf("ParseConfig(%s): %v", source, err)
+		t.Fatalf("ParseConfig: %v", err)
 	}
-	return c
+	plan, err := c.Plan(gpuHost(t, 1))
+	if err != nil {
+		t.Fatalf("Plan on a host with one GPU: %v", err)
+	}
+	return c, plan
 }
