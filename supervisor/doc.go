@@ -135,22 +135,22 @@
 //     it serves (loopback, its listen host, metrics.allowed_hosts); others
 //     get 403.
 //
-// Size: about 4,000 non-test lines, past the 2,500 a package should stay
+// Size: about 3,800 non-test lines, past the 2,500 a package should stay
 // under, after the public front (supervisor/front), the repository API
-// (supervisor/repository), the scoreboard (supervisor/board) and the
-// metrics listener (supervisor/metrics) left. What remains is one
-// concept, the lifecycle of worker processes and of the master around
-// them, and its parts share *Master's state: positions and pools
-// (position.go, process.go, about 850 lines), boot, reload and shutdown
-// (master.go, reload.go, actors.go, lameduck.go, sockets.go, about
-// 1,300), upgrades, privileges and the runtime dir (about 450), the
-// control socket's server (about 220), the models' reports and crash
-// records for the poison quarantine (modelreport.go, crashlog.go, about
-// 230), the response caches' segments (respcache.go, about 110; the cache
-// itself is internal/respcache), the autoscaler's measuring and resizing
+// (supervisor/repository), the scoreboard (supervisor/board), the
+// metrics listener (supervisor/metrics) and the runtime dir
+// (supervisor/rundir) left. What remains is one concept, the lifecycle
+// of worker processes and of the master around them, and its parts
+// share *Master's state: positions and pools (position.go, process.go,
+// about 850 lines), boot, reload and shutdown (master.go, reload.go,
+// actors.go, lameduck.go, sockets.go, about 1,300), upgrades and the
+// workers' privileges (about 270; the credentials are the spawner's and
+// the drop sets up the board and caches, so they stay), the control
+// socket's server (about 220), the models' reports and crash records for
+// the poison quarantine (modelreport.go, crashlog.go, about 230), the
+// response caches' segments (respcache.go, about 110; the cache itself is
+// internal/respcache), the autoscaler's measuring and resizing
 // (prepscale.go, about 200; its rules left for supervisor/autoscale).
-// The next to leave, if it grows: the runtime dir and privilege drop
-// (runtimedir*.go, privileges.go), which need only the config.
-// Splitting the rest would move
-// *Master's fields behind interfaces that have one implementation each.
+// Splitting the rest would move *Master's fields behind interfaces that
+// have one implementation each.
 package supervisor

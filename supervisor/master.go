@@ -20,6 +20,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
+	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -30,7 +31,7 @@ type Master struct {
 	log     zerolog.Logger
 	proxy   *lb.Proxy
 	spawner spawner
-	rd      *runtimeDir
+	rd      *rundir.Dir
 	ctl     *controlServer
 
 	infer, prep *pool
@@ -174,7 +175,7 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	up := m.opts.Upgrader
-	rd, err := prepareRuntimeDir(cfg.RuntimeDir, up.HasParent())
+	rd, err := rundir.Prepare(cfg.RuntimeDir, up.HasParent())
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func (m *Master) Run(ctx context.Context) error {
 // release cleans the runtime dir, ends upgrades (unless this master handed
 // over to a new one) and answers the clients waiting for the stop.
 func (m *Master) release() {
-	m.rd.cleanup()
+	m.rd.Cleanup()
 	if !m.upgraded.Load() {
 		m.opts.Upgrader.Stop()
 	}
@@ -206,7 +207,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	m.front.SetKeys(keys)
-	m.board = board.Open(m.rd.path, cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
+	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.board = m.board
 	m.caches.log = m.log
@@ -219,7 +220,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("listen on %q: %w (is another instance running?)", cfg.Listen, err)
 	}
 	defer tcp.Close() // closed by the front's drain first; a second close is harmless
-	if m.ctl, err = m.startControl(m.rd.controlSocket()); err != nil {
+	if m.ctl, err = m.startControl(m.rd.ControlSocket()); err != nil {
 		return err
 	}
 	defer m.ctl.close() // after the workers stopped: stop and status answer while the master drains
@@ -242,7 +243,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 // becomeReady tells the parent master (after an upgrade) and systemd that
 // this master serves.
 func (m *Master) becomeReady() error {
-	if err := m.rd.own(); err != nil {
+	if err := m.rd.Own(); err != nil {
 		return err
 	}
 	if err := m.opts.Upgrader.Ready(); err != nil {
@@ -392,7 +393,7 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 	} else {
 		hooks.exited = m.inferCrashes.record
 	}
-	return newPosition(spec, lc, m.rd.path, m.spawner, hooks, m.log)
+	return newPosition(spec, lc, m.rd.Path(), m.spawner, hooks, m.log)
 }
 
 // specs are the templates of a pool's workers under cfg.

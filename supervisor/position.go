@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -48,11 +48,8 @@ type lifecycle struct {
 // to keep paths short), so that during an upgrade two masters' workers
 // share the runtime dir without colliding: "<pid>.<position name>.<seq>.sock".
 func workerSocketName(name string, seq int) string {
-	return ownSocketPrefix() + name + "." + strconv.FormatInt(int64(seq), 36) + ".sock"
+	return rundir.SocketPrefix() + name + "." + strconv.FormatInt(int64(seq), 36) + ".sock"
 }
-
-// ownSocketPrefix starts the name of every socket this master's workers use.
-func ownSocketPrefix() string { return strconv.FormatInt(int64(os.Getpid()), 36) + "." }
 
 // backoffReset: a worker that stayed up this long restarts at base backoff.
 const backoffReset = 10 * time.Second

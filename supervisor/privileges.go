@@ -71,8 +71,8 @@ func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 		return err
 	}
 	m.spawner.creds = creds
-	if err := os.Chmod(m.rd.path, 0o711); err != nil {
-		return fmt.Errorf("runtime_dir: %w", err)
+	if err := m.rd.LetWorkersIn(); err != nil {
+		return err
 	}
 	if err := m.board.SetOwner(creds.chown); err != nil {
 		return err

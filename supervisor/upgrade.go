@@ -68,7 +68,7 @@ func (m *Master) Upgrade() error {
 	stopArrived, err := m.upgrade()
 	finishOp(&res, err, m.generation.Load())
 	if err == nil {
-		res.NewPID = control.ReadPID(control.PIDFile(m.rd.path))
+		res.NewPID = control.ReadPID(control.PIDFile(m.rd.Path()))
 		m.log.Info().Int("new_pid", res.NewPID).Dur("took", time.Since(res.At)).Msg("upgrade: the new master serves; draining this one")
 		if stopArrived {
 			m.stopNewMaster()
@@ -111,14 +111,14 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 		return false, fmt.Errorf("the previous master has not exited after %s", wait)
 	}
 	os.Setenv(generationEnv, strconv.FormatInt(m.generation.Load()+1, 10))
-	m.rd.handOn()
+	m.rd.HandOn()
 	notify("STATUS=upgrading: starting the new binary")
 	m.log.Info().Msg("upgrade: starting the new binary")
 	if err = upgradeOnceParentGone(up); err != nil {
 		return false, fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
 	}
 	m.upgraded.Store(true)
-	m.rd.disown()
+	m.rd.Disown()
 	// New control connections go to the new master from now on.
 	_ = m.ctl.ln.Close()
 	stopArrived = m.stopRequested() || m.stopping.Load()
@@ -132,7 +132,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 func (m *Master) stopNewMaster() {
 	m.log.Warn().Msg("upgrade: a stop arrived while the new master booted; stopping it too")
 	timeout := m.cfg().StopBound() + 30*time.Second
-	if _, err := control.Call(m.rd.path, "stop", timeout); err != nil {
+	if _, err := control.Call(m.rd.Path(), "stop", timeout); err != nil {
 		m.log.Error().Err(err).Msg("upgrade: could not stop the new master; stop it with `supervisor stop`")
 	}
 }

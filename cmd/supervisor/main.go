@@ -29,6 +29,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/infer"
 	"github.com/supervisor-dev/supervisor/worker/prep"
@@ -203,7 +204,7 @@ func check(args []string) error {
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
-	report, err := cfg.CheckProviders(plan)
+	report, err := hostcheck.Providers(cfg, plan)
 	if report != nil {
 		fmt.Print("\n" + report.String())
 	}

@@ -2,8 +2,7 @@
 // its sections), decoding with file and line for every value, validation,
 // the values resolved on the host ("auto" runtime dir, body budget), the
 // checks of the files a config names (models, labels, warm-up requests,
-// the ONNX Runtime library), the placement plan's inputs (Host, Plan), the
-// execution providers a plan's GPU workers need (CheckProviders), and
+// the ONNX Runtime library), the placement plan's inputs (Host, Plan), and
 // model_control (modelcontrol.go: whether the repository API may change the
 // models served; the master keeps that state, never this package).
 //
@@ -36,10 +35,11 @@
 //     Config it starts workers from; a Config is otherwise read-only once
 //     the master uses it (a reload builds a new one).
 //
-// Size: about 3,100 non-test lines, past 2,500: the schema is wide (23
+// Size: about 3,250 non-test lines, past 2,500: the schema is wide (23
 // struct types, each section with its decoding, defaults and validation
 // with lines, now with per-model CUDA/TensorRT options) but one concept.
-// What could leave next is what reads the host rather than the file: the
-// placement inputs (plan.go, ~200 lines) and the provider check
-// (providercheck.go, ~120), to a planning package beside affinity.
+// The provider check, which reads the host's ONNX Runtime rather than the
+// file, left for supervisor/hostcheck. What could leave next: the
+// placement inputs (plan.go, ~200 lines), to a planning package beside
+// affinity.
 package config

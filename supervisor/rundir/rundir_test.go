@@ -1,4 +1,4 @@
-package supervisor
+package rundir
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ import (
 func TestRuntimeDirCreatedPrivateDespiteUmask(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "run")
 	old := syscall.Umask(0o777)
-	rd, err := prepareRuntimeDir(dir, false)
+	rd, err := Prepare(dir, false)
 	syscall.Umask(old)
 	if err != nil {
 		t.Fatal(err)
@@ -88,16 +88,16 @@ func TestRuntimeDirRefusesWhatIsNotOurs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := prepareRuntimeDir(c.dir, false)
+			_, err := Prepare(c.dir, false)
 			if c.ok && err != nil {
-				t.Fatalf("prepareRuntimeDir(%q): %v, want it accepted", c.dir, err)
+				t.Fatalf("Prepare(%q): %v, want it accepted", c.dir, err)
 			}
 			if !c.ok && !errors.Is(err, control.ErrUnsafeRuntimeDir) {
-				t.Fatalf("prepareRuntimeDir(%q): %v, want control.ErrUnsafeRuntimeDir", c.dir, err)
+				t.Fatalf("Prepare(%q): %v, want control.ErrUnsafeRuntimeDir", c.dir, err)
 			}
 			// An upgraded master checks the dir it inherits just the same.
-			if _, err := prepareRuntimeDir(c.dir, true); c.ok != (err == nil) {
-				t.Fatalf("inherited prepareRuntimeDir(%q): %v, want ok %t", c.dir, err, c.ok)
+			if _, err := Prepare(c.dir, true); c.ok != (err == nil) {
+				t.Fatalf("inherited Prepare(%q): %v, want ok %t", c.dir, err, c.ok)
 			}
 		})
 	}
@@ -107,7 +107,7 @@ func TestRuntimeDirRefusesWhatIsNotOurs(t *testing.T) {
 // is replaced, and the file it pointed to is left alone.
 func TestPIDFileNotWrittenThroughSymlink(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	rd, err := prepareRuntimeDir(dir, false)
+	rd, err := Prepare(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestPIDFileNotWrittenThroughSymlink(t *testing.T) {
 	if err := os.Symlink(victim, control.PIDFile(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := rd.own(); err != nil {
+	if err := rd.Own(); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {

@@ -1,4 +1,4 @@
-package config
+package hostcheck
 
 import (
 	"errors"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // gpuHost is the fake smt16 sysfs tree with n fake GPUs on it.
-func gpuHost(t *testing.T, n int) *Host {
+func gpuHost(t *testing.T, n int) *config.Host {
 	t.Helper()
 	topo, err := affinity.LoadTopology("../../affinity/testdata/smt16", affinity.CPUSet{})
 	if err != nil {
@@ -20,14 +21,14 @@ func gpuHost(t *testing.T, n int) *Host {
 	for i := range n {
 		gpus = append(gpus, affinity.GPU{Index: i, UUID: "GPU-fake-" + string(rune('0'+i)), NUMANode: -1})
 	}
-	return &Host{Topology: topo, GPUs: gpus}
+	return &config.Host{Topology: topo, GPUs: gpus}
 }
 
-// TestCheckProvidersCPUBuild: with the CPU build of ONNX Runtime, check
+// TestProvidersCPUBuild: with the CPU build of ONNX Runtime, check
 // lists what the library offers, and a plan with a GPU worker is reported
 // as one that cannot run, with what to do, before any worker boots; a plan
 // without GPUs is fine.
-func TestCheckProvidersCPUBuild(t *testing.T) {
+func TestProvidersCPUBuild(t *testing.T) {
 	lib, err := ort.FindLibrary()
 	if err != nil {
 		t.Skip(err)
@@ -35,14 +36,10 @@ func TestCheckProvidersCPUBuild(t *testing.T) {
 	if ort.CheckProvider(lib, []string{ort.ProviderCUDA}, ort.ProviderCUDA) == nil {
 		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
 	}
-	c := mustParseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: auto\n", "t.yaml")
-	plan, err := c.Plan(gpuHost(t, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.CheckProviders(plan)
+	c, plan := planned(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: auto\n")
+	r, err := Providers(c, plan)
 	if !errors.Is(err, ErrGPUPlanCannotRun) || !strings.Contains(err.Error(), "infer-0") {
-		t.Errorf("CheckProviders with a GPU worker on the CPU build: %v; want ErrGPUPlanCannotRun naming infer-0", err)
+		t.Errorf("Providers with a GPU worker on the CPU build: %v; want ErrGPUPlanCannotRun naming infer-0", err)
 	}
 	out := r.String()
 	for _, want := range []string{
@@ -56,25 +53,36 @@ func TestCheckProvidersCPUBuild(t *testing.T) {
 	}
 	t.Log("\n" + out)
 
-	cpu := mustParseConfig(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: []\n", "t.yaml")
-	plan, err = cpu.Plan(gpuHost(t, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err = cpu.CheckProviders(plan)
+	cpu, plan := planned(t, "onnxruntime_library: "+lib+"\ninfer:\n  gpus: []\n")
+	r, err = Providers(cpu, plan)
 	if err != nil || len(r.GPUWorkers) != 0 || !strings.Contains(r.String(), "No GPU worker is planned") {
-		t.Errorf("CheckProviders with gpus: [] = %v, %v; want no GPU worker and no error", r, err)
+		t.Errorf("Providers with gpus: [] = %v, %v; want no GPU worker and no error", r, err)
 	}
 }
 
 // TestGPUProvidersOrder: TensorRT is checked ahead of CUDA once a model
 // turns it on.
 func TestGPUProvidersOrder(t *testing.T) {
-	c := mustParseConfig(t, "models:\n  - name: a\n    path: a.onnx\n  - name: b\n    path: b.onnx\n    providers: {tensorrt: {enable: true}}\n", "t.yaml")
-	if got := c.gpuProviders(); len(got) != 2 || got[0] != ort.ProviderTensorRT || got[1] != ort.ProviderCUDA {
+	c, _ := planned(t, "models:\n  - name: a\n    path: a.onnx\n  - name: b\n    path: b.onnx\n    providers: {tensorrt: {enable: true}}\n")
+	if got := gpuProviders(c); len(got) != 2 || got[0] != ort.ProviderTensorRT || got[1] != ort.ProviderCUDA {
 		t.Errorf("gpuProviders() = %v; want TensorRT then CUDA", got)
 	}
-	if got := DefaultConfig().gpuProviders(); len(got) != 1 || got[0] != ort.ProviderCUDA {
+	if got := gpuProviders(config.DefaultConfig()); len(got) != 1 || got[0] != ort.ProviderCUDA {
 		t.Errorf("default gpuProviders() = %v; want CUDA", got)
 	}
+}
+
+// planned parses a test's config and plans it on the fake host with one
+// GPU, failing the test on an error.
+func planned(t *testing.T, data string) (*config.Config, *affinity.Placement) {
+	t.Helper()
+	c, err := config.ParseConfig([]byte(data), "t.yaml")
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	plan, err := c.Plan(gpuHost(t, 1))
+	if err != nil {
+		t.Fatalf("Plan on a host with one GPU: %v", err)
+	}
+	return c, plan
 }

@@ -1,4 +1,4 @@
-package config
+package hostcheck
 
 import (
 	"errors"
@@ -7,9 +7,10 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// ErrGPUPlanCannotRun is matched by CheckProviders' error when a planned
+// ErrGPUPlanCannotRun is matched by Providers' error when a planned
 // GPU worker could not start its execution providers.
 var ErrGPUPlanCannotRun = errors.New("a planned GPU worker cannot run")
 
@@ -32,13 +33,13 @@ type GPUWorkerCheck struct {
 	Err error
 }
 
-// CheckProviders lists the providers of the ONNX Runtime library the
+// Providers lists the providers of the ONNX Runtime library cfg's
 // workers will load, and checks each GPU worker of plan against it: CUDA
 // always, TensorRT when a model turns it on. The error matches
 // ErrGPUPlanCannotRun when some GPU worker cannot run; the report is
 // complete either way.
-func (c *Config) CheckProviders(plan *affinity.Placement) (*ProviderReport, error) {
-	lib := c.ONNXRuntimeLibrary
+func Providers(cfg *config.Config, plan *affinity.Placement) (*ProviderReport, error) {
+	lib := cfg.ONNXRuntimeLibrary
 	if lib == "" {
 		var err error
 		if lib, err = ort.FindLibrary(); err != nil {
@@ -56,7 +57,7 @@ func (c *Config) CheckProviders(plan *affinity.Placement) (*ProviderReport, erro
 			continue
 		}
 		w := GPUWorkerCheck{Worker: a.Name, Device: a.Device()}
-		for _, p := range c.gpuProviders() {
+		for _, p := range gpuProviders(cfg) {
 			if err := ort.CheckProvider(lib, avail, p); err != nil {
 				w.Err = err
 				bad = append(bad, a.Name)
@@ -72,10 +73,10 @@ func (c *Config) CheckProviders(plan *affinity.Placement) (*ProviderReport, erro
 }
 
 // gpuProviders are the providers a GPU worker starts: TensorRT first when
-// any model enables it, then CUDA.
-func (c *Config) gpuProviders() []string {
-	for _, m := range c.Models {
-		if c.ModelProviders(m).TensorRT.Enable {
+// any model of cfg enables it, then CUDA.
+func gpuProviders(cfg *config.Config) []string {
+	for _, m := range cfg.Models {
+		if cfg.ModelProviders(m).TensorRT.Enable {
 			return []string{ort.ProviderTensorRT, ort.ProviderCUDA}
 		}
 	}
