@@ -36,6 +36,13 @@ type Config struct {
 	MaxQueueSize int
 	// Instances is the number of batches that may run at once. 0 means 1.
 	Instances int
+	// CheckInput, if set, refuses an input that the runner would refuse
+	// whatever it shares a batch with, although it matches the metadata
+	// (ONNX Runtime's string tensors cannot carry a NUL byte: ort.CheckInput).
+	// Submit runs it on each input before queueing, so that such a request
+	// fails alone with ErrBadRequest instead of failing its whole batch.
+	// nil checks against the metadata alone.
+	CheckInput func(t *tensor.Tensor) error
 	// Observer, if set, is told about queue depth changes, queue waits
 	// and finished batches; nil reports nothing.
 	Observer Observer

@@ -28,8 +28,8 @@
 // length-prefixed elements in row-major order, so concatenating requests
 // concatenates rows; BYTES outputs are split by walking the prefixes.
 //
-// Every request is validated against the model's metadata before it is
-// queued, so that one malformed request cannot fail the others it would have
+// Every request is validated against the model's metadata, and by
+// Config.CheckInput, before it is queued, so that one malformed request cannot fail the others it would have
 // shared a batch with.
 //
 // One goroutine (loop.go) owns the queue; Submit, cancellation, finished

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -145,5 +146,54 @@ func TestBatchesStringsWithORT(t *testing.T) {
 	}
 	if st := b.Stats(); len(st.BatchStats) != 1 || st.BatchStats[0].BatchSize != 8 {
 		t.Errorf("batch stats %+v, want one batch of 8", st.BatchStats)
+	}
+}
+
+// TestStringWithNULFailsAlone sends two good 4-row string requests and a
+// third whose element holds a NUL byte, which ONNX Runtime refuses. The
+// NUL request must fail on its own with ErrBadRequest and the two good
+// ones form the batch of 8 and get their strings back; checked only at
+// run time, the NUL request would fail the batch it completed, or wait in
+// the queue for an hour.
+func TestStringWithNULFailsAlone(t *testing.T) {
+	s := openModel(t, "strings", onnxmodel.Strings())
+	b, err := batch.New(batch.Config{MaxBatchSize: 8, MaxQueueDelay: time.Hour, CheckInput: ort.CheckInput}, s.Metadata(), runAll(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	type answer struct {
+		i   int
+		out []tensor.Tensor
+		err error
+	}
+	answers := make(chan answer, 3)
+	inputs := make([][]byte, 3)
+	for i := range inputs {
+		for k := range 8 {
+			elem := []byte{byte('a' + i), byte('0' + k)}
+			if i == 1 && k == 5 {
+				elem = []byte("x\x00y")
+			}
+			inputs[i] = tensor.AppendBytesElement(inputs[i], elem)
+		}
+		x := tensor.Tensor{Name: "text", DType: tensor.Bytes, Shape: []int64{4, 2}, Data: inputs[i]}
+		go func() {
+			out, err := b.Submit(context.Background(), batch.Request{Inputs: []tensor.Tensor{x}})
+			answers <- answer{i, out, err}
+		}()
+	}
+	for range 3 {
+		select {
+		case a := <-answers:
+			switch {
+			case a.i == 1 && !errors.Is(a.err, batch.ErrBadRequest):
+				t.Errorf("NUL request: err %v, want ErrBadRequest", a.err)
+			case a.i != 1 && (a.err != nil || !bytes.Equal(a.out[0].Data, inputs[a.i])):
+				t.Errorf("good request %d: outputs %+v, err %v, want its input back", a.i, a.out, a.err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request never finished: the NUL request was queued, not refused")
+		}
 	}
 }

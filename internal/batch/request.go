@@ -71,6 +71,9 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
 	}
+	if err := b.checkInputs(inputs); err != nil {
+		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
+	}
 	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1)}
 	if p.rank == 0 {
 		p.rank = math.MaxInt
@@ -82,6 +85,19 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 		p.key = shapeKey(inputs)
 	}
 	return p, nil
+}
+
+// checkInputs runs Config.CheckInput, if set, on each input.
+func (b *Batcher) checkInputs(inputs []tensor.Tensor) error {
+	if b.cfg.CheckInput == nil {
+		return nil
+	}
+	for i := range inputs {
+		if err := b.cfg.CheckInput(&inputs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // orderInputs checks each input against its spec and returns them in model

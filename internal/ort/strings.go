@@ -33,11 +33,11 @@ func newStringInput(t *tensor.Tensor) (onnxruntime.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: input %q: %w", ErrBadInput, t.Name, err)
 	}
+	if err := checkNUL(t.Name, elems); err != nil {
+		return nil, err
+	}
 	strs := make([]string, len(elems))
 	for i, e := range elems {
-		if bytes.IndexByte(e, 0) >= 0 {
-			return nil, fmt.Errorf("%w: input %q: element %d holds a NUL byte, which ONNX Runtime's string tensors cannot carry", ErrBadInput, t.Name, i)
-		}
 		strs[i] = string(e)
 	}
 	v, err := onnxruntime.NewStringTensor(onnxruntime.Shape(t.Shape))
@@ -49,6 +49,36 @@ func newStringInput(t *tensor.Tensor) (onnxruntime.Value, error) {
 		return nil, fmt.Errorf("could not fill string input %q: %w", t.Name, err)
 	}
 	return v, nil
+}
+
+// CheckInput reports, wrapped in ErrBadInput, an input that Run would
+// refuse whatever it is batched with although it matches the model's
+// metadata: a BYTES element with a NUL byte. A batcher runs it on each
+// request before concatenating (batch.Config.CheckInput), so that such a
+// request fails alone rather than failing every request of its batch.
+func CheckInput(t *tensor.Tensor) error {
+	if t.DType != tensor.Bytes {
+		return nil
+	}
+	n, err := tensor.NumElements(t.Shape)
+	if err != nil {
+		return fmt.Errorf("%w: input %q: %w", ErrBadInput, t.Name, err)
+	}
+	elems, err := tensor.BytesElements(t.Data, n)
+	if err != nil {
+		return fmt.Errorf("%w: input %q: %w", ErrBadInput, t.Name, err)
+	}
+	return checkNUL(t.Name, elems)
+}
+
+// checkNUL refuses elements that FillStringTensor would cut at a NUL byte.
+func checkNUL(name string, elems [][]byte) error {
+	for i, e := range elems {
+		if bytes.IndexByte(e, 0) >= 0 {
+			return fmt.Errorf("%w: input %q: element %d holds a NUL byte, which ONNX Runtime's string tensors cannot carry", ErrBadInput, name, i)
+		}
+	}
+	return nil
 }
 
 // stringBytes serialises a string output ORT allocated as Bytes data.

@@ -44,6 +44,7 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, 
 	graph := readGraph(m.Path)
 	cfg := batchConfig(m.Batching)
 	cfg.Observer = obs
+	cfg.CheckInput = ort.CheckInput
 	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
 		return sess.Run(in, nil)
 	})
