@@ -19,7 +19,8 @@ import (
 // (GetStringTensorDataLength, GetStringTensorContent) and serialised again.
 //
 // FillStringTensor takes NUL-terminated C strings, so an element with a NUL
-// byte would be cut short silently; such inputs are refused instead. Rank-0
+// byte would be cut short silently; such inputs are refused instead, by
+// CheckInput before a batcher queues them and again when they run. Rank-0
 // strings are refused when the model is opened, as onnxruntime_go's string
 // tensors need a shape of rank 1 or more.
 
