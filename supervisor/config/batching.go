@@ -103,13 +103,27 @@ func (v *configValidator) preferredSizes(field string, b *BatchingConfig) {
 		v.errorf(field, "needs batching on: set max_batch_size, or remove preferred_batch_sizes")
 		return
 	}
+	bad := 0
 	for i, n := range b.PreferredBatchSizes {
-		item := fmt.Sprintf("%s[%d]", field, i)
+		var problem string
 		switch {
 		case n < 1 || n > b.MaxBatchSize:
-			v.errorf(item, "%d is outside [1, max_batch_size %d]", n, b.MaxBatchSize)
+			problem = fmt.Sprintf("%d is outside [1, max_batch_size %d]", n, b.MaxBatchSize)
 		case slices.Contains(b.PreferredBatchSizes[:i], n):
-			v.errorf(item, "%d is listed twice (list each size once)", n)
+			problem = fmt.Sprintf("%d is listed twice (list each size once)", n)
+		default:
+			continue
+		}
+		if bad++; bad <= maxListedSizes {
+			v.errorf(fmt.Sprintf("%s[%d]", field, i), "%s", problem)
 		}
 	}
+	if bad > maxListedSizes {
+		v.errorf(field, "%d more sizes are outside [1, max_batch_size %d] or listed twice", bad-maxListedSizes, b.MaxBatchSize)
+	}
 }
+
+// maxListedSizes bounds the preferred sizes an error names one by one:
+// a repository load's override (64 KiB) could otherwise list 30,000 bad
+// sizes and get back a 2 MB error.
+const maxListedSizes = 8

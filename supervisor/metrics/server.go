@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"sync"
@@ -78,14 +79,23 @@ func (ms *Server) Serve() {
 	}()
 }
 
+// closeGrace bounds how long Close waits for the metrics listener's
+// connections: a scrape in flight finishes within it, and a client that
+// connected and went silent no longer holds the master's exit until its
+// ReadTimeout (10s).
+const closeGrace = time.Second
+
 // Close stops the listener (this master's copy, after an upgrade) and the
-// sampler.
+// sampler. It waits closeGrace at most for connections: a connection left
+// open then ends at its ReadTimeout, without holding the master's exit.
 func (ms *Server) Close() {
 	if ms == nil {
 		return
 	}
 	close(ms.stop)
-	_ = ms.srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	_ = ms.srv.ShutdownWithContext(ctx)
 	_ = ms.ln.Close()
 	ms.stopped.Wait()
 }

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,6 +38,19 @@ func TestOverrideModel(t *testing.T) {
 		if !errors.Is(err, errOverride) || !strings.Contains(err.Error(), says) {
 			t.Errorf("override %s: %v, want errOverride saying %q", js, err, says)
 		}
+	}
+}
+
+// TestOverrideErrorStaysSmall: a load's override that fills its 64 KiB
+// body with bad preferred sizes gets an error of a few lines, not one
+// line per size (2 MB before).
+func TestOverrideErrorStaysSmall(t *testing.T) {
+	mc := config.ModelConfig{Name: "m", Batching: &config.BatchingConfig{MaxBatchSize: 4, MaxQueueSize: 10, Instances: 1}}
+	js := `{"dynamic_batching":{"preferred_batch_size":[` + strings.Repeat("0,", 30000) + `0]}}`
+	_, err := overrideModel(mc, js)
+	if !errors.Is(err, errOverride) || len(err.Error()) > 2000 || !strings.Contains(err.Error(), "29993 more sizes") {
+		t.Errorf("override with 30001 bad sizes (%d bytes): error of %d bytes, want errOverride of at most 2000 saying 29993 more sizes",
+			len(js), len(fmt.Sprint(err)))
 	}
 }
 
