@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -100,7 +101,7 @@ func TestImageCacheKey(t *testing.T) {
 func TestImageCacheHitDecodesNothing(t *testing.T) {
 	g := testGate(1, 16<<20, 16<<20+200<<20)
 	cache := imageCache(t, "img\x00v1")
-	h, inf := cachedImageHandler(t, g, cache)
+	h, inf := cachedImageHandler(t, g, cache, nil)
 	img := encodePNG(t, 640, 480)
 	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the first request")
 	if err := g.enter(1, stopper{}); err != nil { // shut: the one small place is ours
@@ -130,5 +131,33 @@ func TestImageCacheHitDecodesNothing(t *testing.T) {
 	answered(t, other, fasthttp.StatusOK, "another image")
 	if st := cache.seg.Stats(); st.Misses != 2 || inf.hits.Load() != 2 {
 		t.Fatalf("another image: %d misses, %d infer requests; want 2, 2", st.Misses, inf.hits.Load())
+	}
+}
+
+// TestFailedInferenceIsNotCached: an infer worker that exits mid-request
+// (its connection closes with no answer) makes a 502, and that failure
+// is not stored: the same image sent again misses and reaches an infer
+// worker, and only its successful answer is then served from the cache.
+func TestFailedInferenceIsNotCached(t *testing.T) {
+	var exits atomic.Bool
+	exits.Store(true)
+	cache := imageCache(t, "img\x00v1")
+	h, inf := cachedImageHandler(t, testGate(1, 16<<20, 16<<20+200<<20), cache, &exits)
+	img := encodePNG(t, 64, 48)
+	answered(t, postImage(h, img), fasthttp.StatusBadGateway, "the request its infer worker exited on")
+	if st := cache.seg.Stats(); st.Hits != 0 || st.Misses != 1 || st.BytesUsed != 0 {
+		t.Fatalf("after a failed inference: %+v, want 1 miss and nothing stored", st)
+	}
+	exits.Store(false)
+	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the retry")
+	if st := cache.seg.Stats(); st.Hits != 0 || st.Misses != 2 || st.BytesUsed == 0 {
+		t.Fatalf("after the retry: %+v, want 2 misses and its answer stored", st)
+	}
+	exits.Store(true) // a hit must not need the infer worker
+	if got := answered(t, postImage(h, img), fasthttp.StatusOK, "the hit"); got != first {
+		t.Fatalf("the hit answered %s, want %s", got, first)
+	}
+	if st, n := cache.seg.Stats(), inf.hits.Load(); st.Hits != 1 || n != 2 {
+		t.Fatalf("%d hits, %d infer requests; want 1, 2", st.Hits, n)
 	}
 }
