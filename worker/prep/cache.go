@@ -41,8 +41,12 @@ type modelCache struct {
 
 // openCaches maps the segments of the models with a response cache. A
 // segment that cannot be opened is logged: its model serves uncached.
+// Models that name the same Redis share one client, so the worker holds
+// one connection pool and one bound on background SETs per server, not
+// per model.
 func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*modelCache {
 	out := map[string]*modelCache{}
+	redises := map[string]*respredis.Client{}
 	for _, p := range procs {
 		if p.Cache == nil {
 			continue
@@ -53,10 +57,13 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			continue
 		}
 		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
-		if p.Cache.Redis != "" {
-			if c.redis, err = respredis.New(p.Cache.Redis, log); err != nil {
-				log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+		if url := p.Cache.Redis; url != "" {
+			if _, seen := redises[url]; !seen {
+				if redises[url], err = respredis.New(url, log); err != nil {
+					log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+				}
 			}
+			c.redis = redises[url]
 		}
 		out[p.Model] = c
 	}

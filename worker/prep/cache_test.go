@@ -10,11 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // cacheKey decodes a V2 request (headerLen -1 for JSON) and returns its key.
@@ -159,5 +161,27 @@ func TestFailedInferenceIsNotCached(t *testing.T) {
 	}
 	if st, n := cache.seg.Stats(), inf.hits.Load(); st.Hits != 1 || n != 2 {
 		t.Fatalf("%d hits, %d infer requests; want 1, 2", st.Hits, n)
+	}
+}
+
+// TestModelsShareARedisClient: two models naming the same Redis share one
+// client (one pool, one bound on SETs); a model naming another has its own.
+func TestModelsShareARedisClient(t *testing.T) {
+	var procs []worker.Processing
+	for i, url := range []string{"redis://127.0.0.1:1/0", "redis://127.0.0.1:1/0", "redis://127.0.0.1:2/0"} {
+		path := filepath.Join(t.TempDir(), "m.cache")
+		seg, err := respcache.Create(path, respcache.MinBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.Close()
+		procs = append(procs, worker.Processing{Model: "m" + strconv.Itoa(i), Cache: &worker.ResponseCache{Path: path, Redis: url}})
+	}
+	cs := openCaches(procs, zerolog.Nop())
+	if len(cs) != 3 || cs["m0"].redis == nil || cs["m2"].redis == nil {
+		t.Fatalf("caches %v, want 3 with Redis", cs)
+	}
+	if cs["m0"].redis != cs["m1"].redis || cs["m0"].redis == cs["m2"].redis {
+		t.Fatal("want one Redis client per server URL, shared by its models")
 	}
 }
