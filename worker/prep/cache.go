@@ -159,20 +159,24 @@ func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequ
 }
 
 // get finds k's outputs in the local segment, then in Redis (waiting no
-// later than deadline, the zero time for none); a Redis hit is copied into
-// the local segment.
+// later than deadline, the zero time for none); a Redis hit that parses is
+// copied into the local segment (one that does not would shadow Redis
+// there as a local entry that always misses).
 func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
-	payload, ok := c.seg.Get(nil, k, now)
-	if !ok && c.redis != nil {
-		if payload, ok = c.redis.Get(k, deadline); ok {
-			c.seg.Put(k, payload, now, c.expiry(now))
-		}
+	if payload, ok := c.seg.Get(nil, k, now); ok {
+		outs, err := tensor.ParseTensors(payload)
+		return outs, err == nil
 	}
+	payload, ok := c.redis.Get(k, deadline)
 	if !ok {
 		return nil, false
 	}
 	outs, err := tensor.ParseTensors(payload)
-	return outs, err == nil
+	if err != nil {
+		return nil, false
+	}
+	c.seg.Put(k, payload, now, c.expiry(now))
+	return outs, true
 }
 
 // expiry is when an entry stored now expires; the zero time without a TTL.

@@ -9,11 +9,15 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/respredis"
+	"github.com/supervisor-dev/supervisor/internal/respredis/redistest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -183,5 +187,41 @@ func TestModelsShareARedisClient(t *testing.T) {
 	}
 	if cs["m0"].redis != cs["m1"].redis || cs["m0"].redis == cs["m2"].redis {
 		t.Fatal("want one Redis client per server URL, shared by its models")
+	}
+}
+
+// TestBadRedisEntryIsNotCopiedLocally: an entry in the shared Redis that
+// is not tensors (another writer under the prefix, a format change) is a
+// miss and stays out of the local segment, so that a good entry stored
+// later in Redis is found; a good one is copied into the segment.
+func TestBadRedisEntryIsNotCopiedLocally(t *testing.T) {
+	srv := redistest.Start(t)
+	rc, err := respredis.New(srv.URL, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	c := imageCache(t, "img\x00v1")
+	c.redis = rc
+	k := c.imageKey(&v2.InferRequest{}, [][]byte{[]byte("image")})
+	rc.Set(k, []byte("not tensors"), time.Minute)
+	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the bad SET lands", func() bool {
+		_, ok := rc.Get(k, time.Time{})
+		return ok
+	})
+	if _, ok := c.get(k, time.Now(), time.Time{}); ok {
+		t.Fatal("a Redis entry that is not tensors hit")
+	}
+	if _, ok := c.seg.Get(nil, k, time.Now()); ok {
+		t.Fatal("a Redis entry that is not tensors was copied into the local segment")
+	}
+	good := tensor.AppendTensors(nil, []tensor.Tensor{{Name: "y", DType: tensor.FP32, Shape: []int64{1}, Data: make([]byte, 4)}})
+	rc.Set(k, good, time.Minute)
+	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the good entry is served from Redis", func() bool {
+		outs, ok := c.get(k, time.Now(), time.Time{})
+		return ok && len(outs) == 1 && outs[0].Name == "y"
+	})
+	if _, ok := c.seg.Get(nil, k, time.Now()); !ok {
+		t.Fatal("a good Redis hit was not copied into the local segment")
 	}
 }
