@@ -37,7 +37,8 @@ type header struct {
 }
 
 // slot is one index entry: tag is the key's first 8 bytes, pos the ring
-// position of the record plus one (0: empty).
+// position of the record plus one (0: empty), its top bit the renewing
+// mark (claimRenewal).
 type slot struct {
 	tag uint64
 	pos uint64
