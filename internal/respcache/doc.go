@@ -22,7 +22,8 @@
 // more, whatever the entries' sizes; no entry is larger than max_bytes/16
 // (Put refuses it). A hit on an entry in the oldest quarter of the ring
 // appends it again (a second chance, as CLOCK gives), so a hot entry is not
-// evicted by a stream of one-off requests. An index slot whose bucket is
+// evicted by a stream of one-off requests; of concurrent hits, only the
+// one that marks the entry's index slot first appends it. An index slot whose bucket is
 // full takes the place of the oldest record of the bucket.
 //
 // # Concurrency and crashes

@@ -33,17 +33,33 @@ func (s *Segment) Get(dst []byte, k Key, now time.Time) (out []byte, ok bool) {
 	if !ok {
 		return dst, false
 	}
-	// A second chance: append an entry about to be evicted again.
-	if head := atomic.LoadUint64(&s.hdr.head); head-r.pos > uint64(len(s.ring))*3/4 {
+	// A second chance: append an entry about to be evicted again, once.
+	if head := atomic.LoadUint64(&s.hdr.head); head-r.pos > uint64(len(s.ring))*3/4 && s.claimRenewal(r) {
 		s.Put(k, out[len(dst):], now, r.expires)
 	}
 	return out, true
 }
 
-// found is where a validated record was and when it expires (the zero
-// time: never).
+// renewing, set in a slot's pos, marks a record whose second chance one
+// reader has claimed; readers ignore it. Without it every concurrent hit
+// on an old entry would append a copy: a burst of them (entries of up to
+// MaxBytes/16 each) could flush the whole ring.
+const renewing = 1 << 63
+
+// claimRenewal marks r's slot as renewing; false when another reader has,
+// or a writer has since pointed the slot elsewhere. A reader that dies
+// after claiming leaves the mark: the entry is served until evicted, with
+// no second chance.
+func (s *Segment) claimRenewal(r found) bool {
+	p := r.pos + 1
+	return atomic.CompareAndSwapUint64(r.slot, p, p|renewing)
+}
+
+// found is where a validated record was (its ring position, its index
+// slot's pos) and when it expires (the zero time: never).
 type found struct {
 	pos     uint64
+	slot    *uint64
 	expires time.Time
 }
 
@@ -55,12 +71,12 @@ func (s *Segment) get(dst []byte, k Key, now time.Time) ([]byte, found, bool) {
 		if atomic.LoadUint64(&b[i].tag) != tag {
 			continue
 		}
-		p := atomic.LoadUint64(&b[i].pos)
+		p := atomic.LoadUint64(&b[i].pos) &^ renewing
 		if p == 0 {
 			continue
 		}
 		if out, exp, ok := s.read(dst, k, p-1, now); ok {
-			return out, found{pos: p - 1, expires: exp}, true
+			return out, found{pos: p - 1, slot: &b[i].pos, expires: exp}, true
 		}
 	}
 	return dst, found{}, false
@@ -157,12 +173,12 @@ func (s *Segment) publish(tag, pos uint64) {
 	b := s.bucket(tag)
 	victim := 0
 	for i := range b {
-		p := atomic.LoadUint64(&b[i].pos)
+		p := atomic.LoadUint64(&b[i].pos) &^ renewing
 		if atomic.LoadUint64(&b[i].tag) == tag || p == 0 {
 			victim = i
 			break
 		}
-		if p < atomic.LoadUint64(&b[victim].pos) {
+		if p < atomic.LoadUint64(&b[victim].pos)&^renewing {
 			victim = i
 		}
 	}

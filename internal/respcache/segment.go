@@ -37,7 +37,8 @@ type header struct {
 }
 
 // slot is one index entry: tag is the key's first 8 bytes, pos the ring
-// position of the record plus one (0: empty).
+// position of the record plus one (0: empty), its top bit the renewing
+// mark (claimRenewal).
 type slot struct {
 	tag uint64
 	pos uint64
@@ -121,13 +122,22 @@ func Open(path string) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open response cache %q: %w", path, err)
 	}
-	h := (*header)(unsafe.Pointer(&mem[0]))
-	want := headerSize + h.indexSlots*slotSize + h.ringBytes
-	if atomic.LoadUint64(&h.magic) != magic || h.indexSlots == 0 || h.indexSlots%bucketWays != 0 || want != uint64(fi.Size()) {
+	if h := (*header)(unsafe.Pointer(&mem[0])); atomic.LoadUint64(&h.magic) != magic || !fits(h, uint64(fi.Size())) {
 		_ = unix.Munmap(mem)
 		return nil, fmt.Errorf("open response cache %q: %w; remove it and restart the master", path, ErrLayout)
 	}
 	return view(path, mem), nil
+}
+
+// fits says h's sizes lay out a file of size exactly. Each part is bounded
+// by size before they are added, so sizes that wrap round in 64 bits are
+// refused, not laid out past the mapping's end.
+func fits(h *header, size uint64) bool {
+	slots, ring := h.indexSlots, h.ringBytes
+	if slots == 0 || slots%bucketWays != 0 || slots > size/slotSize || ring > size {
+		return false
+	}
+	return headerSize+slots*slotSize+ring == size
 }
 
 // view lays a segment's parts over its mapping.

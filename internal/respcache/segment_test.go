@@ -211,3 +211,37 @@ func TestSecondChanceKeepsTTL(t *testing.T) {
 		t.Fatal("the hot entry was evicted")
 	}
 }
+
+// TestConcurrentHitsRenewOnce: many readers hitting at once an entry of
+// MaxEntry bytes in the ring's oldest quarter append it again once, not
+// once each (which would evict a sixteenth of the ring per reader).
+func TestConcurrentHitsRenewOnce(t *testing.T) {
+	s := newSegment(t, MinBytes)
+	now := time.Now()
+	big := bytes.Repeat([]byte("b"), s.MaxEntry())
+	s.Put(key("hot"), big, now, time.Time{})
+	small := make([]byte, 500)
+	for i := 0; s.hdr.head < uint64(MinBytes)*7/8; i++ {
+		s.Put(key(fmt.Sprint(i)), small, now, time.Time{})
+	}
+	before := s.hdr.head
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if got, ok := s.Get(nil, key("hot"), now); !ok || !bytes.Equal(got, big) {
+				t.Error("the hot entry missed")
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if grew, one := s.hdr.head-before, uint64(recordHeader+len(big)); grew > one+uint64(MinBytes/16) {
+		t.Fatalf("32 concurrent hits appended %d bytes, want one record (%d) and at most a skipped tail", grew, one)
+	} else if grew < one {
+		t.Fatalf("the old entry was not appended again (%d bytes)", grew)
+	}
+}

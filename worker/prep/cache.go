@@ -41,8 +41,12 @@ type modelCache struct {
 
 // openCaches maps the segments of the models with a response cache. A
 // segment that cannot be opened is logged: its model serves uncached.
+// Models that name the same Redis share one client, so the worker holds
+// one connection pool and one bound on background SETs per server, not
+// per model.
 func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*modelCache {
 	out := map[string]*modelCache{}
+	redises := map[string]*respredis.Client{}
 	for _, p := range procs {
 		if p.Cache == nil {
 			continue
@@ -53,10 +57,13 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			continue
 		}
 		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
-		if p.Cache.Redis != "" {
-			if c.redis, err = respredis.New(p.Cache.Redis, log); err != nil {
-				log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+		if url := p.Cache.Redis; url != "" {
+			if _, seen := redises[url]; !seen {
+				if redises[url], err = respredis.New(url, log); err != nil {
+					log.Warn().Err(err).Str("model", p.Model).Msg("response cache: no Redis; the local cache alone serves")
+				}
 			}
+			c.redis = redises[url]
 		}
 		out[p.Model] = c
 	}
@@ -152,20 +159,24 @@ func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequ
 }
 
 // get finds k's outputs in the local segment, then in Redis (waiting no
-// later than deadline, the zero time for none); a Redis hit is copied into
-// the local segment.
+// later than deadline, the zero time for none); a Redis hit that parses is
+// copied into the local segment (one that does not would shadow Redis
+// there as a local entry that always misses).
 func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
-	payload, ok := c.seg.Get(nil, k, now)
-	if !ok && c.redis != nil {
-		if payload, ok = c.redis.Get(k, deadline); ok {
-			c.seg.Put(k, payload, now, c.expiry(now))
-		}
+	if payload, ok := c.seg.Get(nil, k, now); ok {
+		outs, err := tensor.ParseTensors(payload)
+		return outs, err == nil
 	}
+	payload, ok := c.redis.Get(k, deadline)
 	if !ok {
 		return nil, false
 	}
 	outs, err := tensor.ParseTensors(payload)
-	return outs, err == nil
+	if err != nil {
+		return nil, false
+	}
+	c.seg.Put(k, payload, now, c.expiry(now))
+	return outs, true
 }
 
 // expiry is when an entry stored now expires; the zero time without a TTL.

@@ -7,13 +7,20 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/respredis"
+	"github.com/supervisor-dev/supervisor/internal/respredis/redistest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // cacheKey decodes a V2 request (headerLen -1 for JSON) and returns its key.
@@ -100,7 +107,7 @@ func TestImageCacheKey(t *testing.T) {
 func TestImageCacheHitDecodesNothing(t *testing.T) {
 	g := testGate(1, 16<<20, 16<<20+200<<20)
 	cache := imageCache(t, "img\x00v1")
-	h, inf := cachedImageHandler(t, g, cache)
+	h, inf := cachedImageHandler(t, g, cache, nil)
 	img := encodePNG(t, 640, 480)
 	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the first request")
 	if err := g.enter(1, stopper{}); err != nil { // shut: the one small place is ours
@@ -130,5 +137,91 @@ func TestImageCacheHitDecodesNothing(t *testing.T) {
 	answered(t, other, fasthttp.StatusOK, "another image")
 	if st := cache.seg.Stats(); st.Misses != 2 || inf.hits.Load() != 2 {
 		t.Fatalf("another image: %d misses, %d infer requests; want 2, 2", st.Misses, inf.hits.Load())
+	}
+}
+
+// TestFailedInferenceIsNotCached: an infer worker that exits mid-request
+// (its connection closes with no answer) makes a 502, and that failure
+// is not stored: the same image sent again misses and reaches an infer
+// worker, and only its successful answer is then served from the cache.
+func TestFailedInferenceIsNotCached(t *testing.T) {
+	var exits atomic.Bool
+	exits.Store(true)
+	cache := imageCache(t, "img\x00v1")
+	h, inf := cachedImageHandler(t, testGate(1, 16<<20, 16<<20+200<<20), cache, &exits)
+	img := encodePNG(t, 64, 48)
+	answered(t, postImage(h, img), fasthttp.StatusBadGateway, "the request its infer worker exited on")
+	if st := cache.seg.Stats(); st.Hits != 0 || st.Misses != 1 || st.BytesUsed != 0 {
+		t.Fatalf("after a failed inference: %+v, want 1 miss and nothing stored", st)
+	}
+	exits.Store(false)
+	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the retry")
+	if st := cache.seg.Stats(); st.Hits != 0 || st.Misses != 2 || st.BytesUsed == 0 {
+		t.Fatalf("after the retry: %+v, want 2 misses and its answer stored", st)
+	}
+	exits.Store(true) // a hit must not need the infer worker
+	if got := answered(t, postImage(h, img), fasthttp.StatusOK, "the hit"); got != first {
+		t.Fatalf("the hit answered %s, want %s", got, first)
+	}
+	if st, n := cache.seg.Stats(), inf.hits.Load(); st.Hits != 1 || n != 2 {
+		t.Fatalf("%d hits, %d infer requests; want 1, 2", st.Hits, n)
+	}
+}
+
+// TestModelsShareARedisClient: two models naming the same Redis share one
+// client (one pool, one bound on SETs); a model naming another has its own.
+func TestModelsShareARedisClient(t *testing.T) {
+	var procs []worker.Processing
+	for i, url := range []string{"redis://127.0.0.1:1/0", "redis://127.0.0.1:1/0", "redis://127.0.0.1:2/0"} {
+		path := filepath.Join(t.TempDir(), "m.cache")
+		seg, err := respcache.Create(path, respcache.MinBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.Close()
+		procs = append(procs, worker.Processing{Model: "m" + strconv.Itoa(i), Cache: &worker.ResponseCache{Path: path, Redis: url}})
+	}
+	cs := openCaches(procs, zerolog.Nop())
+	if len(cs) != 3 || cs["m0"].redis == nil || cs["m2"].redis == nil {
+		t.Fatalf("caches %v, want 3 with Redis", cs)
+	}
+	if cs["m0"].redis != cs["m1"].redis || cs["m0"].redis == cs["m2"].redis {
+		t.Fatal("want one Redis client per server URL, shared by its models")
+	}
+}
+
+// TestBadRedisEntryIsNotCopiedLocally: an entry in the shared Redis that
+// is not tensors (another writer under the prefix, a format change) is a
+// miss and stays out of the local segment, so that a good entry stored
+// later in Redis is found; a good one is copied into the segment.
+func TestBadRedisEntryIsNotCopiedLocally(t *testing.T) {
+	srv := redistest.Start(t)
+	rc, err := respredis.New(srv.URL, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	c := imageCache(t, "img\x00v1")
+	c.redis = rc
+	k := c.imageKey(&v2.InferRequest{}, [][]byte{[]byte("image")})
+	rc.Set(k, []byte("not tensors"), time.Minute)
+	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the bad SET lands", func() bool {
+		_, ok := rc.Get(k, time.Time{})
+		return ok
+	})
+	if _, ok := c.get(k, time.Now(), time.Time{}); ok {
+		t.Fatal("a Redis entry that is not tensors hit")
+	}
+	if _, ok := c.seg.Get(nil, k, time.Now()); ok {
+		t.Fatal("a Redis entry that is not tensors was copied into the local segment")
+	}
+	good := tensor.AppendTensors(nil, []tensor.Tensor{{Name: "y", DType: tensor.FP32, Shape: []int64{1}, Data: make([]byte, 4)}})
+	rc.Set(k, good, time.Minute)
+	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the good entry is served from Redis", func() bool {
+		outs, ok := c.get(k, time.Now(), time.Time{})
+		return ok && len(outs) == 1 && outs[0].Name == "y"
+	})
+	if _, ok := c.seg.Get(nil, k, time.Now()); !ok {
+		t.Fatal("a good Redis hit was not copied into the local segment")
 	}
 }

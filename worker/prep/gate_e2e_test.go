@@ -1,7 +1,9 @@
 package prep
 
 import (
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,15 +21,21 @@ import (
 // that answers every request with y = [[0]].
 func imageHandler(t *testing.T, gate *decodeGate) *handler {
 	t.Helper()
-	h, _ := cachedImageHandler(t, gate, nil)
+	h, _ := cachedImageHandler(t, gate, nil, nil)
 	return h
 }
 
 // cachedImageHandler is imageHandler with a response cache (nil: none),
-// and its fake infer worker.
-func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache) (*handler, *fakeInfer) {
+// and its fake infer worker, which exits mid-request (closes its
+// connection without answering) while exits is set (nil: never).
+func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool) (*handler, *fakeInfer) {
 	t.Helper()
 	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
+		if exits != nil && exits.Load() {
+			ctx.HijackSetNoResponse(true)
+			ctx.Hijack(func(c net.Conn) { c.Close() })
+			return
+		}
 		out := tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)}
 		ctx.SetBody(tensor.AppendTensors(nil, []tensor.Tensor{out}))
 	})

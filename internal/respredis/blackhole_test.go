@@ -1,0 +1,95 @@
+package respredis
+
+import (
+	"crypto/sha256"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/supervisor-dev/supervisor/internal/polltest"
+)
+
+// blackHole is a TCP server that accepts connections and reads what is
+// sent but never answers: a Redis that hangs (stopped by SIGSTOP, a full
+// event loop, a network that drops replies).
+func blackHole(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "redis://" + ln.Addr().String() + "/0"
+}
+
+// TestRedisThatNeverAnswers: against a server that accepts and never
+// replies, concurrent lookups each return a miss within about GetTimeout
+// (not a dial or read timeout), and a flood of SETs holds at most maxSets
+// goroutines, all of which end within setTimeout.
+func TestRedisThatNeverAnswers(t *testing.T) {
+	c, err := New(blackHole(t), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := sha256.Sum256([]byte("k"))
+	var wg sync.WaitGroup
+	slow := make(chan time.Duration, 32)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if _, ok := c.Get(k, time.Time{}); ok {
+				t.Error("a server that never answers hit")
+			}
+			if d := time.Since(start); d > 300*time.Millisecond {
+				slow <- d
+			}
+		}()
+	}
+	wg.Wait()
+	close(slow)
+	for d := range slow {
+		t.Errorf("a lookup on a hung Redis took %s, want about %s", d, GetTimeout)
+	}
+
+	before := runtime.NumGoroutine()
+	for range 10 * maxSets {
+		c.Set(k, []byte("answer"), time.Minute) // must not block
+	}
+	if n := runtime.NumGoroutine() - before; n > maxSets+8 {
+		t.Errorf("%d SETs on a hung Redis hold %d more goroutines, want at most %d", 10*maxSets, n, maxSets)
+	}
+	if n := len(c.sets); n > maxSets {
+		t.Errorf("%d SETs in flight, want at most %d", n, maxSets)
+	}
+	polltest.Until(t, 5*setTimeout, 20*time.Millisecond, "the hung SETs time out and release their tokens", func() bool {
+		return len(c.sets) == 0
+	})
+}
