@@ -75,3 +75,26 @@ func TestChunkedBodyStallsAndHangsUp(t *testing.T) {
 		t.Fatalf("after the stalled and hung-up chunked bodies: %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestChunkedWinsOverContentLength: a request that declares both a
+// Content-Length and a chunked body (request smuggling's classic lie) is
+// read as chunked, as RFC 9112 says, and forwarded re-framed: the upstream
+// sees the whole chunked body, and the next request on the connection is
+// the one the client sent next, not bytes of the body read as a request.
+func TestChunkedWinsOverContentLength(t *testing.T) {
+	f := startFront(t, nil)
+	c := f.dial(t)
+	chunk := 40 << 10
+	raw := "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		chunkOf(chunk) + "0\r\n\r\n"
+	resp := f.exchange(t, c, raw)
+	if b := body(t, resp); resp.StatusCode != http.StatusOK || b != fmt.Sprint(chunk) {
+		t.Fatalf("Content-Length 5 with a %d-byte chunked body: %d %q, want 200 and the whole chunked body upstream", chunk, resp.StatusCode, b)
+	}
+	small := `{"inputs":[]}`
+	resp = f.exchange(t, c, fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(small), small))
+	if b := body(t, resp); resp.StatusCode != http.StatusOK || b != fmt.Sprint(len(small)) {
+		t.Fatalf("the request after it on the same connection: %d %q, want 200 and %d bytes upstream", resp.StatusCode, b, len(small))
+	}
+	f.waitBudgetEmpty(t)
+}
