@@ -82,9 +82,10 @@ type Conn struct {
 	once sync.Once
 }
 
-// Close closes the connection and gives its place back (once).
+// Close gives the connection's place back (once) and closes it: in that
+// order, so that a client that sees the close and redials at once finds
+// the place free.
 func (c *Conn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(func() { c.l.open.Add(-1) })
-	return err
+	return c.Conn.Close()
 }

@@ -32,6 +32,7 @@ import (
 type verdict struct {
 	refusal
 	proxied  bool              // through the lb to a prep worker
+	model    string            // the route's model ("" for none), for the poison quarantine
 	hasBody  bool              // the client declared a body (Content-Length > 0 or chunked)
 	length   int64             // declared Content-Length; -1 = chunked
 	inFlight bool              // holds a place under limits.max_in_flight
@@ -114,6 +115,7 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	}
 	var route v2.Route
 	v.refusal, route, v.proxied = routeRequest(c, h, path)
+	v.model = route.Model
 	if v.status != 0 {
 		return v
 	}

@@ -73,7 +73,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		f.proxyInference(ctx, c, v.deadline)
+		f.proxyInference(ctx, c, v.model, v.deadline)
 	default:
 		f.serveLocal(ctx)
 	}

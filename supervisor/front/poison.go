@@ -7,7 +7,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
-	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -27,15 +26,13 @@ import (
 // The key is the route path and the body as the client sent it (still
 // compressed if it was): a retry sends the same bytes.
 
-// proxyInference sends an admitted inference request, whose body is whole
-// in ctx, through the lb, unless its body is quarantined; then it counts
-// a crash of the infer worker that served it.
-func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, deadline time.Time) {
+// proxyInference sends an admitted inference request for model (as its
+// header's route named it), whose body is whole in ctx, through the lb,
+// unless its body is quarantined; then it counts a crash of the infer
+// worker that served it.
+func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
 	on := c.Limits.PoisonThreshold > 0
-	model := ""
 	if on {
-		r, _ := v2.ParseRoute(string(ctx.Path()))
-		model = r.Model
 		if r := f.quarantined(ctx, model); r != nil {
 			f.refuse(ctx, *r, false)
 			return

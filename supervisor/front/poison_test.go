@@ -49,7 +49,7 @@ func send(f *Front, c *config.Config, body string) (int, string, bool) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
-	f.proxyInference(&ctx, c, time.Time{})
+	f.proxyInference(&ctx, c, "m", time.Time{})
 	return ctx.Response.StatusCode(), string(ctx.Response.Body()), ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
 }
 

@@ -100,10 +100,15 @@ func (s *connSet) of(ctx context.Context) *connEntry {
 // its address is struck once (penaltyBox).
 func (e *connEntry) close() {
 	if e != nil {
-		if !e.cut.Swap(true) {
-			e.box.strike(hostOf(e.c.RemoteAddr()))
-		}
+		e.strike()
 		_ = e.c.Close()
+	}
+}
+
+// strike marks the connection cut and strikes its address, once.
+func (e *connEntry) strike() {
+	if e != nil && !e.cut.Swap(true) {
+		e.box.strike(hostOf(e.c.RemoteAddr()))
 	}
 }
 
@@ -178,8 +183,14 @@ func (c *cappedConn) Write(b []byte) (int, error) {
 	if c.l.writeTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
 	}
+	flood := bytes.HasSuffix(b, pingFloodTail)
+	if flood {
+		// Struck before the GOAWAY leaves: a client that redials as soon
+		// as it reads it must find its address penalised.
+		c.entry.strike()
+	}
 	n, err := c.Conn.Write(b)
-	if bytes.HasSuffix(b, pingFloodTail) {
+	if flood {
 		c.entry.close()
 	}
 	return n, err
