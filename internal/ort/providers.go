@@ -3,30 +3,13 @@ package ort
 /*
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-// OrtApi is a table of function pointers that ONNX Runtime only ever
-// appends to (its ABI promise), so an entry's index is fixed for every
-// library that serves API version 24. The indices below were read from
-// onnxruntime_c_api.h (ORT 1.24, the header onnxruntime_go v1.27.0 ships)
-// with offsetof(OrtApi, X)/sizeof(void*); onnxruntime_go wraps neither call.
-enum {
-	ortAPIVersion = 24,
-	idxGetErrorMessage = 2,
-	idxReleaseStatus = 93,
-	idxGetAvailableProviders = 125,
-	idxReleaseAvailableProviders = 126,
-};
+#include "ortapi.h"
 
-typedef void *(*getApiFn)(uint32_t);
-typedef struct { getApiFn GetApi; void *GetVersionString; } apiBase;
-typedef void *(*getApiBaseFn)(void);
 typedef void *(*availFn)(char ***, int *);
 typedef void *(*releaseAvailFn)(char **, int);
-typedef const char *(*errMsgFn)(void *);
-typedef void (*releaseStatusFn)(void *);
 
 // ortProviders returns the library's provider names, each followed by a
 // newline, or NULL with *err set; the caller frees both.
@@ -35,8 +18,7 @@ static char *ortProviders(const char *path, char **err) {
 	void *h = dlopen(path, RTLD_LAZY);
 	if (!h) { *err = strdup(dlerror()); return NULL; }
 	char *joined = NULL;
-	getApiBaseFn base = (getApiBaseFn)dlsym(h, "OrtGetApiBase");
-	void **api = base ? (void **)((apiBase *)base())->GetApi(ortAPIVersion) : NULL;
+	void **api = ortAPI(h);
 	if (!api) {
 		*err = strdup("the library does not serve ONNX Runtime C API version 24");
 		dlclose(h);
@@ -46,8 +28,7 @@ static char *ortProviders(const char *path, char **err) {
 	int n = 0;
 	void *st = ((availFn)api[idxGetAvailableProviders])(&list, &n);
 	if (st) {
-		*err = strdup(((errMsgFn)api[idxGetErrorMessage])(st));
-		((releaseStatusFn)api[idxReleaseStatus])(st);
+		*err = ortStatusMessage(api, st);
 	} else {
 		size_t size = 1;
 		for (int i = 0; i < n; i++) size += strlen(list[i]) + 1;

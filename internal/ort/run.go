@@ -55,6 +55,14 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 		}
 		ins[i] = v
 	}
+	if s.outMem != nil {
+		result, err := s.runBinding(ins, want) // outbind.go
+		runtime.KeepAlive(inputs)
+		if err != nil {
+			return nil, fmt.Errorf("model %q: %w", s.name, err)
+		}
+		return result, nil
+	}
 	for j, p := range s.outPlans {
 		if len(s.meta.Outputs[j].Shape) == 0 {
 			// A rank-0 output must be preallocated (scalar.go).

@@ -36,6 +36,9 @@ type Options struct {
 	// GPU tunes the CUDA provider and may put TensorRT ahead of it; it is
 	// ignored unless CUDA is set.
 	GPU GPUOptions
+	// Outputs is where ORT puts outputs before Run copies them into Go
+	// memory (outbind.go); "" means OutputsOff. OutputsPinned needs CUDA.
+	Outputs OutputBinding
 }
 
 // Session is one loaded model. Run may be called from many goroutines at
@@ -49,6 +52,9 @@ type Session struct {
 	// outPlans has one entry per model output: nil lets ORT allocate the
 	// output, non-nil says how to preallocate it (see outshape.go).
 	outPlans []*outPlan
+	// outMem, when set, is the memory every output is bound to instead
+	// (Options.Outputs, outbind.go); outPlans are then unused.
+	outMem *outputMemory
 
 	mu   sync.RWMutex // Run holds it shared, Close exclusively
 	sess *onnxruntime.DynamicAdvancedSession
@@ -80,20 +86,34 @@ func Open(modelPath, name string, opts Options) (*Session, error) {
 	if s.meta.Outputs, s.outputIndex, err = specsOf("output", outs); err != nil {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
 	}
-	if len(s.meta.Inputs) == 0 {
-		if err := checkNoInputs(s.meta.Outputs); err != nil {
-			return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
-		}
-	}
-	if s.outPlans, err = planOutputs(modelPath, s.meta); err != nil {
+	if err := s.planOutputMemory(modelPath, opts); err != nil {
 		return nil, fmt.Errorf("model %q (%q): %w", name, modelPath, err)
 	}
 	s.sess, err = onnxruntime.NewDynamicAdvancedSession(modelPath,
 		specNames(s.meta.Inputs), specNames(s.meta.Outputs), so)
 	if err != nil {
+		s.outMem.release()
 		return nil, fmt.Errorf("could not create ONNX Runtime session for model %q from %q: %w", name, modelPath, err)
 	}
 	return s, nil
+}
+
+// planOutputMemory decides where Run puts the outputs: bound to
+// opts.Outputs' memory, which ORT allocates once it knows their shapes, or
+// else preallocated where onnxruntime_go needs it (outshape.go,
+// noinputs.go), which needs their shapes before the run.
+func (s *Session) planOutputMemory(modelPath string, opts Options) error {
+	var err error
+	if s.outMem, err = newOutputMemory(opts, s.meta.Outputs); err != nil || s.outMem != nil {
+		return err
+	}
+	if len(s.meta.Inputs) == 0 {
+		if err := checkNoInputs(s.meta.Outputs); err != nil {
+			return err
+		}
+	}
+	s.outPlans, err = planOutputs(modelPath, s.meta)
+	return err
 }
 
 // newSessionOptions turns Options into ORT session options. The caller
@@ -183,6 +203,8 @@ func (s *Session) Close() error {
 	}
 	err := s.sess.Destroy()
 	s.sess = nil
+	s.outMem.release()
+	s.outMem = nil
 	if err != nil {
 		return fmt.Errorf("could not close model %q: %w", s.name, err)
 	}
