@@ -26,6 +26,14 @@
 // their provider libraries (libonnxruntime_providers_*.so), so only both
 // checks together say no.
 //
+// Output binding (Options.Outputs, outbind.go): off by default. With
+// OutputsPinned, a GPU session's outputs are bound to CUDA pinned host
+// memory that ORT allocates and owns for the length of one Run; Run copies
+// each output from there into Go memory once and releases the pinned
+// buffer before it returns, so the invariant above still holds. Pinned
+// outputs without CUDA, or an output ORT put elsewhere than bound (the CPU
+// build given "CudaPinned"), fail with ErrOutputBinding.
+//
 // onnxruntime_go v1.27.0 pitfalls this package works around are described
 // where they are handled: FP16/BF16 outputs (outshape.go), rank-0 tensors
 // (scalar.go), tensors with no elements (run.go), models with no inputs

@@ -49,7 +49,8 @@ const (
 )
 
 // ErrOutputBinding is wrapped by every error Open returns because
-// Options.Outputs cannot be honoured.
+// Options.Outputs cannot be honoured, and by Run's when ONNX Runtime did
+// not put an output in the memory it was bound to.
 var ErrOutputBinding = errors.New("output binding not possible")
 
 // ErrPinnedNeedsGPU matches an error from Open for OutputsPinned on a
@@ -167,7 +168,10 @@ func (s *Session) copyBound(v unsafe.Pointer, spec tensor.Spec) (tensor.Tensor, 
 		return tensor.Tensor{}, fmt.Errorf("output %q: %w", spec.Name, err)
 	}
 	if view.Memory != s.outMem.name {
-		return tensor.Tensor{}, fmt.Errorf("output %q: ONNX Runtime put it in %q memory, not the %q it was bound to", spec.Name, view.Memory, s.outMem.name)
+		// The CPU build, bound to "CudaPinned", silently allocates from
+		// its CPU allocator: say so rather than report a copy saved.
+		return tensor.Tensor{}, fmt.Errorf("%w: output %q: ONNX Runtime put it in %q memory, not the %q it was bound to (this library has no %s allocator: use a GPU build of ONNX Runtime, or set output_binding: off)",
+			ErrOutputBinding, spec.Name, view.Memory, s.outMem.name, s.outMem.name)
 	}
 	n := int(view.Count) * spec.DType.Size()
 	data := alignedBytes(n)
