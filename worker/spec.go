@@ -46,6 +46,10 @@ type Model struct {
 	// GPU tunes the CUDA and TensorRT providers when the worker has a GPU
 	// (Spec.Provider ProviderCUDA); nil means ONNX Runtime's defaults.
 	GPU *ort.GPUOptions `json:"gpu,omitempty"`
+	// OutputBinding is where ONNX Runtime puts the outputs (ort.Options
+	// Outputs); "" means off. Pinned needs a GPU worker: a CPU worker
+	// given it serves the model as unavailable (ort.ErrPinnedNeedsGPU).
+	OutputBinding ort.OutputBinding `json:"output_binding,omitempty"`
 	// Warmup is the warm-up policy: "" or WarmupZeros (zero inputs at
 	// every batch size), WarmupNone, or the path of a V2 infer request
 	// body (JSON) replayed once.

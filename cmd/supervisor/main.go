@@ -211,6 +211,9 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckOutputBindings(plan); err != nil {
+		return err
+	}
 	if err := cfg.CheckModels(); err != nil {
 		return err
 	}

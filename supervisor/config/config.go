@@ -124,6 +124,9 @@ type ModelConfig struct {
 	// Providers tunes the GPU execution providers for this model; nil
 	// means infer.providers.
 	Providers *ProvidersConfig `yaml:"providers,omitempty"`
+	// OutputBinding is where a GPU worker's ONNX Runtime puts this
+	// model's outputs (see outbinding.go); "" means infer.output_binding.
+	OutputBinding string `yaml:"output_binding,omitempty"`
 	// Warmup is what the infer workers run before serving the model:
 	// "zeros" ("" means it), "none", or a V2 request file (.json). See
 	// warmup.go.
@@ -188,6 +191,9 @@ type InferConfig struct {
 	// Providers is every model's GPU provider options, unless the model
 	// has its own (ModelConfig.Providers).
 	Providers ProvidersConfig `yaml:"providers"`
+	// OutputBinding is every model's output binding, unless the model
+	// has its own: "off" (the default) or "pinned" (see outbinding.go).
+	OutputBinding string `yaml:"output_binding"`
 	// CPUs are the CPUs infer workers are placed on: "auto" or a CPU list.
 	CPUs string `yaml:"cpus"`
 	// CPUsPerWorker is each infer worker's share; 0 means one core for a
@@ -261,7 +267,7 @@ func DefaultConfig() *Config {
 		Models:          []ModelConfig{{Name: "default", Path: "models/default.onnx", Batching: DefaultBatching()}},
 		Prep: PrepConfig{Workers: 0, MinWorkers: 1, Autoscale: defaultAutoscale(), UpstreamTimeout: Duration{60 * time.Second}, CPUs: autoValue,
 			Handoff: "shm", ArenaSlots: 64, ArenaSlotBytes: 16 << 20},
-		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue, Providers: DefaultProviders()},
+		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: autoValue, Providers: DefaultProviders(), OutputBinding: outputBindingOff},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},

@@ -58,7 +58,8 @@ func TestConfigDefaults(t *testing.T) {
 			Autoscale: AutoscaleConfig{Interval: Duration{time.Second}, UpAfter: Duration{5 * time.Second},
 				DownAfter: Duration{30 * time.Second}, Cooldown: Duration{10 * time.Second}, UpBusy: 0.9, DownBusy: 0.4, MinIdleCPUs: 0.5}},
 		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto",
-			Providers: ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}}},
+			Providers: ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}},
+			OutputBinding: "off"},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
 			HeartbeatTimeout:  Duration{10 * time.Second},
@@ -188,7 +189,7 @@ func TestConfigValues(t *testing.T) {
 			func(c *Config) {
 				c.RuntimeDir = "/run/s"
 				c.Prep.Workers = 3
-				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4, CPUs: "auto", Providers: DefaultProviders()}
+				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4, CPUs: "auto", Providers: DefaultProviders(), OutputBinding: "off"}
 			}},
 		{"runtime_dir of exactly 80 bytes", "runtime_dir: /" + strings.Repeat("r", 79) + "\n",
 			func(c *Config) { c.RuntimeDir = "/" + strings.Repeat("r", 79) }},
@@ -239,7 +240,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown top-level key", "\n\nlisten_addr: :80\n",
 			[]string{`t.yaml:3: unknown key "listen_addr" (known keys: listen, runtime_dir,`}},
 		{"unknown key in a model", "models:\n  - name: a\n    paht: a.onnx\n",
-			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching, preprocess, postprocess, providers, warmup, response_cache)`}},
+			[]string{`t.yaml:2: models[0].path: is empty`, `t.yaml:3: unknown key "paht" in models[0] (known keys: name, path, batching, preprocess, postprocess, providers, output_binding, warmup, response_cache)`}},
 		{"unknown control group", "control_group: no-such-group-xyz\n",
 			[]string{`t.yaml:1: control_group: group "no-such-group-xyz" does not exist`}},
 		{"unknown workers group", "workers:\n  user: root\n  group: no-such-group-xyz\n",
@@ -325,7 +326,7 @@ func TestConfigErrors(t *testing.T) {
 		{"models not a list", "models:\n  name: a\n",
 			[]string{`t.yaml:2: models: want a list of models`}},
 		{"model not a mapping", "models:\n  - a.onnx\n",
-			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path, batching, preprocess, postprocess, providers, warmup, response_cache, got "a.onnx"`}},
+			[]string{`t.yaml:2: models[0]: want a mapping with the keys name, path, batching, preprocess, postprocess, providers, output_binding, warmup, response_cache, got "a.onnx"`}},
 		{"runtime_dir too long", "runtime_dir: " + long + "\n",
 			[]string{`t.yaml:1: runtime_dir: "` + long + `" is 81 bytes; Unix socket paths are limited to 108 bytes, use a shorter directory (at most 80 bytes)`}},
 		{"relative runtime_dir", "runtime_dir: run\n",
@@ -433,7 +434,8 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto",
 		Providers: ProvidersConfig{CUDA: CUDAConfig{GPUMemLimit: 1 << 30, ArenaExtendStrategy: "kSameAsRequested",
 			CuDNNConvAlgoSearch: "DEFAULT", EnableCUDAGraph: true},
-			TensorRT: TensorRTConfig{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt", MaxWorkspace: 1 << 30, TimingCache: true}}}
+			TensorRT: TensorRTConfig{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt", MaxWorkspace: 1 << 30, TimingCache: true}},
+		OutputBinding: "pinned"}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}
 	c.Workers.HeartbeatTimeout = Duration{3 * time.Second}
 	// Every key of the sections whose key tables are their struct tags
@@ -446,7 +448,7 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 		Postprocess: &PostprocessConfig{Output: "probs", Softmax: true, TopK: 5}})
 	trt := DefaultProviders()
 	trt.TensorRT.Enable, trt.TensorRT.EngineCacheDir, trt.CUDA.DoCopyInDefaultStream = true, "none", false
-	c.Models = append(c.Models, ModelConfig{Name: "trt", Path: "/m/trt.onnx", Providers: &trt})
+	c.Models = append(c.Models, ModelConfig{Name: "trt", Path: "/m/trt.onnx", Providers: &trt, OutputBinding: "off"})
 	c.Workers.User, c.Workers.Group, c.Workers.DegradedAfter, c.Workers.MaxSurge = "root", "root", 7, 3
 	c.Limits.MaxConnections, c.Limits.IdleTimeout = 77, Duration{42 * time.Second}
 	c.Auth.RateLimit, c.Auth.RateBurst = 9, 4

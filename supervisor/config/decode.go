@@ -107,7 +107,8 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
 			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)},
-				configKey{"providers", func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(&c.Infer.Providers)) }}),
+				configKey{"providers", func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(&c.Infer.Providers)) }},
+				configKey{"output_binding", d.str(&c.Infer.OutputBinding)}),
 				d.poolPlacementKeys(&c.Infer.CPUs, &c.Infer.CPUsPerWorker)...)...))
 		}},
 		{"workers", func(n *yaml.Node, field string) {
@@ -146,6 +147,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"preprocess", d.preprocess(&m.Preprocess)},
 			{"postprocess", d.postprocess(&m.Postprocess)},
 			{"providers", d.modelProviders(&m.Providers)},
+			{"output_binding", d.str(&m.OutputBinding)},
 			{"warmup", d.str(&m.Warmup)},
 			{"response_cache", d.responseCache(&m.ResponseCache)},
 		})

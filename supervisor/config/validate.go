@@ -189,6 +189,7 @@ func (v *configValidator) infer(in InferConfig) {
 		v.errorf("infer.intra_op_threads", "%d is out of range (use 0 for auto, or 1 to %d)", in.IntraOpThreads, maxIntraOpThreads)
 	}
 	v.providers("infer.providers", &in.Providers)
+	v.outputBinding("infer.output_binding", in.OutputBinding, false)
 }
 
 func (v *configValidator) recycle(pool string, r Recycle) {
@@ -309,6 +310,7 @@ func (v *configValidator) models(models []ModelConfig) {
 		}
 		v.batching(field+".batching", m.Batching)
 		v.providers(field+".providers", m.Providers)
+		v.outputBinding(field+".output_binding", m.OutputBinding, true)
 		v.modelProcessing(field, m)
 		v.warmup(field+".warmup", m.Warmup)
 		v.responseCache(field+".response_cache", m.ResponseCache)

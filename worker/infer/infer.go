@@ -132,7 +132,7 @@ func load(rt *worker.Runtime) (*server, error) {
 
 // modelOptions are the ORT session options of model m in this worker.
 func modelOptions(spec *worker.Spec, m worker.Model) ort.Options {
-	o := ort.Options{IntraOpThreads: spec.IntraOpThreads, CUDA: spec.Provider == worker.ProviderCUDA}
+	o := ort.Options{IntraOpThreads: spec.IntraOpThreads, CUDA: spec.Provider == worker.ProviderCUDA, Outputs: m.OutputBinding}
 	if m.GPU != nil {
 		o.GPU = *m.GPU
 	}
