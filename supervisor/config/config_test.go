@@ -58,7 +58,7 @@ func TestConfigDefaults(t *testing.T) {
 			Autoscale: AutoscaleConfig{Interval: Duration{time.Second}, UpAfter: Duration{5 * time.Second},
 				DownAfter: Duration{30 * time.Second}, Cooldown: Duration{10 * time.Second}, UpBusy: 0.9, DownBusy: 0.4, MinIdleCPUs: 0.5}},
 		Infer: InferConfig{Workers: 1, IntraOpThreads: 0, CPUs: "auto",
-			Providers: ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}},
+			Providers:     ProvidersConfig{CUDA: CUDAConfig{DoCopyInDefaultStream: true}, TensorRT: TensorRTConfig{EngineCacheDir: "trt-engines"}},
 			OutputBinding: "off"},
 		Workers: WorkersConfig{
 			DrainTimeout:      Duration{30 * time.Second},
