@@ -45,3 +45,35 @@ func TestGPUWorkerBootError(t *testing.T) {
 		t.Errorf("boot error = %v; want ErrNoTensorRT naming model \"mlp\" and what to change", err)
 	}
 }
+
+// TestCPUWorkerRefusesPinnedOutputs: a CPU infer worker given a model with
+// output_binding pinned boots, serves that model as unavailable with
+// ort.ErrPinnedNeedsGPU's words and what to change, and serves the others.
+func TestCPUWorkerRefusesPinnedOutputs(t *testing.T) {
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := onnxmodel.MLP(1).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := orttest.WriteModel(t, "mlp", b)
+	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
+		Provider: worker.ProviderCPU, Models: []worker.Model{
+			{Name: "pinned", Path: path, Warmup: worker.WarmupNone, OutputBinding: ort.OutputsPinned},
+			{Name: "plain", Path: path, Warmup: worker.WarmupNone}}}
+	s, err := load(&worker.Runtime{Spec: spec, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("load: %v (a model's output binding must not fail the worker)", err)
+	}
+	defer s.close()
+	reason := s.unavailable["pinned"]
+	if !strings.Contains(reason, `model "pinned"`) || !strings.Contains(reason, ort.ErrPinnedNeedsGPU.Error()) ||
+		!strings.Contains(reason, "set output_binding: off") {
+		t.Errorf("unavailable reason %q; want ErrPinnedNeedsGPU naming model \"pinned\" and what to change", reason)
+	}
+	if _, ok := s.models["plain"]; !ok {
+		t.Errorf("model \"plain\" does not serve (unavailable: %q)", s.unavailable["plain"])
+	}
+}
