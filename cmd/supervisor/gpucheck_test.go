@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +54,31 @@ func TestPrintGPUs(t *testing.T) {
 		"GPU 1  GPU-b  NVIDIA H100  0000:5d:00.0  NUMA node -  80.0 GiB\n"
 	if b.String() != want {
 		t.Errorf("printGPUs =\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestCheckRefusesPinnedWithoutGPU: on a host without GPUs, check fails
+// at the line that asks for output_binding: pinned, naming the model and
+// what to change; a model that turns it off is not named.
+func TestCheckRefusesPinnedWithoutGPU(t *testing.T) {
+	if out, err := exec.Command(binPath, "gpus").Output(); err != nil || !strings.HasPrefix(string(out), noGPULine) {
+		t.Skipf("this host has GPUs (or gpus failed: %v): pinned would be allowed", err)
+	}
+	model, err := filepath.Abs("../../models/default.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Skip("models/default.onnx is missing: run `make setup` (check loads it)")
+	}
+	conf := filepath.Join(t.TempDir(), "pinned.yaml")
+	yaml := fmt.Sprintf("infer:\n  output_binding: pinned\nmodels:\n  - {name: a, path: %q}\n  - {name: b, path: %q, output_binding: \"off\"}\nplacement: {overcommit: true}\n", model, model)
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binPath, "check", "-c", conf).CombinedOutput()
+	want := conf + `:2: infer.output_binding: model "a": output_binding: pinned needs a GPU (CUDA) session, and this host's plan has none (set output_binding: off for this model`
+	if err == nil || !strings.Contains(string(out), want) || strings.Contains(string(out), `model "b"`) {
+		t.Errorf("check: %v\n%s\nwant it to fail with %s, and not name model \"b\"", err, out, want)
 	}
 }
