@@ -63,24 +63,8 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 		}
 		return result, nil
 	}
-	for j, p := range s.outPlans {
-		if len(s.meta.Outputs[j].Shape) == 0 {
-			// A rank-0 output must be preallocated (scalar.go).
-			v, err := newScalar(s.meta.Outputs[j].DType, nil)
-			if err != nil {
-				return nil, fmt.Errorf("model %q output %q: %w", s.name, s.meta.Outputs[j].Name, err)
-			}
-			outs[j] = v
-			continue
-		}
-		if p == nil {
-			continue // nil asks onnxruntime_go to let ORT allocate it
-		}
-		v, err := allocOutput(s.meta.Outputs[j], p.shape(inputs))
-		if err != nil {
-			return nil, fmt.Errorf("model %q: %w", s.name, err)
-		}
-		outs[j] = v
+	if err := s.allocOutputs(inputs, outs); err != nil {
+		return nil, err
 	}
 	exec := func() error { return s.sess.Run(ins, outs) }
 	if len(inputs) == 0 {
@@ -105,6 +89,28 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 		result[k] = tensor.Tensor{Name: spec.Name, DType: spec.DType, Shape: []int64(outs[j].GetShape()), Data: data}
 	}
 	return result, nil
+}
+
+// allocOutputs preallocates in outs the outputs that must be: rank-0
+// ones (scalar.go) and those with a plan (outshape.go); it leaves the rest
+// nil, which asks onnxruntime_go to let ORT allocate them.
+func (s *Session) allocOutputs(inputs []*tensor.Tensor, outs []onnxruntime.Value) error {
+	for j, p := range s.outPlans {
+		var v onnxruntime.Value
+		var err error
+		switch {
+		case len(s.meta.Outputs[j].Shape) == 0:
+			if v, err = newScalar(s.meta.Outputs[j].DType, nil); err != nil {
+				return fmt.Errorf("model %q output %q: %w", s.name, s.meta.Outputs[j].Name, err)
+			}
+		case p != nil:
+			if v, err = allocOutput(s.meta.Outputs[j], p.shape(inputs)); err != nil {
+				return fmt.Errorf("model %q: %w", s.name, err)
+			}
+		}
+		outs[j] = v
+	}
+	return nil
 }
 
 // wrapInput hands t's Data to ORT without copying it, unless it is not
