@@ -31,6 +31,7 @@ enum {
 	idxBindOutputToDevice = 138,
 	idxGetBoundOutputValues = 140,
 	idxGetTensorMemoryInfo = 194,
+	idxSynchronizeBoundOutputs = 203,
 };
 
 // ortAPI returns the OrtApi table of the library dlopen handle h, or NULL

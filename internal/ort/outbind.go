@@ -143,6 +143,9 @@ func (s *Session) runBinding(ins []onnxruntime.Value, want []int) ([]tensor.Tens
 	if err := s.sess.RunWithBinding(b); err != nil {
 		return nil, fmt.Errorf("ONNX Runtime failed: %w", err)
 	}
+	if err := syncBoundOutputs(s.outMem.api, handle); err != nil {
+		return nil, fmt.Errorf("could not wait for the bound outputs: %w", err)
+	}
 	vals, release, err := boundValues(s.outMem.api, handle)
 	defer release()
 	if err != nil {

@@ -12,6 +12,7 @@ typedef void *(*createMemInfoFn)(const char *, int, int, int, void **);
 typedef void (*releaseFn)(void *);
 typedef void *(*bindOutDevFn)(void *, const char *, const void *);
 typedef void *(*getAllocFn)(void **);
+typedef void *(*bindingFn)(void *);
 typedef void *(*boundValuesFn)(const void *, void *, void ***, size_t *);
 typedef void *(*allocFreeFn)(void *, void *);
 typedef void *(*mutDataFn)(void *, void **);
@@ -41,6 +42,12 @@ static void releaseMemInfo(void **api, void *mi) { CALL(idxReleaseMemoryInfo, re
 
 static char *bindOutputToDevice(void **api, void *b, const char *name, void *mi) {
 	return ortStatusMessage(api, CALL(idxBindOutputToDevice, bindOutDevFn, b, name, mi));
+}
+
+// syncBoundOutputs waits until every output of b is in place: a GPU
+// provider may copy into bound host memory on a stream of its own.
+static char *syncBoundOutputs(void **api, void *b) {
+	return ortStatusMessage(api, CALL(idxSynchronizeBoundOutputs, bindingFn, b));
 }
 
 // boundValues gets the values a run put in b's outputs, in the order they
@@ -94,7 +101,8 @@ import (
 )
 
 // The cgo half of outbind.go: ONNX Runtime calls onnxruntime_go v1.27.0
-// does not wrap (CreateMemoryInfo, BindOutputToDevice, GetBoundOutputValues
+// does not wrap (CreateMemoryInfo, BindOutputToDevice, SynchronizeBoundOutputs,
+// GetBoundOutputValues
 // without its copy into Go values, GetTensorMemoryInfo), made through the
 // OrtApi table of the library ort.Init loaded.
 
@@ -157,6 +165,12 @@ func bindOutputToDevice(api *unsafe.Pointer, binding unsafe.Pointer, name string
 	cName := C.CString(name)
 	defer C.free(unsafe.Pointer(cName))
 	return cError(C.bindOutputToDevice((*unsafe.Pointer)(api), binding, cName, mi))
+}
+
+// syncBoundOutputs waits for the outputs of the run of binding to be
+// complete in the memory they are bound to (SynchronizeBoundOutputs).
+func syncBoundOutputs(api *unsafe.Pointer, binding unsafe.Pointer) error {
+	return cError(C.syncBoundOutputs((*unsafe.Pointer)(api), binding))
 }
 
 // boundValues returns the OrtValues a run of binding produced, in the
