@@ -101,10 +101,10 @@ import (
 )
 
 // The cgo half of outbind.go: ONNX Runtime calls onnxruntime_go v1.27.0
-// does not wrap (CreateMemoryInfo, BindOutputToDevice, SynchronizeBoundOutputs,
-// GetBoundOutputValues
-// without its copy into Go values, GetTensorMemoryInfo), made through the
-// OrtApi table of the library ort.Init loaded.
+// does not wrap (CreateMemoryInfo, BindOutputToDevice,
+// SynchronizeBoundOutputs, GetBoundOutputValues without its copy into Go
+// values, GetTensorMemoryInfo), made through the OrtApi table of the
+// library ort.Init loaded.
 
 // maxRank bounds the rank of an output read from a bound value.
 const maxRank = 64
