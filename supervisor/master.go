@@ -441,7 +441,8 @@ func modelSpecs(cfg *config.Config) []worker.Model {
 	var ms []worker.Model
 	for _, mc := range cfg.Models {
 		gpu := cfg.ModelProviders(mc).ORT()
-		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup}
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
+			MaxRunTime: cfg.MaxRunTime(mc)}
 		if fi, err := os.Stat(mc.Path); err == nil {
 			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
 		}
