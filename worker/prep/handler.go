@@ -271,6 +271,11 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		if ra := resp.Header.Peek(fasthttp.HeaderRetryAfter); len(ra) > 0 {
 			ctx.Response.Header.SetBytesV(fasthttp.HeaderRetryAfter, ra)
 		}
+		// A run stopped at max_run_time: the master counts it (and its
+		// body, for the poison quarantine).
+		if rt := resp.Header.Peek(worker.RunTimeoutHeader); len(rt) > 0 {
+			ctx.Response.Header.SetBytesV(worker.RunTimeoutHeader, rt)
+		}
 		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", body)
 	}
 	// The response (and the slot) are released on return: the tensors

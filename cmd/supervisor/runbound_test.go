@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// slowBody is a V2 request of the SlowSin model: n floats through each of
+// its nodes.
+func slowBody(n int) []byte {
+	return []byte(fmt.Sprintf(`{"inputs":[{"name":"n","datatype":"INT64","shape":[],"data":[%d]}]}`, n))
+}
+
+// TestRunPastMaxRunTimeIsStopped sends a request whose run would take
+// about ten seconds (400 nodes of 1e7 sines) to a model with
+// max_run_time 300ms: it is answered 500 naming the model and the bound
+// well within the client's timeout, the next request is served by the
+// same infer worker (no restart), the run timeout is counted, and a third
+// send of the same body, after limits.poison_threshold strikes, is refused
+// 422 without reaching the worker.
+func TestRunPastMaxRunTimeIsStopped(t *testing.T) {
+	dir := t.TempDir()
+	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(400))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: slow, path: %s, batching: {max_batch_size: 0}, max_run_time: 300ms}\n", slow),
+		extra:      "limits:\n  poison_threshold: 2\n  poison_ttl: 1m\n"})
+	const path = "/v2/models/slow/infer"
+	quick, long := slowBody(3), slowBody(10_000_000)
+	wantServed := func(pid int) {
+		t.Helper()
+		if code, b, _ := in.post(path, quick, nil); code != http.StatusOK {
+			t.Fatalf("a quick run = %d %s, want 200", code, b)
+		}
+		if w := workerNamed(t, in, "infer-0"); w.PID != pid || w.State != "ready" {
+			t.Fatalf("infer-0: pid %d state %s, want pid %d still ready (no restart)", w.PID, w.State, pid)
+		}
+	}
+	pid := workerNamed(t, in, "infer-0").PID
+	wantServed(pid)
+	for i := 1; i <= 2; i++ {
+		start := time.Now()
+		code, b, hdr := in.post(path, long, nil)
+		took := time.Since(start)
+		if code != http.StatusInternalServerError || !strings.Contains(string(b), `model \"slow\"`) ||
+			!strings.Contains(string(b), "max_run_time of 300ms") || !strings.HasPrefix(string(b), `{"error":`) {
+			t.Fatalf("long run %d = %d %s, want 500 with a V2 error naming the model and its max_run_time", i, code, b)
+		}
+		if took > 5*time.Second {
+			t.Errorf("long run %d answered after %s: max_run_time is 300ms, the run unstopped takes about 10s", i, took)
+		}
+		if hdr.Get(worker.RunTimeoutHeader) != "" {
+			t.Errorf("the client sees the internal header %s", worker.RunTimeoutHeader)
+		}
+		t.Logf("long run %d answered %d in %s", i, code, took)
+		wantServed(pid)
+	}
+	code, b, _ := in.post(path, long, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "max_run_time") {
+		t.Fatalf("third long send = %d %s, want 422 (quarantined after two run timeouts)", code, b)
+	}
+	wantServed(pid)
+	m := scrapeMetrics(t, in)
+	if got := m[`supervisor_run_timeouts_total{model="slow"}`]; got != 2 {
+		t.Errorf("supervisor_run_timeouts_total{model=\"slow\"} = %v, want 2", got)
+	}
+	if got := m[`supervisor_poison_quarantined_total{model="slow"}`]; got != 1 {
+		t.Errorf("supervisor_poison_quarantined_total{model=\"slow\"} = %v, want 1", got)
+	}
+}
