@@ -615,7 +615,11 @@ func (m *Master) status() control.Status {
 	st.Models = m.modelStates()
 	st.Autoscale = m.autoscaleStatus()
 	st.RepositoryAPI = m.repo.Describe()
-	st.Quarantined = m.front.PoisonStats().Refusing()
+	ps := m.front.PoisonStats()
+	st.Quarantined = ps.Refusing()
+	if len(ps.RunTimeouts) > 0 {
+		st.RunTimeouts = ps.RunTimeouts
+	}
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

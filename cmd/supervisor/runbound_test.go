@@ -72,4 +72,7 @@ func TestRunPastMaxRunTimeIsStopped(t *testing.T) {
 	if got := m[`supervisor_poison_quarantined_total{model="slow"}`]; got != 1 {
 		t.Errorf("supervisor_poison_quarantined_total{model=\"slow\"} = %v, want 1", got)
 	}
+	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "RUN TIMEOUTS slow: 2 requests") {
+		t.Errorf("supervisor status (%v) does not show the run timeouts:\n%s", err, out)
+	}
 }

@@ -35,3 +35,24 @@ func SlowSin(nodes int) *Model {
 		Output("y", tensor.FP32, D(1))
 	return g.Model()
 }
+
+// SquareMatMul is one node that runs as long as its input asks: input "n"
+// INT64 [] (a scalar), output "y" FP32 [1,1] = ReduceSum(A·A) where A is
+// an n×n matrix of zeros made in the graph (ConstantOfShape). Its MatMul,
+// about 2n³ flops in one node, is where ONNX Runtime cannot stop a run
+// told to terminate (it checks between nodes): n 5000 keeps one core busy
+// for seconds on 100MB per matrix, for tests of what happens when a
+// terminated run does not return. Scalar input: serve it with batching
+// off. Not written by WriteAll.
+func SquareMatMul() *Model {
+	g := NewGraph("square_matmul").
+		Input("n", tensor.Int64).
+		Int64s("axis0", []int64{1}, []int64{0}).
+		Node("Unsqueeze", []string{"n", "axis0"}, []string{"n1"}).
+		Node("Concat", []string{"n1", "n1"}, []string{"shape"}, AttrInt("axis", 0)).
+		Node("ConstantOfShape", []string{"shape"}, []string{"a"}).
+		Node("MatMul", []string{"a", "a"}, []string{"aa"}).
+		Node("ReduceSum", []string{"aa"}, []string{"y"}, AttrInt("keepdims", 1)).
+		Output("y", tensor.FP32, D(1), D(1))
+	return g.Model()
+}
