@@ -76,3 +76,35 @@ func TestRunPastMaxRunTimeIsStopped(t *testing.T) {
 		t.Errorf("supervisor status (%v) does not show the run timeouts:\n%s", err, out)
 	}
 }
+
+// TestWedgedRunReplacesTheWorker: a run inside one MatMul node of seconds
+// cannot be terminated (ONNX Runtime checks between nodes), so a second
+// (the grace, at least) after max_run_time the infer worker exits: the
+// client gets the defined 502 well before the node would have ended, and
+// the master replaces the worker, which serves again.
+func TestWedgedRunReplacesTheWorker(t *testing.T) {
+	dir := t.TempDir()
+	mm := writeModel(t, dir, "mm", onnxmodel.SquareMatMul())
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: mm, path: %s, batching: {max_batch_size: 0}, max_run_time: 500ms}\n", mm)})
+	const path = "/v2/models/mm/infer"
+	pid := workerNamed(t, in, "infer-0").PID
+	start := time.Now()
+	// 2·5000³ flops in one node: seconds on one core.
+	code, b, _ := in.post(path, slowBody(5000), nil)
+	took := time.Since(start)
+	if code == http.StatusInternalServerError && strings.Contains(string(b), "max_run_time") {
+		t.Skipf("the MatMul node ended within max_run_time and its grace (%s) on this machine: nothing was wedged", took)
+	}
+	if code != http.StatusBadGateway || !strings.Contains(string(b), `serving model \"mm\" exited during this request`) {
+		t.Fatalf("a run wedged in one node = %d %s (after %s), want 502: the worker exits", code, b, took)
+	}
+	waitInferRestarted(t, in, pid)
+	if code, b, _ := in.post(path, slowBody(2), nil); code != http.StatusOK {
+		t.Fatalf("a quick run on the replacement = %d %s, want 200", code, b)
+	}
+	if !strings.Contains(in.log.String(), "did not stop when ONNX Runtime was told to terminate it") {
+		t.Error("the log does not say why the worker exited")
+	}
+	t.Logf("the wedged run was answered after %s", took)
+}
