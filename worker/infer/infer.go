@@ -33,6 +33,13 @@
 //
 // Each model's requests go through its own dynamic batcher (internal/batch),
 // configured by worker.Model.Batching.
+//
+// Each run is bounded by worker.Model.MaxRunTime (runbound.go): at it ONNX
+// Runtime is told to terminate the run, the batch's requests get 500 with
+// worker.RunTimeoutHeader (RunTimeoutError) and the worker serves on; a
+// run that still has not returned a grace later makes the worker exit
+// (status exitWedged), since its heartbeats would otherwise keep a worker
+// with a stuck ORT thread in service.
 package infer
 
 import (
