@@ -442,7 +442,7 @@ func modelSpecs(cfg *config.Config) []worker.Model {
 	for _, mc := range cfg.Models {
 		gpu := cfg.ModelProviders(mc).ORT()
 		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
-			OutputBinding: cfg.ModelOutputBinding(mc)}
+			OutputBinding: cfg.ModelOutputBinding(mc), MaxRunTime: cfg.MaxRunTime(mc)}
 		if fi, err := os.Stat(mc.Path); err == nil {
 			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
 		}
@@ -615,7 +615,11 @@ func (m *Master) status() control.Status {
 	st.Models = m.modelStates()
 	st.Autoscale = m.autoscaleStatus()
 	st.RepositoryAPI = m.repo.Describe()
-	st.Quarantined = m.front.PoisonStats().Refusing()
+	ps := m.front.PoisonStats()
+	st.Quarantined = ps.Refusing()
+	if len(ps.RunTimeouts) > 0 {
+		st.RunTimeouts = ps.RunTimeouts
+	}
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

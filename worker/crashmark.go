@@ -7,3 +7,11 @@ package worker
 // body towards its poison quarantine (internal/poison) and removes it
 // before the client sees the answer.
 const InferExitedHeader = "X-Supervisor-Infer-Exited"
+
+// RunTimeoutHeader marks an infer worker's answer to a request whose model
+// run outlived its max_run_time and was stopped (500). Its value is the
+// model's name. The prep worker passes it on; the master counts the run
+// timeout by model and counts the request's body towards its poison
+// quarantine, as for a crash, then removes it before the client sees the
+// answer.
+const RunTimeoutHeader = "X-Supervisor-Run-Timeout"

@@ -54,6 +54,10 @@ type Model struct {
 	// every batch size), WarmupNone, or the path of a V2 infer request
 	// body (JSON) replayed once.
 	Warmup string `json:"warmup,omitempty"`
+	// MaxRunTime bounds one run of the model (models[].max_run_time): at
+	// it ONNX Runtime is told to terminate the run, and the batch's
+	// requests fail with a *infer.RunTimeoutError. 0 means no bound.
+	MaxRunTime time.Duration `json:"max_run_time,omitempty"`
 }
 
 // Warm-up policies of Model.Warmup besides a request file.

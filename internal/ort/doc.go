@@ -12,6 +12,9 @@
 //   - Run never hands ORT a tensor it has not validated against the model's
 //     metadata, and every ORT value it creates is released before Run
 //     returns, on every path.
+//   - RunContext stops a run when its context ends, through ORT's
+//     terminate flag (terminate.go), which ORT checks between nodes: a
+//     node that does not return is not stopped.
 //   - Input Data is passed to ORT without a copy (unless it is misaligned
 //     for its element type, or BYTES, which is copied into ORT strings);
 //     output Data is Go memory owned by the caller, with no tie to ORT once

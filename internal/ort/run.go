@@ -1,6 +1,7 @@
 package ort
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -26,6 +27,16 @@ var ErrBadInput = errors.New("bad inference request")
 // created; the unrequested ones are dropped. Input Data is read, never
 // written, and may be reused once Run returns.
 func (s *Session) Run(inputs []tensor.Tensor, outputs []string) ([]tensor.Tensor, error) {
+	return s.RunContext(context.Background(), inputs, outputs)
+}
+
+// RunContext is Run, stopped when ctx ends: ONNX Runtime is told to
+// terminate the run (RunOptions' terminate flag), which it checks between
+// nodes, so a node that never returns is not stopped. A run stopped so
+// fails with context.Cause(ctx). A model with no inputs runs through an
+// I/O binding, which takes no run options: ctx does not stop it (its graph
+// is constants only).
+func (s *Session) RunContext(ctx context.Context, inputs []tensor.Tensor, outputs []string) ([]tensor.Tensor, error) {
 	ordered, err := s.orderInputs(inputs)
 	if err != nil {
 		return nil, err
@@ -39,11 +50,11 @@ func (s *Session) Run(inputs []tensor.Tensor, outputs []string) ([]tensor.Tensor
 	if s.sess == nil {
 		return nil, fmt.Errorf("model %q: %w", s.name, ErrClosed)
 	}
-	return s.run(ordered, want)
+	return s.run(ctx, ordered, want)
 }
 
 // run wraps the validated inputs, runs ORT and converts the wanted outputs.
-func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, error) {
+func (s *Session) run(ctx context.Context, inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, error) {
 	ins := make([]onnxruntime.Value, len(inputs))
 	outs := make([]onnxruntime.Value, len(s.meta.Outputs))
 	defer destroyAll(outs)
@@ -66,12 +77,8 @@ func (s *Session) run(inputs []*tensor.Tensor, want []int) ([]tensor.Tensor, err
 	if err := s.allocOutputs(inputs, outs); err != nil {
 		return nil, err
 	}
-	exec := func() error { return s.sess.Run(ins, outs) }
-	if len(inputs) == 0 {
-		exec = func() error { return s.runBound(outs) } // noinputs.go
-	}
-	if err := exec(); err != nil {
-		return nil, fmt.Errorf("model %q: ONNX Runtime failed: %w", s.name, err)
+	if err := s.exec(ctx, ins, outs); err != nil {
+		return nil, err
 	}
 	// ORT read the inputs' Go memory through pointers the GC cannot see.
 	runtime.KeepAlive(inputs)

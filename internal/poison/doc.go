@@ -1,5 +1,6 @@
 // Package poison remembers request bodies that crashed the worker serving
-// them, and refuses them once they have crashed it often enough: a "poison
+// them (or made its model run outlive max_run_time: a strike like a
+// crash), and refuses them once they have done so often enough: a "poison
 // pill" that a retrying client (or a load balancer) would otherwise send
 // again and again, restarting the worker and failing every other request
 // it holds each time.

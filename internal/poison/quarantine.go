@@ -34,6 +34,7 @@ type Quarantine struct {
 	entries     map[Key]*entry
 	models      map[string]int   // entries by model, for Watching
 	quarantined map[string]int64 // bodies quarantined since New, by model
+	runTimeouts map[string]int64 // runs stopped at max_run_time since New, by model
 	swept       time.Time
 }
 
@@ -52,7 +53,8 @@ func New(max int) *Quarantine {
 		max = DefaultMax
 	}
 	return &Quarantine{seed: maphash.MakeSeed(), max: max, now: time.Now,
-		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{}}
+		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{},
+		runTimeouts: map[string]int64{}}
 }
 
 // KeyOf hashes a request's route path and body.
@@ -116,6 +118,17 @@ func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Durati
 	return fresh
 }
 
+// RunTimedOut counts a request of model answered because its run outlived
+// the model's max_run_time. That is a strike against the request's body,
+// like a crash (the caller counts it with Crashed when the quarantine is
+// on), and an operator wants it counted whether the quarantine is on or
+// not: a model whose runs time out needs a higher bound or a fix.
+func (q *Quarantine) RunTimedOut(model string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.runTimeouts[model]++
+}
+
 // Blocked says whether k is quarantined, and for how much longer.
 func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
 	now := q.now()
@@ -135,6 +148,9 @@ type Stats struct {
 	Quarantined map[string]int64
 	// Current counts the bodies quarantined now.
 	Current map[string]int
+	// RunTimeouts counts the requests answered because their run
+	// outlived max_run_time (RunTimedOut) since New.
+	RunTimeouts map[string]int64
 }
 
 // Refusing is Current without the models at 0; nil when none.
@@ -156,7 +172,11 @@ func (q *Quarantine) Stats() Stats {
 	now := q.now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{}}
+	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{},
+		RunTimeouts: make(map[string]int64, len(q.runTimeouts))}
+	for m, n := range q.runTimeouts {
+		s.RunTimeouts[m] = n
+	}
 	for m, n := range q.quarantined {
 		s.Quarantined[m] = n
 		s.Current[m] = 0

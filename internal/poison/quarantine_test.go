@@ -105,3 +105,21 @@ func TestThresholdOneAndZeroMax(t *testing.T) {
 		t.Fatal("threshold 1: the first crash did not quarantine")
 	}
 }
+
+// Run timeouts are counted by model, apart from the bodies' strikes.
+func TestRunTimeoutsCounted(t *testing.T) {
+	q, _ := newTest(8)
+	if n := len(q.Stats().RunTimeouts); n != 0 {
+		t.Fatalf("a new quarantine reports run timeouts for %d models", n)
+	}
+	q.RunTimedOut("m")
+	q.RunTimedOut("m")
+	q.RunTimedOut("other")
+	s := q.Stats()
+	if s.RunTimeouts["m"] != 2 || s.RunTimeouts["other"] != 1 {
+		t.Fatalf("RunTimeouts = %v, want m:2 other:1", s.RunTimeouts)
+	}
+	if q.Len() != 0 || len(s.Quarantined) != 0 {
+		t.Fatalf("counting run timeouts made entries (%d) or quarantines (%v)", q.Len(), s.Quarantined)
+	}
+}

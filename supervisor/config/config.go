@@ -134,6 +134,9 @@ type ModelConfig struct {
 	// ResponseCache caches the model's answers; nil means no cache. See
 	// respcache.go.
 	ResponseCache *ResponseCacheConfig `yaml:"response_cache,omitempty"`
+	// MaxRunTime bounds one run of the model; 0 means
+	// infer.max_run_time. See maxruntime.go.
+	MaxRunTime Duration `yaml:"max_run_time,omitempty"`
 }
 
 // PrepConfig sizes the CPU stage (request parsing and preprocessing).
@@ -183,6 +186,10 @@ type InferConfig struct {
 	// IntraOpThreads is ONNX Runtime's intra-op thread count per infer
 	// worker; 0 means the size of the worker's cpuset.
 	IntraOpThreads int `yaml:"intra_op_threads"`
+	// MaxRunTime bounds one run of every model without its own
+	// max_run_time; 0 means half of prep.upstream_timeout. See
+	// maxruntime.go.
+	MaxRunTime Duration `yaml:"max_run_time"`
 	// Recycle says when an infer worker is replaced.
 	Recycle `yaml:",inline"`
 	// GPUs are the GPUs that get an infer worker each (CUDA execution

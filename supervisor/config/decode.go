@@ -106,6 +106,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 			d.mapping(n, field, append([]configKey{
 				{"workers", d.integer(&c.Infer.Workers)},
 				{"intra_op_threads", d.integer(&c.Infer.IntraOpThreads)},
+				{"max_run_time", d.duration(&c.Infer.MaxRunTime)},
 			}, append(append(d.recycleKeys(&c.Infer.Recycle), configKey{"gpus", d.gpuSelection(&c.Infer.GPUs)},
 				configKey{"providers", func(n *yaml.Node, field string) { d.mapping(n, field, d.fieldKeys(&c.Infer.Providers)) }},
 				configKey{"output_binding", d.str(&c.Infer.OutputBinding)}),
@@ -150,6 +151,7 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 			{"output_binding", d.str(&m.OutputBinding)},
 			{"warmup", d.str(&m.Warmup)},
 			{"response_cache", d.responseCache(&m.ResponseCache)},
+			{"max_run_time", d.duration(&m.MaxRunTime)},
 		})
 	}
 }

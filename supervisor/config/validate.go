@@ -105,6 +105,7 @@ func (c *Config) validate() []error {
 	v.prep(c.Prep)
 	v.autoscale(c.Prep)
 	v.infer(c.Infer)
+	v.maxRunTimes(c) // maxruntime.go
 	v.recycle("prep", c.Prep.Recycle)
 	v.recycle("infer", c.Infer.Recycle)
 	v.workers(c.Workers)

@@ -50,6 +50,10 @@ type Status struct {
 	// because they made their infer worker exit (limits.poison_threshold);
 	// models with none are left out.
 	Quarantined map[string]int `json:"poison_quarantined,omitempty"`
+	// RunTimeouts counts, by model, the requests answered 500 since the
+	// master started because their run outlived models[].max_run_time and
+	// was stopped; models with none are left out.
+	RunTimeouts map[string]int64 `json:"run_timeouts,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`

@@ -44,7 +44,9 @@
 //     limits.poison_threshold times within limits.poison_ttl is refused
 //     422 before the lb. The header is removed before the client sees the
 //     answer. Bodies are hashed only on a crash, and on arrival only while
-//     their model has an entry.
+//     their model has an entry. An answer marked worker.RunTimeoutHeader
+//     (the run outlived models[].max_run_time and was stopped) is counted
+//     by model, and counted against the body as a crash is.
 //   - Connections: the listener from CapConnections admits at most
 //     limits.max_connections open connections (conncap.go); one over it is
 //     answered 503 and closed without a goroutine. A connection keeps its

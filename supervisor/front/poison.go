@@ -18,6 +18,11 @@ import (
 // client or load balancer retrying it would otherwise restart the worker
 // again and again, failing every request it holds each time.
 //
+// A run stopped at models[].max_run_time (worker.RunTimeoutHeader) is a
+// strike like a crash, with no check that it was the worker's own doing:
+// only the worker stops a run, and only for taking too long. A body that
+// makes every worker's run explode is quarantined as a crashing one is.
+//
 // Innocent requests batched with a poison one fail in the same crash and
 // are counted once; only a body in threshold crashes is quarantined, so
 // they pass when retried. The front does not retry a crashed request on
@@ -40,6 +45,10 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	}
 	sent := time.Now()
 	f.proxy.ServeHTTPUntil(ctx, deadline)
+	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
+		f.countRunTimeout(ctx, c, model)
+		return
+	}
 	if ctx.Response.Header.Peek(worker.InferExitedHeader) == nil {
 		return
 	}
@@ -77,7 +86,7 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 		return nil
 	}
 	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made the inference worker serving model %q exit repeatedly; "+
+		"this request made the inference worker serving model %q exit, or its run outlive max_run_time, repeatedly; "+
 			"identical requests are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
 }
 
@@ -89,7 +98,17 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 	}
 	f.log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
 		Int("crashes", c.Limits.PoisonThreshold).Dur("ttl", c.Limits.PoisonTTL.Duration).
-		Msg("request quarantined: its inference worker exited on it limits.poison_threshold times; identical requests are refused 422 for limits.poison_ttl")
+		Msg("request quarantined: its inference worker exited on it, or its run outlived max_run_time, limits.poison_threshold times; identical requests are refused 422 for limits.poison_ttl")
+}
+
+// countRunTimeout counts a run stopped at max_run_time by model and as a
+// strike against the request's body, and removes the header.
+func (f *Front) countRunTimeout(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
+	ctx.Response.Header.Del(worker.RunTimeoutHeader)
+	f.poison.RunTimedOut(model)
+	if c.Limits.PoisonThreshold > 0 {
+		f.countCrash(ctx, c, model)
+	}
 }
 
 // PoisonStats are the poison quarantine's counts by model, for /metrics

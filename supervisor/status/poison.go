@@ -1,6 +1,7 @@
 package status
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
@@ -9,6 +10,7 @@ import (
 // writePoison writes the poison quarantine's series by model
 // (supervisor/front poison.go): nothing until a body is quarantined.
 func writePoison(p *promText, s poison.Stats) {
+	writeRunTimeouts(p, s.RunTimeouts)
 	if len(s.Quarantined) == 0 {
 		return
 	}
@@ -25,5 +27,18 @@ func writePoison(p *promText, s poison.Stats) {
 	p.family("supervisor_poison_quarantine_size", "gauge", "Request bodies refused 422 now (quarantined, within limits.poison_ttl)")
 	for _, n := range names {
 		p.sample("supervisor_poison_quarantine_size", float64(s.Current[n]), "model", n)
+	}
+}
+
+// writeRunTimeouts writes the runs stopped at max_run_time by model
+// (supervisor/front poison.go): nothing until one is.
+func writeRunTimeouts(p *promText, byModel map[string]int64) {
+	if len(byModel) == 0 {
+		return
+	}
+	p.family("supervisor_run_timeouts_total", "counter",
+		"Inference requests answered 500 because their model run outlived max_run_time and was stopped")
+	for _, n := range slices.Sorted(maps.Keys(byModel)) {
+		p.sample("supervisor_run_timeouts_total", float64(byModel[n]), "model", n)
 	}
 }

@@ -24,3 +24,18 @@ func TestPoisonSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTimeoutSeries: runs stopped at max_run_time by model, and none
+// before the first.
+func TestRunTimeoutSeries(t *testing.T) {
+	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_run_timeouts") {
+		t.Errorf("run timeout series with none counted:\n%s", text)
+	}
+	text := string(MetricsText(Scrape{Poison: poison.Stats{RunTimeouts: map[string]int64{"slow": 2}}}))
+	if want := `supervisor_run_timeouts_total{model="slow"} 2`; !strings.Contains(text, want+"\n") {
+		t.Errorf("metrics lack %q:\n%s", want, text)
+	}
+	if strings.Contains(text, "supervisor_poison") {
+		t.Errorf("run timeouts alone wrote poison series:\n%s", text)
+	}
+}

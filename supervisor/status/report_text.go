@@ -45,6 +45,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "POISON %s: %d request bodies refused 422 for crashing its infer worker (limits.poison_ttl)\n",
 			name, st.Quarantined[name])
 	}
+	for _, name := range slices.Sorted(maps.Keys(st.RunTimeouts)) {
+		fmt.Fprintf(w, "RUN TIMEOUTS %s: %d requests answered 500: their run outlived max_run_time and was stopped\n",
+			name, st.RunTimeouts[name])
+	}
 	if line := repositoryLine(st.RepositoryAPI); line != "" {
 		fmt.Fprintln(w, line)
 	}

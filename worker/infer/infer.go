@@ -33,12 +33,20 @@
 //
 // Each model's requests go through its own dynamic batcher (internal/batch),
 // configured by worker.Model.Batching.
+//
+// Each run is bounded by worker.Model.MaxRunTime (runbound.go): at it ONNX
+// Runtime is told to terminate the run, the batch's requests get 500 with
+// worker.RunTimeoutHeader (RunTimeoutError) and the worker serves on; a
+// run that still has not returned a grace later makes the worker exit
+// (status exitWedged), since its heartbeats would otherwise keep a worker
+// with a stuck ORT thread in service.
 package infer
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -152,7 +160,7 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		return nil, err
 	}
 	rt.ModelState(m.Name, worker.ModelWarming, "")
-	mod, err := openModel(m, opts, obs)
+	mod, err := openModel(m, opts, obs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
 	if err != nil {
 		s.unavailable[m.Name] = err.Error()
 		log.Error().Err(err).Msg("model unavailable: the other models serve")
@@ -226,6 +234,22 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	in.reply(ctx, outs)
+}
+
+// exitWedged is the infer worker's exit status when a model run did not
+// return after it was told to terminate (runbound.go).
+const exitWedged = 3
+
+// wedged ends the worker: a run of model has held an ORT thread and a
+// batch instance for ran, past its max_run_time and the grace to
+// terminate. Heartbeats would go on (they are another goroutine), so the
+// master would never replace it; exiting hands every request it holds a
+// 502 (the prep worker's "infer worker exited", a poison strike) and the
+// master starts a fresh worker.
+func wedged(rt *worker.Runtime, model string, ran time.Duration) {
+	rt.Log.Error().Str("model", model).Dur("ran", ran).Int("exit_status", exitWedged).
+		Msg("a model run did not stop when ONNX Runtime was told to terminate it at max_run_time: exiting so that the master replaces this worker")
+	os.Exit(exitWedged)
 }
 
 // fasthttpLogger routes fasthttp's own messages into the worker's log.

@@ -1,7 +1,9 @@
 package infer
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
 	"github.com/supervisor-dev/supervisor/internal/ort"
@@ -25,8 +27,10 @@ type model struct {
 // openModel loads m, starts its batcher and warms it up as m.Warmup says
 // (by default every batch size the batcher may form, so that no request
 // pays ONNX Runtime's first run of a shape).
-// obs, if not nil, is told what the batcher does (the scoreboard).
-func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, err error) {
+// obs, if not nil, is told what the batcher does (the scoreboard). Each
+// run is bounded by m.MaxRunTime; wedged is called on a run that outlives
+// its bound and grace (runbound.go).
+func openModel(m worker.Model, opts ort.Options, obs batch.Observer, wedged func(string, time.Duration)) (_ *model, err error) {
 	// A panic in a library while loading or warming up one model (a Go
 	// bug in onnxruntime_go on a shape it does not expect) makes that
 	// model unavailable instead of killing the worker (its half-built
@@ -45,8 +49,11 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer) (_ *model, 
 	cfg := batchConfig(m.Batching)
 	cfg.Observer = obs
 	cfg.CheckInput = ort.CheckInput
+	bound := &runBound{model: m.Name, max: m.MaxRunTime, grace: graceFor(m.MaxRunTime), wedged: wedged}
 	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
-		return sess.Run(in, nil)
+		return bound.run(func(ctx context.Context) ([]tensor.Tensor, error) {
+			return sess.RunContext(ctx, in, nil)
+		})
 	})
 	if err != nil {
 		_ = sess.Close()

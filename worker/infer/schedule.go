@@ -50,9 +50,14 @@ func (m *model) submit(r batch.Request) ([]tensor.Tensor, error) {
 // replyError answers a failed request with the status its cause calls for:
 // 503 with Retry-After when the model is overloaded (queue full, request
 // expired in the queue, shutting down), 400 for the request's own faults,
-// 500 for the rest.
+// 500 for the rest; a run stopped at max_run_time is a 500 too (see
+// RunTimeoutError), marked with worker.RunTimeoutHeader.
 func replyError(ctx *fasthttp.RequestCtx, err error) {
+	var rte *RunTimeoutError
 	switch {
+	case errors.As(err, &rte):
+		ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+		ctx.Response.Header.Set(worker.RunTimeoutHeader, rte.Model)
 	case errors.Is(err, batch.ErrQueueFull), errors.Is(err, batch.ErrTimeout),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, batch.ErrClosed):
 		ctx.Error(err.Error(), fasthttp.StatusServiceUnavailable)

@@ -267,10 +267,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
-		// A full queue's or an expired request's 503 says when to retry.
-		if ra := resp.Header.Peek(fasthttp.HeaderRetryAfter); len(ra) > 0 {
-			ctx.Response.Header.SetBytesV(fasthttp.HeaderRetryAfter, ra)
-		}
+		passOnFailure(ctx, resp)
 		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", body)
 	}
 	// The response (and the slot) are released on return: the tensors
@@ -280,6 +277,19 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}
 	return outs, fasthttp.StatusOK, nil
+}
+
+// passOnFailure copies the headers of an infer worker's failure that the
+// client or the master reads: a full queue's or an expired request's 503
+// says when to retry (Retry-After), and a run stopped at max_run_time is
+// counted by the master, and against the body for the poison quarantine
+// (worker.RunTimeoutHeader).
+func passOnFailure(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
+	for _, h := range [...]string{fasthttp.HeaderRetryAfter, worker.RunTimeoutHeader} {
+		if v := resp.Header.Peek(h); len(v) > 0 {
+			ctx.Response.Header.SetBytesV(h, v)
+		}
+	}
 }
 
 // sendFailure is the answer to a request that got no reply from an infer

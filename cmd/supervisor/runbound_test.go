@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// slowBody is a V2 request of the SlowSin model: n floats through each of
+// its nodes.
+func slowBody(n int) []byte {
+	return []byte(fmt.Sprintf(`{"inputs":[{"name":"n","datatype":"INT64","shape":[],"data":[%d]}]}`, n))
+}
+
+// TestRunPastMaxRunTimeIsStopped sends a request whose run would take
+// about ten seconds (400 nodes of 1e7 sines) to a model with
+// max_run_time 300ms: it is answered 500 naming the model and the bound
+// well within the client's timeout, the next request is served by the
+// same infer worker (no restart), the run timeout is counted, and a third
+// send of the same body, after limits.poison_threshold strikes, is refused
+// 422 without reaching the worker.
+func TestRunPastMaxRunTimeIsStopped(t *testing.T) {
+	dir := t.TempDir()
+	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(400))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: slow, path: %s, batching: {max_batch_size: 0}, max_run_time: 300ms}\n", slow),
+		extra:      "limits:\n  poison_threshold: 2\n  poison_ttl: 1m\n"})
+	const path = "/v2/models/slow/infer"
+	quick, long := slowBody(3), slowBody(10_000_000)
+	wantServed := func(pid int) {
+		t.Helper()
+		if code, b, _ := in.post(path, quick, nil); code != http.StatusOK {
+			t.Fatalf("a quick run = %d %s, want 200", code, b)
+		}
+		if w := workerNamed(t, in, "infer-0"); w.PID != pid || w.State != "ready" {
+			t.Fatalf("infer-0: pid %d state %s, want pid %d still ready (no restart)", w.PID, w.State, pid)
+		}
+	}
+	pid := workerNamed(t, in, "infer-0").PID
+	wantServed(pid)
+	for i := 1; i <= 2; i++ {
+		start := time.Now()
+		code, b, hdr := in.post(path, long, nil)
+		took := time.Since(start)
+		if code != http.StatusInternalServerError || !strings.Contains(string(b), `model \"slow\"`) ||
+			!strings.Contains(string(b), "max_run_time of 300ms") || !strings.HasPrefix(string(b), `{"error":`) {
+			t.Fatalf("long run %d = %d %s, want 500 with a V2 error naming the model and its max_run_time", i, code, b)
+		}
+		if took > 5*time.Second {
+			t.Errorf("long run %d answered after %s: max_run_time is 300ms, the run unstopped takes about 10s", i, took)
+		}
+		if hdr.Get(worker.RunTimeoutHeader) != "" {
+			t.Errorf("the client sees the internal header %s", worker.RunTimeoutHeader)
+		}
+		t.Logf("long run %d answered %d in %s", i, code, took)
+		wantServed(pid)
+	}
+	code, b, _ := in.post(path, long, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "max_run_time") {
+		t.Fatalf("third long send = %d %s, want 422 (quarantined after two run timeouts)", code, b)
+	}
+	wantServed(pid)
+	m := scrapeMetrics(t, in)
+	if got := m[`supervisor_run_timeouts_total{model="slow"}`]; got != 2 {
+		t.Errorf("supervisor_run_timeouts_total{model=\"slow\"} = %v, want 2", got)
+	}
+	if got := m[`supervisor_poison_quarantined_total{model="slow"}`]; got != 1 {
+		t.Errorf("supervisor_poison_quarantined_total{model=\"slow\"} = %v, want 1", got)
+	}
+	if out, err := in.cli("status"); err != nil || !strings.Contains(out, "RUN TIMEOUTS slow: 2 requests") {
+		t.Errorf("supervisor status (%v) does not show the run timeouts:\n%s", err, out)
+	}
+}
+
+// TestWedgedRunReplacesTheWorker: a run inside one MatMul node of seconds
+// cannot be terminated (ONNX Runtime checks between nodes), so a second
+// (the grace, at least) after max_run_time the infer worker exits: the
+// client gets the defined 502 well before the node would have ended, and
+// the master replaces the worker, which serves again.
+func TestWedgedRunReplacesTheWorker(t *testing.T) {
+	dir := t.TempDir()
+	mm := writeModel(t, dir, "mm", onnxmodel.SquareMatMul())
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: mm, path: %s, batching: {max_batch_size: 0}, max_run_time: 500ms}\n", mm)})
+	const path = "/v2/models/mm/infer"
+	pid := workerNamed(t, in, "infer-0").PID
+	start := time.Now()
+	// 2·5000³ flops in one node: seconds on one core.
+	code, b, _ := in.post(path, slowBody(5000), nil)
+	took := time.Since(start)
+	if code == http.StatusInternalServerError && strings.Contains(string(b), "max_run_time") {
+		t.Skipf("the MatMul node ended within max_run_time and its grace (%s) on this machine: nothing was wedged", took)
+	}
+	if code != http.StatusBadGateway || !strings.Contains(string(b), `serving model \"mm\" exited during this request`) {
+		t.Fatalf("a run wedged in one node = %d %s (after %s), want 502: the worker exits", code, b, took)
+	}
+	waitInferRestarted(t, in, pid)
+	if code, b, _ := in.post(path, slowBody(2), nil); code != http.StatusOK {
+		t.Fatalf("a quick run on the replacement = %d %s, want 200", code, b)
+	}
+	if !strings.Contains(in.log.String(), "did not stop when ONNX Runtime was told to terminate it") {
+		t.Error("the log does not say why the worker exited")
+	}
+	t.Logf("the wedged run was answered after %s", took)
+}
