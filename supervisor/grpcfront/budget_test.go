@@ -59,13 +59,7 @@ func TestMessagesAreChargedBeforeTheyAreRead(t *testing.T) {
 		ids = append(ids, id)
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "both messages charged", func() bool { return b.inUse() == 2*maxMsg })
-	third, err := h.Open(addr, inferMethod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if how, err := h.End(third); how != "grpc ResourceExhausted" {
-		t.Fatalf("the third RPC ended %q (%v), want grpc ResourceExhausted", how, err)
-	}
+	refusedBusy(t, h, addr, "the third RPC")
 	for _, id := range ids {
 		if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
 			t.Fatal(err)
@@ -85,15 +79,22 @@ func TestStreamMessageIsCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the stream's message charged", func() bool { return b.inUse() == maxMsg })
-	unary, err := h.Open(addr, inferMethod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if how, err := h.End(unary); how != "grpc ResourceExhausted" {
-		t.Fatalf("the unary RPC ended %q (%v), want grpc ResourceExhausted", how, err)
-	}
+	refusedBusy(t, h, addr, "a unary RPC")
 	if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
 		t.Fatal(err)
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.inUse() == 0 })
+}
+
+// refusedBusy opens a ModelInfer RPC on h and checks that it is refused
+// RESOURCE_EXHAUSTED at its header.
+func refusedBusy(t *testing.T, h *hostile.H2, addr, what string) {
+	t.Helper()
+	id, err := h.Open(addr, inferMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if how, err := h.End(id); how != "grpc ResourceExhausted" {
+		t.Fatalf("%s ended %q (%v), want grpc ResourceExhausted", what, how, err)
+	}
 }
