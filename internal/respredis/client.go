@@ -33,6 +33,9 @@ type Client struct {
 	sets    chan struct{} // a token per SET in flight
 	log     zerolog.Logger
 	lastLog atomic.Int64 // Unix nanoseconds of the last failure logged
+	// maxValue is the largest maxLen a Get has asked for: what the
+	// connections' replies are held to (guard.go).
+	maxValue atomic.Int64
 }
 
 // New connects lazily to the server of url, "redis://host:port/db".
@@ -44,7 +47,10 @@ func New(url string, log zerolog.Logger) (*Client, error) {
 	opt.ContextTimeoutEnabled = true // the per-call deadlines below bound each call
 	opt.MaxRetries = -1              // a retry would not fit in GetTimeout
 	opt.DialTimeout = 200 * time.Millisecond
-	return &Client{rdb: redis.NewClient(opt), sets: make(chan struct{}, maxSets), log: log.With().Str("redis", opt.Addr).Logger()}, nil
+	c := &Client{sets: make(chan struct{}, maxSets), log: log.With().Str("redis", opt.Addr).Logger()}
+	opt.Dialer = guardDialer(redis.NewDialer(opt), &c.maxValue)
+	c.rdb = redis.NewClient(opt)
+	return c, nil
 }
 
 // key is the Redis key of a cache key.
@@ -72,6 +78,7 @@ func (c *Client) Get(k [32]byte, deadline time.Time, maxLen int) ([]byte, bool) 
 	if d <= 0 {
 		return nil, false
 	}
+	c.allow(int64(maxLen))
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	b, err := c.rdb.GetRange(ctx, key(k), 0, int64(maxLen)).Bytes()
@@ -109,6 +116,16 @@ func (c *Client) Set(k [32]byte, payload []byte, ttl time.Duration, maxLen int) 
 			c.failed("SET", err)
 		}
 	}()
+}
+
+// allow raises the bound on replies to n, the longest value asked for.
+func (c *Client) allow(n int64) {
+	for {
+		cur := c.maxValue.Load()
+		if n <= cur || c.maxValue.CompareAndSwap(cur, n) {
+			return
+		}
+	}
 }
 
 // failed logs a failure, at most once every logEvery.
