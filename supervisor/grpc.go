@@ -51,8 +51,9 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		IdleTimeout:          l.IdleTimeout.Duration,
 		Timeouts: grpcfront.Timeouts{Message: l.BodyTimeout.Duration, StreamIdle: l.IdleTimeout.Duration,
 			Write: l.WriteTimeout.Duration},
-		Admit: m.front.AdmitMessage,
-		Log:   m.log,
+		Admit:  m.front.AdmitMessage,
+		Budget: m.front,
+		Log:    m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: listenstop.Wrap(tcp)}, nil
 }

@@ -12,6 +12,7 @@ import (
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
 // TestStringModel serves a string identity model (ONNX STRING, V2 BYTES)
@@ -87,4 +88,37 @@ func postBytes(t *testing.T, in *instance, elems []byte) (int, []byte) {
 		return code, body
 	}
 	return code, body[n:]
+}
+
+// TestStringModelManyElements: a text model's request is bounded by bytes
+// (max_body_bytes), not by a fixed element count. 100,000 strings (over
+// the 65,536 that used to be the cap) are served; a request declaring
+// more elements than max_body_bytes pays for (at v2.BytesElementCost
+// each once split) is refused 413 with a message naming max_body_bytes.
+func TestStringModelManyElements(t *testing.T) {
+	path := writeModel(t, t.TempDir(), "strings", onnxmodel.Strings())
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, maxBodyBytes: "8MiB",
+		models: map[string]string{"strings": path}})
+	const rows = 50_000
+	code, body, _ := in.post("/v2/models/strings/infer", stringRows(rows), nil)
+	if code != http.StatusOK || !strings.Contains(string(body), `"shape":[50000,2]`) {
+		t.Fatalf("%d strings = %d %.300s, want them served", 2*rows, code, body)
+	}
+	bound := (8 << 20) / v2.BytesElementCost // 116508 elements
+	code, body, _ = in.post("/v2/models/strings/infer", stringRows(bound/2+1), nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "max_body_bytes allows") {
+		t.Fatalf("%d strings = %d %.300s, want 413 naming max_body_bytes", bound+2, code, body)
+	}
+}
+
+// stringRows is a JSON request of rows x 2 one-letter strings.
+func stringRows(rows int) []byte {
+	b := []byte(`{"inputs":[{"name":"text","datatype":"BYTES","shape":[` + strconv.Itoa(rows) + `,2],"data":[`)
+	for i := range 2 * rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"a"`...)
+	}
+	return append(b, "]}]}"...)
 }

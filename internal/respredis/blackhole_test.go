@@ -74,7 +74,7 @@ func TestRedisThatNeverAnswers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			if _, ok := c.Get(k, time.Time{}); ok {
+			if _, ok := c.Get(k, time.Time{}, maxLen); ok {
 				t.Error("a server that never answers hit")
 			}
 			if d := time.Since(start); d > 300*time.Millisecond {
@@ -90,7 +90,7 @@ func TestRedisThatNeverAnswers(t *testing.T) {
 
 	before := runtime.NumGoroutine() - int(server.Load())
 	for range 10 * maxSets {
-		c.Set(k, []byte("answer"), time.Minute) // must not block
+		c.Set(k, []byte("answer"), time.Minute, maxLen) // must not block
 	}
 	if n := runtime.NumGoroutine() - int(server.Load()) - before; n > maxSets+8 {
 		t.Errorf("%d SETs on a hung Redis hold %d more goroutines, want at most %d", 10*maxSets, n, maxSets)

@@ -9,4 +9,14 @@
 // the request's deadline is nearer), a SET runs in the background and is
 // dropped when too many are in flight, and any failure or timeout is a
 // miss, logged at most every 10 s. A request never fails because of Redis.
+// A value longer than the largest entry the caller caches (the model's
+// local segment's MaxEntry, a sixteenth of response_cache.max_bytes) is
+// a miss that is never sent: Get asks GETRANGE for at most one byte more,
+// so a Redis holding a 512 MB value under a key costs a worker that
+// byte, not the value; Set does not store such values. A server that
+// lies (or a man in the middle) is bounded too: go-redis allocates the
+// length a reply declares before reading it, so every connection's
+// replies are checked as they arrive (guard.go), and one declaring more
+// than the largest value asked for plus 64 KiB drops the connection: a
+// miss, not the claim.
 package respredis

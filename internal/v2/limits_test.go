@@ -88,3 +88,33 @@ func TestInputsAndOutputsCounted(t *testing.T) {
 		t.Errorf("at the limits: %v", err)
 	}
 }
+
+// TestBytesElementsFromBodyBudget: without MaxBytesElements, the bound is
+// what max_body_bytes pays for at BytesElementCost each. A text model's
+// batch of 200,000 short strings (more than the old fixed 65,536) in a
+// 2 MB body decodes under a 64 MiB max_body_bytes; past the derived
+// bound a request is refused 413, naming max_body_bytes, from its shape
+// and for a few KB, whatever its body holds.
+func TestBytesElementsFromBodyBudget(t *testing.T) {
+	const maxBody = 64 << 20
+	lim := Limits{MaxBodyBytes: maxBody}
+	const many = 200_000
+	r, err := DecodeInferRequestLimited(hostile.BytesFloodJSON("x", many), -1, lim)
+	if err != nil || len(r.Inputs[0].Data) != 4*many {
+		t.Fatalf("%d elements under max_body_bytes %d: %v", many, maxBody, err)
+	}
+	bound := maxBody / BytesElementCost
+	flood := hostile.BytesFloodJSON("x", bound+1)
+	var e *Error
+	a := allocated(func() { _, err = DecodeInferRequestLimited(flood, -1, lim) })
+	if !errors.As(err, &e) || e.Status != http.StatusRequestEntityTooLarge || !strings.Contains(e.Msg, "max_body_bytes allows") ||
+		!strings.Contains(e.Msg, strconv.Itoa(bound)) {
+		t.Fatalf("%d elements: %v, want a 413 naming max_body_bytes and the bound %d", bound+1, err, bound)
+	}
+	if a > 64<<10 {
+		t.Errorf("refusing %d elements allocated %d bytes", bound+1, a)
+	}
+	// Neither bound given: the fixed default for callers that know nothing.
+	_, err = DecodeInferRequestLimited(hostile.BytesFloodJSON("x", DefaultMaxBytesElements+1), -1, Limits{})
+	wantRefused(t, err, "more than the 65536 allowed")
+}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -103,15 +102,19 @@ func (v *configValidator) preferredSizes(field string, b *BatchingConfig) {
 		v.errorf(field, "needs batching on: set max_batch_size, or remove preferred_batch_sizes")
 		return
 	}
+	// A set, not a search of the sizes before each: the list may be as
+	// long as max_batch_size (65,536), 1.8 s to check quadratically.
+	seen := make(map[int]bool, len(b.PreferredBatchSizes))
 	bad := 0
 	for i, n := range b.PreferredBatchSizes {
 		var problem string
 		switch {
 		case n < 1 || n > b.MaxBatchSize:
 			problem = fmt.Sprintf("%d is outside [1, max_batch_size %d]", n, b.MaxBatchSize)
-		case slices.Contains(b.PreferredBatchSizes[:i], n):
+		case seen[n]:
 			problem = fmt.Sprintf("%d is listed twice (list each size once)", n)
 		default:
+			seen[n] = true
 			continue
 		}
 		if bad++; bad <= maxListedSizes {

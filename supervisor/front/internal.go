@@ -47,3 +47,14 @@ func (f *Front) AdmitMessage(h *fasthttp.RequestHeader) (status int, msg string,
 	}
 	return fasthttp.StatusOK, "", false
 }
+
+// ReserveBody takes n bytes of the body budget for a gRPC message about
+// to be received (grpcfront.Budget): false, nothing taken, when they do
+// not fit. Over 1 MiB it is held, as a large body is, to seven eighths
+// of the budget.
+func (f *Front) ReserveBody(n int64) bool {
+	return f.budget.reserve(n, n, f.cfg().BodyBudgetLimit())
+}
+
+// ReleaseBody gives back n bytes taken by ReserveBody.
+func (f *Front) ReleaseBody(n int64) { f.budget.release(n) }

@@ -53,3 +53,27 @@ func TestAdmitMessage(t *testing.T) {
 		t.Errorf("AdmitMessage changed in-flight to %d", m.inFlight.Load())
 	}
 }
+
+// ReserveBody charges a gRPC message to the body budget an HTTP body
+// uses, held to the seven eighths large bodies may use; ReleaseBody gives
+// it back.
+func TestReserveBody(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.MaxBodyBytes = 8 << 20
+	cfg.Limits.MaxBodyBytesInFlight = 16 << 20
+	m, _, _ := newTestFront(cfg)
+	if !m.ReserveBody(8<<20) || m.budget.inUse() != 8<<20 {
+		t.Fatalf("the first message: in use %d, want %d", m.budget.inUse(), 8<<20)
+	}
+	if m.ReserveBody(8 << 20) {
+		t.Fatal("a second 8 MiB message passed seven eighths of a 16 MiB budget")
+	}
+	if !m.ReserveBody(1 << 20) {
+		t.Fatal("a 1 MiB message did not get the eighth kept for small bodies")
+	}
+	m.ReleaseBody(8 << 20)
+	m.ReleaseBody(1 << 20)
+	if m.budget.inUse() != 0 {
+		t.Fatalf("in use %d after release, want 0", m.budget.inUse())
+	}
+}

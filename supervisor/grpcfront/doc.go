@@ -54,6 +54,18 @@
 //     more; flow-control windows are fixed;
 //     keepalive pings more often than MinPingInterval, or with no RPC
 //     open, get GOAWAY. cmd/hostile attacks each of these.
+//   - Messages are charged to the body budget (Options.Budget,
+//     limits.max_body_bytes_in_flight) before they are read, as an HTTP
+//     body's declared length is: gRPC opens a stream's window to the
+//     length a message's prefix declares as soon as a handler asks for
+//     it, so the connection and stream windows do not bound it, and
+//     without the charge MaxRPCs x MaxMessageBytes could be in assembly
+//     at once (4096 x 256 MiB = 1 TiB with the defaults). An RPC is
+//     charged MaxMessageBytes at its header (a stream at each RecvMsg),
+//     cut to its message's size once that is in; one the budget has no
+//     room for is refused RESOURCE_EXHAUSTED, unread. Not charged: what a
+//     client pushes to a stream beyond the message being read, at most
+//     StreamWindowBytes each (MaxRPCs x 1 MiB = 4 GiB with the defaults).
 //   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)
 //     until its context ends, then closes every connection and returns
 //     without waiting for handlers still running (each is bounded by its

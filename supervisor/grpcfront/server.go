@@ -51,6 +51,14 @@ type Options struct {
 	// misbehaviour, doubling with each closure up to 16x (see penaltyBox);
 	// the address's open connections are untouched (0: off).
 	AbusePenalty time.Duration
+	// Budget, when set, is charged the largest message (MaxMessageBytes)
+	// before gRPC may read one, and the message's size once it is in,
+	// until the RPC's end or its stream's next message; an RPC or a
+	// stream's next message that it has no room for is refused
+	// RESOURCE_EXHAUSTED before it is read (see charge). Without it, the
+	// messages being received are bounded only by MaxRPCs x
+	// MaxMessageBytes.
+	Budget Budget
 	// Timeouts bound a stream's waits on its client (see Timeouts).
 	Timeouts Timeouts
 	// Admit, when set, refuses ModelInfer and ModelStreamInfer calls from
@@ -78,6 +86,10 @@ const (
 	ConnectionWindowBytes = 16 << 20
 )
 
+// defaultMaxMessageBytes is gRPC's largest message when MaxMessageBytes
+// is 0.
+const defaultMaxMessageBytes = 4 << 20
+
 // pingTimeout is how long a connection pinged after IdleTimeout of
 // silence has to answer.
 const pingTimeout = 20 * time.Second
@@ -98,6 +110,10 @@ func New(o Options) *Server {
 	if o.HandshakeTimeout == 0 {
 		o.HandshakeTimeout = 20 * time.Second
 	}
+	maxMsg := int64(o.MaxMessageBytes)
+	if maxMsg == 0 {
+		maxMsg = defaultMaxMessageBytes
+	}
 	conns := &connSet{penalties: newPenaltyBox(o.AbusePenalty, penaltyEntries)}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
@@ -108,7 +124,7 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs), msgBudget{o.Budget, maxMsg})),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 	}

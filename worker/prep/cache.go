@@ -167,7 +167,7 @@ func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Ten
 		outs, err := tensor.ParseTensors(payload)
 		return outs, err == nil
 	}
-	payload, ok := c.redis.Get(k, deadline)
+	payload, ok := c.redis.Get(k, deadline, c.seg.MaxEntry())
 	if !ok {
 		return nil, false
 	}
@@ -195,7 +195,7 @@ func (c *modelCache) store(k respcache.Key, outs []tensor.Tensor) {
 	now := time.Now()
 	payload := tensor.AppendTensors(nil, outs)
 	c.seg.Put(k, payload, now, c.expiry(now))
-	c.redis.Set(k, payload, c.ttl)
+	c.redis.Set(k, payload, c.ttl, c.seg.MaxEntry())
 }
 
 // cacheStats adds the model's cache hits and misses to its statistics.

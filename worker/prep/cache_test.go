@@ -204,9 +204,9 @@ func TestBadRedisEntryIsNotCopiedLocally(t *testing.T) {
 	c := imageCache(t, "img\x00v1")
 	c.redis = rc
 	k := c.imageKey(&v2.InferRequest{}, [][]byte{[]byte("image")})
-	rc.Set(k, []byte("not tensors"), time.Minute)
+	rc.Set(k, []byte("not tensors"), time.Minute, c.seg.MaxEntry())
 	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the bad SET lands", func() bool {
-		_, ok := rc.Get(k, time.Time{})
+		_, ok := rc.Get(k, time.Time{}, c.seg.MaxEntry())
 		return ok
 	})
 	if _, ok := c.get(k, time.Now(), time.Time{}); ok {
@@ -216,7 +216,7 @@ func TestBadRedisEntryIsNotCopiedLocally(t *testing.T) {
 		t.Fatal("a Redis entry that is not tensors was copied into the local segment")
 	}
 	good := tensor.AppendTensors(nil, []tensor.Tensor{{Name: "y", DType: tensor.FP32, Shape: []int64{1}, Data: make([]byte, 4)}})
-	rc.Set(k, good, time.Minute)
+	rc.Set(k, good, time.Minute, c.seg.MaxEntry())
 	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the good entry is served from Redis", func() bool {
 		outs, ok := c.get(k, time.Now(), time.Time{})
 		return ok && len(outs) == 1 && outs[0].Name == "y"

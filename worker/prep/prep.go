@@ -91,6 +91,7 @@ func Run(rt *worker.Runtime) error {
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
 	r.caches = openCaches(rt.Spec.Processing, rt.Log)
+	r.maxBody = rt.Spec.MaxBodyBytes
 	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
 	// A P for each large decode beside the cpuset's: a large decode
 	// holding one of the cpuset's only Ps would make every request this
@@ -157,6 +158,9 @@ type model struct {
 	// unavailable is why the infer workers do not serve the model (it
 	// failed to load or warm up); "" = it serves. Its routes answer 503.
 	unavailable string
+	// maxBody is max_body_bytes, from which the bound on a request's
+	// BYTES elements is derived (limits); 0: v2's default.
+	maxBody int64
 }
 
 // fasthttpLogger routes fasthttp's own messages into the worker's log.

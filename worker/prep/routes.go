@@ -115,7 +115,9 @@ type router struct {
 	gate     *decodeGate // the worker's one decode gate, for every image model
 	// caches are the response caches by model, mapped once (cache.go).
 	caches map[string]*modelCache
-	log    zerolog.Logger
+	// maxBody is max_body_bytes, every request's budget (model.limits).
+	maxBody int64
+	log     zerolog.Logger
 }
 
 func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
@@ -355,7 +357,7 @@ func (r *router) build(name string, views []*inferView, prev *model) (*model, er
 
 func (r *router) newModel(md tensor.Metadata, unavailable string) *model {
 	return &model{md: md, api: md, metaJSON: v2.AppendModelMetadata(nil, &md),
-		counters: r.counters[md.Name], unavailable: unavailable}
+		counters: r.counters[md.Name], unavailable: unavailable, maxBody: r.maxBody}
 }
 
 // reasons says why no view serves name: the one reason when every infer
