@@ -88,6 +88,12 @@
 //     finish, bounded by shutdown_timeout), then prep workers, then infer
 //     workers.
 //     Run returns only when every worker has been reaped.
+//   - Under systemd the stop must fit the unit's TimeoutStopSec, or the
+//     master is SIGKILLed mid-drain: at start and after each reload that
+//     passes, the master compares its stop bound with the unit's
+//     (supervisor/unitstop, over D-Bus, bounded by unitReadTimeout) and,
+//     when it does not fit, logs a warning with the fix and shows it in
+//     status (Warnings) and STATUS=. It never fails a start over it.
 //   - Stop wins over reloads: once shutdown starts, reloads and upgrades
 //     are refused (ErrStopping); shutdown closes each pool (no position joins
 //     it afterwards), stops every position in it, which cuts short the boots

@@ -21,6 +21,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
+	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -96,6 +97,10 @@ type Master struct {
 	// scaler sizes the prep pool between prep.min_workers and
 	// max_workers (prepscale.go); it idles while autoscaling is off.
 	scaler *autoscale.Scaler
+	// stopWarning: the systemd unit's TimeoutStopSec does not cover the
+	// config's stop bound (stoptimeout.go); nil when it does or no unit
+	// applies.
+	stopWarning atomic.Pointer[unitstop.Warning]
 }
 
 // Options are what a master needs besides its config.
@@ -110,12 +115,18 @@ type Options struct {
 	// Host is the machine to place workers on; nil reads this one
 	// (LoadHost with NVML). Tests give fake topologies and GPUs.
 	Host *config.Host
+	// Unit reads the systemd unit running the master, whose TimeoutStopSec
+	// must cover the stop bound; nil is unitstop.Systemd{} (D-Bus).
+	Unit unitstop.Source
 }
 
 // New returns a master for a resolved config.
 func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	if opts.Upgrader == nil {
 		opts.Upgrader = noUpgrades{}
+	}
+	if opts.Unit == nil {
+		opts.Unit = unitstop.Systemd{}
 	}
 	m := &Master{
 		opts:    opts,
@@ -174,6 +185,7 @@ func (m *Master) Run(ctx context.Context) error {
 	if err := m.place(cfg); err != nil {
 		return err
 	}
+	m.checkStopTimeout(cfg)
 	up := m.opts.Upgrader
 	rd, err := rundir.Prepare(cfg.RuntimeDir, up.HasParent())
 	if err != nil {
@@ -611,6 +623,7 @@ func (m *Master) status() control.Status {
 		st.Ready, st.Stopping = false, control.StoppingDrain
 	}
 	st.LastReload, st.LastUpgrade = m.history.last()
+	st.Warnings = m.warnings()
 	st.ScoreboardFaults, st.ScoreboardError = m.board.Fault()
 	st.Models = m.modelStates()
 	st.Autoscale = m.autoscaleStatus()

@@ -23,8 +23,13 @@ func notifyReloading() {
 	notify(daemon.SdNotifyReloading, fmt.Sprintf("MONOTONIC_USEC=%d", ts.Nano()/1000), "STATUS=reloading the config")
 }
 
-// statusLine is the STATUS= line systemctl status shows while serving.
+// statusLine is the STATUS= line systemctl status shows while serving,
+// ending with the stop timeout's warning if there is one.
 func (m *Master) statusLine() string {
-	return fmt.Sprintf("STATUS=serving on %s: %d prep, %d infer workers, generation %d",
+	line := fmt.Sprintf("STATUS=serving on %s: %d prep, %d infer workers, generation %d",
 		m.cfg().Listen, len(m.prep.list()), len(m.infer.list()), m.generation.Load())
+	if w := m.stopWarning.Load(); w != nil {
+		line += "; " + w.Short()
+	}
+	return line
 }

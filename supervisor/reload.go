@@ -101,6 +101,7 @@ func (m *Master) reload() control.OpResult {
 	err := m.applyReload(&res)
 	if err == nil {
 		res.UnavailableModels = unavailableModels(m.modelStates())
+		m.checkStopTimeout(m.cfg())
 	}
 	finishOp(&res, err, m.generation.Load())
 	m.history.set(res)

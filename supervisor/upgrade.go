@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 )
 
 // Upgrader hands listening sockets to a new binary and tells the old one
@@ -131,8 +132,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 // too, before this one answers the stop.
 func (m *Master) stopNewMaster() {
 	m.log.Warn().Msg("upgrade: a stop arrived while the new master booted; stopping it too")
-	timeout := m.cfg().StopBound() + 30*time.Second
-	if _, err := control.Call(m.rd.Path(), "stop", timeout); err != nil {
+	if _, err := control.Call(m.rd.Path(), "stop", unitstop.Needed(m.cfg().StopBound())); err != nil {
 		m.log.Error().Err(err).Msg("upgrade: could not stop the new master; stop it with `supervisor stop`")
 	}
 }

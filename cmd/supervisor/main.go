@@ -30,6 +30,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
+	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/infer"
 	"github.com/supervisor-dev/supervisor/worker/prep"
@@ -197,6 +198,9 @@ func check(args []string) error {
 		return err
 	}
 	os.Stdout.Write(out)
+	// What the unit (or a drop-in) must allow for a stop, printed even if
+	// placement fails; the master warns when its unit does not allow it.
+	fmt.Println("\n" + unitstop.Advice(cfg.StopBound()))
 	plan, err := printPlan(cfg)
 	if err != nil {
 		return err
@@ -312,8 +316,9 @@ func stop(args []string) error {
 		return err
 	}
 	cfg := f.controlConfig()
-	// The master answers once every worker is gone; allow for a full drain.
-	_, err = control.Call(cfg.RuntimeDir, "stop", cfg.StopBound()+30*time.Second)
+	// The master answers once every worker is gone; allow for a full
+	// drain, as long as the unit's TimeoutStopSec should.
+	_, err = control.Call(cfg.RuntimeDir, "stop", unitstop.Needed(cfg.StopBound()))
 	if err != nil {
 		return err
 	}

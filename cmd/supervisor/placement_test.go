@@ -106,7 +106,8 @@ func threadMasks(t *testing.T, pid int) map[string]string {
 }
 
 // TestCheckPrintsPlan: `supervisor check` prints, after the effective
-// config, where each worker would run on this host; a config that does not
+// config, the TimeoutStopSec its stop bound needs (the default: 60s, so
+// 90) and where each worker would run on this host; a config that does not
 // fit the host fails with the line of the key to change.
 func TestCheckPrintsPlan(t *testing.T) {
 	inferCPU, prepCPU := twoCPUs(t)
@@ -118,6 +119,7 @@ func TestCheckPrintsPlan(t *testing.T) {
 	}
 	out, _ := exec.Command(binPath, "check", "-c", good).Output() // models/ may be missing here: only stdout matters
 	for _, re := range []string{
+		`(?m)^# systemd: a stop takes up to 1m0s \(drain_grace \+ 2 × shutdown_timeout\): the unit needs TimeoutStopSec=90 or more$`,
 		`(?m)^# Placement on this host: CPUs \S+ usable`,
 		`(?m)^#   WORKER +DEVICE +NODE +CPUS$`,
 		`(?m)^#   master +- +- +any \(none reserved\)$`,

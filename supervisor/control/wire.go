@@ -54,6 +54,11 @@ type Status struct {
 	// master started because their run outlived models[].max_run_time and
 	// was stopped; models with none are left out.
 	RunTimeouts map[string]int64 `json:"run_timeouts,omitempty"`
+	// Warnings are what the operator should fix though the master serves:
+	// a systemd TimeoutStopSec that does not cover the config's stop
+	// bound (supervisor/unitstop), with the fix. Checked at start and
+	// after each reload.
+	Warnings []string `json:"warnings,omitempty"`
 	// LastReload and LastUpgrade are the latest outcomes, if any.
 	LastReload  *OpResult `json:"last_reload,omitempty"`
 	LastUpgrade *OpResult `json:"last_upgrade,omitempty"`

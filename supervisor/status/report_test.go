@@ -130,6 +130,22 @@ func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	}
 }
 
+// TestTextReportShowsWarnings: each of the master's warnings (a systemd
+// TimeoutStopSec below the stop bound) gets a WARNING line in the text and
+// on the status page.
+func TestTextReportShowsWarnings(t *testing.T) {
+	const msg = "supervisor.service has TimeoutStopSec=1m30s but this config's stop takes up to 2m10s"
+	r := &Report{Status: control.Status{Warnings: []string{msg}}}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "WARNING: "+msg+"\n") {
+		t.Errorf("status text lacks the warning line:\n%s", b.String())
+	}
+	if page := string(Page(r, nil)); !strings.Contains(page, "WARNING: supervisor.service has TimeoutStopSec=1m30s") {
+		t.Errorf("the status page lacks the warning")
+	}
+}
+
 // TestTextReportNamesTheStopStage: a stopping master is shown stopping,
 // with its stage, not ready; the status page says the same.
 func TestTextReportNamesTheStopStage(t *testing.T) {

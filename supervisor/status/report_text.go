@@ -33,6 +33,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if st.ScoreboardError != "" {
 		fmt.Fprintf(w, "SCOREBOARD DAMAGED %d time(s), recreated; last: %s\n", st.ScoreboardFaults, st.ScoreboardError)
 	}
+	for _, msg := range st.Warnings {
+		fmt.Fprintf(w, "WARNING: %s\n", msg)
+	}
 	if len(st.Degraded) > 0 {
 		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}

@@ -128,6 +128,7 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 {{with .R.LastReload}} Last reload: {{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED: {{.Error}}</span>{{end}} ({{.Took}}).{{end}}
 {{with .R.LastUpgrade}} Last upgrade: {{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED: {{.Error}}</span>{{end}} ({{.Took}}).{{end}}
 {{with .R.ScoreboardError}}<div class="bad">SCOREBOARD DAMAGED {{$.R.ScoreboardFaults}} time(s), recreated; last: {{.}}</div>{{end}}
+{{range .R.Warnings}}<div class="bad">WARNING: {{.}}</div>{{end}}
 {{with .R.Degraded}}<div class="bad">DEGRADED (boots keep failing): {{range .}}{{.}} {{end}}</div>{{end}}
 {{with .R.Autoscale}}<div>Prep autoscale: {{.Workers}} workers (min {{.Min}}, max {{.Max}}), {{.Ups}} up, {{.Downs}} down{{with .Last}}; last {{.Direction}} {{.From}} &rarr; {{.To}}, {{since $.R.At .At}} ago: {{.Reason}}{{with .Error}} <span class="bad">FAILED: {{.}}</span>{{end}}{{end}}</div>{{end}}
 </div>
