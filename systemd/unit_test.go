@@ -5,14 +5,17 @@ package systemd
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 )
 
 // directives reads the [Service] section's key=value lines.
@@ -67,8 +70,8 @@ func TestUnitMatchesTheMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drain := config.DefaultConfig().StopBound(); stop <= drain {
-		t.Errorf("TimeoutStopSec=%s is not above the default drain bound %s", stop, drain)
+	if drain := config.DefaultConfig().StopBound(); stop < unitstop.Needed(drain) {
+		t.Errorf("TimeoutStopSec=%s does not cover the default stop bound %s with margin (%s)", stop, drain, unitstop.Needed(drain))
 	}
 	if len(d["PrivateDevices"]) != 0 {
 		t.Error("PrivateDevices= hides the GPUs from the infer workers")
@@ -80,6 +83,41 @@ func firstOr(v []string, def string) string {
 		return def
 	}
 	return v[0]
+}
+
+// TestConfigsNameTheTimeoutTheyNeed: a reference config whose stop bound
+// the unit's TimeoutStopSec does not cover says so in a comment, with the
+// TimeoutStopSec that `supervisor check` prints and the master's warning
+// asks for, so operators copying it find the drop-in before the journal.
+func TestConfigsNameTheTimeoutTheyNeed(t *testing.T) {
+	unitStop, err := time.ParseDuration(firstOr(directives(t)["TimeoutStopSec"], "0") + "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no reference configs in ../configs (%v)", err)
+	}
+	named := regexp.MustCompile(`(?m)^#.*TimeoutStopSec=(\d+)`)
+	for _, f := range files {
+		cfg, err := config.LoadConfig(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		needed := fmt.Sprint(int64(unitstop.Needed(cfg.StopBound()) / time.Second))
+		m := named.FindSubmatch(data)
+		switch {
+		case m != nil && string(m[1]) != needed:
+			t.Errorf("%s: a comment says TimeoutStopSec=%s, but its stop bound %s needs %s", f, m[1], cfg.StopBound(), needed)
+		case m == nil && unitstop.Compare(unitstop.Unit{TimeoutStop: unitStop}, cfg.StopBound()) != nil:
+			t.Errorf("%s: its stop bound %s exceeds the unit's TimeoutStopSec=%s, and no comment names the TimeoutStopSec=%s it needs",
+				f, cfg.StopBound(), unitStop, needed)
+		}
+	}
 }
 
 // TestUnitVerifies runs systemd-analyze verify with ExecStart pointing at
