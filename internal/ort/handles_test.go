@@ -14,7 +14,7 @@ func TestCHandleLayoutChanged(t *testing.T) {
 		s *inner
 		n int
 	}
-	ok := &outer{s: &inner{o: &x}}
+	ok := &outer{s: &inner{o: &x}, n: x}
 	if p, err := cHandle(ok, "s", "o"); err != nil || p == nil {
 		t.Fatalf("cHandle on the expected layout: %v, %v", p, err)
 	}
