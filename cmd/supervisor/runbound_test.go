@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -107,4 +112,67 @@ func TestWedgedRunReplacesTheWorker(t *testing.T) {
 		t.Error("the log does not say why the worker exited")
 	}
 	t.Logf("the wedged run was answered after %s", took)
+}
+
+// TestAbandonedRunIsStopped: a client whose own timeout (300ms: HTTP's
+// X-Request-Timeout, a gRPC deadline) is far below the model's
+// max_run_time (20s) gets its timeout answer, and the run it started
+// (about ten seconds unstopped) is stopped once nobody waits for it, not
+// at max_run_time: the model's one instance serves a quick request within
+// seconds, on the same infer worker, and nothing counts as a run timeout.
+func TestAbandonedRunIsStopped(t *testing.T) {
+	dir := t.TempDir()
+	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(400))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: slow, path: %s, batching: {max_batch_size: 0, instances: 1}, max_run_time: 20s}\n", slow)})
+	pid := workerNamed(t, in, "infer-0").PID
+	client := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	for _, c := range []struct {
+		name    string
+		abandon func() error // sends the long run under a 300ms timeout
+	}{
+		{"http", func() error {
+			if code, b, _ := in.post("/v2/models/slow/infer", slowBody(10_000_000), map[string]string{"X-Request-Timeout": "300ms"}); code != http.StatusGatewayTimeout {
+				return fmt.Errorf("answered %d %s, want 504", code, b)
+			}
+			return nil
+		}},
+		{"grpc", func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := client.ModelInfer(ctx, slowRequest(10_000_000))
+			if status.Code(err) != codes.DeadlineExceeded {
+				return fmt.Errorf("answered %v, want DEADLINE_EXCEEDED", err)
+			}
+			return nil
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			if err := c.abandon(); err != nil {
+				t.Fatalf("a long run under a 300ms client timeout: %v (after %s)", err, time.Since(start))
+			}
+			gaveUp := time.Since(start)
+			if code, b, _ := in.post("/v2/models/slow/infer", slowBody(3), nil); code != http.StatusOK {
+				t.Fatalf("a quick run after the abandoned one = %d %s, want 200", code, b)
+			}
+			served := time.Since(start)
+			t.Logf("the client gave up after %s; the next request was served %s after the abandoned one was sent", gaveUp, served)
+			if served > 5*time.Second {
+				t.Fatalf("the next request waited %s: the abandoned run was not stopped (it takes about 10s; max_run_time is 20s)", served)
+			}
+		})
+	}
+	if w := workerNamed(t, in, "infer-0"); w.PID != pid || w.State != "ready" {
+		t.Fatalf("infer-0: pid %d state %s, want pid %d still ready (no restart)", w.PID, w.State, pid)
+	}
+	if got := scrapeMetrics(t, in)[`supervisor_run_timeouts_total{model="slow"}`]; got != 0 {
+		t.Errorf("supervisor_run_timeouts_total{model=\"slow\"} = %v, want 0: an abandoned run is no run timeout", got)
+	}
+}
+
+// slowRequest is slowBody as a gRPC ModelInfer request.
+func slowRequest(n int64) *pb.ModelInferRequest {
+	return &pb.ModelInferRequest{ModelName: "slow", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
+		Name: "n", Datatype: "INT64", Shape: []int64{}, Contents: &pb.InferTensorContents{Int64Contents: []int64{n}}}}}
 }

@@ -27,9 +27,11 @@ var (
 
 // RunFunc runs the model once on inputs given in model input order and
 // returns every output in model output order; for example an ort.Session's
-// Run with nil output names. It must be safe for Instances concurrent calls,
-// and must not keep or modify inputs after it returns.
-type RunFunc func(inputs []tensor.Tensor) ([]tensor.Tensor, error)
+// RunContext with nil output names. It must be safe for Instances
+// concurrent calls, and must not keep or modify inputs after it returns.
+// ctx ends, with ErrAbandoned, when every request of the batch has been
+// abandoned (Request.Abandoned): a RunFunc should then stop and fail.
+type RunFunc func(ctx context.Context, inputs []tensor.Tensor) ([]tensor.Tensor, error)
 
 // Batcher queues one model's requests and runs them in batches. Its methods
 // are safe for concurrent use.
@@ -84,9 +86,10 @@ func newBatcher(cfg Config, md tensor.Metadata, run RunFunc, clk clock, observe 
 // Submit queues r and blocks until its outputs, in model output order, are
 // ready. If ctx ends or r.Deadline passes while r is queued, r leaves the
 // queue, is never run, and Submit returns ctx's error or ErrTimeout. Once
-// r's batch has started, Submit waits for it and returns its result: a run
-// cannot be interrupted, and until it ends the batch may still read r's
-// input buffers, which the caller may reuse once Submit returns. Outputs of a batched request alias one buffer
+// r's batch has started, Submit waits for it and returns its result: until
+// the run ends the batch may still read r's input buffers, which the
+// caller may reuse once Submit returns. Only abandoning every request of
+// the batch (Request.Abandoned) stops the run early. Outputs of a batched request alias one buffer
 // shared with the rest of its batch, with capacities cut so that appending
 // to one never writes into another.
 func (b *Batcher) Submit(ctx context.Context, r Request) (outs []tensor.Tensor, err error) {

@@ -19,7 +19,10 @@
 //     one whose first request ranks highest goes first.
 //   - A request whose context ends or whose Deadline passes while it is
 //     queued leaves the queue and is never run. Once its batch has started
-//     it runs to the end and its caller gets the result.
+//     its caller gets the batch's result; the run's context ends early
+//     only when every request in the batch has been abandoned
+//     (Request.Abandoned, abandon.go): one request still waited for keeps
+//     it going.
 //   - MaxBatchSize 0 turns batching off: each request runs on its own, with
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.

@@ -22,7 +22,9 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 		inputs = concat(items, rows)
 	}
 	t1 := b.clock.Now()
-	outs, err := b.run(inputs)
+	ctx, stop := runContext(items)
+	outs, err := b.run(ctx, inputs)
+	stop()
 	t2 := b.clock.Now()
 	var parts [][]tensor.Tensor
 	if err == nil {

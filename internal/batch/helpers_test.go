@@ -72,6 +72,7 @@ type fakeModel struct {
 	mu    sync.Mutex
 	calls [][]float32
 	shape [][]int64
+	ctx   context.Context // of the latest call
 
 	active, maxActive atomic.Int32
 	// out, if set, replaces the computed output (to test bad models).
@@ -86,7 +87,9 @@ func newFakeModel(gated bool) *fakeModel {
 	return m
 }
 
-func (m *fakeModel) run(in []tensor.Tensor) ([]tensor.Tensor, error) {
+// run doubles x; gated, it waits for the gate or for ctx to end (then it
+// fails with ctx's cause, as a model told to terminate does).
+func (m *fakeModel) run(ctx context.Context, in []tensor.Tensor) ([]tensor.Tensor, error) {
 	n := m.active.Add(1)
 	defer m.active.Add(-1)
 	for {
@@ -102,10 +105,15 @@ func (m *fakeModel) run(in []tensor.Tensor) ([]tensor.Tensor, error) {
 	m.mu.Lock()
 	m.calls = append(m.calls, x)
 	m.shape = append(m.shape, append([]int64(nil), in[0].Shape...))
+	m.ctx = ctx
 	m.mu.Unlock()
 	m.started <- int(in[0].Shape[0])
 	if m.gate != nil {
-		<-m.gate
+		select {
+		case <-m.gate:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 	}
 	if m.out != nil {
 		return []tensor.Tensor{m.out(in[0])}, nil

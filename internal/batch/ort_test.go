@@ -30,7 +30,9 @@ func openModel(tb testing.TB, name string, m *onnxmodel.Model) *ort.Session {
 
 // runAll binds a session to a RunFunc returning every output.
 func runAll(s *ort.Session) batch.RunFunc {
-	return func(in []tensor.Tensor) ([]tensor.Tensor, error) { return s.Run(in, nil) }
+	return func(ctx context.Context, in []tensor.Tensor) ([]tensor.Tensor, error) {
+		return s.RunContext(ctx, in, nil)
+	}
 }
 
 // warmBatcher8 batches s in batches of up to 8 rows, with a delay too

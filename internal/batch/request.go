@@ -27,6 +27,13 @@ type Request struct {
 	// if it is still queued then, it is dropped and Submit returns
 	// ErrTimeout. It is a wall-clock time, like a context deadline.
 	Deadline time.Time
+	// Abandoned, if not nil, reports whether nobody waits for the
+	// request's answer any more (its client gave up). It is polled while
+	// the request's batch runs, from another goroutine, and never after
+	// Submit returns: once it is true for every request of a batch, the
+	// run's context ends (abandon.go). Nil: the answer is always waited
+	// for.
+	Abandoned func() bool
 }
 
 // result is what a batch hands back to one Submit.
@@ -53,6 +60,8 @@ type pending struct {
 	key    string          // shape key: requests batch only with equal keys
 	rank   int             // priority, lower first
 	done   chan result     // buffered: a batch never waits for its caller
+	// abandoned is Request.Abandoned; nil: never.
+	abandoned func() bool
 
 	state atomic.Int32
 
@@ -74,7 +83,7 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 	if err := b.checkInputs(inputs); err != nil {
 		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
 	}
-	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1)}
+	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1), abandoned: r.Abandoned}
 	if p.rank == 0 {
 		p.rank = math.MaxInt
 	}

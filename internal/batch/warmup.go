@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
@@ -29,7 +30,7 @@ func (b *Batcher) WarmUpFilled(intOnes bool) error {
 	for n := 1; n <= sizes; n++ {
 		inputs, err := warmupInputs(b.md.Inputs, n, b.cfg.MaxBatchSize > 0, intOnes)
 		if err == nil {
-			_, err = b.run(inputs)
+			_, err = b.run(context.Background(), inputs)
 		}
 		if err != nil {
 			return fmt.Errorf("model %q: warm-up at batch size %d failed: %w", b.md.Name, n, err)
@@ -41,7 +42,7 @@ func (b *Batcher) WarmUpFilled(intOnes bool) error {
 // WarmUpWith runs the model once on inputs (a replayed request), directly,
 // as WarmUp does.
 func (b *Batcher) WarmUpWith(inputs []tensor.Tensor) error {
-	if _, err := b.run(inputs); err != nil {
+	if _, err := b.run(context.Background(), inputs); err != nil {
 		return fmt.Errorf("model %q: warm-up request failed: %w", b.md.Name, err)
 	}
 	return nil

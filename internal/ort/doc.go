@@ -14,7 +14,8 @@
 //     returns, on every path.
 //   - RunContext stops a run when its context ends, through ORT's
 //     terminate flag (terminate.go), which ORT checks between nodes: a
-//     node that does not return is not stopped.
+//     node that does not return is not stopped. Runs through an I/O
+//     binding (output binding, models with no inputs) included.
 //   - Input Data is passed to ORT without a copy (unless it is misaligned
 //     for its element type, or BYTES, which is copied into ORT strings);
 //     output Data is Go memory owned by the caller, with no tie to ORT once

@@ -1,6 +1,7 @@
 package ort
 
 import (
+	"context"
 	"fmt"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
@@ -35,8 +36,8 @@ func checkNoInputs(outputs []tensor.Spec) error {
 }
 
 // runBound runs a model with no inputs on the preallocated outputs outs,
-// through an I/O binding.
-func (s *Session) runBound(outs []onnxruntime.Value) error {
+// through an I/O binding, terminated when ctx ends.
+func (s *Session) runBound(ctx context.Context, outs []onnxruntime.Value) error {
 	b, err := s.sess.CreateIoBinding()
 	if err != nil {
 		return fmt.Errorf("could not create an I/O binding: %w", err)
@@ -47,5 +48,9 @@ func (s *Session) runBound(outs []onnxruntime.Value) error {
 			return fmt.Errorf("could not bind output %q: %w", s.meta.Outputs[j].Name, err)
 		}
 	}
-	return s.sess.RunWithBinding(b)
+	handle, err := bindingHandle(b)
+	if err != nil {
+		return err
+	}
+	return s.runWithBinding(ctx, handle)
 }

@@ -28,6 +28,7 @@ enum {
 	idxReleaseTensorTypeAndShapeInfo = 99,
 	idxGetAvailableProviders = 125,
 	idxReleaseAvailableProviders = 126,
+	idxRunWithBinding = 133,
 	idxBindOutputToDevice = 138,
 	idxGetBoundOutputValues = 140,
 	idxGetTensorMemoryInfo = 194,

@@ -1,9 +1,9 @@
 package ort
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"unsafe"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
@@ -30,7 +30,9 @@ import (
 // other than the CPU's, and its GetBoundOutputValues copies every output
 // into Go values (mis-sizing FP16 and BF16, see outshape.go), so
 // outbind_c.go makes those calls through the OrtApi table, on the binding
-// onnxruntime_go created (bindingHandle).
+// onnxruntime_go created (bindingHandle). Its RunWithBinding takes no run
+// options either, so the run itself goes through the OrtApi table too,
+// with run options that max_run_time can terminate (runWithBinding).
 
 // OutputBinding says where a session's outputs are put before they are
 // copied into the Go memory Run returns.
@@ -106,21 +108,10 @@ func (m *outputMemory) release() {
 	}
 }
 
-// bindingHandle returns the OrtIoBinding inside b. onnxruntime_go keeps it
-// in an unexported field; the check on its name and kind turns a change of
-// layout in another version into an error rather than a crash.
-func bindingHandle(b *onnxruntime.IoBinding) (unsafe.Pointer, error) {
-	f := reflect.ValueOf(b).Elem().FieldByName("o")
-	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
-		return nil, errors.New("onnxruntime_go's IoBinding no longer holds its OrtIoBinding in field o (written for v1.27.0)")
-	}
-	return f.UnsafePointer(), nil
-}
-
 // runBinding runs the session with inputs ins (model order) bound as
 // they are and every output bound to s.outMem, and returns the wanted
-// outputs copied into Go memory.
-func (s *Session) runBinding(ins []onnxruntime.Value, want []int) ([]tensor.Tensor, error) {
+// outputs copied into Go memory. The run is terminated when ctx ends.
+func (s *Session) runBinding(ctx context.Context, ins []onnxruntime.Value, want []int) ([]tensor.Tensor, error) {
 	b, err := s.sess.CreateIoBinding()
 	if err != nil {
 		return nil, fmt.Errorf("could not create an I/O binding: %w", err)
@@ -140,8 +131,8 @@ func (s *Session) runBinding(ins []onnxruntime.Value, want []int) ([]tensor.Tens
 			return nil, fmt.Errorf("could not bind output %q to %s memory: %w", o.Name, s.outMem.name, err)
 		}
 	}
-	if err := s.sess.RunWithBinding(b); err != nil {
-		return nil, fmt.Errorf("ONNX Runtime failed: %w", err)
+	if err := s.runWithBinding(ctx, handle); err != nil {
+		return nil, err
 	}
 	if err := syncBoundOutputs(s.outMem.api, handle); err != nil {
 		return nil, fmt.Errorf("could not wait for the bound outputs: %w", err)

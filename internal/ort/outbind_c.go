@@ -21,6 +21,7 @@ typedef void *(*sizeFn)(const void *, size_t *);
 typedef void *(*dimsFn)(const void *, int64_t *, size_t);
 typedef void *(*memInfoFn)(const void *, const void **);
 typedef void *(*memNameFn)(const void *, const char **);
+typedef void *(*runBindingFn)(void *, const void *, const void *);
 
 #define CALL(idx, type, ...) ((type)api[idx])(__VA_ARGS__)
 
@@ -42,6 +43,12 @@ static void releaseMemInfo(void **api, void *mi) { CALL(idxReleaseMemoryInfo, re
 
 static char *bindOutputToDevice(void **api, void *b, const char *name, void *mi) {
 	return ortStatusMessage(api, CALL(idxBindOutputToDevice, bindOutDevFn, b, name, mi));
+}
+
+// runWithBinding runs session on binding b under run options ro (NULL:
+// the defaults), so that ro's terminate flag can stop it.
+static char *runWithBinding(void **api, void *session, void *ro, void *b) {
+	return ortStatusMessage(api, CALL(idxRunWithBinding, runBindingFn, session, ro, b));
 }
 
 // syncBoundOutputs waits until every output of b is in place: a GPU
@@ -101,10 +108,10 @@ import (
 )
 
 // The cgo half of outbind.go: ONNX Runtime calls onnxruntime_go v1.27.0
-// does not wrap (CreateMemoryInfo, BindOutputToDevice,
-// SynchronizeBoundOutputs, GetBoundOutputValues without its copy into Go
-// values, GetTensorMemoryInfo), made through the OrtApi table of the
-// library ort.Init loaded.
+// does not wrap (CreateMemoryInfo, BindOutputToDevice, RunWithBinding with
+// run options, SynchronizeBoundOutputs, GetBoundOutputValues without its
+// copy into Go values, GetTensorMemoryInfo), made through the OrtApi table
+// of the library ort.Init loaded.
 
 // maxRank bounds the rank of an output read from a bound value.
 const maxRank = 64
@@ -165,6 +172,13 @@ func bindOutputToDevice(api *unsafe.Pointer, binding unsafe.Pointer, name string
 	cName := C.CString(name)
 	defer C.free(unsafe.Pointer(cName))
 	return cError(C.bindOutputToDevice((*unsafe.Pointer)(api), binding, cName, mi))
+}
+
+// runWithBinding runs session on binding under run options ro (nil: the
+// defaults): the OrtApi call onnxruntime_go's RunWithBinding makes, with
+// run options it does not take.
+func runWithBinding(api *unsafe.Pointer, session, ro, binding unsafe.Pointer) error {
+	return cError(C.runWithBinding((*unsafe.Pointer)(api), session, ro, binding))
 }
 
 // syncBoundOutputs waits for the outputs of the run of binding to be

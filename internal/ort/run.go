@@ -33,9 +33,8 @@ func (s *Session) Run(inputs []tensor.Tensor, outputs []string) ([]tensor.Tensor
 // RunContext is Run, stopped when ctx ends: ONNX Runtime is told to
 // terminate the run (RunOptions' terminate flag), which it checks between
 // nodes, so a node that never returns is not stopped. A run stopped so
-// fails with context.Cause(ctx). A model with no inputs runs through an
-// I/O binding, which takes no run options: ctx does not stop it (its graph
-// is constants only).
+// fails with context.Cause(ctx). Runs through an I/O binding (output
+// binding, models with no inputs) are stopped the same way.
 func (s *Session) RunContext(ctx context.Context, inputs []tensor.Tensor, outputs []string) ([]tensor.Tensor, error) {
 	ordered, err := s.orderInputs(inputs)
 	if err != nil {
@@ -67,7 +66,7 @@ func (s *Session) run(ctx context.Context, inputs []*tensor.Tensor, want []int) 
 		ins[i] = v
 	}
 	if s.outMem != nil {
-		result, err := s.runBinding(ins, want) // outbind.go
+		result, err := s.runBinding(ctx, ins, want) // outbind.go
 		runtime.KeepAlive(inputs)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", s.name, err)

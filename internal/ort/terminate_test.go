@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/ort/orttest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
@@ -19,8 +21,25 @@ func slowInput(n int64) []tensor.Tensor {
 
 // A run whose context ends is terminated by ONNX Runtime between nodes
 // and fails with the context's cause; the session serves the next run.
+// Outputs bound through an I/O binding (the path of output_binding:
+// pinned, here on CPU memory) are terminated the same way.
 func TestRunContextTerminatesLongRun(t *testing.T) {
-	s := openModel(t, "slow", onnxmodel.SlowSin(400))
+	for _, outputs := range []ort.OutputBinding{ort.OutputsOff, ort.OutputsCPU} {
+		t.Run(string(outputs), func(t *testing.T) {
+			b, err := onnxmodel.SlowSin(400).Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := orttest.Open(t, "slow", b, ort.Options{IntraOpThreads: 1, Outputs: outputs})
+			checkTerminated(t, s)
+		})
+	}
+}
+
+// checkTerminated runs s (SlowSin) far past a 200ms context and checks
+// the run stopped soon after with the context's cause, then serves again.
+func checkTerminated(t *testing.T, s *ort.Session) {
+	t.Helper()
 	cause := errors.New("max_run_time passed")
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 200*time.Millisecond, cause)
 	defer cancel()

@@ -39,7 +39,10 @@
 // worker.RunTimeoutHeader (RunTimeoutError) and the worker serves on; a
 // run that still has not returned a grace later makes the worker exit
 // (status exitWedged), since its heartbeats would otherwise keep a worker
-// with a stuck ORT thread in service.
+// with a stuck ORT thread in service. A run also stops, the same way, once
+// every prep worker waiting on its batch has given up and closed the
+// connection its request came on (abandonedBy, batch.Request.Abandoned):
+// a client's timeout shorter than max_run_time frees the worker then.
 package infer
 
 import (

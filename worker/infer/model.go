@@ -50,8 +50,8 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer, wedged func
 	cfg.Observer = obs
 	cfg.CheckInput = ort.CheckInput
 	bound := &runBound{model: m.Name, max: m.MaxRunTime, grace: graceFor(m.MaxRunTime), wedged: wedged}
-	b, err := batch.New(cfg, md, func(in []tensor.Tensor) ([]tensor.Tensor, error) {
-		return bound.run(func(ctx context.Context) ([]tensor.Tensor, error) {
+	b, err := batch.New(cfg, md, func(ctx context.Context, in []tensor.Tensor) ([]tensor.Tensor, error) {
+		return bound.run(ctx, func(ctx context.Context) ([]tensor.Tensor, error) {
 			return sess.RunContext(ctx, in, nil)
 		})
 	})

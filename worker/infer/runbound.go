@@ -53,15 +53,16 @@ const (
 	graceMax = 30 * time.Second
 )
 
-// run calls fn under the bound. A run that fails after the bound passed
-// fails with the bound's *RunTimeoutError; one that succeeds just past it
-// keeps its result.
-func (b *runBound) run(fn func(context.Context) ([]tensor.Tensor, error)) ([]tensor.Tensor, error) {
+// run calls fn under the bound, on a context that also ends with parent
+// (every request of the batch abandoned: batch.ErrAbandoned). A run that
+// fails after the bound passed fails with the bound's *RunTimeoutError;
+// one that succeeds just past it keeps its result.
+func (b *runBound) run(parent context.Context, fn func(context.Context) ([]tensor.Tensor, error)) ([]tensor.Tensor, error) {
 	if b.max <= 0 {
-		return fn(context.Background())
+		return fn(parent)
 	}
 	cause := &RunTimeoutError{Model: b.model, MaxRunTime: b.max}
-	ctx, cancel := context.WithTimeoutCause(context.Background(), b.max, cause)
+	ctx, cancel := context.WithTimeoutCause(parent, b.max, cause)
 	defer cancel()
 	start := time.Now()
 	watchdog := time.AfterFunc(b.max+b.grace, func() { b.wedged(b.model, time.Since(start)) })

@@ -25,7 +25,7 @@ func (w wedgedCalls) hook(model string, _ time.Duration) { w <- model }
 func TestRunBoundStopsARunAtItsBound(t *testing.T) {
 	calls := make(wedgedCalls, 1)
 	b := &runBound{model: "m", max: 20 * time.Millisecond, grace: 50 * time.Millisecond, wedged: calls.hook}
-	_, err := b.run(func(ctx context.Context) ([]tensor.Tensor, error) {
+	_, err := b.run(context.Background(), func(ctx context.Context) ([]tensor.Tensor, error) {
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
@@ -55,7 +55,7 @@ func TestRunBoundDeclaresAWedgedRun(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := b.run(func(context.Context) ([]tensor.Tensor, error) {
+		_, err := b.run(context.Background(), func(context.Context) ([]tensor.Tensor, error) {
 			<-release // a node that never checks the terminate flag
 			return nil, errors.New("ONNX Runtime: terminated")
 		})
@@ -81,7 +81,7 @@ func TestRunBoundPassesQuickRuns(t *testing.T) {
 	out := []tensor.Tensor{{Name: "y"}}
 	for _, max := range []time.Duration{0, time.Minute} {
 		b := &runBound{model: "m", max: max, grace: time.Second, wedged: func(string, time.Duration) { t.Error("wedged called") }}
-		got, err := b.run(func(ctx context.Context) ([]tensor.Tensor, error) {
+		got, err := b.run(context.Background(), func(ctx context.Context) ([]tensor.Tensor, error) {
 			if (max == 0) != (ctx.Done() == nil) {
 				t.Errorf("bound %s: the run's context ends: %v", max, ctx.Done() != nil)
 			}

@@ -3,6 +3,7 @@ package infer
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"time"
 
@@ -20,9 +21,10 @@ import (
 const retryAfterSeconds = "1"
 
 // schedule reads the request's priority and deadline from the headers
-// prep sets (worker.PriorityHeader, worker.DeadlineHeader).
+// prep sets (worker.PriorityHeader, worker.DeadlineHeader), and watches
+// its connection for the prep worker giving up (abandonedBy).
 func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, error) {
-	r := batch.Request{Inputs: inputs}
+	r := batch.Request{Inputs: inputs, Abandoned: abandonedBy(ctx.Conn())}
 	if v := ctx.Request.Header.Peek(worker.PriorityHeader); len(v) > 0 {
 		p, err := strconv.Atoi(string(v))
 		if err != nil {
@@ -40,6 +42,21 @@ func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, 
 	return r, nil
 }
 
+// abandonedBy reports, for a request that came on conn, whether the prep
+// worker that sent it has stopped waiting for the answer: its fasthttp
+// client closes the connection when its deadline passes (the client's,
+// or prep.upstream_timeout), and the kernel closes it when the prep worker
+// dies. worker.DeadlineHeader cannot say it: it is when the request must
+// have started, earlier than that when the V2 request has a "timeout".
+// The batcher polls it while the request's batch runs, and stops the run
+// once every request of the batch is abandoned (batch.ErrAbandoned).
+func abandonedBy(conn net.Conn) func() bool {
+	if conn == nil {
+		return nil
+	}
+	return func() bool { return worker.PeerClosed(conn) }
+}
+
 // submit runs one request through m's batcher. The context is not the
 // fasthttp one: that ends when the server starts draining, and a queued
 // request must still run then. The request's deadline bounds its wait.
@@ -51,7 +68,9 @@ func (m *model) submit(r batch.Request) ([]tensor.Tensor, error) {
 // 503 with Retry-After when the model is overloaded (queue full, request
 // expired in the queue, shutting down), 400 for the request's own faults,
 // 500 for the rest; a run stopped at max_run_time is a 500 too (see
-// RunTimeoutError), marked with worker.RunTimeoutHeader.
+// RunTimeoutError), marked with worker.RunTimeoutHeader. A run stopped
+// because every request of its batch was abandoned gets 503, which nobody
+// reads.
 func replyError(ctx *fasthttp.RequestCtx, err error) {
 	var rte *RunTimeoutError
 	switch {
@@ -59,7 +78,8 @@ func replyError(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
 		ctx.Response.Header.Set(worker.RunTimeoutHeader, rte.Model)
 	case errors.Is(err, batch.ErrQueueFull), errors.Is(err, batch.ErrTimeout),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, batch.ErrClosed):
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, batch.ErrClosed),
+		errors.Is(err, batch.ErrAbandoned): // nobody reads this one
 		ctx.Error(err.Error(), fasthttp.StatusServiceUnavailable)
 		// After Error, which resets the response.
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfterSeconds)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -18,8 +17,8 @@ import (
 // worker.DeadlineHeader) has passed, or when the master has closed the
 // connection the request came on, which it does when it stops waiting
 // (its deadline or upstream timeout) or dies. fasthttp's RequestCtx.Done
-// fires only at server shutdown, so the connection is asked directly: a
-// non-blocking peek that reads 0 bytes means the peer closed it.
+// fires only at server shutdown, so the connection is asked directly
+// (worker.PeerClosed).
 
 // Reasons a request's work stops.
 var (
@@ -54,32 +53,10 @@ func (s stopper) check() error {
 	if !s.deadline.IsZero() && !now().Before(s.deadline) {
 		return errDeadlinePassed
 	}
-	if s.conn != nil && peerClosed(s.conn) {
+	if s.conn != nil && worker.PeerClosed(s.conn) {
 		return errClientGone
 	}
 	return nil
-}
-
-// peerClosed reports whether conn's peer has closed it: a peek without
-// waiting reads end of file. Pending bytes or nothing to read yet mean it
-// is open; a connection that cannot be asked is taken as open.
-func peerClosed(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	closed := false
-	var buf [1]byte
-	_ = raw.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		closed = n == 0 && err == nil
-		return true // one try; never wait
-	})
-	return closed
 }
 
 // stoppedError is a request whose images were not all decoded because its

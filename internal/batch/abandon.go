@@ -1,0 +1,72 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A batch that has started runs until its model returns, but once every
+// request in it has been abandoned (Request.Abandoned) nobody waits for
+// its outputs: its run's context ends, with ErrAbandoned, so that a model
+// that honours it (ort.Session.RunContext) stops and frees its instance.
+// One request still waited for keeps the run going: its caller gets the
+// outputs. Abandonment is polled, every abandonPoll while the batch runs,
+// because what tells it (a peer's closed connection) has no event to wait
+// on; batches of requests that cannot be abandoned run on a context that
+// never ends, with no poller.
+
+// ErrAbandoned is the cause of a run's context ending because every
+// request in its batch was abandoned; the batch's requests fail with an
+// error wrapping it (nobody reads the answer).
+var ErrAbandoned = errors.New("every request in the batch was abandoned: nobody waits for its outputs")
+
+// abandonPoll is how often a running batch asks its requests whether they
+// were abandoned: a run stops at most this long (plus the model's time to
+// notice) after its last client gave up, and a batch's poll costs a few
+// syscalls.
+const abandonPoll = 20 * time.Millisecond
+
+// runContext returns the context items' run gets, and the function that
+// stops its poller (and waits for it, so no Abandoned is called after it
+// returns); call it once the run has returned.
+func runContext(items []*pending) (context.Context, func()) {
+	for _, p := range items {
+		if p.abandoned == nil {
+			return context.Background(), func() {}
+		}
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(abandonPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if allAbandoned(items) {
+				cancel(ErrAbandoned)
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(stop)
+		<-exited
+		cancel(nil)
+	}
+}
+
+// allAbandoned reports whether every item's client has given up.
+func allAbandoned(items []*pending) bool {
+	for _, p := range items {
+		if !p.abandoned() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,91 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/polltest"
+)
+
+// client is a request's side of Request.Abandoned: whether it gave up.
+// Once counting is set, asked counts the batch's questions to every client.
+type client struct {
+	id       int
+	gone     atomic.Bool
+	counting *atomic.Bool
+	asked    *atomic.Int32
+}
+
+func (c *client) abandoned() bool {
+	if c.counting.Load() {
+		c.asked.Add(1)
+	}
+	return c.gone.Load()
+}
+
+// A started batch's run goes on while one of its requests is still waited
+// for, and its context ends with ErrAbandoned once every request has been
+// abandoned; both callers get an error wrapping it.
+func TestRunStopsWhenEveryRequestIsAbandoned(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 8, MaxQueueDelay: hour}, dynamicMD(), true)
+	var counting atomic.Bool
+	var asked atomic.Int32
+	a, b := &client{id: 1, counting: &counting, asked: &asked}, &client{id: 2, counting: &counting, asked: &asked}
+	var outs []<-chan outcome
+	for _, c := range []*client{a, b} {
+		r := rowsReq(c.id, 1, 2)
+		r.Abandoned = c.abandoned
+		outs = append(outs, h.submit(context.Background(), r))
+	}
+	h.waitDepth(t, 2)
+	h.clk.Advance(hour)
+	if rows := h.waitStarted(t); rows != 2 {
+		t.Fatalf("batch of %d rows, want both requests (2)", rows)
+	}
+	a.gone.Store(true)
+	counting.Store(true)
+	// Three questions since (one or two a poll): a whole poll has run
+	// with a abandoned.
+	polltest.Until(t, waitLimit, time.Millisecond, "the batch to poll its requests after one was abandoned",
+		func() bool { return asked.Load() >= 3 })
+	h.m.mu.Lock()
+	runCtx := h.m.ctx
+	h.m.mu.Unlock()
+	if err := runCtx.Err(); err != nil {
+		t.Fatalf("one request of two abandoned: the run's context ended (%v), want it to go on", err)
+	}
+	b.gone.Store(true)
+	for i, c := range outs {
+		if o := wait(t, c); !errors.Is(o.err, ErrAbandoned) {
+			t.Errorf("request %d: err %v, want ErrAbandoned", i+1, o.err)
+		}
+	}
+}
+
+// A batch with a request that cannot be abandoned runs on a context that
+// never ends: no poller, and no terminate options in ORT.
+func TestRunWithoutAbandonedNeverEnds(t *testing.T) {
+	h := newHarness(t, Config{}, dynamicMD(), false)
+	checkDoubled(t, rowsReq(1, 1, 2), wait(t, h.submit(context.Background(), rowsReq(1, 1, 2))))
+	h.m.mu.Lock()
+	defer h.m.mu.Unlock()
+	if h.m.ctx.Done() != nil {
+		t.Fatal("a batch whose request has no Abandoned got a context that can end")
+	}
+}
+
+// BenchmarkRunContext is what watching a batch of 8 requests for
+// abandonment costs a run that ends before the first poll.
+func BenchmarkRunContext(b *testing.B) {
+	items := make([]*pending, 8)
+	for i := range items {
+		items[i] = &pending{abandoned: func() bool { return false }}
+	}
+	for b.Loop() {
+		_, stop := runContext(items)
+		stop()
+	}
+}

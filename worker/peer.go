@@ -1,0 +1,32 @@
+package worker
+
+import (
+	"net"
+	"syscall"
+)
+
+// PeerClosed reports whether conn's peer has closed it: a peek without
+// waiting reads end of file. Pending bytes or nothing to read yet mean it
+// is open; a connection that cannot be asked is taken as open. A worker
+// asks it of the connection a request came on to learn that nobody waits
+// for the answer any more: fasthttp's RequestCtx.Done fires only at server
+// shutdown, and the side that gives up (the master, a prep worker's
+// fasthttp client at its deadline) closes its connection.
+func PeerClosed(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	var buf [1]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n == 0 && err == nil
+		return true // one try; never wait
+	})
+	return closed
+}
