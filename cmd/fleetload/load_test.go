@@ -52,26 +52,56 @@ func TestLoaderNamesARefusedConnection(t *testing.T) {
 }
 
 // TestLoaderReportsPeriods: each period's line counts the requests that
-// finished in it, and the periods add up to no more than the total.
+// finished in it, and the periods add up to no more than the total. The
+// load runs until three lines came, not for a fixed time: how many 100ms
+// ticks fit in a given time, and whether a request finished in each, is
+// up to the scheduler on a busy machine.
 func TestLoaderReportsPeriods(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 550*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := newLoader(srv.URL, []byte("{}"), 2)
-	lines := make(chan periodLine, 100)
-	go l.report(ctx, 100*time.Millisecond, func(p periodLine) { lines <- p })
-	total := l.run(ctx).summary()
-	sum, n := 0, 0
+	lines := make(chan periodLine, 1000)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		l.report(ctx, 100*time.Millisecond, func(p periodLine) { lines <- p })
+	}()
+	totals := make(chan summary, 1)
+	go func() { totals <- l.run(ctx).summary() }()
+	got := receiveLines(t, lines, 3, 30*time.Second)
+	cancel()
+	total := <-totals
+	<-reported
 	for len(lines) > 0 {
-		p := <-lines
-		if p.T <= 0 || p.OK == 0 {
-			t.Errorf("period %+v, want a time and some 200s", p)
+		got = append(got, <-lines)
+	}
+	sum, ok, last := 0, 0, 0.0
+	for _, p := range got {
+		if p.T <= last || p.Requests != p.OK {
+			t.Errorf("period %+v after t=%v: want a later time and every request a 200", p, last)
 		}
-		sum += p.Requests
-		n++
+		sum, ok, last = sum+p.Requests, ok+p.OK, p.T
 	}
-	if n < 3 || sum > total.Requests {
-		t.Errorf("%d periods with %d requests, total %d; want at least 3 periods adding up to at most the total", n, sum, total.Requests)
+	if ok == 0 || sum > total.Requests {
+		t.Errorf("%d periods with %d requests (%d 200s), total %d; want some 200s adding up to at most the total", len(got), sum, ok, total.Requests)
 	}
+}
+
+// receiveLines returns the first n lines, failing the test when they do
+// not all come within d.
+func receiveLines(t *testing.T, lines <-chan periodLine, n int, d time.Duration) []periodLine {
+	t.Helper()
+	timeout := time.After(d)
+	var got []periodLine
+	for len(got) < n {
+		select {
+		case p := <-lines:
+			got = append(got, p)
+		case <-timeout:
+			t.Fatalf("%d period lines within %s, want %d", len(got), d, n)
+		}
+	}
+	return got
 }

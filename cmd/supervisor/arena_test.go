@@ -108,6 +108,8 @@ func TestFullArenaIsVisible(t *testing.T) {
 			syscall.Kill(infer.PID, syscall.SIGCONT)
 		}
 	}()
+	// Stopped before the request goes, or it may still be answered.
+	pollUntil(t, 10*time.Second, "infer-0 stopped by SIGSTOP", func() bool { return processStopped(infer.PID) })
 	held := make(chan int, 1)
 	go func() { // holds the only slot until the infer worker goes on
 		code, _, _ := in.post("/v2/models/mlp/infer", body, nil)

@@ -43,8 +43,13 @@ func TestAutoscaleGrowsAndShrinksPrep(t *testing.T) {
 	if sent == 0 || len(failed) > 0 {
 		t.Fatalf("under load: %d requests, failures %q; want some and none failed", sent, failed)
 	}
-	polltest.Until(t, 30*time.Second, 250*time.Millisecond, "the prep pool to shrink to min_workers 1",
-		func() bool { return prepWorkerGauge(t, in) == 1 })
+	// The gauge drops when a shrink starts; status records the shrink
+	// once the removed worker has drained: wait for both.
+	polltest.Until(t, 30*time.Second, 250*time.Millisecond, "the prep pool to shrink to min_workers 1, the shrink recorded",
+		func() bool {
+			a := in.status().Autoscale
+			return prepWorkerGauge(t, in) == 1 && a != nil && a.Last != nil && a.Last.To == 1
+		})
 
 	st := in.status()
 	a := st.Autoscale

@@ -385,6 +385,25 @@ func processGone(pid int) bool {
 // its parent (init, for orphans) has yet to reap.
 func processExited(pid int) bool { return procinfo.Exited("", pid) }
 
+// processStopped reports whether every thread of pid is stopped (state T
+// in /proc/<pid>/task/<tid>/stat). SIGSTOP takes effect later than kill
+// returns: one thread is woken to start the group stop, and on a busy
+// machine it may wait for a CPU while another thread goes on serving.
+func processStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		i := bytes.LastIndexByte(b, ')') // the command name may hold anything
+		if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
+
 // logFile collects the output of a master and of the masters its upgrades
 // start.
 type logFile struct{ f *os.File }

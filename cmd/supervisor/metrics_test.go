@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -126,6 +127,7 @@ func testStatusFromScoreboard(t *testing.T, in *instance) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(pid, syscall.SIGCONT)
+	pollUntil(t, 10*time.Second, fmt.Sprintf("master %d stopped by SIGSTOP", pid), func() bool { return processStopped(pid) })
 	r := statusReport(t, in)
 	if r.Source != "scoreboard" || r.ControlError == "" || r.PID != pid || len(r.Processes) != 3 {
 		t.Errorf("with the master stopped: source %q (%s), pid %d, %d processes; want the scoreboard's 3 workers of master %d",

@@ -75,11 +75,14 @@ type Status struct {
 
 // AutoscaleStatus is the prep autoscaler as status shows it.
 type AutoscaleStatus struct {
-	// Workers is the prep pool's size now, between Min and Max.
+	// Workers is the prep pool's size now, between Min and Max. It
+	// changes when a resize starts; Ups, Downs and Last only once the
+	// resize is done, which for a shrink is after the removed workers
+	// drained (seconds), so for that while Workers is ahead of them.
 	Workers int `json:"workers"`
 	Min     int `json:"min"`
 	Max     int `json:"max"`
-	// Ups and Downs count the resizes since the master started.
+	// Ups and Downs count the resizes done since the master started.
 	Ups   uint64 `json:"ups"`
 	Downs uint64 `json:"downs"`
 	// Last is the last decision, nil before the first.
