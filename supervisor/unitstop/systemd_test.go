@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,7 +47,8 @@ func silentBus(t *testing.T) (addr string, open, accepted *atomic.Int64) {
 
 // TestSystemdOnAHungBus: under systemd, a system bus that never answers
 // makes Unit fail by its context's deadline, not hang the master's start
-// or reload, and leaves no connection open on the bus.
+// or reload, and leaves no connection open on the bus. As root, the
+// error names the private socket (tried first; absent here) and the bus.
 func TestSystemdOnAHungBus(t *testing.T) {
 	addr, open, accepted := silentBus(t)
 	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", addr)
@@ -63,6 +66,10 @@ func TestSystemdOnAHungBus(t *testing.T) {
 	took := time.Since(start)
 	if err == nil || errors.Is(err, ErrNotUnderSystemd) || accepted.Load() == 0 {
 		t.Fatalf("Unit on a bus that never answers = %v after %d connections to it, want a D-Bus error after one", err, accepted.Load())
+	}
+	if os.Geteuid() == 0 && !strings.Contains(err.Error(), "/run/systemd/private") ||
+		!strings.Contains(err.Error(), "the system bus") {
+		t.Errorf("Unit's error %q does not name what it tried (the private socket as root, then the system bus)", err)
 	}
 	if took > bound+2*time.Second {
 		t.Errorf("Unit on a bus that never answers took %s, want about its context's %s", took, bound)
