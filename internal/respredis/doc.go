@@ -17,6 +17,7 @@
 // lies (or a man in the middle) is bounded too: go-redis allocates the
 // length a reply declares before reading it, so every connection's
 // replies are checked as they arrive (guard.go), and one declaring more
-// than the largest value asked for plus 64 KiB drops the connection: a
-// miss, not the claim.
+// than the largest value asked for plus 64 KiB, or aggregates declaring
+// more elements than a handshake needs, drops the connection: a miss,
+// not the claim.
 package respredis

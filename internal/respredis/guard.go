@@ -24,6 +24,14 @@ const (
 	// maxAggregate bounds an array's, map's or set's declared count; our
 	// commands get none but the handshake's map.
 	maxAggregate = 1024
+	// maxElements bounds the counts a connection's aggregates declare
+	// together, over its life: go-redis allocates each aggregate's slots
+	// (16 bytes an element) when it reads the count line, before its
+	// elements, so arrays nested in the handshake's map ("*1024\r\n"
+	// again and again) cost 16 KiB for every 7 bytes without it. A real
+	// server's handshake declares a few dozen; a connection past it is
+	// dropped and the next lookup dials a fresh one.
+	maxElements = 8 * maxAggregate
 )
 
 // errReplyTooLarge is a reply over the bounds, refused before go-redis
@@ -64,6 +72,7 @@ type respScanner struct {
 	n       int64 // the length line's number so far, or the line's length
 	neg     bool  // the length line's number is -1
 	payload int64 // bytes of a bulk payload (and its CRLF) still to skip
+	elems   int64 // the counts the connection's aggregates declared
 }
 
 type scanState uint8
@@ -141,6 +150,10 @@ func (s *respScanner) length(c byte) error {
 		s.payload, s.state = s.n+2, inPayload
 	case s.n > maxAggregate:
 		return fmt.Errorf("%w: an aggregate of %d elements", errReplyTooLarge, s.n)
+	default:
+		if s.elems += s.n; s.elems > maxElements {
+			return fmt.Errorf("%w: aggregates declaring %d elements on one connection", errReplyTooLarge, s.elems)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,17 +14,23 @@ import (
 )
 
 // crashProxy plays a prep worker whose infer worker exits on the body
-// "bad": 502 with worker.InferExitedHeader; any other body is 200.
+// "bad" (502 with worker.InferExitedHeader) and whose run outlives
+// max_run_time on "slow" (500 with worker.RunTimeoutHeader); any other
+// body is 200.
 type crashProxy struct{ sent int }
 
 func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) {
 	p.sent++
-	if string(ctx.Request.Body()) == "bad" {
+	switch string(ctx.Request.Body()) {
+	case "bad":
 		ctx.SetStatusCode(fasthttp.StatusBadGateway)
 		ctx.Response.Header.Set(worker.InferExitedHeader, "m")
-		return
+	case "slow":
+		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
+		ctx.Response.Header.Set(worker.RunTimeoutHeader, "m")
+	default:
+		ctx.SetStatusCode(fasthttp.StatusOK)
 	}
-	ctx.SetStatusCode(fasthttp.StatusOK)
 }
 func (p *crashProxy) SetRequestID(*fasthttp.RequestCtx) {}
 func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error {
@@ -44,13 +51,16 @@ func poisonFront(threshold int, crashed func(time.Time, time.Duration) bool) (*F
 // crashedYes is the master's answer for a worker that crashed on its own.
 func crashedYes(time.Time, time.Duration) bool { return true }
 
-// send is one inference request of body through proxyInference.
-func send(f *Front, c *config.Config, body string) (int, string, bool) {
+// send is one inference request of body through proxyInference; marked
+// says an internal header (the infer worker's exit, a run timeout) was
+// left for the client.
+func send(f *Front, c *config.Config, body string) (code int, msg string, marked bool) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
 	f.proxyInference(&ctx, c, "m", time.Time{})
-	return ctx.Response.StatusCode(), string(ctx.Response.Body()), ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
+	h := &ctx.Response.Header
+	return ctx.Response.StatusCode(), string(ctx.Response.Body()), h.Peek(worker.InferExitedHeader) != nil || h.Peek(worker.RunTimeoutHeader) != nil
 }
 
 func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
@@ -88,6 +98,39 @@ func TestPoisonNotCounted(t *testing.T) {
 		}
 		if p.sent != 5 || f.poison.Len() != 0 {
 			t.Fatalf("%s: sent %d, quarantine holds %d: want 5 and 0", name, p.sent, f.poison.Len())
+		}
+	}
+}
+
+// TestRunTimeoutStrikes: a run stopped at max_run_time is counted by model
+// and its header never reaches the client; it is a strike against the
+// body even when the master would call an exit a kill from outside (only
+// the worker stops a run), and with poison_threshold 0 it is counted but
+// never refused.
+func TestRunTimeoutStrikes(t *testing.T) {
+	killed := func(time.Time, time.Duration) bool { return false }
+	for _, c := range []struct {
+		name      string
+		threshold int
+		sent      int // of 3 sends, how many reach the proxy
+	}{{"threshold 2", 2, 2}, {"threshold 0", 0, 3}} {
+		f, p, cfg := poisonFront(c.threshold, killed)
+		codes := make([]int, 3)
+		for i := range codes {
+			var marked bool
+			if codes[i], _, marked = send(f, cfg, "slow"); marked {
+				t.Fatalf("%s: send %d left %s for the client", c.name, i, worker.RunTimeoutHeader)
+			}
+		}
+		want := []int{500, 500, 500}
+		if c.threshold > 0 {
+			want[2] = fasthttp.StatusUnprocessableEntity
+		}
+		if !slices.Equal(codes, want) || p.sent != c.sent {
+			t.Errorf("%s: answers %v after %d sent to the proxy, want %v after %d", c.name, codes, p.sent, want, c.sent)
+		}
+		if n := f.PoisonStats().RunTimeouts["m"]; n != int64(c.sent) {
+			t.Errorf("%s: %d run timeouts counted, want %d", c.name, n, c.sent)
 		}
 	}
 }

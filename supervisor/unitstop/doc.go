@@ -14,12 +14,13 @@
 //     TimeoutStopSec to Needed(bound), the bound plus Margin.
 //
 // Systemd reads over D-Bus, not `systemctl show`: systemctl itself talks
-// D-Bus, to the system bus or, as root, to systemd's private socket
-// (/run/systemd/private), and go-systemd's dbus.NewWithContext tries the
-// same two in the same order, so a fallback to systemctl would reach
-// nothing more; it would add a fork, a binary that must be on PATH, and
-// a formatted time span ("1min 30s") to parse instead of the property's
-// microseconds. The unit is the one systemd itself says holds this PID
+// D-Bus, as root to systemd's private socket (/run/systemd/private)
+// first, then to the system bus, and Systemd tries the same two in the
+// same order (go-systemd's dbus.NewWithContext tries the bus first, and
+// spends its whole context on a hung dbus-daemon), so a fallback to
+// systemctl would reach nothing more; it would add a fork, a binary that
+// must be on PATH, and a formatted time span ("1min 30s") to parse
+// instead of the property's microseconds. The unit is the one systemd itself says holds this PID
 // (GetUnitByPID, from the cgroup), not a name from the environment, so a
 // renamed or templated unit is still found.
 //

@@ -33,9 +33,9 @@ func (s Systemd) Unit(ctx context.Context) (Unit, error) {
 	if getenv("INVOCATION_ID") == "" && getenv("NOTIFY_SOCKET") == "" {
 		return Unit{}, ErrNotUnderSystemd
 	}
-	conn, err := sddbus.NewWithContext(ctx)
+	conn, err := connect(ctx)
 	if err != nil {
-		return Unit{}, fmt.Errorf("connect to systemd over D-Bus (system bus, then /run/systemd/private as root): %w", err)
+		return Unit{}, err
 	}
 	defer conn.Close()
 	name, err := conn.GetUnitNameByPID(ctx, uint32(pid))
@@ -51,4 +51,29 @@ func (s Systemd) Unit(ctx context.Context) (Unit, error) {
 		return Unit{}, fmt.Errorf("TimeoutStopUSec of %q is %s, want a uint64", name, prop.Value.Signature())
 	}
 	return Unit{Name: name, TimeoutStop: fromUSec(us)}, nil
+}
+
+// connect reaches systemd as systemctl does: as root through its private
+// socket first, which needs no dbus-daemon, then through the system bus.
+// go-systemd's NewWithContext tries the bus first, so a hung dbus-daemon
+// would spend the whole context, leave the private socket an expired
+// one, and only the private socket's error would be reported.
+func connect(ctx context.Context) (*sddbus.Conn, error) {
+	var private error
+	if os.Geteuid() == 0 {
+		conn, err := sddbus.NewSystemdConnectionContext(ctx)
+		if err == nil {
+			return conn, nil
+		}
+		private = fmt.Errorf("systemd's private socket /run/systemd/private: %w", err)
+	}
+	conn, err := sddbus.NewSystemConnectionContext(ctx)
+	if err == nil {
+		return conn, nil
+	}
+	bus := fmt.Errorf("the system bus ($DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket): %w", err)
+	if private != nil {
+		return nil, fmt.Errorf("connect to systemd over D-Bus: %w; %w", private, bus)
+	}
+	return nil, fmt.Errorf("connect to systemd over D-Bus: %w", bus)
 }
