@@ -16,14 +16,15 @@ import (
 // "bad": 502 with worker.InferExitedHeader; any other body is 200.
 type crashProxy struct{ sent int }
 
-func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) {
+func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) error {
 	p.sent++
 	if string(ctx.Request.Body()) == "bad" {
 		ctx.SetStatusCode(fasthttp.StatusBadGateway)
 		ctx.Response.Header.Set(worker.InferExitedHeader, "m")
-		return
+		return nil
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
+	return nil
 }
 func (p *crashProxy) SetRequestID(*fasthttp.RequestCtx) {}
 func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error {
