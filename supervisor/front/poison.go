@@ -126,8 +126,8 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 		return nil
 	}
 	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made the inference worker serving model %q exit, or its run outlive max_run_time, repeatedly; "+
-			"identical requests are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
+		"this request made a worker serving model %q crash or hang, or its run outlive max_run_time, repeatedly; "+
+			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
 }
 
 // countCrash counts the request's body towards its quarantine.
@@ -138,7 +138,7 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 	}
 	f.log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
 		Int("crashes", c.Limits.PoisonThreshold).Dur("ttl", c.Limits.PoisonTTL.Duration).
-		Msg("request quarantined: its inference worker exited on it, or its run outlived max_run_time, limits.poison_threshold times; identical requests are refused 422 for limits.poison_ttl")
+		Msg("request quarantined: a prep or infer worker crashed or hung under it, or its run outlived max_run_time, limits.poison_threshold times; requests with the same tensors are refused 422 for limits.poison_ttl")
 }
 
 // countRunTimeout counts a run stopped at max_run_time by model and as a
