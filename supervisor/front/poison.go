@@ -109,8 +109,8 @@ func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
 	if inferExited {
 		return f.opts.InferCrashed == nil || f.opts.InferCrashed(sent, crashWait)
 	}
-	if err == nil || errors.Is(err, lb.ErrNoBackend) || f.opts.PrepCrashed == nil {
-		return false
+	if err == nil || errors.Is(err, lb.ErrNoBackend) || isTimeoutErr(err) || f.opts.PrepCrashed == nil {
+		return false // answered, never sent, or timed out: no broken connection to wait on
 	}
 	return f.opts.PrepCrashed(sent, crashWait)
 }

@@ -140,7 +140,8 @@ func (p *brokenProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) erro
 
 // TestPrepCrashIsAStrike: a request whose prep worker's connection broke
 // is counted when the master says a prep worker crashed since it was
-// sent, and not when it says none did, nor when no backend took it.
+// sent, and not when it says none did, nor when no backend took it or
+// the exchange timed out (a 504 must not wait for a crash).
 func TestPrepCrashIsAStrike(t *testing.T) {
 	broke := errors.New("backend prep-0: the server closed connection before returning the first response byte")
 	notSent := fmt.Errorf("%w: dial failed", lb.ErrNoBackend)
@@ -154,6 +155,7 @@ func TestPrepCrashIsAStrike(t *testing.T) {
 		{"crashed", broke, crashedYes, true},
 		{"killed from outside", broke, no, false},
 		{"no backend took it", notSent, crashedYes, false},
+		{"timed out", fmt.Errorf("backend prep-0: %w", fasthttp.ErrTimeout), crashedYes, false},
 	} {
 		f, _, c := poisonFront(2, crashedYes)
 		p := &brokenProxy{err: tc.err}
