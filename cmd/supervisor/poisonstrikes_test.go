@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 )
 
@@ -33,21 +32,6 @@ func wantPoisoned(t *testing.T, in *instance, what string, body []byte, hdr map[
 	}
 }
 
-// gzipped is body gzip'd at level.
-func gzipped(t *testing.T, body []byte, level int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, level)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = w.Write(body)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestPoisonKeyIgnoresTheEncoding: the poison body crashes infer-0 once
 // as plain JSON and once gzip'd with other JSON whitespace; sent a third
 // time as binary tensor data it is refused 422, while an innocent body
@@ -59,7 +43,7 @@ func TestPoisonKeyIgnoresTheEncoding(t *testing.T) {
 	for i, send := range []struct {
 		body []byte
 		hdr  map[string]string
-	}{{modBody("1,2,3,4"), nil}, {gzipped(t, spaced, gzip.BestCompression), map[string]string{"Content-Encoding": "gzip"}}} {
+	}{{modBody("1,2,3,4"), nil}, {httpcoding.Compress(httpcoding.Gzip, spaced), map[string]string{"Content-Encoding": "gzip"}}} {
 		pid := workerNamed(t, in, "infer-0").PID
 		wantPoisoned(t, in, fmt.Sprintf("poison send %d", i+1), send.body, send.hdr, http.StatusBadGateway)
 		waitInferRestarted(t, in, pid)
