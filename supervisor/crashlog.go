@@ -9,14 +9,19 @@ import (
 )
 
 // crashLog records when a worker of one role (the master keeps one for
-// infer workers, one for prep workers) last crashed on its own or was
-// killed for hanging, for the front's poison quarantine (supervisor/front
-// poison.go): a request whose worker exited counts against its body only
-// when the exit was a crash (a fault signal, or an exit status of its
-// own) or the hang detection's kill (heartbeat_timeout: a request in
-// flight may be what wedged it), never another kill from outside (SIGKILL
-// from the OOM killer or an operator; SIGTERM): the requests in flight
-// then are not what killed it.
+// infer workers, one for prep workers) last crashed on its own, for the
+// front's poison quarantine (supervisor/front poison.go): a request whose
+// worker exited counts against its body only when the exit was a crash
+// (a fault signal, or an exit status of its own), never a kill from
+// outside (SIGKILL from the OOM killer, the hang detection or an
+// operator; SIGTERM): the requests in flight then are not what killed it.
+//
+// The hang detection's kill is no strike on purpose: heartbeats come from
+// a ticker goroutine of their own, which a request's run does not stop (a
+// run that never returns is stopped at max_run_time, a strike of its
+// own), so a worker that stops beating is wedged as a whole (a driver, a
+// SIGSTOP, swapping), and every request in flight is innocent. Counting
+// it quarantined a load test's one body after two such hangs (TestChaos).
 type crashLog struct {
 	mu   sync.Mutex
 	last time.Time
@@ -25,10 +30,9 @@ type crashLog struct {
 
 func newCrashLog() *crashLog { return &crashLog{next: make(chan struct{})} }
 
-// record notes a worker's unexpected exit, err as its Wait gave it; hung
-// says that the master killed it for missing heartbeats.
-func (c *crashLog) record(err error, hung bool) {
-	if !hung && !isCrash(err) {
+// record notes a worker's unexpected exit, err as its Wait gave it.
+func (c *crashLog) record(err error) {
+	if !isCrash(err) {
 		return
 	}
 	c.mu.Lock()
@@ -38,7 +42,7 @@ func (c *crashLog) record(err error, hung bool) {
 	c.next = make(chan struct{})
 }
 
-// crashedSince says whether a worker crashed (or was killed hung) at or after since,
+// crashedSince says whether a worker crashed at or after since,
 // waiting up to wait for one: a request sees its worker's connection break
 // before the master reaps the worker.
 func (c *crashLog) crashedSince(since time.Time, wait time.Duration) bool {

@@ -30,28 +30,16 @@ func TestIsCrash(t *testing.T) {
 func TestCrashedSinceWaitsForTheReap(t *testing.T) {
 	c := newCrashLog()
 	since := time.Now()
-	c.record(exitOf(t, "kill -KILL $$"), false)
+	c.record(exitOf(t, "kill -KILL $$"))
 	if c.crashedSince(since, 0) {
 		t.Fatal("a SIGKILL counts as a crash")
 	}
 	crash := exitOf(t, "kill -FPE $$")
-	go c.record(crash, false)
+	go c.record(crash)
 	if !c.crashedSince(since, 30*time.Second) {
 		t.Fatal("crashedSince did not see the crash recorded while it waited")
 	}
 	if c.crashedSince(time.Now().Add(time.Hour), 0) {
 		t.Fatal("a crash counts for a request sent after it")
-	}
-}
-
-// TestHangKillCounts: the hang detection's SIGKILL is recorded, unlike
-// another SIGKILL, because a request in flight may be what wedged the
-// worker.
-func TestHangKillCounts(t *testing.T) {
-	c := newCrashLog()
-	since := time.Now()
-	c.record(exitOf(t, "kill -KILL $$"), true)
-	if !c.crashedSince(since, 0) {
-		t.Fatal("a kill for missing heartbeats is not recorded")
 	}
 }

@@ -68,8 +68,8 @@ type Master struct {
 	// master's to stop (mayStopSockets).
 	tookOver atomic.Bool
 	// inferCrashes and prepCrashes are when an infer or a prep worker
-	// last crashed on its own or was killed hung, for the front's poison
-	// quarantine (crashlog.go).
+	// last crashed on its own, for the front's poison quarantine
+	// (crashlog.go).
 	inferCrashes *crashLog
 	prepCrashes  *crashLog
 	reloads      reloadQueue

@@ -63,9 +63,8 @@ type positionHooks struct {
 	changed func(*position)
 	// retire drains a replaced process (bounded by drain) and stops it.
 	retire func(s *position, p *process, drain time.Duration)
-	// exited, if set, is told of each unexpected exit: Wait's error, and
-	// whether the position killed the process for missing heartbeats.
-	exited func(err error, hung bool)
+	// exited, if set, is told of each unexpected exit (Wait's error).
+	exited func(err error)
 }
 
 // reconfig asks a position to adopt a new template and lifecycle (a reload).
@@ -472,7 +471,6 @@ func (s *position) serve(p *process) (stopped bool) {
 			if silent := p.silentFor(now); silent > s.lc.heartbeatTimeout {
 				s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Dur("silent", silent).
 					Msg("worker stopped heart-beating: killing it")
-				p.hung = true
 				p.kill()
 				continue // the exit is handled above
 			}
@@ -576,7 +574,7 @@ func (s *position) replace(old *process, reason string) (*process, error) {
 func (s *position) exitedUnexpectedly(p *process) {
 	how := describeExit(p.err)
 	if s.hooks.exited != nil {
-		s.hooks.exited(p.err, p.hung)
+		s.hooks.exited(p.err)
 	}
 	s.mu.Lock()
 	s.restarts++

@@ -36,9 +36,6 @@ type process struct {
 	// how it ended.
 	exited chan struct{}
 	err    error
-	// hung is set by the position's goroutine before it kills the process
-	// for missing heartbeats, and read by it once the process exited.
-	hung bool
 
 	// record is the process's scoreboard record (none when it got none);
 	// a reload stamps its generation there.

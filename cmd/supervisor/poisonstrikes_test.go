@@ -108,19 +108,20 @@ func crashPrepUnder(t *testing.T, in *instance, bodies ...[]byte) {
 	})
 }
 
-// TestPoisonCountsHangKills: a request in flight on infer-0 when the hang
-// detection kills it (heartbeat_timeout; the test stops infer-0 with
-// SIGSTOP) is a strike; at the second the body is refused 422, and a
-// body never in flight at a kill is served.
-func TestPoisonCountsHangKills(t *testing.T) {
+// TestPoisonIgnoresHangKills: a request in flight on infer-0 when the
+// hang detection kills it (heartbeat_timeout; the test stops infer-0
+// with SIGSTOP) gets its 502 but no strike: after two such kills the
+// same body is served. A wedged worker's requests are innocent (a run
+// that never returns is max_run_time's strike), and counting them would
+// quarantine a load test's one body after two hangs (TestChaos).
+func TestPoisonIgnoresHangKills(t *testing.T) {
 	in := poisonedInstance(t, "  heartbeat_timeout: 1s\n  restart_backoff: 50ms\n")
-	wedging, good := modBody("7,7,7,7"), modBody("5,6,7,8")
+	body := modBody("7,7,7,7")
 	for i := 1; i <= 2; i++ {
 		pid := workerNamed(t, in, "infer-0").PID
 		sendSignal(t, pid, syscall.SIGSTOP)
-		wantPoisoned(t, in, fmt.Sprintf("send %d to the stopped infer-0", i), wedging, nil, http.StatusBadGateway)
+		wantPoisoned(t, in, fmt.Sprintf("send %d to the stopped infer-0", i), body, nil, http.StatusBadGateway)
 		waitInferRestarted(t, in, pid)
-		wantPoisoned(t, in, "a body never in flight at a kill", good, nil, http.StatusOK)
 	}
-	wantPoisoned(t, in, "the body in flight at two hang kills", wedging, nil, http.StatusUnprocessableEntity)
+	wantPoisoned(t, in, "the body in flight at two hang kills", body, nil, http.StatusOK)
 }

@@ -48,9 +48,9 @@ type LimitsConfig struct {
 	// PoisonTTL before requests with the same route and tensors (however
 	// encoded) are refused 422 for PoisonTTL, without reaching a worker
 	// (supervisor/front poison.go). A strike is the prep or infer worker
-	// serving it crashing (a fault in ONNX Runtime or a decoder), being
-	// killed by the hang detection, or its run outliving max_run_time; a
-	// kill from outside, such as the OOM killer's, does not count.
+	// serving it crashing (a fault in ONNX Runtime or a decoder), or its
+	// run outliving max_run_time; a kill from outside, such as the OOM
+	// killer's or the hang detection's, does not count.
 	// 0 = never refuse.
 	PoisonThreshold int `yaml:"poison_threshold"`
 	// PoisonTTL is both the window the crashes are counted in and how long

@@ -45,7 +45,7 @@
 //     the request), or an lb failure after the request reached its prep
 //     worker, counts a strike against the request's route and tensors
 //     (decompressed and decoded: the key ignores the encoding) if the
-//     worker crashed on its own or was killed hung (Options.InferCrashed,
+//     worker crashed on its own (Options.InferCrashed,
 //     Options.PrepCrashed), not if it was killed from outside; one struck
 //     limits.poison_threshold times within limits.poison_ttl is refused
 //     422 before the lb. The header is removed before the client sees the

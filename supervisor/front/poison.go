@@ -14,10 +14,9 @@ import (
 )
 
 // Poison requests (limits.poison_threshold, limits.poison_ttl): a body
-// whose infer worker crashes (Options.InferCrashed: on its own, or killed
-// by the hang detection, heartbeat_timeout, as a request that wedges it
-// may be what stopped its heartbeats; not another kill from outside)
-// while serving it, poison_threshold times within
+// whose infer worker crashes (Options.InferCrashed: not a kill from
+// outside, the hang detection's included: supervisor crashlog.go says
+// why) while serving it, poison_threshold times within
 // poison_ttl, is refused 422 for poison_ttl without reaching a worker. A
 // client or load balancer retrying it would otherwise restart the worker
 // again and again, failing every request it holds each time.
@@ -33,8 +32,7 @@ import (
 // another worker: a poison body would take that one down too.
 //
 // A request in flight on a prep worker that crashed on its own (a
-// decoder's fault: Options.PrepCrashed), or that the hang detection
-// killed, is a strike too: the lb answers 502 when the worker's
+// decoder's fault: Options.PrepCrashed) is a strike too: the lb answers 502 when the worker's
 // connection breaks. Every request on that worker fails, and each gets
 // one strike, the innocent with the guilty: a prep worker serves many
 // requests at once. The threshold (2 or more) is what keeps the innocent
@@ -42,7 +40,8 @@ import (
 // at threshold crashes within poison_ttl, where the poison body is in
 // every one; a client retrying an innocent body after one crash is
 // served. A prep worker's exit for any other reason (a recycle or a stop
-// drains it first; the OOM killer's or an operator's kill) is no strike.
+// drains it first; the OOM killer's, the hang detection's or an
+// operator's kill) is no strike.
 //
 // The key is what reaches the model, not the bytes as sent
 // (poisonkey.go): the body decompressed, then decoded into its tensors,
@@ -98,7 +97,7 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 const crashWait = time.Second
 
 // diedOnIt says whether the worker serving a request sent at sent
-// crashed on its own, or was killed hung, under it: its infer worker
+// crashed on its own under it: its infer worker
 // (inferExited: the prep worker marked the answer) or its prep worker
 // (err: the lb's exchange with it failed after the request may have
 // reached it), rather than killed from outside (the OOM killer, an
@@ -126,7 +125,7 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 		return nil
 	}
 	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made a worker serving model %q crash or hang, or its run outlive max_run_time, repeatedly; "+
+		"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
 			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
 }
 
@@ -138,7 +137,7 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 	}
 	f.log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
 		Int("crashes", c.Limits.PoisonThreshold).Dur("ttl", c.Limits.PoisonTTL.Duration).
-		Msg("request quarantined: a prep or infer worker crashed or hung under it, or its run outlived max_run_time, limits.poison_threshold times; requests with the same tensors are refused 422 for limits.poison_ttl")
+		Msg("request quarantined: a prep or infer worker crashed under it, or its run outlived max_run_time, limits.poison_threshold times; requests with the same tensors are refused 422 for limits.poison_ttl")
 }
 
 // countRunTimeout counts a run stopped at max_run_time by model and as a
