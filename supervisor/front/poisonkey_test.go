@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
+	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
 )
 
@@ -58,8 +59,8 @@ func binaryMod(xs ...int64) ([]byte, string) {
 }
 
 // TestPoisonKeyIsWhatReachesTheModel: the same tensor gzip'd at two
-// levels, deflated, with other JSON whitespace, or as binary tensor data
-// has one key; another tensor, another route or a body that is no V2
+// levels, deflated, with other JSON whitespace or number spelling, or as
+// binary tensor data has one key; another tensor, another route or a body that is no V2
 // request (keyed by its decompressed bytes) has its own.
 func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 	f, _, _ := poisonFront(2, crashedYes)
@@ -97,6 +98,12 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 	raw := []byte("\x89PNG not a V2 request")
 	if a, b := f.poisonKey(keyedRequest(raw)), f.poisonKey(keyedRequest(gzipAt(t, raw, 1), "Content-Encoding", "gzip")); a != b {
 		t.Errorf("a raw body and its gzip: keys %+v and %+v, want one", a, b)
+	}
+	fp32 := func(data string) poison.Key {
+		return f.poisonKey(keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2],"data":[` + data + `]}]}`)))
+	}
+	if a, b := fp32("1.0, 2"), fp32("1,2e0"); a != b {
+		t.Errorf("FP32 data spelled 1.0,2 and 1,2e0: keys %+v and %+v, want one", a, b)
 	}
 	if f.budget.inUse() != 0 {
 		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
