@@ -32,8 +32,10 @@ import (
 // another worker: a poison body would take that one down too.
 //
 // A request in flight on a prep worker that crashed on its own (a
-// decoder's fault: Options.PrepCrashed) is a strike too: the lb answers 502 when the worker's
-// connection breaks. Every request on that worker fails, and each gets
+// decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
+// it 502 when the worker's connection breaks (lb.Proxy.ServeHTTPUntil's
+// error tells that from a request no worker took). Every request on
+// that worker fails, and each gets
 // one strike, the innocent with the guilty: a prep worker serves many
 // requests at once. The threshold (2 or more) is what keeps the innocent
 // out of quarantine: an innocent body is refused only if it was in flight
@@ -92,16 +94,16 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 }
 
 // crashWait bounds how long an answer waits for the master to reap the
-// infer worker that exited under it: the request sees the connection
+// worker that exited under it: the request sees the connection
 // break first, the master's Wait returns a moment later.
 const crashWait = time.Second
 
 // diedOnIt says whether the worker serving a request sent at sent
-// crashed on its own under it: its infer worker
-// (inferExited: the prep worker marked the answer) or its prep worker
+// crashed on its own under it: its infer worker (inferExited: the prep
+// worker marked the answer) or its prep worker
 // (err: the lb's exchange with it failed after the request may have
-// reached it), rather than killed from outside (the OOM killer, an
-// operator's SIGKILL) or stopped: the requests in flight then did not
+// reached it), rather than killed from outside (the OOM killer, the
+// hang detection, an operator's SIGKILL) or stopped: the requests in flight then did not
 // cause it, and identical requests (a load test's, a health check's)
 // must not be quarantined for it.
 func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
