@@ -93,12 +93,15 @@ func (p *Proxy) SetTimeout(d time.Duration) {
 //
 // Nothing of ctx is used after it returns: fasthttp's HostClient does the
 // upstream exchange synchronously on the caller's goroutine.
-func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { p.ServeHTTPUntil(ctx, time.Time{}) }
+func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPUntil(ctx, time.Time{}) }
 
 // ServeHTTPUntil is ServeHTTP for a request the client will wait for only
 // until deadline (zero = no deadline of its own); the Proxy's timeout
-// still bounds it.
-func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) {
+// still bounds it. It returns why no backend answered (Do's error, which
+// ctx's 502, 503 or 504 answers), nil when one did: a caller tells a
+// request that never reached a worker (ErrNoBackend) from one whose
+// worker may have died on it.
+func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) (err error) {
 	var buf [idBufSize]byte
 	id := p.requestID(ctx, buf[:0])
 	defer p.recoverPanic(ctx, id)
@@ -109,8 +112,9 @@ func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) {
 	if deadline.IsZero() || deadline.After(limit) {
 		deadline = limit
 	}
-	p.forward(ctx, id, deadline)
+	err = p.forward(ctx, id, deadline)
 	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
+	return err
 }
 
 // SetRequestID sets X-Request-Id on a response the caller answered itself
@@ -145,7 +149,8 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 
 // forward sends the client's request upstream and turns failures into V2
 // errors: 503 when no backend took it, 504/502 when it may have been sent.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time) {
+// It returns Do's error.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time) error {
 	prepareUpstream(ctx)
 	err := p.Do(&ctx.Request, &ctx.Response, deadline)
 	switch {
@@ -164,6 +169,7 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time)
 			writeError(ctx, fasthttp.StatusBadGateway, "upstream failed before completing its response")
 		}
 	}
+	return err
 }
 
 // ErrNoBackend is returned (wrapped) by Do when the request reached no

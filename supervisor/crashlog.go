@@ -8,12 +8,20 @@ import (
 	"time"
 )
 
-// crashLog records when an infer worker last crashed on its own, for the
+// crashLog records when a worker of one role (the master keeps one for
+// infer workers, one for prep workers) last crashed on its own, for the
 // front's poison quarantine (supervisor/front poison.go): a request whose
-// infer worker exited counts against its body only when the exit was a
-// crash (a fault signal, or an exit status of its own), never a kill from
+// worker exited counts against its body only when the exit was a crash
+// (a fault signal, or an exit status of its own), never a kill from
 // outside (SIGKILL from the OOM killer, the hang detection or an
 // operator; SIGTERM): the requests in flight then are not what killed it.
+//
+// The hang detection's kill is no strike on purpose: heartbeats come from
+// a ticker goroutine of their own, which a request's run does not stop (a
+// run that never returns is stopped at max_run_time, a strike of its
+// own), so a worker that stops beating is wedged as a whole (a driver, a
+// SIGSTOP, swapping), and every request in flight is innocent. Counting
+// it quarantined a load test's one body after two such hangs (TestChaos).
 type crashLog struct {
 	mu   sync.Mutex
 	last time.Time
@@ -22,7 +30,7 @@ type crashLog struct {
 
 func newCrashLog() *crashLog { return &crashLog{next: make(chan struct{})} }
 
-// record notes an infer worker's unexpected exit, err as its Wait gave it.
+// record notes a worker's unexpected exit, err as its Wait gave it.
 func (c *crashLog) record(err error) {
 	if !isCrash(err) {
 		return
@@ -34,7 +42,7 @@ func (c *crashLog) record(err error) {
 	c.next = make(chan struct{})
 }
 
-// crashedSince says whether an infer worker crashed at or after since,
+// crashedSince says whether a worker crashed at or after since,
 // waiting up to wait for one: a request sees its worker's connection break
 // before the master reaps the worker.
 func (c *crashLog) crashedSince(since time.Time, wait time.Duration) bool {

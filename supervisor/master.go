@@ -68,9 +68,11 @@ type Master struct {
 	// this one is ready: only then are the inherited sockets this
 	// master's to stop (mayStopSockets).
 	tookOver atomic.Bool
-	// inferCrashes is when an infer worker last crashed on its own, for
-	// the front's poison quarantine (crashlog.go).
+	// inferCrashes and prepCrashes are when an infer or a prep worker
+	// last crashed on its own, for the front's poison quarantine
+	// (crashlog.go).
 	inferCrashes *crashLog
+	prepCrashes  *crashLog
 	reloads      reloadQueue
 	history      history
 	// repo is the repository API and its state over the config file
@@ -138,6 +140,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		stopCh:  make(chan struct{}),
 
 		inferCrashes: newCrashLog(),
+		prepCrashes:  newCrashLog(),
 
 		skipGrace: make(chan struct{}),
 	}
@@ -146,7 +149,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
-		InferCrashed: m.inferCrashes.crashedSince})
+		InferCrashed: m.inferCrashes.crashedSince, PrepCrashed: m.prepCrashes.crashedSince})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -402,6 +405,7 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 	hooks := positionHooks{changed: m.positionChanged, retire: m.retire}
 	if spec.Role == worker.RolePrep {
 		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+		hooks.exited = m.prepCrashes.record
 	} else {
 		hooks.exited = m.inferCrashes.record
 	}

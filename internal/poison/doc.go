@@ -7,9 +7,12 @@
 //
 // The model:
 //   - A Quarantine holds at most Max entries, each a 64-bit seeded hash
-//     of (route path, body) plus the body's length, the model it was sent
-//     to, its crash count and when the entry ends. Full, it drops the
-//     entry that was touched least recently.
+//     of a route path and the request fields its caller adds through a
+//     Hasher (the front adds the decoded tensors, so that the encoding a
+//     client chooses does not change the key; KeyOf takes a body as it
+//     is) plus the bytes hashed, the model it was sent to, its crash
+//     count and when the entry ends. Full, it drops the entry that was
+//     touched least recently.
 //   - Crashed counts one crash of a body; at threshold crashes within ttl
 //     the body is quarantined until ttl after its last crash. Blocked
 //     tells whether a body is quarantined and for how much longer.

@@ -1,6 +1,7 @@
 package poison
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,8 @@ const DefaultMax = 1024
 // whose bad body stopped coming is no longer hashed.
 const sweepEvery = time.Second
 
-// Key identifies one request body sent to one route.
+// Key identifies one request sent to one route: a hash of what the
+// caller fed a Hasher, and how many bytes it fed through Bytes.
 type Key struct {
 	Hash uint64
 	Len  int
@@ -57,15 +59,54 @@ func New(max int) *Quarantine {
 		runTimeouts: map[string]int64{}}
 }
 
-// KeyOf hashes a request's route path and body.
+// KeyOf is the key of a route path and a body taken as it is.
 func (q *Quarantine) KeyOf(path, body []byte) Key {
-	var h maphash.Hash
-	h.SetSeed(q.seed)
-	_, _ = h.Write(path)
-	_ = h.WriteByte(0)
-	_, _ = h.Write(body)
-	return Key{Hash: h.Sum64(), Len: len(body)}
+	h := q.NewHasher(path)
+	h.Bytes(body)
+	return h.Sum()
 }
+
+// NewHasher starts the key of a request to route path, for the caller to
+// add the request's fields to (v2.WriteInputsKey).
+func (q *Quarantine) NewHasher(path []byte) *Hasher {
+	h := &Hasher{}
+	h.h.SetSeed(q.seed)
+	h.Bytes(path)
+	h.n = 0 // Len counts the request's bytes, not its path
+	return h
+}
+
+// Hasher builds a Key with the quarantine's seed. Every field is written
+// with its length, or at a fixed width, so that different sequences of
+// fields hash different bytes.
+type Hasher struct {
+	h   maphash.Hash
+	n   int
+	buf [8]byte
+}
+
+// Int adds a fixed-width integer.
+func (h *Hasher) Int(n int64) {
+	binary.LittleEndian.PutUint64(h.buf[:], uint64(n))
+	_, _ = h.h.Write(h.buf[:])
+}
+
+// String adds a length-prefixed string.
+func (h *Hasher) String(s string) {
+	h.Int(int64(len(s)))
+	_, _ = h.h.WriteString(s)
+	h.n += len(s)
+}
+
+// Bytes adds length-prefixed bytes.
+func (h *Hasher) Bytes(p []byte) {
+	h.Int(int64(len(p)))
+	_, _ = h.h.Write(p)
+	h.n += len(p)
+}
+
+// Sum is the key of the fields added.
+func (h *Hasher) Sum() Key { return Key{Hash: h.h.Sum64(), Len: h.n} }
 
 // Watching says whether model has an entry: only then is an incoming
 // request of the model worth hashing.

@@ -123,3 +123,23 @@ func TestRunTimeoutsCounted(t *testing.T) {
 		t.Fatalf("counting run timeouts made entries (%d) or quarantines (%v)", q.Len(), s.Quarantined)
 	}
 }
+
+// TestHasherFieldsDoNotRun: fields are written with their lengths, so
+// moving a byte from one field to the next changes the key; the path is
+// not counted in Len.
+func TestHasherFieldsDoNotRun(t *testing.T) {
+	q := New(8)
+	key := func(fields ...string) Key {
+		h := q.NewHasher([]byte("/v2/models/m/infer"))
+		for _, f := range fields {
+			h.Bytes([]byte(f))
+		}
+		return h.Sum()
+	}
+	if a, b := key("ab", "c"), key("a", "bc"); a == b {
+		t.Fatalf("fields ab|c and a|bc share key %+v", a)
+	}
+	if k := key("ab", "c"); k.Len != 3 || k != key("ab", "c") {
+		t.Fatalf("key %+v: want Len 3 and the same key for the same fields", k)
+	}
+}

@@ -44,11 +44,14 @@ type LimitsConfig struct {
 	// MaxInFlight caps requests being served at once across the listener;
 	// beyond it a request gets 503 with Retry-After at once. 0 = no cap.
 	MaxInFlight int `yaml:"max_in_flight"`
-	// PoisonThreshold is how many times a request body may make the infer
-	// worker serving it crash (a fault in ONNX Runtime; a kill from
-	// outside, such as the OOM killer's, does not count) within PoisonTTL before identical requests (same route, same body
-	// bytes) are refused 422 for PoisonTTL, without reaching a worker
-	// (supervisor/front poison.go). 0 = never refuse.
+	// PoisonThreshold is how many strikes a request may take within
+	// PoisonTTL before requests with the same route and tensors (however
+	// encoded) are refused 422 for PoisonTTL, without reaching a worker
+	// (supervisor/front poison.go). A strike is the prep or infer worker
+	// serving it crashing (a fault in ONNX Runtime or a decoder), or its
+	// run outliving max_run_time; a kill from outside, such as the OOM
+	// killer's or the hang detection's, does not count.
+	// 0 = never refuse.
 	PoisonThreshold int `yaml:"poison_threshold"`
 	// PoisonTTL is both the window the crashes are counted in and how long
 	// a quarantined body is refused after its last crash.

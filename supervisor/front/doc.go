@@ -40,14 +40,17 @@
 //     within a second (or the request's deadline), or any other answer,
 //     lets the body go on. Only the front sets PrefixHeader: clients'
 //     are removed.
-//   - Poison requests (poison.go, internal/poison): an answer marked
-//     worker.InferExitedHeader (the infer worker exited on the request)
-//     counts the request's route and body if the worker crashed on its
-//     own (Options.InferCrashed), not if it was killed; one counted
+//   - Poison requests (poison.go, poisonkey.go, internal/poison): an
+//     answer marked worker.InferExitedHeader (the infer worker exited on
+//     the request), or an lb failure after the request reached its prep
+//     worker, counts a strike against the request's route and tensors
+//     (decompressed and decoded: the key ignores the encoding) if the
+//     worker crashed on its own (Options.InferCrashed,
+//     Options.PrepCrashed), not if it was killed from outside; one struck
 //     limits.poison_threshold times within limits.poison_ttl is refused
 //     422 before the lb. The header is removed before the client sees the
-//     answer. Bodies are hashed only on a crash, and on arrival only while
-//     their model has an entry. An answer marked worker.RunTimeoutHeader
+//     answer. Requests are keyed only on a strike, and on arrival only
+//     while their model has an entry. An answer marked worker.RunTimeoutHeader
 //     (the run outlived models[].max_run_time and was stopped) is counted
 //     by model, and counted against the body as a crash is.
 //   - Connections: the listener from CapConnections admits at most

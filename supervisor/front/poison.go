@@ -1,19 +1,22 @@
 package front
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // Poison requests (limits.poison_threshold, limits.poison_ttl): a body
 // whose infer worker crashes (Options.InferCrashed: not a kill from
-// outside) while serving it, poison_threshold times within
+// outside, the hang detection's included: supervisor crashlog.go says
+// why) while serving it, poison_threshold times within
 // poison_ttl, is refused 422 for poison_ttl without reaching a worker. A
 // client or load balancer retrying it would otherwise restart the worker
 // again and again, failing every request it holds each time.
@@ -28,13 +31,47 @@ import (
 // they pass when retried. The front does not retry a crashed request on
 // another worker: a poison body would take that one down too.
 //
-// The key is the route path and the body as the client sent it (still
-// compressed if it was): a retry sends the same bytes.
+// A request in flight on a prep worker that crashed on its own (a
+// decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
+// it 502 when the worker's connection breaks (lb.Proxy.ServeHTTPUntil's
+// error tells that from a request no worker took). Every request on
+// that worker fails, and each gets
+// one strike, the innocent with the guilty: a prep worker serves many
+// requests at once. The threshold (2 or more) is what keeps the innocent
+// out of quarantine: an innocent body is refused only if it was in flight
+// at threshold crashes within poison_ttl, where the poison body is in
+// every one; a client retrying an innocent body after one crash is
+// served. A prep worker's exit for any other reason (a recycle or a stop
+// drains it first; the OOM killer's, the hang detection's or an
+// operator's kill) is no strike.
+//
+// The key is what reaches the model, not the bytes as sent
+// (poisonkey.go): the body decompressed, then decoded into its tensors,
+// whose names, datatypes, shapes and bytes are hashed with the requested
+// outputs. So the same tensors sent gzip'd or deflated at any level, as
+// JSON (with any whitespace or number spelling) or binary, are one
+// body: a client or retrying library that varies the encoding is
+// quarantined all the same. The alternative, keying on the response
+// cache's key, computed by the prep worker after it decodes the request,
+// cannot be had for a request whose prep worker crashed (nothing comes
+// back), and the master would still have to decode each incoming request
+// to check it; so the master decodes, which it does only when it must:
+// on a strike, and for each request of a model while that model has an
+// entry (poison.Quarantine.Watching), which in a healthy server is never.
+// The healthy hot path pays one atomic load. A watched model's requests
+// pay a decompression and a V2 decode on the master on top of the prep
+// worker's, for poison_ttl after a strike (BenchmarkPoisonKey, one core
+// of a shared 2-core VM, an 8192-element INT64 tensor): 40 KB of JSON
+// 230 us against 4 us to hash the bytes as sent (about 170 MB/s, so a
+// 10 MB JSON body costs some 60 ms of master CPU), gzip'd 490 us against
+// 3 us, binary 15 us either way (the tensor bytes alias the body; only
+// the JSON header is parsed). A body that is no V2 request (an image
+// body) costs its decompression only.
 
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,
-// unless its body is quarantined; then it counts a crash of the infer
-// worker that served it.
+// unless its body is quarantined; then it counts a strike when the
+// worker that served it died on it.
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
 	on := c.Limits.PoisonThreshold > 0
 	if on {
@@ -44,35 +81,39 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 		}
 	}
 	sent := time.Now()
-	f.proxy.ServeHTTPUntil(ctx, deadline)
+	err := f.proxy.ServeHTTPUntil(ctx, deadline)
 	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
 		f.countRunTimeout(ctx, c, model)
 		return
 	}
-	if ctx.Response.Header.Peek(worker.InferExitedHeader) == nil {
-		return
-	}
+	inferExited := ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
 	ctx.Response.Header.Del(worker.InferExitedHeader)
-	if on && f.crashedOnItsOwn(sent) {
+	if on && f.diedOnIt(inferExited, err, sent) {
 		f.countCrash(ctx, c, model)
 	}
 }
 
 // crashWait bounds how long an answer waits for the master to reap the
-// infer worker that exited under it: the request sees the connection
+// worker that exited under it: the request sees the connection
 // break first, the master's Wait returns a moment later.
 const crashWait = time.Second
 
-// crashedOnItsOwn says whether the exit was an infer worker's crash since
-// sent rather than a kill from outside (the OOM killer, the hang
-// detection, an operator's SIGKILL): the requests in flight then did not
-// cause it, and identical requests (a load test's, a health check's) must
-// not be quarantined for it.
-func (f *Front) crashedOnItsOwn(sent time.Time) bool {
-	if f.opts.InferCrashed == nil {
-		return true
+// diedOnIt says whether the worker serving a request sent at sent
+// crashed on its own under it: its infer worker (inferExited: the prep
+// worker marked the answer) or its prep worker
+// (err: the lb's exchange with it failed after the request may have
+// reached it), rather than killed from outside (the OOM killer, the
+// hang detection, an operator's SIGKILL) or stopped: the requests in flight then did not
+// cause it, and identical requests (a load test's, a health check's)
+// must not be quarantined for it.
+func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
+	if inferExited {
+		return f.opts.InferCrashed == nil || f.opts.InferCrashed(sent, crashWait)
 	}
-	return f.opts.InferCrashed(sent, crashWait)
+	if err == nil || errors.Is(err, lb.ErrNoBackend) || isTimeoutErr(err) || f.opts.PrepCrashed == nil {
+		return false // answered, never sent, or timed out: no broken connection to wait on
+	}
+	return f.opts.PrepCrashed(sent, crashWait)
 }
 
 // quarantined is the refusal of a quarantined body, or nil. The body is
@@ -81,24 +122,24 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 	if !f.poison.Watching(model) {
 		return nil
 	}
-	left, ok := f.poison.Blocked(f.poison.KeyOf(ctx.Path(), ctx.Request.Body()))
+	left, ok := f.poison.Blocked(f.poisonKey(ctx))
 	if !ok {
 		return nil
 	}
 	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made the inference worker serving model %q exit, or its run outlive max_run_time, repeatedly; "+
-			"identical requests are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
+		"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
+			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
 }
 
 // countCrash counts the request's body towards its quarantine.
 func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
-	k := f.poison.KeyOf(ctx.Path(), ctx.Request.Body())
+	k := f.poisonKey(ctx)
 	if !f.poison.Crashed(model, k, c.Limits.PoisonThreshold, c.Limits.PoisonTTL.Duration) {
 		return
 	}
 	f.log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
 		Int("crashes", c.Limits.PoisonThreshold).Dur("ttl", c.Limits.PoisonTTL.Duration).
-		Msg("request quarantined: its inference worker exited on it, or its run outlived max_run_time, limits.poison_threshold times; identical requests are refused 422 for limits.poison_ttl")
+		Msg("request quarantined: a prep or infer worker crashed under it, or its run outlived max_run_time, limits.poison_threshold times; requests with the same tensors are refused 422 for limits.poison_ttl")
 }
 
 // countRunTimeout counts a run stopped at max_run_time by model and as a

@@ -19,7 +19,7 @@ import (
 // body is 200.
 type crashProxy struct{ sent int }
 
-func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) {
+func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) error {
 	p.sent++
 	switch string(ctx.Request.Body()) {
 	case "bad":
@@ -31,6 +31,7 @@ func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) {
 	default:
 		ctx.SetStatusCode(fasthttp.StatusOK)
 	}
+	return nil
 }
 func (p *crashProxy) SetRequestID(*fasthttp.RequestCtx) {}
 func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error {

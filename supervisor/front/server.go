@@ -32,7 +32,9 @@ type Readiness struct {
 // Proxy is the part of the lb (lb.Proxy) the front sends requests
 // through: admitted inference requests, prefix checks, request ids.
 type Proxy interface {
-	ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time)
+	// ServeHTTPUntil answers ctx through a worker and returns why none
+	// answered (lb.ErrNoBackend: none took it), nil when one did.
+	ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) error
 	SetRequestID(ctx *fasthttp.RequestCtx)
 	Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error
 }
@@ -50,6 +52,11 @@ type Options struct {
 	// master to learn of it. A request whose infer worker exited counts
 	// towards the poison quarantine only then (poison.go). Nil: always.
 	InferCrashed func(since time.Time, wait time.Duration) bool
+	// PrepCrashed is InferCrashed for prep workers: a request whose prep
+	// worker's connection broke counts towards the quarantine only when
+	// it is true. Nil: never (the front cannot tell a crash from a
+	// recycle's or a stop's broken connection without it).
+	PrepCrashed func(since time.Time, wait time.Duration) bool
 }
 
 // Front is the public listener's server: admission, body reading and its

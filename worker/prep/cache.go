@@ -77,17 +77,7 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 // encoding or the scheduling, not the answer.
 func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache.Key {
 	b := respcache.NewKeyBuilder(c.identity)
-	b.Int(int64(len(inputs)))
-	for i := range inputs {
-		in := &inputs[i]
-		b.String(in.Name)
-		b.Int(int64(in.DType))
-		b.Int(int64(len(in.Shape)))
-		for _, d := range in.Shape {
-			b.Int(d)
-		}
-		b.Bytes(in.Data)
-	}
+	v2.WriteInputsKey(b, inputs)
 	return keyOutputs(b, req)
 }
 
@@ -114,11 +104,7 @@ func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) respcache.K
 // keyOutputs ends a key with req's requested outputs and their
 // classification.
 func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) respcache.Key {
-	b.Int(int64(len(req.Outputs)))
-	for _, o := range req.Outputs {
-		b.String(o.Name)
-		b.Int(int64(o.Classification))
-	}
+	v2.WriteOutputsKey(b, req.Outputs)
 	return b.Sum()
 }
 

@@ -1,0 +1,219 @@
+package front
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/httpcoding"
+	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/lb"
+)
+
+// modJSON is a V2 request of one INT64 input x of shape [1,4].
+const modJSON = `{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}]}`
+
+// keyedRequest is a request to model m's infer route with body and
+// header fields (name, value pairs).
+func keyedRequest(body []byte, kv ...string) *fasthttp.RequestCtx {
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Request.SetRequestURI("/v2/models/m/infer")
+	ctx.Request.SetBody(body)
+	for i := 0; i+1 < len(kv); i += 2 {
+		ctx.Request.Header.Set(kv[i], kv[i+1])
+	}
+	return ctx
+}
+
+// gzipAt is body gzip'd at level.
+func gzipAt(t testing.TB, body []byte, level int) []byte {
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(body)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// binaryMod is a request of input x = xs, shape [1,len(xs)], sent as
+// binary tensor data (modJSON's for 1,2,3,4): the body and its
+// Inference-Header-Content-Length.
+func binaryMod(xs ...int64) ([]byte, string) {
+	header := fmt.Sprintf(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,%d],"parameters":{"binary_data_size":%d}}]}`, len(xs), 8*len(xs))
+	body := []byte(header)
+	for _, x := range xs {
+		body = binary.LittleEndian.AppendUint64(body, uint64(x))
+	}
+	return body, strconv.Itoa(len(header))
+}
+
+// TestPoisonKeyIsWhatReachesTheModel: the same tensor gzip'd at two
+// levels, deflated, with other JSON whitespace or number spelling, or as
+// binary tensor data has one key; another tensor, another route or a body that is no V2
+// request (keyed by its decompressed bytes) has its own.
+func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
+	f, _, _ := poisonFront(2, crashedYes)
+	plain := []byte(modJSON)
+	bin, binLen := binaryMod(1, 2, 3, 4)
+	want := f.poisonKey(keyedRequest(plain))
+	same := map[string]*fasthttp.RequestCtx{
+		"gzip level 1": keyedRequest(gzipAt(t, plain, gzip.BestSpeed), "Content-Encoding", "gzip"),
+		"gzip level 9": keyedRequest(gzipAt(t, plain, gzip.BestCompression), "Content-Encoding", "gzip"),
+		"deflate":      keyedRequest(httpcoding.Compress(httpcoding.Deflate, plain), "Content-Encoding", "deflate"),
+		"whitespace":   keyedRequest([]byte(" {\"inputs\" : [ {\"name\":\"x\", \"datatype\":\"INT64\",\n\"shape\":[1, 4],\"data\":[1, 2, 3, 4]} ] }\n")),
+		"binary":       keyedRequest(bin, headerLenHeader, binLen),
+		"binary gzip":  keyedRequest(gzipAt(t, bin, gzip.DefaultCompression), headerLenHeader, binLen, "Content-Encoding", "gzip"),
+	}
+	for name, ctx := range same {
+		if got := f.poisonKey(ctx); got != want {
+			t.Errorf("%s: key %+v, want the plain JSON body's %+v", name, got, want)
+		}
+	}
+	otherRoute := keyedRequest(plain)
+	otherRoute.Request.SetRequestURI("/v2/models/n/infer")
+	bin5, _ := binaryMod(1, 2, 3, 5)
+	other := map[string]*fasthttp.RequestCtx{
+		"another tensor":      keyedRequest(bin5, headerLenHeader, binLen),
+		"another route":       otherRoute,
+		"raw bytes":           keyedRequest([]byte("\x89PNG not a V2 request")),
+		"undecodable gzip":    keyedRequest([]byte("not gzip"), "Content-Encoding", "gzip"),
+		"another output kept": keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[{"name":"y"}]}`)),
+	}
+	for name, ctx := range other {
+		if got := f.poisonKey(ctx); got == want {
+			t.Errorf("%s: has the key of the plain JSON body", name)
+		}
+	}
+	raw := []byte("\x89PNG not a V2 request")
+	if a, b := f.poisonKey(keyedRequest(raw)), f.poisonKey(keyedRequest(gzipAt(t, raw, 1), "Content-Encoding", "gzip")); a != b {
+		t.Errorf("a raw body and its gzip: keys %+v and %+v, want one", a, b)
+	}
+	fp32 := func(data string) poison.Key {
+		return f.poisonKey(keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2],"data":[` + data + `]}]}`)))
+	}
+	if a, b := fp32("1.0, 2"), fp32("1,2e0"); a != b {
+		t.Errorf("FP32 data spelled 1.0,2 and 1,2e0: keys %+v and %+v, want one", a, b)
+	}
+	if f.budget.inUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
+	}
+}
+
+// TestPoisonEncodingDoesNotDodge: a body quarantined after two crashes
+// sent as JSON is refused gzip'd and as binary tensors.
+func TestPoisonEncodingDoesNotDodge(t *testing.T) {
+	f, p, c := poisonFront(2, crashedYes)
+	for range 2 {
+		send(f, c, "bad")
+	}
+	before := p.sent
+	for name, ctx := range map[string]*fasthttp.RequestCtx{
+		"gzip":    keyedRequest(gzipAt(t, []byte("bad"), 9), "Content-Encoding", "gzip"),
+		"deflate": keyedRequest(httpcoding.Compress(httpcoding.Deflate, []byte("bad")), "Content-Encoding", "deflate"),
+	} {
+		f.proxyInference(ctx, c, "m", time.Time{})
+		if code := ctx.Response.StatusCode(); code != fasthttp.StatusUnprocessableEntity {
+			t.Errorf("the quarantined body %s: %d, want 422", name, code)
+		}
+	}
+	if p.sent != before {
+		t.Errorf("%d refused sends reached the proxy", p.sent-before)
+	}
+}
+
+// brokenProxy plays the lb over a prep worker that dies under every
+// request: 502 and err.
+type brokenProxy struct {
+	crashProxy
+	err error
+}
+
+func (p *brokenProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) error {
+	p.sent++
+	ctx.SetStatusCode(fasthttp.StatusBadGateway)
+	return p.err
+}
+
+// TestPrepCrashIsAStrike: a request whose prep worker's connection broke
+// is counted when the master says a prep worker crashed since it was
+// sent, and not when it says none did, nor when no backend took it or
+// the exchange timed out (a 504 must not wait for a crash).
+func TestPrepCrashIsAStrike(t *testing.T) {
+	broke := errors.New("backend prep-0: the server closed connection before returning the first response byte")
+	notSent := fmt.Errorf("%w: dial failed", lb.ErrNoBackend)
+	no := func(time.Time, time.Duration) bool { return false }
+	for _, tc := range []struct {
+		name    string
+		err     error
+		crashed func(time.Time, time.Duration) bool
+		want422 bool
+	}{
+		{"crashed", broke, crashedYes, true},
+		{"killed from outside", broke, no, false},
+		{"no backend took it", notSent, crashedYes, false},
+		{"timed out", fmt.Errorf("backend prep-0: %w", fasthttp.ErrTimeout), crashedYes, false},
+	} {
+		f, _, c := poisonFront(2, crashedYes)
+		p := &brokenProxy{err: tc.err}
+		f.proxy, f.opts.PrepCrashed = p, tc.crashed
+		for range 2 {
+			send(f, c, "decoder-killer")
+		}
+		code, _, _ := send(f, c, "decoder-killer")
+		if got := code == fasthttp.StatusUnprocessableEntity; got != tc.want422 {
+			t.Errorf("%s: third send %d, want 422: %v", tc.name, code, tc.want422)
+		}
+	}
+}
+
+// BenchmarkPoisonKey is what a request of a model with a quarantine entry
+// pays for its key: hashing the body as sent (the old key), and the key
+// of what reaches the model, for an 8192-element INT64 tensor as JSON
+// (about 40 KB), gzip'd JSON, and binary (64 KiB).
+func BenchmarkPoisonKey(b *testing.B) {
+	f, _, _ := poisonFront(2, crashedYes)
+	var js bytes.Buffer
+	js.WriteString(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,8192],"data":[`)
+	xs := make([]int64, 8192)
+	for i := range xs {
+		if i > 0 {
+			js.WriteByte(',')
+		}
+		fmt.Fprintf(&js, "%d", i)
+		xs[i] = int64(i)
+	}
+	js.WriteString(`]}]}`)
+	bin, binLen := binaryMod(xs...)
+	for _, c := range []struct {
+		name string
+		ctx  *fasthttp.RequestCtx
+	}{
+		{"json", keyedRequest(js.Bytes())},
+		{"json-gzip", keyedRequest(gzipAt(b, js.Bytes(), 6), "Content-Encoding", "gzip")},
+		{"binary", keyedRequest(bin, headerLenHeader, binLen)},
+	} {
+		b.Run(c.name+"/as-sent", func(b *testing.B) {
+			b.SetBytes(int64(len(c.ctx.Request.Body())))
+			for b.Loop() {
+				f.poison.KeyOf(c.ctx.Path(), c.ctx.Request.Body())
+			}
+		})
+		b.Run(c.name+"/decoded", func(b *testing.B) {
+			b.SetBytes(int64(len(c.ctx.Request.Body())))
+			for b.Loop() {
+				f.poisonKey(c.ctx)
+			}
+		})
+	}
+}
