@@ -1,0 +1,246 @@
+package grpcfront
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/supervisor-dev/supervisor/internal/hostile"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
+)
+
+// ledger is a Budget that records what is reserved (+n) and released
+// (-n), and refuses what goes past limit (0: no limit).
+type ledger struct {
+	mu      sync.Mutex
+	limit   int64
+	used    int64
+	events  []string
+	refused int
+}
+
+func (l *ledger) ReserveBody(n int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.limit > 0 && l.used+n > l.limit {
+		l.refused++
+		return false
+	}
+	l.used += n
+	l.events = append(l.events, fmt.Sprintf("+%d", n))
+	return true
+}
+
+func (l *ledger) ReleaseBody(n int64) {
+	if n == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.used -= n
+	l.events = append(l.events, fmt.Sprintf("-%d", n))
+}
+
+func (l *ledger) log() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.events, " ")
+}
+
+func (l *ledger) inUse() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.used
+}
+
+func (l *ledger) refusals() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
+}
+
+// clientBytes is what a client writes: the preface, then frames.
+func clientBytes(t *testing.T, frames func(f *http2.Framer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString(http2.ClientPreface)
+	f := http2.NewFramer(&b, nil)
+	f.AllowIllegalWrites = true // padding that is not zeros
+	if err := frames(f); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func msg(n int, fill byte) []byte {
+	return append(hostile.MessagePrefix(uint32(n)), bytes.Repeat([]byte{fill}, n)...)
+}
+
+// headers opens stream id with a header block the scanner never reads.
+func headers(f *http2.Framer, id uint32, end bool) error {
+	return f.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: []byte{0, 0, 0, 0, 5}, EndHeaders: true, EndStream: end})
+}
+
+const wireMax = 1000
+
+// The scanner's reservations and releases for each byte stream, split
+// in two at every offset and read a byte at a time: the same whatever
+// the reads.
+func TestWireChargesDeclaredLengths(t *testing.T) {
+	m7 := msg(7, 0)
+	cases := []struct {
+		name   string
+		frames func(f *http2.Framer) error
+		want   string
+	}{
+		{"prefix across frames", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, false, m7[:3]), f.WriteData(1, false, m7[3:9]), f.WriteData(1, true, m7[9:]))
+		}, "+7 -7"},
+		{"padded frames", func(f *http2.Framer) error {
+			// The padding looks like a prefix of 255: it is not a message byte.
+			pad := hostile.MessagePrefix(255)
+			return errors.Join(headers(f, 1, false), f.WriteDataPadded(1, false, m7[:4], pad), f.WriteDataPadded(1, false, m7[4:], pad),
+				f.WriteDataPadded(1, false, nil, pad), f.WriteDataPadded(1, true, msg(2, 0), pad))
+		}, "+7 -7 +2 -2"},
+		{"several messages in one frame", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, false, slices.Concat(msg(3, 1), msg(0, 0), msg(4, 2), m7[:6])), f.WriteData(1, true, m7[6:]))
+		}, "+3 -3 +4 -4 +7 -7"},
+		{"END_STREAM mid-message", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, true, m7[:8]))
+		}, "+7 -7"},
+		{"RST_STREAM mid-message", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, false, m7[:8]), f.WriteRSTStream(1, http2.ErrCodeCancel), f.WriteData(1, false, msg(9, 0)))
+		}, "+7 -7"},
+		{"trailers mid-message", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, false, m7[:8]), headers(f, 1, true))
+		}, "+7 -7"},
+		{"CONTINUATION and other frames skipped", func(f *http2.Framer) error {
+			return errors.Join(f.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: msg(5, 0)}),
+				f.WriteContinuation(1, true, msg(6, 0)), f.WritePing(false, [8]byte{0, 0, 0, 0, 9}),
+				f.WriteWindowUpdate(0, 100), f.WriteData(1, true, m7))
+		}, "+7 -7"},
+		{"over the largest message: uncharged, passed over", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(wireMax+1, 0)), f.WriteData(1, true, m7))
+		}, "+7 -7"},
+		{"streams interleaved", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), headers(f, 3, false), f.WriteData(1, false, m7[:6]), f.WriteData(3, false, msg(2, 0)[:6]),
+				f.WriteData(3, true, msg(2, 0)[6:]), f.WriteData(1, true, m7[6:]))
+		}, "+7 +2 -2 -7"},
+		{"a stream never opened", func(f *http2.Framer) error { return f.WriteData(5, true, m7) }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := clientBytes(t, c.frames)
+			for i := 0; i <= len(p); i++ {
+				if got := scanLedger(t, p[:i], p[i:]); got != c.want {
+					t.Fatalf("split at %d of %d: %q, want %q", i, len(p), got, c.want)
+				}
+			}
+			var bytewise [][]byte
+			for i := range p {
+				bytewise = append(bytewise, p[i:i+1])
+			}
+			if got := scanLedger(t, bytewise...); got != c.want {
+				t.Fatalf("a byte at a time: %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// scanLedger reads the runs through a new wire and returns its ledger;
+// nothing may stay charged.
+func scanLedger(t *testing.T, runs ...[]byte) string {
+	t.Helper()
+	l := &ledger{}
+	w := newWire(l, wireMax, time.Second)
+	for _, r := range runs {
+		if err := w.read(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.inUse() != 0 {
+		t.Fatalf("%d bytes still charged after %q", l.inUse(), l.log())
+	}
+	return l.log()
+}
+
+// A message in assembly is given back when the server ends its stream
+// (trailers, reset) or the connection closes, and a stream the server
+// ended is charged no more.
+func TestWireReleasesOnServerEndAndClose(t *testing.T) {
+	l := &ledger{}
+	w := newWire(l, wireMax, time.Second)
+	read := func(frames func(f *http2.Framer) error) {
+		t.Helper()
+		var b bytes.Buffer
+		if err := frames(http2.NewFramer(&b, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.read(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.read([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	read(func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
+			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
+	})
+	var out bytes.Buffer
+	sf := http2.NewFramer(&out, nil)
+	if err := errors.Join(sf.WriteSettings(), sf.WriteRSTStream(1, http2.ErrCodeCancel),
+		sf.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: []byte{0x88}, EndHeaders: true, EndStream: true})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out.Len() { // the server's writes split anywhere too
+		w.wrote(out.Bytes()[i : i+1])
+	}
+	read(func(f *http2.Framer) error { return f.WriteData(1, false, msg(40, 0)[:5]) })
+	if got, want := l.log(), "+10 +20 +30 -10 -20"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	w.close()
+	if l.inUse() != 0 || w.read([]byte{0}) == nil {
+		t.Fatalf("after close: %d bytes charged (%q), and reads go on", l.inUse(), l.log())
+	}
+}
+
+// A prefix that does not fit blocks the read until it fits, and fails
+// it once the wait passes.
+func TestWireWaitsForRoom(t *testing.T) {
+	l := &ledger{limit: wireMax}
+	if !l.ReserveBody(wireMax) {
+		t.Fatal("the ledger refused its limit")
+	}
+	w := newWire(l, wireMax, 20*time.Second)
+	p := clientBytes(t, func(f *http2.Framer) error { return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6])) })
+	read := make(chan error, 1)
+	go func() { read <- w.read(p) }()
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the read waiting for room", func() bool { return l.refusals() > 0 })
+	select {
+	case err := <-read:
+		t.Fatalf("the read returned %v with the budget full", err)
+	default:
+	}
+	l.ReleaseBody(wireMax)
+	if err := <-read; err != nil || l.inUse() != 10 {
+		t.Fatalf("the read after room was made: %v, %d charged, want 10", err, l.inUse())
+	}
+
+	full := &ledger{limit: 1}
+	start := time.Now()
+	if err := newWire(full, wireMax, 50*time.Millisecond).read(p); !errors.Is(err, errNoRoom) {
+		t.Fatalf("with no room: %v, want errNoRoom", err)
+	}
+	if took := time.Since(start); took < 50*time.Millisecond || took > 10*time.Second {
+		t.Errorf("the read failed after %v, want the 50ms wait", took)
+	}
+}
