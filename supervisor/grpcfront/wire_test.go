@@ -221,7 +221,9 @@ func TestWireWaitsForRoom(t *testing.T) {
 		t.Fatal("the ledger refused its limit")
 	}
 	w := newWire(l, wireMax, 20*time.Second)
-	p := clientBytes(t, func(f *http2.Framer) error { return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6])) })
+	p := clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]))
+	})
 	read := make(chan error, 1)
 	go func() { read <- w.read(p) }()
 	polltest.Until(t, 10*time.Second, time.Millisecond, "the read waiting for room", func() bool { return l.refusals() > 0 })
