@@ -95,7 +95,9 @@ func TestTrickledMessagesStallTheConnectionThatDoesNotFit(t *testing.T) {
 	defer second.Close()
 	_ = second.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	start := time.Now()
-	sendMessageStart(t, second, addr, inferMethod, maxMsg)
+	// A stream, too: a unary RPC's own message timeout would end it (and
+	// its wait) at the same time as the connection's wait.
+	sendMessageStart(t, second, addr, streamMethod, maxMsg)
 	if _, err := second.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the connection that does not fit: %v, want it closed", err)
 	}

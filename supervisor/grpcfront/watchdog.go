@@ -27,7 +27,9 @@ type Timeouts struct {
 	// right after the header, so this is the time to receive it, a
 	// trickled one included. gRPC tells nothing of a message's progress
 	// before it is whole, so there is no rate extension as for an HTTP
-	// body. 0: no bound.
+	// body. It is also the longest a connection waits for room for a
+	// message in the body budget before it is closed (see wire). 0: no
+	// bound.
 	Message time.Duration
 	// StreamIdle bounds a streaming RPC's wait for its next message,
 	// while none of its requests is being answered (limits.idle_timeout,
