@@ -15,7 +15,9 @@ import (
 // that length once a handler asks for the message, so neither window
 // bounds it. It reads the connection's bytes as gRPC reads them (Read),
 // before gRPC sees them: the client preface, the frame headers and,
-// inside DATA frames, the messages' prefixes; nothing is copied.
+// inside DATA frames, the messages' prefixes; nothing is copied. It
+// needs the plaintext HTTP/2 the listener serves (no TLS: under it, this
+// would have to sit above the handshake).
 //
 // A declared length up to max is reserved when its prefix is complete
 // and given back when the message's last byte is read (the message is
