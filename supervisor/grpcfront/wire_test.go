@@ -246,3 +246,36 @@ func TestWireWaitsForRoom(t *testing.T) {
 		t.Errorf("the read failed after %v, want the 50ms wait", took)
 	}
 }
+
+// The scanner's cost on a connection's reads: 4 MiB messages in 16 KiB
+// DATA frames, read 32 KiB at a time (grpc-go's read buffer).
+func BenchmarkWireRead(b *testing.B) {
+	var buf bytes.Buffer
+	f := http2.NewFramer(&buf, nil)
+	m := msg(4<<20, 1)
+	if err := headers(f, 1, false); err != nil {
+		b.Fatal(err)
+	}
+	for len(m) > 0 {
+		k := min(len(m), 16<<10)
+		if err := f.WriteData(1, false, m[:k]); err != nil {
+			b.Fatal(err)
+		}
+		m = m[k:]
+	}
+	p := buf.Bytes()
+	l := &ledger{}
+	w := newWire(l, 8<<20, time.Second)
+	if err := w.read([]byte(http2.ClientPreface)); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		for i := 0; i < len(p); i += 32 << 10 {
+			if err := w.read(p[i:min(i+32<<10, len(p))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		l.events = l.events[:0] // each round charges and gives back the message again
+	}
+}
