@@ -189,10 +189,15 @@ type cappedConn struct {
 	once  sync.Once
 }
 
-// Read hands gRPC the client's bytes once wire has charged the messages
-// they declare, which may wait for room in the budget; it fails, and
-// gRPC closes the connection, when there is none in time.
+// Read hands gRPC the client's bytes, each message they declare charged
+// (see wire): first it waits for room for the messages the last read
+// left owing; it fails, and gRPC closes the connection, when there is
+// none in time.
 func (c *cappedConn) Read(b []byte) (int, error) {
+	if err := c.wire.await(); err != nil {
+		c.wire.close()
+		return 0, err
+	}
 	n, err := c.Conn.Read(b)
 	if werr := c.wire.read(b[:n]); werr != nil {
 		c.wire.close()

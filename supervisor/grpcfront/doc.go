@@ -62,12 +62,14 @@
 //     opens a stream's window to that length once a handler asks for
 //     the message, so no window bounds it; without the charge
 //     MaxRPCs x MaxMessageBytes could be in assembly at once (4096 x
-//     64 MiB = 256 GiB with the defaults). A message has no room: its
-//     connection is not read (TCP and HTTP/2 flow control push back on
-//     that client alone) until it has, for at most Timeouts.Message,
-//     then closed, giving back all it held. Nothing is refused, and a
-//     stream waiting for its next message, or a message declaring 0
-//     bytes (health probes), holds nothing.
+//     64 MiB = 256 GiB with the defaults). A message has no room: the
+//     bytes already read go on to gRPC (so a stream it refuses at its
+//     header, Admit's or MaxRPCs', ends its debt and holds nothing), and
+//     its connection is not read again (TCP and HTTP/2 flow control push
+//     back on that client alone) until it has, for at most
+//     Timeouts.Message, then closed, giving back all it held. Nothing
+//     is refused, and a stream waiting for its next message, or a
+//     message declaring 0 bytes (health probes), holds nothing.
 //   - So the bytes the master holds of messages are: in assembly, at
 //     most the budget (large ones seven eighths of it); beyond it, per
 //     stream at most StreamWindowBytes its handler has not asked for

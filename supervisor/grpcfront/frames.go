@@ -17,9 +17,9 @@ type frameHeader struct {
 // frameVisitor is told what a frameCursor finds: each frame's header,
 // then its payload in runs as the bytes arrive, then its end.
 type frameVisitor interface {
-	header(h frameHeader) error
-	payload(h frameHeader, b []byte) error
-	end(h frameHeader) error
+	header(h frameHeader)
+	payload(h frameHeader, b []byte)
+	end(h frameHeader)
 }
 
 // frameCursor follows the frame boundaries of one direction of an
@@ -35,8 +35,8 @@ type frameCursor struct {
 	left uint32 // payload bytes of cur still to come; 0 with hdrN < 9: between frames
 }
 
-// feed walks p, telling v what it finds; v's first error stops it.
-func (c *frameCursor) feed(p []byte, v frameVisitor) error {
+// feed walks p, telling v what it finds.
+func (c *frameCursor) feed(p []byte, v frameVisitor) {
 	if c.skip > 0 {
 		k := min(c.skip, len(p))
 		c.skip -= k
@@ -48,30 +48,23 @@ func (c *frameCursor) feed(p []byte, v frameVisitor) error {
 			c.hdrN += k
 			p = p[k:]
 			if c.hdrN < len(c.hdr) {
-				return nil
+				return
 			}
 			c.cur = parseFrameHeader(c.hdr)
 			c.left = c.cur.length
-			if err := v.header(c.cur); err != nil {
-				return err
-			}
+			v.header(c.cur)
 		}
 		k := uint32(min(uint64(c.left), uint64(len(p))))
 		if k > 0 {
-			if err := v.payload(c.cur, p[:k]); err != nil {
-				return err
-			}
+			v.payload(c.cur, p[:k])
 			c.left -= k
 			p = p[k:]
 		}
 		if c.left == 0 {
 			c.hdrN = 0
-			if err := v.end(c.cur); err != nil {
-				return err
-			}
+			v.end(c.cur)
 		}
 	}
-	return nil
 }
 
 func parseFrameHeader(b [9]byte) frameHeader {

@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,15 +28,20 @@ import (
 // wrote), or when the connection closes. A longer one is refused by gRPC
 // from its prefix: its bytes are passed over, uncharged.
 //
-// A reservation that does not fit blocks Read, so the connection's
-// reader stops taking bytes from its socket and TCP pushes back on that
-// client alone, until it fits or wait passes; Read then fails, and gRPC
-// closes the connection, giving back all it held.
+// A reservation that does not fit is owed (pending): the bytes already
+// read go to gRPC, so it sees the streams' headers (and refuses those it
+// refuses, which ends their debts), and the next Read waits before it
+// reads the socket (await), so the connection's reader stops taking
+// bytes from it and TCP pushes back on that client alone, until every
+// debt fits, or its stream ends, or wait passes; Read then fails, and
+// gRPC closes the connection, giving back all it held. What a message
+// owing its charge brings in the meantime is the rest of one read (32
+// KiB, grpc-go's read buffer).
 //
-// The reader state (cursor, pad, the streams' prefixes) is the reader
-// goroutine's; streams is shared with gRPC's writer (the server ending a
-// stream) and Close, under mu. The reader holds mu only while it scans
-// bytes it has, never while it reads the socket or waits for room.
+// The reader state (cursor, pad) is the reader goroutine's; streams is
+// shared with gRPC's writer (the server ending a stream) and Close,
+// under mu. The reader holds mu while it scans bytes it has and while it
+// tries a reservation, never while it reads the socket or sleeps.
 type wire struct {
 	b    Budget
 	max  int64
@@ -47,6 +53,7 @@ type wire struct {
 
 	mu      sync.Mutex
 	streams map[uint32]*wireStream // the client's open streams
+	pending []uint32               // streams whose message's charge is owed, in order
 	closed  bool
 	done    chan struct{} // closed by close: a wait for room ends
 }
@@ -57,6 +64,7 @@ type wireStream struct {
 	prefixN int   // bytes of the next message's prefix read
 	left    int64 // bytes of the current message still to come
 	charged int64 // held in the Budget for the current message
+	owed    int64 // to be charged for the current message (see pending)
 }
 
 // errNoRoom fails a connection's Read when a message's declared length
@@ -89,7 +97,8 @@ func (w *wire) read(p []byte) error {
 	if w.closed {
 		return errWireClosed
 	}
-	return w.in.feed(p, (*wireIn)(w))
+	w.in.feed(p, (*wireIn)(w))
+	return nil
 }
 
 // wrote scans p, bytes gRPC wrote to the client: a stream the server
@@ -98,7 +107,7 @@ func (w *wire) wrote(p []byte) {
 	if w == nil {
 		return
 	}
-	_ = w.out.feed(p, (*wireOut)(w))
+	w.out.feed(p, (*wireOut)(w))
 }
 
 // close gives back everything the connection holds; later reads fail.
@@ -127,24 +136,25 @@ func (w *wire) endLocked(id uint32) {
 	}
 }
 
-// reserveLocked charges s, stream id, its message of n bytes, waiting
-// with mu unlocked for room (see wire). A stream that ends meanwhile is
-// not charged.
-func (w *wire) reserveLocked(id uint32, s *wireStream, n int64) error {
-	var deadline time.Time
-	if w.wait > 0 {
-		deadline = time.Now().Add(w.wait)
+// await charges the messages owed, waiting with mu unlocked for room
+// (see wire); a stream that ends meanwhile owes nothing.
+func (w *wire) await() error {
+	if w == nil {
+		return nil
 	}
-	for delay := time.Millisecond; ; delay = min(2*delay, 16*time.Millisecond) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var deadline time.Time
+	for delay := time.Millisecond; len(w.pending) > 0; delay = min(2*delay, 16*time.Millisecond) {
+		w.pending = slices.DeleteFunc(w.pending, w.settleLocked)
 		switch {
+		case len(w.pending) == 0:
+			return nil
 		case w.closed:
 			return errWireClosed
-		case w.streams[id] != s:
-			return nil
-		case w.b.ReserveBody(n):
-			s.charged = n
-			return nil
-		case !deadline.IsZero() && time.Now().After(deadline):
+		case deadline.IsZero():
+			deadline = time.Now().Add(w.wait)
+		case w.wait > 0 && time.Now().After(deadline):
 			return errNoRoom
 		}
 		w.mu.Unlock()
@@ -156,12 +166,27 @@ func (w *wire) reserveLocked(id uint32, s *wireStream, n int64) error {
 		}
 		w.mu.Lock()
 	}
+	return nil
+}
+
+// settleLocked charges stream id what it owes, reporting whether it owes
+// nothing more.
+func (w *wire) settleLocked(id uint32) bool {
+	s := w.streams[id]
+	if s == nil || s.owed == 0 {
+		return true
+	}
+	if !w.b.ReserveBody(s.owed) {
+		return false
+	}
+	s.charged, s.owed = s.owed, 0
+	return true
 }
 
 // wireIn is the wire seen as the visitor of the client's frames.
 type wireIn wire
 
-func (v *wireIn) header(h frameHeader) error {
+func (v *wireIn) header(h frameHeader) {
 	w := (*wire)(v)
 	switch {
 	case h.typ == http2.FrameData:
@@ -176,12 +201,11 @@ func (v *wireIn) header(h frameHeader) error {
 	case endsStream(h): // a reset, or trailers: a message in assembly is cut
 		w.endLocked(h.stream)
 	}
-	return nil
 }
 
-func (v *wireIn) payload(h frameHeader, b []byte) error {
+func (v *wireIn) payload(h frameHeader, b []byte) {
 	if h.typ != http2.FrameData {
-		return nil
+		return
 	}
 	if v.pad < 0 { // the pad length: the frame's last b[0] bytes are not data
 		v.pad = max(int(h.length)-1-int(b[0]), 0)
@@ -191,35 +215,32 @@ func (v *wireIn) payload(h frameHeader, b []byte) error {
 	v.pad -= k
 	w := (*wire)(v)
 	if s := w.streams[h.stream]; s != nil && k > 0 {
-		return w.message(h.stream, s, b[:k])
+		w.message(h.stream, s, b[:k])
 	}
-	return nil
 }
 
-func (v *wireIn) end(h frameHeader) error {
+func (v *wireIn) end(h frameHeader) {
 	if h.typ == http2.FrameData && endsStream(h) {
 		(*wire)(v).endLocked(h.stream)
 	}
-	return nil
 }
 
-// message follows stream id's message bytes b: prefixes, charged when
-// complete, and the messages' bytes, their charge given back at the last.
-func (w *wire) message(id uint32, s *wireStream, b []byte) error {
+// message follows stream id's message bytes b: prefixes, charged (or
+// owed) when complete, and the messages' bytes, their charge given back
+// at the last.
+func (w *wire) message(id uint32, s *wireStream, b []byte) {
 	for len(b) > 0 {
 		if s.left == 0 {
 			k := copy(s.prefix[s.prefixN:], b)
 			s.prefixN += k
 			b = b[k:]
 			if s.prefixN < len(s.prefix) {
-				return nil
+				return
 			}
 			s.prefixN = 0
 			s.left = int64(binary.BigEndian.Uint32(s.prefix[1:]))
 			if s.left > 0 && s.left <= w.max {
-				if err := w.reserveLocked(id, s, s.left); err != nil {
-					return err
-				}
+				w.charge(id, s)
 			}
 			continue
 		}
@@ -228,24 +249,32 @@ func (w *wire) message(id uint32, s *wireStream, b []byte) error {
 		b = b[k:]
 		if s.left == 0 {
 			w.b.ReleaseBody(s.charged)
-			s.charged = 0
+			s.charged, s.owed = 0, 0
 		}
 	}
-	return nil
+}
+
+// charge charges stream id its new message of s.left bytes, or owes it.
+func (w *wire) charge(id uint32, s *wireStream) {
+	if w.b.ReserveBody(s.left) {
+		s.charged = s.left
+		return
+	}
+	s.owed = s.left
+	w.pending = append(w.pending, id)
 }
 
 // wireOut is the wire seen as the visitor of the server's frames.
 type wireOut wire
 
-func (v *wireOut) header(h frameHeader) error {
+func (v *wireOut) header(h frameHeader) {
 	if endsStream(h) { // gRPC's trailers or reset: it reads no more of the stream
 		w := (*wire)(v)
 		w.mu.Lock()
 		w.endLocked(h.stream)
 		w.mu.Unlock()
 	}
-	return nil
 }
 
-func (v *wireOut) payload(frameHeader, []byte) error { return nil }
-func (v *wireOut) end(frameHeader) error             { return nil }
+func (v *wireOut) payload(frameHeader, []byte) {}
+func (v *wireOut) end(frameHeader)             {}

@@ -213,8 +213,8 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 	}
 }
 
-// A prefix that does not fit blocks the read until it fits, and fails
-// it once the wait passes.
+// A prefix that does not fit is owed: the read goes on, and the next
+// one waits (await) until it fits, or fails once the wait passes.
 func TestWireWaitsForRoom(t *testing.T) {
 	l := &ledger{limit: wireMax}
 	if !l.ReserveBody(wireMax) {
@@ -224,26 +224,58 @@ func TestWireWaitsForRoom(t *testing.T) {
 	p := clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]))
 	})
-	read := make(chan error, 1)
-	go func() { read <- w.read(p) }()
-	polltest.Until(t, 10*time.Second, time.Millisecond, "the read waiting for room", func() bool { return l.refusals() > 0 })
+	if err := w.read(p); err != nil || l.inUse() != wireMax {
+		t.Fatalf("the read: %v, %d charged, want nil and the budget's %d", err, l.inUse(), wireMax)
+	}
+	awaited := make(chan error, 1)
+	go func() { awaited <- w.await() }()
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the next read waiting for room", func() bool { return l.refusals() > 1 })
 	select {
-	case err := <-read:
-		t.Fatalf("the read returned %v with the budget full", err)
+	case err := <-awaited:
+		t.Fatalf("the wait returned %v with the budget full", err)
 	default:
 	}
 	l.ReleaseBody(wireMax)
-	if err := <-read; err != nil || l.inUse() != 10 {
-		t.Fatalf("the read after room was made: %v, %d charged, want 10", err, l.inUse())
+	if err := <-awaited; err != nil || l.inUse() != 10 {
+		t.Fatalf("the wait after room was made: %v, %d charged, want 10", err, l.inUse())
 	}
 
 	full := &ledger{limit: 1}
+	w = newWire(full, wireMax, 50*time.Millisecond)
 	start := time.Now()
-	if err := newWire(full, wireMax, 50*time.Millisecond).read(p); !errors.Is(err, errNoRoom) {
+	if err := errors.Join(w.read(p), w.await()); !errors.Is(err, errNoRoom) {
 		t.Fatalf("with no room: %v, want errNoRoom", err)
 	}
 	if took := time.Since(start); took < 50*time.Millisecond || took > 10*time.Second {
-		t.Errorf("the read failed after %v, want the 50ms wait", took)
+		t.Errorf("the wait failed after %v, want the 50ms wait", took)
+	}
+}
+
+// A stream that ends while its message is owed (the server refusing it
+// at its header, mostly), or whose message ends within the read, owes
+// nothing: the next read does not wait.
+func TestWireDebtsEndWithTheirStream(t *testing.T) {
+	full := &ledger{limit: 1}
+	w := newWire(full, wireMax, time.Minute)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]), headers(f, 3, false), f.WriteData(3, false, msg(10, 0)))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := http2.NewFramer(&out, nil).WriteRSTStream(1, http2.ErrCodeRefusedStream); err != nil {
+		t.Fatal(err)
+	}
+	w.wrote(out.Bytes())
+	done := make(chan error, 1)
+	go func() { done <- w.await() }()
+	select {
+	case err := <-done:
+		if err != nil || full.inUse() != 0 {
+			t.Fatalf("the wait: %v, %d charged, want nil and 0", err, full.inUse())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next read waits for streams that owe nothing")
 	}
 }
 
