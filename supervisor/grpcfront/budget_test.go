@@ -1,6 +1,7 @@
 package grpcfront
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -174,4 +175,41 @@ func refusedBusy(t *testing.T, h *hostile.H2, addr, what string) {
 	if how, err := h.End(id); how != "grpc ResourceExhausted" {
 		t.Fatalf("%s ended %q (%v), want grpc ResourceExhausted", what, how, err)
 	}
+}
+
+// A refused RPC's message holds nothing, even with the budget full: its
+// header reaches gRPC, which refuses it, and its debt ends with it.
+func TestRefusedRPCDoesNotWaitForRoom(t *testing.T) {
+	const maxMsg = 1000
+	b := &ledger{limit: maxMsg}
+	b.ReserveBody(maxMsg) // full
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: time.Minute}, Admit: func(*fasthttp.RequestHeader) (int, string, bool) {
+			return fasthttp.StatusUnauthorized, "missing API key", false
+		}})
+	for i := range 3 { // the connection is read on after each
+		start := time.Now()
+		id := coalesced(t, h, func() uint32 { return sendMessageStart(t, h, addr, inferMethod, maxMsg) })
+		if how := ended(t, h, id, start, 10*time.Second); how != "grpc Unauthenticated" {
+			t.Fatalf("RPC %d ended %q, want grpc Unauthenticated", i, how)
+		}
+	}
+	if b.inUse() != maxMsg {
+		t.Errorf("%d bytes charged, want the %d reserved before", b.inUse(), maxMsg)
+	}
+}
+
+// coalesced runs write with h's frames gathered, then writes them to its
+// connection at once, so that the server reads them in one read.
+func coalesced(t *testing.T, h *hostile.H2, write func() uint32) uint32 {
+	t.Helper()
+	var buf bytes.Buffer
+	f := h.Framer
+	h.Framer = http2.NewFramer(&buf, nil)
+	id := write()
+	h.Framer = f
+	if _, err := h.Conn.Write(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
