@@ -160,6 +160,11 @@ func TestLegitConcurrencyFitsTwoLargestMessages(t *testing.T) {
 	if n := strings.Count(b.log(), "+"); n < 64 {
 		t.Errorf("%d messages charged, want the 64 ModelInfer ones: %s", n, b.log())
 	}
+	// Answered, their messages were whole: only the idle streams are
+	// open, and they hold nothing.
+	if b.inUse() != 0 {
+		t.Errorf("%d bytes charged with 64 idle streams open, want 0", b.inUse())
+	}
 	cancel()
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
 }
