@@ -30,9 +30,10 @@
 //     included, is synchronous on the handler's goroutine). Smaller
 //     bodies are Go heap, bounded by the soft memory limit
 //     (ApplyMemoryLimit: the budget plus a headroom). The gRPC listener's
-//     messages are charged to the same budget before gRPC reads them
-//     (ReserveBody, ReleaseBody: grpcfront.Budget), then as the body of
-//     the request ServeInternal serves.
+//     messages are charged to the same budget by the length their
+//     prefix declares while they arrive (ReserveBody, ReleaseBody:
+//     grpcfront.Budget), then as the body of the request ServeInternal
+//     serves (its Content-Length, by hold).
 //   - Prefix check (precheck.go): a body larger than the first 64 KiB
 //     buffer is judged from that buffer by a prep worker (through the
 //     Proxy, with worker.PrefixHeader) before the rest is read; a 400/413

@@ -34,9 +34,8 @@ var carriesTensors = map[string]bool{
 // serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
 // reader goroutine: admit must not block. A nil admit admits all. Then
-// the RPC takes its place among rpcs, and its message's bytes in the
-// budget (see charge), both given back when it ends.
-func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap, msgs msgBudget) tap.ServerInHandle {
+// the RPC takes its place among rpcs, given back when it ends.
+func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
 		conn := conns.of(ctx)
 		if conn.closed() {
@@ -54,21 +53,8 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap, msgs m
 		if err := rpcs.take(); err != nil {
 			return ctx, err
 		}
-		// A unary handler reads its message as soon as it starts.
-		ch, err := newCharge(msgs.b, msgs.max)
-		if err != nil {
-			rpcs.give()
-			return ctx, err
-		}
-		return watch(ctx, t.Message, conn, rpcs, ch), nil
+		return watch(ctx, t.Message, conn, rpcs), nil
 	}
-}
-
-// msgBudget is the Budget the messages are charged to, and the largest
-// message (Options.MaxMessageBytes); a nil b charges nothing.
-type msgBudget struct {
-	b   Budget
-	max int64
 }
 
 var errConnClosed = status.Error(codes.Unavailable, "the connection was closed: too many streams ended before their message, or an answer not taken within limits.write_timeout")

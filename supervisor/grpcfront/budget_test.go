@@ -1,65 +1,47 @@
 package grpcfront
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
-// fakeBudget is a Budget of limit bytes.
-type fakeBudget struct {
-	mu          sync.Mutex
-	limit, used int64
-}
-
-func (b *fakeBudget) ReserveBody(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.limit {
-		return false
+// sendMessageStart opens an RPC of method on h and sends the prefix of
+// a message of n bytes and 10 of its bytes.
+func sendMessageStart(t *testing.T, h *hostile.H2, addr, method string, n uint32) uint32 {
+	t.Helper()
+	id, err := h.Open(addr, method)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.used += n
-	return true
+	if err := h.Framer.WriteData(id, false, append(hostile.MessagePrefix(n), "0123456789"...)); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
-func (b *fakeBudget) ReleaseBody(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= n
-}
-
-func (b *fakeBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
-// Messages being assembled are charged to the Budget before gRPC reads
-// them: with room for two largest messages, two RPCs trickling theirs
-// hold it all and a third is refused RESOURCE_EXHAUSTED at its header;
-// an RPC's end gives its charge back.
+// Messages in assembly are charged the lengths their prefixes declare
+// before gRPC reads them, and given back when their RPC ends.
 func TestMessagesAreChargedBeforeTheyAreRead(t *testing.T) {
 	const maxMsg = 1000
-	b := &fakeBudget{limit: 2 * maxMsg}
+	b := &ledger{limit: 2 * maxMsg}
 	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b})
-	var ids []uint32
-	for range 2 {
-		id, err := h.Open(addr, inferMethod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Framer.WriteData(id, false, append(hostile.MessagePrefix(maxMsg), "0123456789"...)); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "both messages charged", func() bool { return b.inUse() == 2*maxMsg })
-	refusedBusy(t, h, addr, "the third RPC")
+	ids := []uint32{sendMessageStart(t, h, addr, inferMethod, 600), sendMessageStart(t, h, addr, inferMethod, 300)}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "both messages charged", func() bool { return b.inUse() == 900 })
 	for _, id := range ids {
 		if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
 			t.Fatal(err)
@@ -68,22 +50,123 @@ func TestMessagesAreChargedBeforeTheyAreRead(t *testing.T) {
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charges given back", func() bool { return b.inUse() == 0 })
 }
 
-// A stream is charged the largest message while it waits in RecvMsg, so
-// its messages are bounded as a unary RPC's are.
+// A stream waiting for its next message holds nothing; its message is
+// charged from its prefix, and given back when the server ends it.
 func TestStreamMessageIsCharged(t *testing.T) {
 	const maxMsg = 1000
-	b := &fakeBudget{limit: maxMsg}
-	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b})
+	b := &ledger{limit: maxMsg}
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{StreamIdle: 300 * time.Millisecond}})
 	id, err := h.Open(addr, streamMethod)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := answersPing(h.Framer); err != nil || b.inUse() != 0 {
+		t.Fatalf("an idle stream: %d bytes charged (%v), want 0", b.inUse(), err)
+	}
+	if err := h.Framer.WriteData(id, false, hostile.MessagePrefix(maxMsg)); err != nil {
+		t.Fatal(err)
+	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the stream's message charged", func() bool { return b.inUse() == maxMsg })
-	refusedBusy(t, h, addr, "a unary RPC")
-	if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+	// StreamIdle ends the stream with its message unfinished.
+	if _, err := h.End(id); err != nil {
 		t.Fatal(err)
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.inUse() == 0 })
+}
+
+// The attack: RPCs that declare the largest message and trickle it.
+// The budget is charged what they declare; a connection whose message
+// does not fit stops being read and is closed at Timeouts.Message, and
+// everything is given back once they are gone.
+func TestTrickledMessagesStallTheConnectionThatDoesNotFit(t *testing.T) {
+	const maxMsg = 1000
+	b := &ledger{limit: 2 * maxMsg}
+	o := Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: 300 * time.Millisecond, StreamIdle: time.Minute}}
+	first, addr := hostileConn(t, o)
+	for range 2 { // streams: bounded by StreamIdle, they hold past the message timeout
+		sendMessageStart(t, first, addr, streamMethod, maxMsg)
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "two messages charged", func() bool { return b.inUse() == 2*maxMsg })
+	second, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	_ = second.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	start := time.Now()
+	// A stream, too: a unary RPC's own message timeout would end it (and
+	// its wait) at the same time as the connection's wait.
+	sendMessageStart(t, second, addr, streamMethod, maxMsg)
+	if _, err := second.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection that does not fit: %v, want it closed", err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("closed after %v, before the message timeout", took)
+	}
+	if b.inUse() != 2*maxMsg {
+		t.Errorf("%d bytes charged with the first connection's two messages, want %d", b.inUse(), 2*maxMsg)
+	}
+	first.Close()
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
+}
+
+// inferAnswer answers every request 200 with an empty V2 infer response.
+func inferAnswer(ctx *fasthttp.RequestCtx) {
+	body := `{"model_name":"m","outputs":[]}`
+	ctx.Response.Header.Set(headerLenHeader, "31")
+	ctx.SetBodyString(body)
+}
+
+// What 6737040 broke: with a budget of two largest messages, 64 small
+// ModelInfer RPCs at once and 64 idle streams all go through.
+func TestLegitConcurrencyFitsTwoLargestMessages(t *testing.T) {
+	const maxMsg = 1 << 20
+	b := &ledger{limit: 2 * maxMsg}
+	_, addr := listen(t, Options{Handler: inferAnswer, MaxMessageBytes: maxMsg, Budget: b, MaxConcurrentStreams: 256,
+		Timeouts: Timeouts{Message: 10 * time.Second, StreamIdle: time.Minute, Write: 10 * time.Second}})
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range 64 {
+		if _, err := c.ModelStreamInfer(ctx); err != nil {
+			t.Fatalf("idle stream %d: %v", i, err)
+		}
+	}
+	req := &pb.ModelInferRequest{ModelName: "m", Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: []int64{16 << 10}}},
+		RawInputContents: [][]byte{make([]byte, 16<<10)}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.ModelInfer(ctx, req); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a ModelInfer RPC failed: %v", err)
+	}
+	if n := strings.Count(b.log(), "+"); n < 64 {
+		t.Errorf("%d messages charged, want the 64 ModelInfer ones: %s", n, b.log())
+	}
+	// Answered, their messages were whole: only the idle streams are
+	// open, and they hold nothing.
+	if b.inUse() != 0 {
+		t.Errorf("%d bytes charged with 64 idle streams open, want 0", b.inUse())
+	}
+	cancel()
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
 }
 
 // refusedBusy opens a ModelInfer RPC on h and checks that it is refused
@@ -97,4 +180,41 @@ func refusedBusy(t *testing.T, h *hostile.H2, addr, what string) {
 	if how, err := h.End(id); how != "grpc ResourceExhausted" {
 		t.Fatalf("%s ended %q (%v), want grpc ResourceExhausted", what, how, err)
 	}
+}
+
+// A refused RPC's message holds nothing, even with the budget full: its
+// header reaches gRPC, which refuses it, and its debt ends with it.
+func TestRefusedRPCDoesNotWaitForRoom(t *testing.T) {
+	const maxMsg = 1000
+	b := &ledger{limit: maxMsg}
+	b.ReserveBody(maxMsg) // full
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: time.Minute}, Admit: func(*fasthttp.RequestHeader) (int, string, bool) {
+			return fasthttp.StatusUnauthorized, "missing API key", false
+		}})
+	for i := range 3 { // the connection is read on after each
+		start := time.Now()
+		id := coalesced(t, h, func() uint32 { return sendMessageStart(t, h, addr, inferMethod, maxMsg) })
+		if how := ended(t, h, id, start, 10*time.Second); how != "grpc Unauthenticated" {
+			t.Fatalf("RPC %d ended %q, want grpc Unauthenticated", i, how)
+		}
+	}
+	if b.inUse() != maxMsg {
+		t.Errorf("%d bytes charged, want the %d reserved before", b.inUse(), maxMsg)
+	}
+}
+
+// coalesced runs write with h's frames gathered, then writes them to its
+// connection at once, so that the server reads them in one read.
+func coalesced(t *testing.T, h *hostile.H2, write func() uint32) uint32 {
+	t.Helper()
+	var buf bytes.Buffer
+	f := h.Framer
+	h.Framer = http2.NewFramer(&buf, nil)
+	id := write()
+	h.Framer = f
+	if _, err := h.Conn.Write(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -34,6 +34,17 @@ type capListener struct {
 	// no write deadline, so a client that reads nothing at all would
 	// stall the connection's writer, with every answer queued behind it.
 	writeTimeout time.Duration
+	// msgs charges each connection's messages in assembly (see wire).
+	msgs msgBudget
+}
+
+// msgBudget is the Budget the messages are charged to (nil: none), the
+// largest message charged (Options.MaxMessageBytes) and the longest a
+// connection waits for room (Timeouts.Message).
+type msgBudget struct {
+	b    Budget
+	max  int64
+	wait time.Duration
 }
 
 // connSet is the open connections by remote address, each with its
@@ -123,8 +134,8 @@ func (e *connEntry) endedEarly() {
 	}
 }
 
-func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration) *capListener {
-	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns)), conns: conns, writeTimeout: writeTimeout}
+func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, msgs msgBudget) *capListener {
+	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns)), conns: conns, writeTimeout: writeTimeout, msgs: msgs}
 }
 
 // overCapAnswer is the server preface and GOAWAY a connection over the
@@ -161,19 +172,41 @@ func (l *capListener) Accept() (net.Conn, error) {
 			conncap.Refuse(c, penalisedAnswer)
 			continue
 		}
-		cc := &cappedConn{Conn: c, l: l}
+		cc := &cappedConn{Conn: c, l: l, wire: newWire(l.msgs.b, l.msgs.max, l.msgs.wait)}
 		cc.entry = l.conns.add(cc)
 		return cc, nil
 	}
 }
 
 // cappedConn is a connection of the listener: its writes are bounded,
-// and it leaves conns at its first Close.
+// its messages charged as they arrive (wire), and it leaves conns at its
+// first Close.
 type cappedConn struct {
 	*conncap.Conn
 	l     *capListener
 	entry *connEntry
+	wire  *wire
 	once  sync.Once
+}
+
+// Read hands gRPC the client's bytes, each message they declare charged
+// (see wire): first it waits for room for the messages the last read
+// left owing; it fails, and gRPC closes the connection, when there is
+// none in time.
+func (c *cappedConn) Read(b []byte) (int, error) {
+	if err := c.wire.await(); err != nil {
+		c.wire.close()
+		return 0, err
+	}
+	n, err := c.Conn.Read(b)
+	if werr := c.wire.read(b[:n]); werr != nil {
+		c.wire.close()
+		return 0, werr
+	}
+	if err != nil {
+		c.wire.close()
+	}
+	return n, err
 }
 
 // Write fails once the client has taken nothing for the write timeout:
@@ -190,6 +223,7 @@ func (c *cappedConn) Write(b []byte) (int, error) {
 		c.entry.strike()
 	}
 	n, err := c.Conn.Write(b)
+	c.wire.wrote(b[:n])
 	if flood {
 		c.entry.close()
 	}
@@ -207,6 +241,7 @@ var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, 
 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
+	c.wire.close()
 	c.once.Do(func() { c.l.conns.remove(c) })
 	return err
 }

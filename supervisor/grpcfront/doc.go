@@ -54,18 +54,43 @@
 //     more; flow-control windows are fixed;
 //     keepalive pings more often than MinPingInterval, or with no RPC
 //     open, get GOAWAY. cmd/hostile attacks each of these.
-//   - Messages are charged to the body budget (Options.Budget,
-//     limits.max_body_bytes_in_flight) before they are read, as an HTTP
-//     body's declared length is: gRPC opens a stream's window to the
-//     length a message's prefix declares as soon as a handler asks for
-//     it, so the connection and stream windows do not bound it, and
-//     without the charge MaxRPCs x MaxMessageBytes could be in assembly
-//     at once (4096 x 256 MiB = 1 TiB with the defaults). An RPC is
-//     charged MaxMessageBytes at its header (a stream at each RecvMsg),
-//     cut to its message's size once that is in; one the budget has no
-//     room for is refused RESOURCE_EXHAUSTED, unread. Not charged: what a
-//     client pushes to a stream beyond the message being read, at most
-//     StreamWindowBytes each (MaxRPCs x 1 MiB = 4 GiB with the defaults).
+//   - Messages in assembly are charged to the body budget (Options.Budget,
+//     limits.max_body_bytes_in_flight) by the length their 5-byte prefix
+//     declares, from the moment the prefix arrives on the wire to the
+//     message's last byte, as an HTTP body is by its Content-Length (see
+//     wire: the connection's bytes are scanned as gRPC reads them). gRPC
+//     opens a stream's window to that length once a handler asks for
+//     the message, so no window bounds it; without the charge
+//     MaxRPCs x MaxMessageBytes could be in assembly at once (4096 x
+//     64 MiB = 256 GiB with the defaults). A message has no room: the
+//     bytes already read go on to gRPC (so a stream it refuses at its
+//     header, Admit's or MaxRPCs', ends its debt and holds nothing), and
+//     its connection is not read again (TCP and HTTP/2 flow control push
+//     back on that client alone) until it has, for at most
+//     Timeouts.Message, then closed, giving back all it held. Nothing
+//     is refused, and a stream waiting for its next message, or a
+//     message declaring 0 bytes (health probes), holds nothing.
+//   - So the bytes the master holds of messages are: in assembly, at
+//     most the budget (large ones seven eighths of it); beyond it, per
+//     stream at most StreamWindowBytes its handler has not asked for
+//     (whole messages queued behind a busy handler, the start of one
+//     over MaxMessageBytes, bytes sent after its stream ended):
+//     MaxRPCs x 1 MiB = 4 GiB with the defaults; and a message once
+//     whole, decoded on the handler's goroutine and turned into the HTTP
+//     request, which ServeInternal charges as a body (its Content-Length)
+//     until the RPC ends, the decoded message held beside it, uncharged:
+//     at most the bodies charged, plus the ones being refused.
+//   - A connection waiting for room delays only itself: its pings,
+//     SETTINGS and WINDOW_UPDATEs (the client's, for our answers) wait
+//     unread, so its answers may stop on flow control (Timeouts.Write
+//     closes it) and a server ping goes unanswered (cut after 20s); the
+//     wait is bounded by Timeouts.Message either way. Connections that
+//     wait on each other (each holding messages whose remaining bytes
+//     are behind the prefix it waits on, as a client multiplexing more
+//     large messages than the budget has room for does to itself) are
+//     freed when the first wait runs out and its connection closes. A
+//     unary RPC whose own message waits is ended by its message timeout
+//     first: the connection is then read on.
 //   - Stop drains (GracefulStop: GOAWAY, then the RPCs in flight finish)
 //     until its context ends, then closes every connection and returns
 //     without waiting for handlers still running (each is bounded by its

@@ -51,13 +51,13 @@ type Options struct {
 	// misbehaviour, doubling with each closure up to 16x (see penaltyBox);
 	// the address's open connections are untouched (0: off).
 	AbusePenalty time.Duration
-	// Budget, when set, is charged the largest message (MaxMessageBytes)
-	// before gRPC may read one, and the message's size once it is in,
-	// until the RPC's end or its stream's next message; an RPC or a
-	// stream's next message that it has no room for is refused
-	// RESOURCE_EXHAUSTED before it is read (see charge). Without it, the
-	// messages being received are bounded only by MaxRPCs x
-	// MaxMessageBytes.
+	// Budget, when set, is charged each message in assembly the length
+	// its prefix declares (up to MaxMessageBytes), from the moment the
+	// prefix arrives to the message's last byte (or its stream's or
+	// connection's end); a connection whose next message has no room
+	// is not read until it has, for at most Timeouts.Message, then
+	// closed (see wire). Without it, the messages being received are
+	// bounded only by MaxRPCs x MaxMessageBytes.
 	Budget Budget
 	// Timeouts bound a stream's waits on its client (see Timeouts).
 	Timeouts Timeouts
@@ -98,7 +98,8 @@ const pingTimeout = 20 * time.Second
 type Server struct {
 	srv   *grpc.Server
 	opts  Options
-	conns *connSet // the open connections, for the watchdogs
+	conns *connSet  // the open connections, for the watchdogs
+	msgs  msgBudget // what each connection's messages are charged to
 }
 
 // New builds a Server serving GRPCInferenceService, grpc.health.v1 and
@@ -124,7 +125,7 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs), msgBudget{o.Budget, maxMsg})),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 	}
@@ -134,7 +135,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message}}
 	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
@@ -143,7 +144,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write))
+	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

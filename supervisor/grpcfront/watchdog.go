@@ -27,7 +27,9 @@ type Timeouts struct {
 	// right after the header, so this is the time to receive it, a
 	// trickled one included. gRPC tells nothing of a message's progress
 	// before it is whole, so there is no rate extension as for an HTTP
-	// body. 0: no bound.
+	// body. It is also the longest a connection waits for room for a
+	// message in the body budget before it is closed (see wire). 0: no
+	// bound.
 	Message time.Duration
 	// StreamIdle bounds a streaming RPC's wait for its next message,
 	// while none of its requests is being answered (limits.idle_timeout,
@@ -50,7 +52,6 @@ type watchdog struct {
 	cancel  context.CancelFunc
 	conn    *connEntry  // the stream's connection (nil: unknown)
 	rpcs    *rpcCap     // its place is given back when it ends
-	charge  *charge     // its message's bytes in the Budget, given back when it ends
 	got     atomic.Bool // the first message is in
 	fired   atomic.Bool // a timeout ended the stream
 }
@@ -73,11 +74,11 @@ func (c *watchCtx) Value(key any) any {
 }
 
 // watch derives the stream's context, armed for d (no bound when 0); the
-// timer is stopped, and its place in rpcs and its charge given back, when
-// the stream ends.
-func watch(ctx context.Context, d time.Duration, conn *connEntry, rpcs *rpcCap, ch *charge) context.Context {
+// timer is stopped, and its place in rpcs given back, when the stream
+// ends.
+func watch(ctx context.Context, d time.Duration, conn *connEntry, rpcs *rpcCap) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs, charge: ch}
+	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
 	w.arm(d, false)
@@ -97,7 +98,6 @@ func watchdogOf(ctx context.Context) *watchdog {
 func (w *watchdog) ended() {
 	w.disarm()
 	w.rpcs.give()
-	w.charge.release()
 	if !w.got.Load() && !w.fired.Load() {
 		w.conn.endedEarly()
 	}
@@ -131,24 +131,14 @@ func (w *watchdog) arm(d time.Duration, write bool) {
 	}
 }
 
-// msgCharge is the stream's charge in the Budget (nil: none).
-func (w *watchdog) msgCharge() *charge {
-	if w == nil {
-		return nil
-	}
-	return w.charge
-}
-
 // disarm ends the bound: the wait it was armed for is over.
 func (w *watchdog) disarm() { w.arm(0, false) }
 
-// received disarms the wait for a message, m, which is in, and keeps
-// only m's size charged.
-func (w *watchdog) received(m any) {
+// received disarms the wait for a message, which is in.
+func (w *watchdog) received() {
 	if w != nil {
 		w.got.Store(true)
 		w.disarm()
-		w.charge.received(m)
 	}
 }
 
@@ -157,7 +147,7 @@ func (w *watchdog) received(m any) {
 // which gRPC sends after the handler returns.
 func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	w := watchdogOf(ctx)
-	w.received(req)
+	w.received()
 	resp, err := h(ctx, req)
 	w.arm(t.Write, true)
 	return resp, err
@@ -168,9 +158,6 @@ func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerIn
 func (t Timeouts) streamWatch(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	w := watchdogOf(ss.Context())
 	w.disarm() // a stream's handler starts at its header, with no message yet
-	// Nor will gRPC read one before RecvMsg, which charges it: until
-	// then the stream's window (StreamWindowBytes) bounds what it holds.
-	w.msgCharge().release()
 	return h(srv, &watchedStream{ServerStream: ss, w: w, t: t})
 }
 
@@ -181,19 +168,14 @@ type watchedStream struct {
 	t Timeouts
 }
 
-// RecvMsg charges the largest message before gRPC may read one (the
-// previous message, answered by now, is given back).
+// RecvMsg bounds the wait for the next message (StreamIdle).
 func (s *watchedStream) RecvMsg(m any) error {
-	if err := s.w.msgCharge().grow(); err != nil {
-		return err
-	}
 	s.w.arm(s.t.StreamIdle, false)
 	err := s.ServerStream.RecvMsg(m)
 	if err == nil {
-		s.w.received(m)
+		s.w.received()
 	} else {
 		s.w.disarm()
-		s.w.msgCharge().release()
 	}
 	return err
 }

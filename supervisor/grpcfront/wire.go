@@ -1,0 +1,280 @@
+package grpcfront
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// wire charges the gRPC messages in assembly on one connection to the
+// Budget by the length each one's 5-byte prefix declares, as an HTTP
+// body is charged its Content-Length: gRPC opens a stream's window to
+// that length once a handler asks for the message, so neither window
+// bounds it. It reads the connection's bytes as gRPC reads them (Read),
+// before gRPC sees them: the client preface, the frame headers and,
+// inside DATA frames, the messages' prefixes; nothing is copied. It
+// needs the plaintext HTTP/2 the listener serves (no TLS: under it, this
+// would have to sit above the handshake).
+//
+// A declared length up to max is reserved when its prefix is complete
+// and given back when the message's last byte is read (the message is
+// then whole in gRPC's buffer, handed to the handler, whose HTTP request
+// the front charges as a body), when its stream ends (the client's
+// END_STREAM or RST_STREAM, the server's trailers or RST_STREAM: see
+// wrote), or when the connection closes. A longer one is refused by gRPC
+// from its prefix: its bytes are passed over, uncharged.
+//
+// A reservation that does not fit is owed (pending): the bytes already
+// read go to gRPC, so it sees the streams' headers (and refuses those it
+// refuses, which ends their debts), and the next Read waits before it
+// reads the socket (await), so the connection's reader stops taking
+// bytes from it and TCP pushes back on that client alone, until every
+// debt fits, or its stream ends, or wait passes; Read then fails, and
+// gRPC closes the connection, giving back all it held. What a message
+// owing its charge brings in the meantime is the rest of one read (32
+// KiB, grpc-go's read buffer).
+//
+// The reader state (cursor, pad) is the reader goroutine's; streams is
+// shared with gRPC's writer (the server ending a stream) and Close,
+// under mu. The reader holds mu while it scans bytes it has and while it
+// tries a reservation, never while it reads the socket or sleeps.
+type wire struct {
+	b    Budget
+	max  int64
+	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
+
+	in  frameCursor // the client's frames
+	out frameCursor // the server's frames (gRPC's writer goroutine)
+	pad int         // DATA frame being read: its message bytes left; -1: its pad length is next
+
+	mu      sync.Mutex
+	streams map[uint32]*wireStream // the client's open streams
+	pending []uint32               // streams whose message's charge is owed, in order
+	closed  bool
+	done    chan struct{} // closed by close: a wait for room ends
+}
+
+// wireStream is one stream's message in assembly.
+type wireStream struct {
+	prefix  [5]byte
+	prefixN int   // bytes of the next message's prefix read
+	left    int64 // bytes of the current message still to come
+	charged int64 // held in the Budget for the current message
+	owed    int64 // to be charged for the current message (see pending)
+}
+
+// errNoRoom fails a connection's Read when a message's declared length
+// found no room in the budget within the wait.
+var errNoRoom = errors.New("a gRPC message found no room in limits.max_body_bytes_in_flight within limits.body_timeout: " +
+	"the connection is closed; raise the budget or send smaller messages")
+
+// errWireClosed fails a Read that waited for room when the connection
+// was closed under it.
+var errWireClosed = errors.New("gRPC connection closed while a message waited for room in limits.max_body_bytes_in_flight")
+
+// newWire charges b the messages of one connection (nil b: nil, which
+// charges nothing).
+func newWire(b Budget, max int64, wait time.Duration) *wire {
+	if b == nil {
+		return nil
+	}
+	return &wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
+		streams: map[uint32]*wireStream{}, done: make(chan struct{})}
+}
+
+// read scans p, the bytes just read from the client, before gRPC gets
+// them; an error means the connection must close.
+func (w *wire) read(p []byte) error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errWireClosed
+	}
+	w.in.feed(p, (*wireIn)(w))
+	return nil
+}
+
+// wrote scans p, bytes gRPC wrote to the client: a stream the server
+// ended takes no more of its client's bytes, so its charge is given back.
+func (w *wire) wrote(p []byte) {
+	if w == nil {
+		return
+	}
+	w.out.feed(p, (*wireOut)(w))
+}
+
+// close gives back everything the connection holds; later reads fail.
+func (w *wire) close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	close(w.done)
+	for id := range w.streams {
+		w.endLocked(id)
+	}
+}
+
+// endLocked forgets stream id, giving back its charge.
+func (w *wire) endLocked(id uint32) {
+	if s := w.streams[id]; s != nil {
+		w.b.ReleaseBody(s.charged)
+		s.charged = 0 // the reader may still hold s: nothing left to give back
+		delete(w.streams, id)
+	}
+}
+
+// await charges the messages owed, waiting with mu unlocked for room
+// (see wire); a stream that ends meanwhile owes nothing.
+func (w *wire) await() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var deadline time.Time
+	for delay := time.Millisecond; len(w.pending) > 0; delay = min(2*delay, 16*time.Millisecond) {
+		w.pending = slices.DeleteFunc(w.pending, w.settleLocked)
+		switch {
+		case len(w.pending) == 0:
+			return nil
+		case w.closed:
+			return errWireClosed
+		case deadline.IsZero():
+			deadline = time.Now().Add(w.wait)
+		case w.wait > 0 && time.Now().After(deadline):
+			return errNoRoom
+		}
+		w.mu.Unlock()
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-w.done:
+			t.Stop()
+		}
+		w.mu.Lock()
+	}
+	return nil
+}
+
+// settleLocked charges stream id what it owes, reporting whether it owes
+// nothing more.
+func (w *wire) settleLocked(id uint32) bool {
+	s := w.streams[id]
+	if s == nil || s.owed == 0 {
+		return true
+	}
+	if !w.b.ReserveBody(s.owed) {
+		return false
+	}
+	s.charged, s.owed = s.owed, 0
+	return true
+}
+
+// wireIn is the wire seen as the visitor of the client's frames.
+type wireIn wire
+
+func (v *wireIn) header(h frameHeader) {
+	w := (*wire)(v)
+	switch {
+	case h.typ == http2.FrameData:
+		v.pad = int(h.length)
+		if h.flags.Has(http2.FlagDataPadded) {
+			v.pad = -1
+		}
+	case h.typ == http2.FrameHeaders && !endsStream(h):
+		if w.streams[h.stream] == nil {
+			w.streams[h.stream] = &wireStream{}
+		}
+	case endsStream(h): // a reset, or trailers: a message in assembly is cut
+		w.endLocked(h.stream)
+	}
+}
+
+func (v *wireIn) payload(h frameHeader, b []byte) {
+	if h.typ != http2.FrameData {
+		return
+	}
+	if v.pad < 0 { // the pad length: the frame's last b[0] bytes are not data
+		v.pad = max(int(h.length)-1-int(b[0]), 0)
+		b = b[1:]
+	}
+	k := min(v.pad, len(b))
+	v.pad -= k
+	w := (*wire)(v)
+	if s := w.streams[h.stream]; s != nil && k > 0 {
+		w.message(h.stream, s, b[:k])
+	}
+}
+
+func (v *wireIn) end(h frameHeader) {
+	if h.typ == http2.FrameData && endsStream(h) {
+		(*wire)(v).endLocked(h.stream)
+	}
+}
+
+// message follows stream id's message bytes b: prefixes, charged (or
+// owed) when complete, and the messages' bytes, their charge given back
+// at the last.
+func (w *wire) message(id uint32, s *wireStream, b []byte) {
+	for len(b) > 0 {
+		if s.left == 0 {
+			k := copy(s.prefix[s.prefixN:], b)
+			s.prefixN += k
+			b = b[k:]
+			if s.prefixN < len(s.prefix) {
+				return
+			}
+			s.prefixN = 0
+			s.left = int64(binary.BigEndian.Uint32(s.prefix[1:]))
+			if s.left > 0 && s.left <= w.max {
+				w.charge(id, s)
+			}
+			continue
+		}
+		k := min(s.left, int64(len(b)))
+		s.left -= k
+		b = b[k:]
+		if s.left == 0 {
+			w.b.ReleaseBody(s.charged)
+			s.charged, s.owed = 0, 0
+		}
+	}
+}
+
+// charge charges stream id its new message of s.left bytes, or owes it.
+func (w *wire) charge(id uint32, s *wireStream) {
+	if w.b.ReserveBody(s.left) {
+		s.charged = s.left
+		return
+	}
+	s.owed = s.left
+	w.pending = append(w.pending, id)
+}
+
+// wireOut is the wire seen as the visitor of the server's frames.
+type wireOut wire
+
+func (v *wireOut) header(h frameHeader) {
+	if endsStream(h) { // gRPC's trailers or reset: it reads no more of the stream
+		w := (*wire)(v)
+		w.mu.Lock()
+		w.endLocked(h.stream)
+		w.mu.Unlock()
+	}
+}
+
+func (v *wireOut) payload(frameHeader, []byte) {}
+func (v *wireOut) end(frameHeader)             {}
