@@ -44,16 +44,21 @@ type Timeouts struct {
 
 // watchdog cancels a stream's context when the wait it is armed for
 // outlasts its bound. One per stream; arm and disarm may be called from
-// the stream's handler while the timer fires.
+// the stream's handler while the timer fires: a timer that fired for a
+// wait which has since ended, its fire already started when arm stopped
+// it, must not act on the next wait (a message's bound, stale, closing
+// the connection as if the answer armed after it had not been taken),
+// so fire acts only once the wait armed now has passed its deadline.
 type watchdog struct {
-	mu      sync.Mutex
-	timer   *time.Timer
-	writing bool // the wait armed for is a write: its timeout closes the connection
-	cancel  context.CancelFunc
-	conn    *connEntry  // the stream's connection (nil: unknown)
-	rpcs    *rpcCap     // its place is given back when it ends
-	got     atomic.Bool // the first message is in
-	fired   atomic.Bool // a timeout ended the stream
+	mu       sync.Mutex
+	timer    *time.Timer
+	deadline time.Time // when the wait armed now times out (zero: none armed)
+	writing  bool      // the wait armed now is a write: its timeout closes the connection
+	cancel   context.CancelFunc
+	conn     *connEntry  // the stream's connection (nil: unknown)
+	rpcs     *rpcCap     // its place is given back when it ends
+	got      atomic.Bool // the first message is in
+	fired    atomic.Bool // a timeout ended the stream
 }
 
 // watchCtx is a stream's context carrying its watchdog (one allocation
@@ -104,12 +109,17 @@ func (w *watchdog) ended() {
 }
 
 // fire ends the stream whose wait timed out, and its connection when the
-// wait was a write.
+// wait was a write; it does nothing when the wait armed now has not timed
+// out (the timer fired for a wait that ended meanwhile).
 func (w *watchdog) fire() {
-	w.fired.Store(true)
 	w.mu.Lock()
+	due := !w.deadline.IsZero() && !time.Now().Before(w.deadline)
 	writing := w.writing
 	w.mu.Unlock()
+	if !due {
+		return
+	}
+	w.fired.Store(true)
 	w.cancel()
 	if writing {
 		w.conn.close()
@@ -126,7 +136,10 @@ func (w *watchdog) arm(d time.Duration, write bool) {
 	defer w.mu.Unlock()
 	w.timer.Stop()
 	w.writing = write
+	w.deadline = time.Time{}
 	if d > 0 {
+		// Set before the timer, which fires no earlier than it.
+		w.deadline = time.Now().Add(d)
 		w.timer.Reset(d)
 	}
 }

@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -201,4 +202,34 @@ func TestRPCCap(t *testing.T) {
 		_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 		return how == "" // not refused: still waiting for its message
 	})
+}
+
+// A timer whose fire had started when its wait ended (the message came
+// in as its bound ran out) must not act on the wait armed next: before,
+// it read the next wait's kind, so a stale message bound closed the
+// connection as if the answer armed after it had not been taken. fire is
+// called here as the late timer goroutine would.
+func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	conn := &connEntry{c: a}
+	ctx := watch(context.Background(), time.Hour, conn, nil)
+	w := watchdogOf(ctx)
+	w.received()
+	w.arm(time.Hour, true) // the answer's write, just begun
+	w.fire()
+	if conn.closed() || ctx.Err() != nil {
+		t.Fatalf("a stale timeout acted on a write armed for 1h: connection closed %v, stream %v", conn.closed(), ctx.Err())
+	}
+	w.disarm()
+	w.fire()
+	if ctx.Err() != nil {
+		t.Fatal("a stale timeout ended a stream with no wait armed")
+	}
+	// A write that does time out still closes the connection.
+	w.arm(time.Millisecond, true)
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the write timeout closing the connection", conn.closed)
+	if ctx.Err() == nil {
+		t.Error("the write timeout closed the connection but left the stream running")
+	}
 }
