@@ -218,3 +218,48 @@ func coalesced(t *testing.T, h *hostile.H2, write func() uint32) uint32 {
 	}
 	return id
 }
+
+// The limit of waiting for room by not reading: three messages sent at
+// once on one connection, interleaved as a client's writer sends them,
+// with room for two. The third waits, and with it the rest of the first
+// two, which is behind it on the socket: the connection waits on itself,
+// and nothing but Timeouts.Message ends it. Each RPC ends by then (its
+// own message timeout, or the connection's close), and nothing stays
+// charged.
+func TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout(t *testing.T) {
+	const maxMsg, timeout = 1000, 500 * time.Millisecond
+	b := &ledger{limit: 2 * maxMsg}
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: timeout, StreamIdle: time.Minute}})
+	open := map[uint32]bool{}
+	for range 3 {
+		open[sendMessageStart(t, h, addr, inferMethod, 900)] = true
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.refusals() > 1 })
+	start := time.Now()
+	for id := range open {
+		if err := h.Framer.WriteData(id, true, make([]byte, 890)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hows []string
+	for len(open) > 0 {
+		f, err := h.Framer.ReadFrame()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("streams %v still open after %v", open, time.Since(start))
+		}
+		if err != nil {
+			hows = append(hows, err.Error())
+			break
+		}
+		if id, how := hostile.Outcome(f); how != "" && open[id] {
+			delete(open, id)
+			hows = append(hows, how)
+		}
+	}
+	if took := time.Since(start); took > timeout+5*time.Second {
+		t.Errorf("the RPCs ended after %v (%v), want about the %v message timeout", took, hows, timeout)
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
+	t.Logf("ended %v after %v: %s", hows, time.Since(start), b.log())
+}

@@ -36,7 +36,13 @@ import (
 // debt fits, or its stream ends, or wait passes; Read then fails, and
 // gRPC closes the connection, giving back all it held. What a message
 // owing its charge brings in the meantime is the rest of one read (32
-// KiB, grpc-go's read buffer).
+// KiB, grpc-go's read buffer). The wait holds up the connection's other
+// streams too: when what fills the budget is this connection's own
+// messages, interleaved with the one that waits, they cannot finish,
+// and only the wait's end (or their own message timeouts) ends them
+// (TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout). Only
+// holding back that one stream's window would avoid it, and gRPC opens
+// it to the whole message, out of reach here.
 //
 // The reader state (cursor, pad) is the reader goroutine's; streams is
 // shared with gRPC's writer (the server ending a stream) and Close,
