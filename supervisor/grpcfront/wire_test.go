@@ -213,6 +213,43 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 	}
 }
 
+// The server's last GOAWAY gives back the streams past the last one it
+// keeps, and no stream past it is charged: gRPC ignores them.
+func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
+	l := &ledger{}
+	w := newWire(l, wireMax, time.Second)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
+			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sf := http2.NewFramer(&out, nil)
+	if err := errors.Join(sf.WriteGoAway(1<<31-1, http2.ErrCodeNo, nil), sf.WritePing(false, [8]byte{1, 2, 3, 4}),
+		sf.WriteGoAway(3, http2.ErrCodeNo, []byte("draining"))); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out.Len() {
+		w.wrote(out.Bytes()[i : i+1])
+	}
+	var more bytes.Buffer
+	cf := http2.NewFramer(&more, nil)
+	if err := errors.Join(headers(cf, 7, false), cf.WriteData(7, false, msg(40, 0)[:7])); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.read(more.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.log(), "+10 +20 +30 -30"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	w.close()
+	if l.inUse() != 0 {
+		t.Fatalf("after close: %d bytes charged (%q)", l.inUse(), l.log())
+	}
+}
+
 // A prefix that does not fit is owed: the read goes on, and the next
 // one waits (await) until it fits, or fails once the wait passes.
 func TestWireWaitsForRoom(t *testing.T) {
