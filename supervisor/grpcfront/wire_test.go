@@ -316,6 +316,59 @@ func TestWireDebtsEndWithTheirStream(t *testing.T) {
 	}
 }
 
+// The connection's reader, gRPC's writer and Close race: whatever the
+// order, once the connection is closed nothing stays charged, and reads
+// fail.
+func TestWireReadWriteCloseRace(t *testing.T) {
+	in := clientBytes(t, func(f *http2.Framer) error {
+		var errs []error
+		for id := uint32(1); id < 200; id += 2 {
+			errs = append(errs, headers(f, id, false), f.WriteData(id, false, msg(int(id)%wireMax, 0)[:7]))
+		}
+		return errors.Join(errs...)
+	})
+	var out bytes.Buffer
+	sf := http2.NewFramer(&out, nil)
+	for id := uint32(1); id < 200; id += 4 {
+		if err := sf.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sf.WriteGoAway(101, http2.ErrCodeNo, nil); err != nil {
+		t.Fatal(err)
+	}
+	for closeAfter := range 8 {
+		l := &ledger{limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
+		w := newWire(l, wireMax, time.Minute)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		reads := make(chan struct{}, len(in))
+		go func() { // the reader: await, then a read, as cappedConn.Read
+			defer wg.Done()
+			for i := 0; i < len(in); i += 64 {
+				if w.await() != nil || w.read(in[i:min(i+64, len(in))]) != nil {
+					return
+				}
+				reads <- struct{}{}
+			}
+		}()
+		go func() { // gRPC's writer
+			defer wg.Done()
+			for i := 0; i < out.Len(); i += 5 {
+				w.wrote(out.Bytes()[i:min(i+5, out.Len())])
+			}
+		}()
+		for range closeAfter {
+			<-reads
+		}
+		w.close()
+		wg.Wait()
+		if l.inUse() != 0 || w.read([]byte{0}) == nil {
+			t.Fatalf("closed after %d reads: %d bytes charged (%q), or reads go on", closeAfter, l.inUse(), l.log())
+		}
+	}
+}
+
 // The scanner's cost on a connection's reads: 4 MiB messages in 16 KiB
 // DATA frames, read 32 KiB at a time (grpc-go's read buffer).
 func BenchmarkWireRead(b *testing.B) {
