@@ -134,6 +134,17 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 				f.WriteData(3, true, msg(2, 0)[6:]), f.WriteData(1, true, m7[6:]))
 		}, "+7 +2 -2 -7"},
 		{"a stream never opened", func(f *http2.Framer) error { return f.WriteData(5, true, m7) }, ""},
+		{"a stream its HEADERS ended", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, true), f.WriteData(1, true, m7))
+		}, ""},
+		{"HEADERS padded, with a priority", func(f *http2.Framer) error {
+			return errors.Join(f.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: msg(5, 0), EndHeaders: true,
+				PadLength: 9, Priority: http2.PriorityParam{StreamDep: 3, Weight: 7}}), f.WritePriority(1, http2.PriorityParam{Weight: 1}),
+				f.WriteData(1, true, m7))
+		}, "+7 -7"},
+		{"an unknown frame type that looks like DATA", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteRawFrame(0xfa, 0, 1, msg(9, 0)), f.WriteData(1, true, m7))
+		}, "+7 -7"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
