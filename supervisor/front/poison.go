@@ -66,7 +66,10 @@ import (
 // 10 MB JSON body costs some 60 ms of master CPU), gzip'd 490 us against
 // 3 us, binary 15 us either way (the tensor bytes alias the body; only
 // the JSON header is parsed). A body that is no V2 request (an image
-// body) costs its decompression only.
+// body) costs its decompression only. The decode's memory, up to four
+// times the JSON bytes, is charged to the body budget as the
+// decompression is; a body whose decode does not fit is keyed by its
+// decompressed bytes (poisonkey.go decodeCost).
 
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,

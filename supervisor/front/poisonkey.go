@@ -1,6 +1,7 @@
 package front
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -22,12 +23,14 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // cache.go, less the model identity the path stands for). A body that
 // does not decode that way (an image body, a malformed or oversized one)
 // is keyed by its decompressed bytes, or by its bytes as sent when it
-// cannot be decompressed within max_body_bytes and the body budget.
+// cannot be decompressed within max_body_bytes and the body budget. A
+// body whose decode does not fit in the body budget (see decodeCost) is
+// keyed by its decompressed bytes too.
 func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
 	body, release := f.inflated(ctx)
 	defer release()
 	h := f.poison.NewHasher(ctx.Path())
-	req, err := v2.DecodeInferRequest(body, headerLen(&ctx.Request.Header, len(body)))
+	req, err := f.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
 		h.Bytes(body)
 		return h.Sum()
@@ -35,6 +38,34 @@ func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
 	v2.WriteInputsKey(h, req.Inputs)
 	v2.WriteOutputsKey(h, req.Outputs)
 	return h.Sum()
+}
+
+// decodeCost bounds the tensor bytes a V2 decode allocates per byte of
+// the request's JSON part: a value takes two bytes there ("0,") and up
+// to eight decoded (INT64, FP64; internal/v2 data.go checks the count
+// before allocating), while binary tensors alias the body. A 64 MiB JSON
+// body of zeros decodes to 256 MiB: on the master, unlike the body, that
+// would be charged to nothing.
+const decodeCost = 4
+
+// errDecodeNoRoom keeps a request whose decode does not fit in the body
+// budget from being decoded.
+var errDecodeNoRoom = errors.New("no room in limits.max_body_bytes_in_flight to decode the request for its poison key")
+
+// decodeCharged decodes body as a V2 infer request, its decode's memory
+// (decodeCost per byte of its JSON part) charged to the body budget
+// meanwhile; errDecodeNoRoom when that does not fit.
+func (f *Front) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, error) {
+	json := len(body)
+	if headerLen >= 0 && headerLen < json {
+		json = headerLen
+	}
+	b := inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
+	if !b.Take(decodeCost * json) {
+		return nil, errDecodeNoRoom
+	}
+	defer b.Give(decodeCost * json)
+	return v2.DecodeInferRequest(body, headerLen)
 }
 
 // headerLen is the Inference-Header-Content-Length of a body of size

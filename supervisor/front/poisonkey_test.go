@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // modJSON is a V2 request of one INT64 input x of shape [1,4].
@@ -215,5 +217,30 @@ func BenchmarkPoisonKey(b *testing.B) {
 				f.poisonKey(c.ctx)
 			}
 		})
+	}
+}
+
+// TestPoisonKeyDecodeIsCharged: a JSON tensor decodes to up to four times
+// its bytes (an INT64 "0," to 8 bytes), on the master. A body whose
+// decode does not fit in the body budget is keyed by its bytes, and
+// nothing stays charged; with room, or sent as binary tensors (which
+// alias the body), it is keyed by its tensors.
+func TestPoisonKeyDecodeIsCharged(t *testing.T) {
+	const n = 8 << 10
+	f, _, c := poisonFront(2, crashedYes)
+	js := []byte(fmt.Sprintf(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,%d],"data":[0%s]}]}`, n, strings.Repeat(",0", n-1)))
+	bin, binLen := binaryMod(make([]int64, n)...)
+	c.Limits.MaxBodyBytesInFlight = config.ByteSize(3 * len(js)) // the body fits, its decode (8 bytes a value) does not
+	tight := f.poisonKey(keyedRequest(js))
+	if want := f.poison.KeyOf([]byte("/v2/models/m/infer"), js); tight != want {
+		t.Errorf("a %d-byte JSON body with %d bytes of budget: key %+v, want its bytes' %+v", len(js), 3*len(js), tight, want)
+	}
+	binTight := f.poisonKey(keyedRequest(bin, headerLenHeader, binLen))
+	c.Limits.MaxBodyBytesInFlight = config.ByteSize(8 * len(js))
+	if roomy := f.poisonKey(keyedRequest(js)); roomy != binTight || roomy == tight {
+		t.Errorf("with room: JSON key %+v, binary key (tight budget) %+v, want one, not the bytes' %+v", roomy, binTight, tight)
+	}
+	if f.budget.inUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
 	}
 }

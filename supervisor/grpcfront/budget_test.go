@@ -218,3 +218,120 @@ func coalesced(t *testing.T, h *hostile.H2, write func() uint32) uint32 {
 	}
 	return id
 }
+
+// The limit of waiting for room by not reading: three messages sent at
+// once on one connection, interleaved as a client's writer sends them,
+// with room for two. The third waits, and with it the rest of the first
+// two, which is behind it on the socket: the connection waits on itself,
+// and nothing but Timeouts.Message ends it. Each RPC ends by then (its
+// own message timeout, or the connection's close), and nothing stays
+// charged.
+func TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout(t *testing.T) {
+	const maxMsg, timeout = 1000, 500 * time.Millisecond
+	b := &ledger{limit: 2 * maxMsg}
+	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: timeout, StreamIdle: time.Minute}})
+	open := map[uint32]bool{}
+	for range 3 {
+		open[sendMessageStart(t, h, addr, inferMethod, 900)] = true
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.refusals() > 1 })
+	start := time.Now()
+	for id := range open {
+		if err := h.Framer.WriteData(id, true, make([]byte, 890)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hows []string
+	for len(open) > 0 {
+		f, err := h.Framer.ReadFrame()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("streams %v still open after %v", open, time.Since(start))
+		}
+		if err != nil {
+			hows = append(hows, err.Error())
+			break
+		}
+		if id, how := hostile.Outcome(f); how != "" && open[id] {
+			delete(open, id)
+			hows = append(hows, how)
+		}
+	}
+	if took := time.Since(start); took > timeout+5*time.Second {
+		t.Errorf("the RPCs ended after %v (%v), want about the %v message timeout", took, hows, timeout)
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
+	t.Logf("ended %v after %v: %s", hows, time.Since(start), b.log())
+}
+
+// drained reads h's frames until the server's last GOAWAY, answering the
+// ping gRPC sends between its two, and returns the last stream it will
+// process.
+func drained(t *testing.T, h *hostile.H2) uint32 {
+	t.Helper()
+	for range 100 {
+		f, err := h.Framer.ReadFrame()
+		if err != nil {
+			t.Fatalf("before the last GOAWAY: %v", err)
+		}
+		switch f := f.(type) {
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				if err := h.Framer.WritePing(true, f.Data); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case *http2.GoAwayFrame:
+			if f.LastStreamID != 1<<31-1 {
+				return f.LastStreamID
+			}
+		}
+	}
+	t.Fatal("no last GOAWAY within 100 frames")
+	return 0
+}
+
+// A draining connection (the server's stop, or its idle timeout, with a
+// stream still open) is kept open by its streams, and gRPC ignores the
+// streams opened past its last GOAWAY, silently: no reset, no trailers,
+// no watchdog. Their messages must not be charged, or a client that
+// keeps one stream alive would hold the budget with them for as long
+// as it likes.
+func TestStreamsPastGoAwayAreNotCharged(t *testing.T) {
+	const maxMsg = 1000
+	b := &ledger{limit: 10 * maxMsg}
+	o := Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
+		Timeouts: Timeouts{Message: time.Minute, StreamIdle: time.Minute}}
+	s, addr := listen(t, o)
+	h, err := hostile.DialH2(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	keeper, err := h.Open(addr, streamMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := answersPing(h.Framer); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan bool, 1)
+	go func() { stopped <- s.Stop(context.Background()) }()
+	if last := drained(t, h); last != keeper {
+		t.Fatalf("the last GOAWAY keeps stream %d, want the open one, %d", last, keeper)
+	}
+	for range 3 {
+		sendMessageStart(t, h, addr, inferMethod, maxMsg)
+	}
+	if err := answersPing(h.Framer); err != nil { // the server has read them
+		t.Fatal(err)
+	}
+	if b.inUse() != 0 {
+		t.Errorf("%d bytes charged for streams gRPC ignores (%s), want 0", b.inUse(), b.log())
+	}
+	h.Close()
+	if !<-stopped {
+		t.Error("the stop did not drain")
+	}
+}

@@ -69,7 +69,11 @@
 //     back on that client alone) until it has, for at most
 //     Timeouts.Message, then closed, giving back all it held. Nothing
 //     is refused, and a stream waiting for its next message, or a
-//     message declaring 0 bytes (health probes), holds nothing.
+//     message declaring 0 bytes (health probes), holds nothing; nor does
+//     a stream past the last one a draining connection's GOAWAY keeps
+//     (gRPC ignores it without a word). The wait holds up the
+//     connection's other streams with it: messages interleaved on one
+//     connection past the budget all end at Timeouts.Message.
 //   - So the bytes the master holds of messages are: in assembly, at
 //     most the budget (large ones seven eighths of it); beyond it, per
 //     stream at most StreamWindowBytes its handler has not asked for

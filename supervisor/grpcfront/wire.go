@@ -25,7 +25,10 @@ import (
 // then whole in gRPC's buffer, handed to the handler, whose HTTP request
 // the front charges as a body), when its stream ends (the client's
 // END_STREAM or RST_STREAM, the server's trailers or RST_STREAM: see
-// wrote), or when the connection closes. A longer one is refused by gRPC
+// wrote), or when the connection closes. A stream past the last one the
+// server's GOAWAY keeps is not charged at all: gRPC ignores it silently
+// (no reset, no trailers), while the streams it keeps hold the
+// connection open. A longer one is refused by gRPC
 // from its prefix: its bytes are passed over, uncharged.
 //
 // A reservation that does not fit is owed (pending): the bytes already
@@ -36,7 +39,13 @@ import (
 // debt fits, or its stream ends, or wait passes; Read then fails, and
 // gRPC closes the connection, giving back all it held. What a message
 // owing its charge brings in the meantime is the rest of one read (32
-// KiB, grpc-go's read buffer).
+// KiB, grpc-go's read buffer). The wait holds up the connection's other
+// streams too: when what fills the budget is this connection's own
+// messages, interleaved with the one that waits, they cannot finish,
+// and only the wait's end (or their own message timeouts) ends them
+// (TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout). Only
+// holding back that one stream's window would avoid it, and gRPC opens
+// it to the whole message, out of reach here.
 //
 // The reader state (cursor, pad) is the reader goroutine's; streams is
 // shared with gRPC's writer (the server ending a stream) and Close,
@@ -47,13 +56,16 @@ type wire struct {
 	max  int64
 	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
 
-	in  frameCursor // the client's frames
-	out frameCursor // the server's frames (gRPC's writer goroutine)
-	pad int         // DATA frame being read: its message bytes left; -1: its pad length is next
+	in    frameCursor // the client's frames
+	out   frameCursor // the server's frames (gRPC's writer goroutine)
+	pad   int         // DATA frame being read: its message bytes left; -1: its pad length is next
+	away  [4]byte     // the last stream id of the GOAWAY being written (out's)
+	awayN int
 
 	mu      sync.Mutex
 	streams map[uint32]*wireStream // the client's open streams
 	pending []uint32               // streams whose message's charge is owed, in order
+	last    uint32                 // the last stream gRPC processes (its GOAWAY's)
 	closed  bool
 	done    chan struct{} // closed by close: a wait for room ends
 }
@@ -83,7 +95,7 @@ func newWire(b Budget, max int64, wait time.Duration) *wire {
 		return nil
 	}
 	return &wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
-		streams: map[uint32]*wireStream{}, done: make(chan struct{})}
+		streams: map[uint32]*wireStream{}, last: 1<<31 - 1, done: make(chan struct{})}
 }
 
 // read scans p, the bytes just read from the client, before gRPC gets
@@ -195,7 +207,7 @@ func (v *wireIn) header(h frameHeader) {
 			v.pad = -1
 		}
 	case h.typ == http2.FrameHeaders && !endsStream(h):
-		if w.streams[h.stream] == nil {
+		if w.streams[h.stream] == nil && h.stream <= w.last {
 			w.streams[h.stream] = &wireStream{}
 		}
 	case endsStream(h): // a reset, or trailers: a message in assembly is cut
@@ -276,5 +288,30 @@ func (v *wireOut) header(h frameHeader) {
 	}
 }
 
-func (v *wireOut) payload(frameHeader, []byte) {}
-func (v *wireOut) end(frameHeader)             {}
+func (v *wireOut) payload(h frameHeader, b []byte) {
+	if h.typ == http2.FrameGoAway && v.awayN < len(v.away) {
+		v.awayN += copy(v.away[v.awayN:], b)
+	}
+}
+
+// end ends, at the server's GOAWAY, the streams past the last one it
+// keeps: gRPC ignores them.
+func (v *wireOut) end(h frameHeader) {
+	if h.typ != http2.FrameGoAway {
+		return
+	}
+	whole := v.awayN == len(v.away)
+	v.awayN = 0
+	if !whole {
+		return
+	}
+	w := (*wire)(v)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last = min(w.last, binary.BigEndian.Uint32(v.away[:])&(1<<31-1))
+	for id := range w.streams {
+		if id > w.last {
+			w.endLocked(id)
+		}
+	}
+}

@@ -134,6 +134,17 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 				f.WriteData(3, true, msg(2, 0)[6:]), f.WriteData(1, true, m7[6:]))
 		}, "+7 +2 -2 -7"},
 		{"a stream never opened", func(f *http2.Framer) error { return f.WriteData(5, true, m7) }, ""},
+		{"a stream its HEADERS ended", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, true), f.WriteData(1, true, m7))
+		}, ""},
+		{"HEADERS padded, with a priority", func(f *http2.Framer) error {
+			return errors.Join(f.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: msg(5, 0), EndHeaders: true,
+				PadLength: 9, Priority: http2.PriorityParam{StreamDep: 3, Weight: 7}}), f.WritePriority(1, http2.PriorityParam{Weight: 1}),
+				f.WriteData(1, true, m7))
+		}, "+7 -7"},
+		{"an unknown frame type that looks like DATA", func(f *http2.Framer) error {
+			return errors.Join(headers(f, 1, false), f.WriteRawFrame(0xfa, 0, 1, msg(9, 0)), f.WriteData(1, true, m7))
+		}, "+7 -7"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -213,6 +224,43 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 	}
 }
 
+// The server's last GOAWAY gives back the streams past the last one it
+// keeps, and no stream past it is charged: gRPC ignores them.
+func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
+	l := &ledger{}
+	w := newWire(l, wireMax, time.Second)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
+			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sf := http2.NewFramer(&out, nil)
+	if err := errors.Join(sf.WriteGoAway(1<<31-1, http2.ErrCodeNo, nil), sf.WritePing(false, [8]byte{1, 2, 3, 4}),
+		sf.WriteGoAway(3, http2.ErrCodeNo, []byte("draining"))); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out.Len() {
+		w.wrote(out.Bytes()[i : i+1])
+	}
+	var more bytes.Buffer
+	cf := http2.NewFramer(&more, nil)
+	if err := errors.Join(headers(cf, 7, false), cf.WriteData(7, false, msg(40, 0)[:7])); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.read(more.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.log(), "+10 +20 +30 -30"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	w.close()
+	if l.inUse() != 0 {
+		t.Fatalf("after close: %d bytes charged (%q)", l.inUse(), l.log())
+	}
+}
+
 // A prefix that does not fit is owed: the read goes on, and the next
 // one waits (await) until it fits, or fails once the wait passes.
 func TestWireWaitsForRoom(t *testing.T) {
@@ -276,6 +324,59 @@ func TestWireDebtsEndWithTheirStream(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next read waits for streams that owe nothing")
+	}
+}
+
+// The connection's reader, gRPC's writer and Close race: whatever the
+// order, once the connection is closed nothing stays charged, and reads
+// fail.
+func TestWireReadWriteCloseRace(t *testing.T) {
+	in := clientBytes(t, func(f *http2.Framer) error {
+		var errs []error
+		for id := uint32(1); id < 200; id += 2 {
+			errs = append(errs, headers(f, id, false), f.WriteData(id, false, msg(int(id)%wireMax, 0)[:7]))
+		}
+		return errors.Join(errs...)
+	})
+	var out bytes.Buffer
+	sf := http2.NewFramer(&out, nil)
+	for id := uint32(1); id < 200; id += 4 {
+		if err := sf.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sf.WriteGoAway(101, http2.ErrCodeNo, nil); err != nil {
+		t.Fatal(err)
+	}
+	for closeAfter := range 8 {
+		l := &ledger{limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
+		w := newWire(l, wireMax, time.Minute)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		reads := make(chan struct{}, len(in))
+		go func() { // the reader: await, then a read, as cappedConn.Read
+			defer wg.Done()
+			for i := 0; i < len(in); i += 64 {
+				if w.await() != nil || w.read(in[i:min(i+64, len(in))]) != nil {
+					return
+				}
+				reads <- struct{}{}
+			}
+		}()
+		go func() { // gRPC's writer
+			defer wg.Done()
+			for i := 0; i < out.Len(); i += 5 {
+				w.wrote(out.Bytes()[i:min(i+5, out.Len())])
+			}
+		}()
+		for range closeAfter {
+			<-reads
+		}
+		w.close()
+		wg.Wait()
+		if l.inUse() != 0 || w.read([]byte{0}) == nil {
+			t.Fatalf("closed after %d reads: %d bytes charged (%q), or reads go on", closeAfter, l.inUse(), l.log())
+		}
 	}
 }
 
