@@ -81,7 +81,11 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 		}
 	}
 	sent := time.Now()
-	err := f.proxy.ServeHTTPUntil(ctx, deadline)
+	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx))
+	if errors.Is(err, lb.ErrClientGone) { // nobody waits: not the worker's doing
+		f.bodies.clientClosed.Add(1)
+		return
+	}
 	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
 		f.countRunTimeout(ctx, c, model)
 		return
