@@ -3,6 +3,7 @@ package lb
 import (
 	"errors"
 	"io"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,4 +139,41 @@ func BenchmarkWatch(b *testing.B) {
 			})
 		})
 	}
+}
+
+// TestServeHTTPForAnswersNothingToAGoneClient: a client that shuts down
+// its side while its request waits (gone then reports true) reads no
+// response at all, only the close of its connection, and the handler is
+// left with status 499 for its log.
+func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
+	dir := shortDir(t)
+	arrived, saw := make(chan struct{}, 1), make(chan error, 1)
+	be := startBackend(t, dir, "a", hangupHandler(arrived, saw))
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	var gone atomic.Bool
+	statuses := make(chan int, 1)
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		err := p.ServeHTTPFor(ctx, time.Time{}, gone.Load)
+		if !errors.Is(err, ErrClientGone) {
+			t.Errorf("ServeHTTPFor = %v, want ErrClientGone", err)
+		}
+		statuses <- ctx.Response.StatusCode()
+	}}
+	server, client := net.Pipe()
+	go func() { _ = srv.ServeConn(server) }()
+	defer client.Close()
+	if _, err := client.Write([]byte("POST /v2/models/m/infer HTTP/1.1\r\nHost: lb\r\nContent-Length: 0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, arrived, "the request to reach the backend")
+	gone.Store(true)
+	if got := recv(t, statuses, "the handler to return"); got != StatusClientClosedRequest {
+		t.Errorf("status left for the log = %d, want %d", got, StatusClientClosedRequest)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(waitLimit))
+	if b, err := io.ReadAll(client); len(b) != 0 || err != nil {
+		t.Errorf("the gone client read %q (%v), want nothing and the connection's close", b, err)
+	}
+	recv(t, saw, "the backend to see the hang-up")
 }
