@@ -111,8 +111,8 @@ func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) err
 
 // ServeHTTPFor is ServeHTTPUntil for a request whose client may go away
 // while a backend works on it: gone, if not nil, is polled (every
-// ClientPoll, from a timer's goroutine, possibly after ServeHTTPFor
-// returns it is not) and once it reports true the upstream connection is
+// ClientPoll, from a timer's goroutine, never once ServeHTTPFor has
+// returned) and once it reports true the upstream connection is
 // closed, so the worker stops, and ServeHTTPFor returns ErrClientGone
 // having answered nothing: ctx's status is StatusClientClosedRequest
 // (for the caller's log) and the server writes no response and closes
@@ -165,8 +165,8 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 }
 
 // forward sends the client's request upstream and turns failures into V2
-// errors: 503 when no backend took it, 504/502 when it may have been sent.
-// It returns Do's error.
+// errors: 503 when no backend took it, 504/502 when it may have been sent,
+// nothing at all when its client has gone. It returns DoRouteFor's error.
 func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, gone func() bool) error {
 	prepareUpstream(ctx)
 	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, gone)
