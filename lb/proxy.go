@@ -99,18 +99,13 @@ func (p *Proxy) SetTimeout(d time.Duration) {
 // upstream exchange synchronously on the caller's goroutine.
 func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, time.Time{}, nil) }
 
-// ServeHTTPUntil is ServeHTTP for a request the client will wait for only
-// until deadline (zero = no deadline of its own); the Proxy's timeout
-// still bounds it. It returns why no backend answered (Do's error, which
-// ctx's 502, 503 or 504 answers), nil when one did: a caller tells a
-// request that never reached a worker (ErrNoBackend) from one whose
-// worker may have died on it.
-func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) error {
-	return p.ServeHTTPFor(ctx, deadline, nil)
-}
-
-// ServeHTTPFor is ServeHTTPUntil for a request whose client may go away
-// while a backend works on it: gone, if not nil, is polled (every
+// ServeHTTPFor is ServeHTTP for a request the client will wait for only
+// until deadline (zero = no deadline of its own; the Proxy's timeout
+// still bounds it) and may go away from while a backend works on it. It
+// returns why no backend answered (DoRouteFor's error, which ctx's 502,
+// 503 or 504 answers), nil when one did: a caller tells a request that
+// never reached a worker (ErrNoBackend) from one whose worker may have
+// died on it. gone, if not nil, is polled (every
 // ClientPoll, from a timer's goroutine, never once ServeHTTPFor has
 // returned) and once it reports true the upstream connection is
 // closed, so the worker stops, and ServeHTTPFor returns ErrClientGone
