@@ -60,7 +60,7 @@ type backend struct {
 	idle chan struct{} // closed when inflight reaches zero; nil if unwatched
 }
 
-func newBackend(spec Backend, opts Options) *backend {
+func newBackend(spec Backend, opts Options, rt fasthttp.RoundTripper) *backend {
 	return &backend{
 		name:   spec.Name,
 		socket: spec.Socket,
@@ -80,6 +80,7 @@ func newBackend(spec Backend, opts Options) *backend {
 			// they were sent; the proxy decides retries itself, on facts.
 			MaxIdemponentCallAttempts: 1,
 			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+			Transport:                 rt, // closes a watched request's connection when its client goes
 		},
 	}
 }

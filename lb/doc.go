@@ -29,6 +29,14 @@
 //     and Idle reports it. This is what lets the master
 //     start a replacement worker first and stop the old one only once drained
 //     (and a prep worker drop an infer worker that went away).
+//   - A caller whose client may hang up passes a gone predicate
+//     (DoRouteFor, ServeHTTPFor; gone.go): polled every ClientPoll while
+//     the request waits on a backend, and once it is true the request's
+//     upstream connection is closed (not the pool's others), so the worker
+//     sees nobody waits and stops; nothing is retried and nothing
+//     answered (ErrClientGone, StatusClientClosedRequest). Watched
+//     requests go through the backends' own RoundTripper (transport.go),
+//     which holds the connection it is using where the watch can close it.
 //   - Every response carries X-Request-Id: the client's, or one generated from
 //     a random per-Proxy prefix and a counter. Error bodies are KServe V2
 //     style JSON: {"error":"..."}.

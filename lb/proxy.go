@@ -3,6 +3,7 @@ package lb
 import (
 	"errors"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,9 @@ type Proxy struct {
 	// known holds the pool's backends plus removed ones that may still have
 	// requests in flight, so Idle and Stats can find them.
 	known map[string]*backend
+	// watches holds the watch of each request DoRouteFor is sending with
+	// a gone predicate, by request, for the backends' transport.
+	watches sync.Map
 
 	// panicHook, if set, runs at the start of every ServeHTTP; tests use it
 	// to make the handler panic.
@@ -93,15 +97,23 @@ func (p *Proxy) SetTimeout(d time.Duration) {
 //
 // Nothing of ctx is used after it returns: fasthttp's HostClient does the
 // upstream exchange synchronously on the caller's goroutine.
-func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPUntil(ctx, time.Time{}) }
+func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, time.Time{}, nil) }
 
-// ServeHTTPUntil is ServeHTTP for a request the client will wait for only
-// until deadline (zero = no deadline of its own); the Proxy's timeout
-// still bounds it. It returns why no backend answered (Do's error, which
-// ctx's 502, 503 or 504 answers), nil when one did: a caller tells a
-// request that never reached a worker (ErrNoBackend) from one whose
-// worker may have died on it.
-func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) (err error) {
+// ServeHTTPFor is ServeHTTP for a request the client will wait for only
+// until deadline (zero = no deadline of its own; the Proxy's timeout
+// still bounds it) and may go away from while a backend works on it. It
+// returns why no backend answered (DoRouteFor's error, which ctx's 502,
+// 503 or 504 answers), nil when one did: a caller tells a request that
+// never reached a worker (ErrNoBackend) from one whose worker may have
+// died on it. gone, if not nil, is polled (every
+// ClientPoll, from a timer's goroutine, never once ServeHTTPFor has
+// returned) and once it reports true the upstream connection is
+// closed, so the worker stops, and ServeHTTPFor returns ErrClientGone
+// having answered nothing: ctx's status is StatusClientClosedRequest
+// (for the caller's log) and the server writes no response and closes
+// the client's connection. gone must be cheap and safe for concurrent
+// use.
+func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, gone func() bool) (err error) {
 	var buf [idBufSize]byte
 	id := p.requestID(ctx, buf[:0])
 	defer p.recoverPanic(ctx, id)
@@ -112,7 +124,7 @@ func (p *Proxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) (er
 	if deadline.IsZero() || deadline.After(limit) {
 		deadline = limit
 	}
-	err = p.forward(ctx, id, deadline)
+	err = p.forward(ctx, id, deadline, gone)
 	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
 	return err
 }
@@ -148,15 +160,18 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 }
 
 // forward sends the client's request upstream and turns failures into V2
-// errors: 503 when no backend took it, 504/502 when it may have been sent.
-// It returns Do's error.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time) error {
+// errors: 503 when no backend took it, 504/502 when it may have been sent,
+// nothing at all when its client has gone. It returns DoRouteFor's error.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, gone func() bool) error {
 	prepareUpstream(ctx)
-	err := p.Do(&ctx.Request, &ctx.Response, deadline)
+	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, gone)
 	switch {
 	case err == nil:
 		// A worker closing its connection must not close the client's.
 		ctx.Response.Header.ResetConnectionClose()
+	case errors.Is(err, ErrClientGone):
+		p.log.Debug().Bytes("request_id", id).Msg("lb: client closed request (499): its upstream exchange was abandoned")
+		answerNothing(ctx)
 	case errors.Is(err, ErrNoBackend):
 		p.log.Warn().Bytes("request_id", id).Err(err).Msg("lb: no backend took the request")
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "no backend available")
@@ -198,6 +213,30 @@ func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time
 // infer workers, each with the models it loaded) routes by a key without
 // the lb knowing what the key is.
 func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route) error {
+	return p.DoRouteFor(req, resp, deadline, route, nil)
+}
+
+// DoRouteFor is DoRoute for a request whose caller may go away: gone, if
+// not nil, is polled while the request waits on a backend (see
+// ServeHTTPFor and ClientPoll); once it reports true the upstream
+// connection is closed, no other backend is tried, and DoRouteFor returns
+// an error wrapping ErrClientGone, unless the answer was already whole.
+func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, gone func() bool) error {
+	if gone == nil {
+		return p.doRoute(req, resp, deadline, route, nil)
+	}
+	w := startWatch(gone, deadline)
+	p.watches.Store(req, w)
+	err := p.doRoute(req, resp, deadline, route, w)
+	p.watches.Delete(req)
+	if w.end() && err != nil {
+		return fmt.Errorf("%w (the backend's exchange then failed: %v)", ErrClientGone, err)
+	}
+	return err
+}
+
+// doRoute is DoRouteFor; w (nil: none) is the request's watch.
+func (p *Proxy) doRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, w *watch) error {
 	turn, allow := &p.turn, (func(string) bool)(nil)
 	if route != nil {
 		turn, allow = &route.turn, route.allow
@@ -229,7 +268,7 @@ func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 		if err == nil {
 			return nil
 		}
-		if !neverSent(err) {
+		if !neverSent(err) || w != nil && w.isAbandoned() {
 			return fmt.Errorf("backend %s: %w", b.name, err)
 		}
 		var we *requestWriteError
@@ -284,6 +323,20 @@ func neverSent(err error) bool {
 	var de *dialError
 	var we *requestWriteError
 	return errors.As(err, &de) || errors.As(err, &we) || errors.Is(err, fasthttp.ErrNoFreeConns)
+}
+
+// StatusClientClosedRequest is the status ServeHTTPFor leaves on a
+// request whose client went away (nginx's 499); no client sees it.
+const StatusClientClosedRequest = 499
+
+// answerNothing makes the server write no response to ctx, whose client
+// has gone, and close its connection.
+func answerNothing(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Reset()
+	ctx.SetStatusCode(StatusClientClosedRequest)
+	ctx.SetConnectionClose()
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(net.Conn) {}) // the server closes the connection after it
 }
 
 func isTimeout(err error) bool {

@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -114,55 +115,93 @@ func TestWedgedRunReplacesTheWorker(t *testing.T) {
 	t.Logf("the wedged run was answered after %s", took)
 }
 
-// TestAbandonedRunIsStopped: a client whose own timeout (300ms: HTTP's
-// X-Request-Timeout, a gRPC deadline) is far below the model's
-// max_run_time (20s) gets its timeout answer, and the run it started
-// (about ten seconds unstopped) is stopped once nobody waits for it, not
-// at max_run_time: the model's one instance serves a quick request within
-// seconds, on the same infer worker, and nothing counts as a run timeout.
+// TestAbandonedRunIsStopped: a run of about ten seconds whose client gives
+// up on it 300ms in, by its own timeout (HTTP's X-Request-Timeout, a gRPC
+// deadline) or by hanging up with no timeout the master knows of
+// (closing its HTTP connection, cancelling its RPC), is stopped once
+// nobody waits for it, not at the model's max_run_time (20s): the model's
+// one instance serves a quick request within seconds, on the same infer
+// worker, nothing counts as a run timeout, and each hang-up counts as a
+// client-closed request.
 func TestAbandonedRunIsStopped(t *testing.T) {
-	dir := t.TempDir()
-	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(400))
-	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
-		modelItems: fmt.Sprintf("  - {name: slow, path: %s, batching: {max_batch_size: 0, instances: 1}, max_run_time: 20s}\n", slow)})
+	in := startSlowInstance(t)
 	pid := workerNamed(t, in, "infer-0").PID
 	client := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	long := slowBody(10_000_000)
+	hangUps := 0.0
 	for _, c := range []struct {
 		name    string
-		abandon func() error // sends the long run under a 300ms timeout
+		hangUp  bool         // no timeout: the client closes or cancels
+		abandon func() error // sends the long run and gives up after 300ms
 	}{
-		{"http", func() error {
-			if code, b, _ := in.post("/v2/models/slow/infer", slowBody(10_000_000), map[string]string{"X-Request-Timeout": "300ms"}); code != http.StatusGatewayTimeout {
+		{"http timeout", false, func() error {
+			if code, b, _ := in.post("/v2/models/slow/infer", long, map[string]string{"X-Request-Timeout": "300ms"}); code != http.StatusGatewayTimeout {
 				return fmt.Errorf("answered %d %s, want 504", code, b)
 			}
 			return nil
 		}},
-		{"grpc", func() error {
+		{"grpc deadline", false, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			_, err := client.ModelInfer(ctx, slowRequest(10_000_000))
-			if status.Code(err) != codes.DeadlineExceeded {
-				return fmt.Errorf("answered %v, want DEADLINE_EXCEEDED", err)
-			}
-			return nil
+			return wantCode(ctx, client, codes.DeadlineExceeded)
+		}},
+		{"http hang-up", true, func() error { return postAndHangUp(in, "/v2/models/slow/infer", long) }},
+		{"grpc cancel", true, func() error {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			defer time.AfterFunc(hangUpAfter, cancel).Stop()
+			return wantCode(ctx, client, codes.Canceled)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
-			if err := c.abandon(); err != nil {
-				t.Fatalf("a long run under a 300ms client timeout: %v (after %s)", err, time.Since(start))
+			wantRunStopped(t, in, c.name, c.abandon)
+			if !c.hangUp {
+				return
 			}
-			gaveUp := time.Since(start)
-			if code, b, _ := in.post("/v2/models/slow/infer", slowBody(3), nil); code != http.StatusOK {
-				t.Fatalf("a quick run after the abandoned one = %d %s, want 200", code, b)
-			}
-			served := time.Since(start)
-			t.Logf("the client gave up after %s; the next request was served %s after the abandoned one was sent", gaveUp, served)
-			if served > 5*time.Second {
-				t.Fatalf("the next request waited %s: the abandoned run was not stopped (it takes about 10s; max_run_time is 20s)", served)
-			}
+			hangUps++
+			polltest.Until(t, 10*time.Second, 50*time.Millisecond, "the master to count the client-closed request", func() bool {
+				return scrapeMetrics(t, in)["supervisor_client_closed_requests_total"] == hangUps
+			})
 		})
 	}
+	wantNoRestartNoRunTimeout(t, in, pid)
+}
+
+// wantCode sends the long run over gRPC under ctx and wants code back.
+func wantCode(ctx context.Context, client pb.GRPCInferenceServiceClient, code codes.Code) error {
+	if _, err := client.ModelInfer(ctx, slowRequest(10_000_000)); status.Code(err) != code {
+		return fmt.Errorf("answered %v, want %s", err, code)
+	}
+	return nil
+}
+
+// wantRunStopped runs abandon, which sends a run of about ten seconds
+// (max_run_time 20s) and gives up on it, and asserts that the model's one
+// instance then serves a quick request within 5s of the send: the run
+// was stopped once nobody waited. 5s leaves room for a loaded -race run
+// and is half the unstopped run.
+func wantRunStopped(t *testing.T, in *instance, how string, abandon func() error) {
+	t.Helper()
+	start := time.Now()
+	if err := abandon(); err != nil {
+		t.Fatalf("a long run %s: %v (after %s)", how, err, time.Since(start))
+	}
+	gaveUp := time.Since(start)
+	if code, b, _ := in.post("/v2/models/slow/infer", slowBody(3), nil); code != http.StatusOK {
+		t.Fatalf("a quick run after the abandoned one = %d %s, want 200", code, b)
+	}
+	served := time.Since(start)
+	t.Logf("the client gave up after %s; the next request was served %s after the abandoned one was sent", gaveUp, served)
+	if served > 5*time.Second {
+		t.Fatalf("the next request waited %s: the abandoned run was not stopped (it takes about 10s; max_run_time is 20s)", served)
+	}
+}
+
+// wantNoRestartNoRunTimeout asserts that infer-0 is still pid, ready, and
+// that no run of the slow model counted as a run timeout: abandoned runs
+// are stopped without either.
+func wantNoRestartNoRunTimeout(t *testing.T, in *instance, pid int) {
+	t.Helper()
 	if w := workerNamed(t, in, "infer-0"); w.PID != pid || w.State != "ready" {
 		t.Fatalf("infer-0: pid %d state %s, want pid %d still ready (no restart)", w.PID, w.State, pid)
 	}

@@ -54,6 +54,14 @@
 //     while their model has an entry. An answer marked worker.RunTimeoutHeader
 //     (the run outlived models[].max_run_time and was stopped) is counted
 //     by model, and counted against the body as a crash is.
+//   - Hang-ups (clientgone.go): while a proxied request waits on its
+//     worker, the lb polls whether its client has gone (its socket read
+//     end of file, worker.PeerClosed; an RPC's context ended,
+//     grpcfront.RPCContext) and then closes the connection to the prep
+//     worker, so the request stops down to its model run rather than at
+//     max_run_time. Nothing is answered; it is logged at debug with
+//     status 499 and counted (BodyCounts.ClientClosed), and is neither a
+//     crash nor a strike.
 //   - Connections: the listener from CapConnections admits at most
 //     limits.max_connections open connections (conncap.go); one over it is
 //     answered 503 and closed without a goroutine. A connection keeps its

@@ -33,7 +33,7 @@ import (
 //
 // A request in flight on a prep worker that crashed on its own (a
 // decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
-// it 502 when the worker's connection breaks (lb.Proxy.ServeHTTPUntil's
+// it 502 when the worker's connection breaks (lb.Proxy.ServeHTTPFor's
 // error tells that from a request no worker took). Every request on
 // that worker fails, and each gets
 // one strike, the innocent with the guilty: a prep worker serves many
@@ -84,7 +84,11 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 		}
 	}
 	sent := time.Now()
-	err := f.proxy.ServeHTTPUntil(ctx, deadline)
+	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx))
+	if errors.Is(err, lb.ErrClientGone) { // nobody waits: not the worker's doing
+		f.bodies.clientClosed.Add(1)
+		return
+	}
 	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
 		f.countRunTimeout(ctx, c, model)
 		return

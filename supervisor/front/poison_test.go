@@ -19,7 +19,7 @@ import (
 // body is 200.
 type crashProxy struct{ sent int }
 
-func (p *crashProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) error {
+func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
 	p.sent++
 	switch string(ctx.Request.Body()) {
 	case "bad":

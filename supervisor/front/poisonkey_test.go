@@ -141,7 +141,7 @@ type brokenProxy struct {
 	err error
 }
 
-func (p *brokenProxy) ServeHTTPUntil(ctx *fasthttp.RequestCtx, _ time.Time) error {
+func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
 	p.sent++
 	ctx.SetStatusCode(fasthttp.StatusBadGateway)
 	return p.err

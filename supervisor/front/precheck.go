@@ -44,6 +44,7 @@ const prefixCheckTimeout = time.Second
 type bodyCounts struct {
 	read                                  atomic.Int64 // body bytes read from clients
 	checksPassed, checksRefused, checksNA atomic.Int64 // prefix checks by outcome
+	clientClosed                          atomic.Int64 // requests abandoned: their client hung up (clientgone.go)
 }
 
 // prefixRefusal is a body refused by its prefix check: a body-read error
@@ -96,5 +97,5 @@ func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte)
 // snapshot is the counters now, for /metrics.
 func (b *bodyCounts) snapshot() status.BodyCounts {
 	return status.BodyCounts{Read: b.read.Load(), ChecksPassed: b.checksPassed.Load(),
-		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load()}
+		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load(), ClientClosed: b.clientClosed.Load()}
 }

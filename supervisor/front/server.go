@@ -32,9 +32,11 @@ type Readiness struct {
 // Proxy is the part of the lb (lb.Proxy) the front sends requests
 // through: admitted inference requests, prefix checks, request ids.
 type Proxy interface {
-	// ServeHTTPUntil answers ctx through a worker and returns why none
-	// answered (lb.ErrNoBackend: none took it), nil when one did.
-	ServeHTTPUntil(ctx *fasthttp.RequestCtx, deadline time.Time) error
+	// ServeHTTPFor answers ctx through a worker and returns why none
+	// answered (lb.ErrNoBackend: none took it; lb.ErrClientGone: gone
+	// reported the client gone, and nothing is answered), nil when one
+	// did.
+	ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, gone func() bool) error
 	SetRequestID(ctx *fasthttp.RequestCtx)
 	Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error
 }

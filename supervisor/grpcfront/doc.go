@@ -27,7 +27,10 @@
 // the key's rate, readiness, max_body_bytes, max_in_flight and the body
 // budget; the RPC's deadline becomes X-Request-Timeout, so it bounds the
 // lb's call and the infer worker's queue as a client's header would. Then
-// the request takes the lb's least-connections choice of prep worker.
+// the request takes the lb's least-connections choice of prep worker. The
+// request carries the RPC's context (RPCContext): once it ends (the
+// client cancelled, its connection died) the master abandons the worker
+// exchange, which stops the run, as a public client's hang-up does.
 //
 // Invariants:
 //   - An answer other than 200 becomes a gRPC status, with the V2 error

@@ -47,6 +47,7 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 	}
 	x := &exchange{}
 	x.ctx.Init(&fasthttp.Request{}, addr, nil)
+	x.ctx.SetUserValue(rpcKey{}, ctx)
 	h := &x.ctx.Request.Header
 	h.SetMethod(method)
 	h.SetRequestURI(path)
@@ -62,6 +63,21 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 		h.Set(timeoutHeader, strconv.FormatInt(int64(left), 10)+"ns")
 	}
 	return x, nil
+}
+
+// rpcKey is the user value under which an exchange's request carries its
+// RPC's context.
+type rpcKey struct{}
+
+// RPCContext is the context of the RPC that the request ctx (given to
+// the Handler) was built for: it ends when the RPC's client cancels it,
+// its deadline passes or its connection dies, and then nobody waits for
+// the answer, which the Handler may act on (the master abandons the
+// request's worker exchange). ok is false for a request that came
+// another way.
+func RPCContext(ctx *fasthttp.RequestCtx) (rpc context.Context, ok bool) {
+	rpc, ok = ctx.UserValue(rpcKey{}).(context.Context)
+	return rpc, ok
 }
 
 // setBody sets the binary-extension body: a JSON header of headerLen

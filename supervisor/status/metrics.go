@@ -240,6 +240,9 @@ func b2f(b bool) float64 {
 type BodyCounts struct {
 	Read                                    int64
 	ChecksPassed, ChecksRefused, ChecksNone int64
+	// ClientClosed counts proxied requests whose client hung up before
+	// the answer: their worker exchange was abandoned (nginx's 499).
+	ClientClosed int64
 }
 
 // writeBodies writes the body counters.
@@ -250,4 +253,6 @@ func writeBodies(p *promText, b BodyCounts) {
 	p.sample("supervisor_prefix_checks_total", float64(b.ChecksPassed), "outcome", "passed")
 	p.sample("supervisor_prefix_checks_total", float64(b.ChecksRefused), "outcome", "refused")
 	p.sample("supervisor_prefix_checks_total", float64(b.ChecksNone), "outcome", "unanswered")
+	p.family("supervisor_client_closed_requests_total", "counter", "Proxied requests whose client closed its connection (or cancelled its RPC) before the answer: their worker exchange was abandoned, nothing answered (nginx's 499)")
+	p.sample("supervisor_client_closed_requests_total", float64(b.ClientClosed))
 }

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -18,7 +20,11 @@ import (
 // connection the request came on, which it does when it stops waiting
 // (its deadline or upstream timeout) or dies. fasthttp's RequestCtx.Done
 // fires only at server shutdown, so the connection is asked directly
-// (worker.PeerClosed).
+// (worker.PeerClosed). While the request waits on its infer worker, the
+// same question is the lb's gone predicate (masterGone): the master's
+// hang-up closes the connection to the infer worker, which stops the run
+// in turn, so a client's hang-up reaches the model however long the
+// request's own deadline.
 
 // Reasons a request's work stops.
 var (
@@ -57,6 +63,23 @@ func (s stopper) check() error {
 		return errClientGone
 	}
 	return nil
+}
+
+// masterGone is the lb's gone predicate (lb.Proxy.DoRouteFor) for the
+// request ctx: whether the master has closed the connection it came on.
+func masterGone(ctx *fasthttp.RequestCtx) func() bool {
+	conn := ctx.Conn()
+	return func() bool { return worker.PeerClosed(conn) }
+}
+
+// failureLevel is the level an infer worker request's failure is logged
+// at: debug when the master hung up (a client's doing, counted by the
+// master), error otherwise.
+func failureLevel(err error) zerolog.Level {
+	if errors.Is(err, lb.ErrClientGone) {
+		return zerolog.DebugLevel
+	}
+	return zerolog.ErrorLevel
 }
 
 // stoppedError is a request whose images were not all decoded because its

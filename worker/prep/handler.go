@@ -250,15 +250,15 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	// timeout plus the hang detection that would kill it).
 	backstop := 2*h.timeout + time.Minute
 	defer func() { ho.settle(backstop) }()
-	route := h.routes.route(m.md.Name)
-	err = h.up.DoRoute(up, resp, deadline, route)
+	route, gone := h.routes.route(m.md.Name), masterGone(ctx)
+	err = h.up.DoRouteFor(up, resp, deadline, route, gone)
 	if err == nil && ho.a != nil && len(resp.Header.Peek(worker.ArenaRefusedHeader)) > 0 {
 		ho.settle(backstop)
 		ho = handoff{}
-		err = h.resendInline(up, resp, tr, deadline, route)
+		err = h.resendInline(up, resp, tr, deadline, route, gone)
 	}
 	if err != nil {
-		h.log.Error().Err(err).Msg("infer worker request failed")
+		h.log.WithLevel(failureLevel(err)).Err(err).Msg("infer worker request failed")
 		status, err := sendFailure(ctx, m.md.Name, err, timeout)
 		return nil, status, err
 	}
@@ -300,6 +300,8 @@ func passOnFailure(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 // for the master's poison quarantine.
 func sendFailure(ctx *fasthttp.RequestCtx, model string, err error, timeout time.Duration) (int, error) {
 	switch {
+	case errors.Is(err, lb.ErrClientGone): // the master, for its client: nobody reads this
+		return lb.StatusClientClosedRequest, err
 	case errors.Is(err, fasthttp.ErrTimeout):
 		return fasthttp.StatusGatewayTimeout, fmt.Errorf("inference did not finish within %s", timeout)
 	case errors.Is(err, lb.ErrNoBackend):

@@ -1,0 +1,179 @@
+package lb
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// hangupHandler tells arrived that a request came, then blocks reading
+// the request's connection until its peer closes it (or waitLimit) and
+// sends what the read returned to saw.
+func hangupHandler(arrived chan<- struct{}, saw chan<- error) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		arrived <- struct{}{}
+		_ = ctx.Conn().SetReadDeadline(time.Now().Add(waitLimit))
+		var b [1]byte
+		_, err := ctx.Conn().Read(b[:])
+		saw <- err
+	}
+}
+
+// doFor sends a POST through p.DoRouteFor on its own goroutine.
+func doFor(p *Proxy, gone func() bool) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.Header.SetMethod(fasthttp.MethodPost)
+		req.SetRequestURI("http://lb/v2/models/m/infer")
+		err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, gone)
+		if err == nil && resp.StatusCode() != fasthttp.StatusOK {
+			err = errors.New("answered " + resp.String())
+		}
+		ch <- err
+	}()
+	return ch
+}
+
+// TestGoneClosesTheUpstreamConnection: once the caller's gone reports
+// true, the request's upstream connection is closed (the backend reads
+// end of file, as a worker's PeerClosed does), DoRouteFor returns
+// ErrClientGone within a few polls, no other backend is tried, and the
+// proxy goes on serving.
+func TestGoneClosesTheUpstreamConnection(t *testing.T) {
+	dir := shortDir(t)
+	arrived, saw := make(chan struct{}, 2), make(chan error, 2)
+	a := startBackend(t, dir, "a", hangupHandler(arrived, saw))
+	b := startBackend(t, dir, "b", hangupHandler(arrived, saw))
+	p := New(Options{})
+	p.SetBackends([]Backend{a.Backend, b.Backend})
+	var gone atomic.Bool
+	done := doFor(p, gone.Load)
+	recv(t, arrived, "the request to reach a backend")
+	gone.Store(true)
+	start := time.Now()
+	err := recv(t, done, "DoRouteFor to return")
+	took := time.Since(start)
+	if !errors.Is(err, ErrClientGone) {
+		t.Fatalf("DoRouteFor = %v, want ErrClientGone", err)
+	}
+	// One poll is ClientPoll; the margin is for a loaded -race run.
+	if took > 20*ClientPoll {
+		t.Errorf("DoRouteFor returned %s after the client went, want within a few polls of %s", took, ClientPoll)
+	}
+	if err := recv(t, saw, "the backend to see the hang-up"); !errors.Is(err, io.EOF) {
+		t.Errorf("the backend's read of its connection = %v, want EOF (the proxy closed it)", err)
+	}
+	if hits := a.hits.Load() + b.hits.Load(); hits != 1 {
+		t.Errorf("backends got %d requests, want 1: an abandoned request is not retried", hits)
+	}
+	t.Logf("abandoned %s after the client went", took)
+	okBackend := startBackend(t, dir, "ok", okHandler)
+	p.SetBackends([]Backend{okBackend.Backend})
+	if err := recv(t, doFor(p, func() bool { return false }), "a later request"); err != nil {
+		t.Fatalf("a later request: %v", err)
+	}
+}
+
+// TestWatchedRequestWhoseClientStaysIsAnswered: a request slower than
+// several polls whose client stays is answered whole, and its
+// connection goes back to the pool for the next request.
+func TestWatchedRequestWhoseClientStaysIsAnswered(t *testing.T) {
+	dir := shortDir(t)
+	conns := make(chan uint64, 2)
+	be := startBackend(t, dir, "slow", func(ctx *fasthttp.RequestCtx) {
+		conns <- ctx.ConnID()
+		<-time.After(4 * ClientPoll) // a slow model run
+		ctx.SetBodyString("ok")
+	})
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	var polls atomic.Int64
+	gone := func() bool { polls.Add(1); return false }
+	for i := range 2 {
+		if err := recv(t, doFor(p, gone), "a slow request"); err != nil {
+			t.Fatalf("slow request %d: %v", i, err)
+		}
+	}
+	if n := polls.Load(); n < 2 {
+		t.Errorf("gone was polled %d times over two requests of %s, want at least 2 (every %s)", n, 4*ClientPoll, ClientPoll)
+	}
+	if first, second := <-conns, <-conns; first != second {
+		t.Errorf("the requests came on connections %d and %d, want one: a watched request's connection is pooled again", first, second)
+	}
+}
+
+// BenchmarkWatch is what a request pays for being watched when its
+// answer comes before the first poll: DoRouteFor with a gone predicate
+// against DoRoute, to the same trivial backend over a Unix socket.
+func BenchmarkWatch(b *testing.B) {
+	dir := shortDir(b)
+	be := startBackend(b, dir, "bench", okHandler)
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	for _, c := range []struct {
+		name string
+		gone func() bool
+	}{{"unwatched", nil}, {"watched", func() bool { return false }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+				defer fasthttp.ReleaseRequest(req)
+				defer fasthttp.ReleaseResponse(resp)
+				req.Header.SetMethod(fasthttp.MethodPost)
+				req.SetRequestURI("http://lb/v2/models/m/infer")
+				for pb.Next() {
+					if err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, c.gone); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestServeHTTPForAnswersNothingToAGoneClient: a client that shuts down
+// its side while its request waits (gone then reports true) reads no
+// response at all, only the close of its connection, and the handler is
+// left with status 499 for its log.
+func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
+	dir := shortDir(t)
+	arrived, saw := make(chan struct{}, 1), make(chan error, 1)
+	be := startBackend(t, dir, "a", hangupHandler(arrived, saw))
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	var gone atomic.Bool
+	statuses := make(chan int, 1)
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		err := p.ServeHTTPFor(ctx, time.Time{}, gone.Load)
+		if !errors.Is(err, ErrClientGone) {
+			t.Errorf("ServeHTTPFor = %v, want ErrClientGone", err)
+		}
+		statuses <- ctx.Response.StatusCode()
+	}}
+	server, client := net.Pipe()
+	go func() { _ = srv.ServeConn(server) }()
+	defer client.Close()
+	if _, err := client.Write([]byte("POST /v2/models/m/infer HTTP/1.1\r\nHost: lb\r\nContent-Length: 0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, arrived, "the request to reach the backend")
+	gone.Store(true)
+	if got := recv(t, statuses, "the handler to return"); got != StatusClientClosedRequest {
+		t.Errorf("status left for the log = %d, want %d", got, StatusClientClosedRequest)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(waitLimit))
+	if b, err := io.ReadAll(client); len(b) != 0 || err != nil {
+		t.Errorf("the gone client read %q (%v), want nothing and the connection's close", b, err)
+	}
+	recv(t, saw, "the backend to see the hang-up")
+}
