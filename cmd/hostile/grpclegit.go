@@ -33,13 +33,17 @@ func newGRPCLegit(addr string, conns int) (*grpcLegit, error) {
 }
 
 // legitInferRequest is the MLP row of legitBody as a ModelInferRequest.
-func legitInferRequest() *pb.ModelInferRequest {
-	raw := make([]byte, 0, 64)
-	for i := range 16 {
-		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(i)))
+func legitInferRequest() *pb.ModelInferRequest { return mlpRequest(1) }
+
+// mlpRequest is an MLP request of rows rows (at most the suite's
+// max_batch_size, 8).
+func mlpRequest(rows int) *pb.ModelInferRequest {
+	raw := make([]byte, 0, 64*rows)
+	for i := range 16 * rows {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(i%16)))
 	}
 	return &pb.ModelInferRequest{ModelName: "mlp",
-		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 16}}},
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{int64(rows), 16}}},
 		RawInputContents: [][]byte{raw}}
 }
 
