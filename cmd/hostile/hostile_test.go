@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
@@ -43,7 +42,7 @@ func TestHostileBounded(t *testing.T) {
 		}
 	}
 	models := t.TempDir()
-	if err := onnxmodel.WriteAll(models); err != nil {
+	if err := writeModels(models); err != nil {
 		t.Fatal(err)
 	}
 	const budget, slack = 128 << 20, 48 << 20
