@@ -120,30 +120,20 @@ func hangUpHTTP(ctx context.Context, t target, rec *answers) {
 // hangUpAfter: the outcome is outcomeHungUp, or the status of an answer
 // that came first.
 func postAndHangUp(ctx context.Context, addr string, req []byte) string {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return outcomeHeld
-		}
-		return outcomeRefused
+	conn, failed := dial(ctx, addr)
+	if conn == nil {
+		return failed
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(hangUpAfter))
 	if _, err := conn.Write(req); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		return outcomeCut
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	switch {
-	case err == nil:
-		if f := strings.Fields(line); len(f) >= 2 {
-			return f[1]
-		}
-		return "garbage"
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return outcomeHungUp
+	// readStatus says held for a read past the deadline: ours, the hang-up
+	if out := readStatus(ctx, conn); out != outcomeHeld || ctx.Err() != nil {
+		return out
 	}
-	return outcomeCut
+	return outcomeHungUp
 }
 
 // hangUpGRPC calls ModelInfer with a slow run on a connection of its own
