@@ -38,6 +38,15 @@ func (a *answers) counts() map[string]int {
 	return maps.Clone(a.n)
 }
 
+// formatClosed is a row's client-closed count, "-" where the binary
+// counts none.
+func formatClosed(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // formatAnswers is "401x1200 cut x3", most frequent first.
 func formatAnswers(n map[string]int) string {
 	keys := slices.Collect(maps.Keys(n))
@@ -54,14 +63,14 @@ func formatAnswers(n map[string]int) string {
 
 // unclear lists the outcomes that are not a clear refusal: anything but a
 // 4xx, a 503, a cut connection, one held open within the server's limits,
-// or a refused connection (the listener's backlog is full), or, for the
+// a request its client hung up on (the hang-up attacks), or a refused connection (the listener's backlog is full), or, for the
 // gRPC attacks, a gRPC status other than OK, a stream reset or a GOAWAY,
 // besides the attack's allowed answers.
 func unclear(n map[string]int, allowed []string) []string {
 	var bad []string
 	for k := range n {
 		switch k {
-		case outcomeCut, outcomeHeld, outcomeRefused, "503":
+		case outcomeCut, outcomeHeld, outcomeRefused, outcomeHungUp, "503":
 			continue
 		}
 		if slices.Contains(allowed, k) || grpcRefusal(k) {

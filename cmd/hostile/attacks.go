@@ -49,12 +49,13 @@ const (
 )
 
 // attackTable is every attack, in the order they run: the HTTP ones,
-// the gRPC listener's (grpcAttacks), then png8-bomb, the last of
-// httpAttacks, which must stay last (see there).
+// the gRPC listener's (grpcAttacks), the clients that hang up on slow
+// runs (hangUpAttacks), then png8-bomb, the last of httpAttacks, which
+// must stay last (see there).
 func attackTable() []attack {
 	http := httpAttacks()
 	last := len(http) - 1
-	return append(append(http[:last:last], grpcAttacks()...), http[last])
+	return append(append(append(http[:last:last], grpcAttacks()...), hangUpAttacks()...), http[last])
 }
 
 // httpAttacks are the public listener's rows.

@@ -58,6 +58,19 @@
 // loopback address of its own (127.0.0.10 and up), so that one attack's
 // penalty does not refuse the next one's connections.
 //
+// The hang-up rows (hangup.go) attack the path that stops a run whose
+// client has gone: 16 clients each send a run of about 5s to a slow
+// model (onnxmodel.SlowSin, one instance, max_run_time 20s, served next
+// to the MLP) and hang up after 50ms, by closing the HTTP connection
+// (hangup-slow) or cancelling the ModelInfer RPC (grpc-cancel-slow),
+// over and over. Only stopping those runs on the hang-up frees the
+// model's instance and the prep worker's arena slots; a fourth
+// well-behaved client sends the slow model's quick input (n 3) every
+// 20ms with a 2s timeout, which a run not stopped (5s) would exceed. Each
+// row also has the master's count of hung-up requests
+// (supervisor_client_closed_requests_total over the attack; "-" for a
+// binary without it).
+//
 // The suite shares the machine with the supervisor it measures: on a
 // small or busy host the p99 ratios include CPU contention between the
 // attackers and the server, not only what the server does.

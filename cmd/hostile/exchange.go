@@ -16,13 +16,9 @@ import (
 // the status code, or outcomeCut, outcomeHeld (ctx ended first) or
 // outcomeRefused.
 func exchange(ctx context.Context, addr string, part func(i int) []byte, gap time.Duration) string {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return outcomeHeld
-		}
-		return outcomeRefused
+	conn, failed := dial(ctx, addr)
+	if conn == nil {
+		return failed
 	}
 	defer conn.Close()
 	// The end of the phase unblocks every read and write at once.
@@ -48,6 +44,20 @@ func exchange(ctx context.Context, addr string, part func(i int) []byte, gap tim
 		}
 	}
 	return <-answered
+}
+
+// dial opens a connection to addr, or says why not: outcomeHeld (ctx
+// ended first) or outcomeRefused.
+func dial(ctx context.Context, addr string) (net.Conn, string) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, outcomeHeld
+		}
+		return nil, outcomeRefused
+	}
+	return conn, ""
 }
 
 // readStatus reads the status line of the server's answer.

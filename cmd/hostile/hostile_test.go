@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
@@ -43,7 +42,7 @@ func TestHostileBounded(t *testing.T) {
 		}
 	}
 	models := t.TempDir()
-	if err := onnxmodel.WriteAll(models); err != nil {
+	if err := writeModels(models); err != nil {
 		t.Fatal(err)
 	}
 	const budget, slack = 128 << 20, 48 << 20
@@ -82,6 +81,12 @@ func TestHostileBounded(t *testing.T) {
 		if row.grpc.errors > 0 || row.grpc.requests == 0 {
 			t.Errorf("%s: the gRPC client got %d errors in %d requests (first: %s)", n, row.grpc.errors, row.grpc.requests, row.grpc.firstErr)
 		}
+		if row.quick.errors > 0 || row.quick.requests == 0 {
+			t.Errorf("%s: the slow model's quick client got %d errors in %d requests (first: %s)", n, row.quick.errors, row.quick.requests, row.quick.firstErr)
+		}
+		if hangUp := row.answers[outcomeHungUp]; hangUp > 0 && row.clientClosed <= 0 {
+			t.Errorf("%s: %d requests hung up on, but the master counted %d client-closed", n, hangUp, row.clientClosed)
+		}
 		if row.masterOver > budget+slack {
 			t.Errorf("%s: master RSS rose %s over rest; bound is the budget %s + %s", n, mib(row.masterOver), mib(budget), mib(slack))
 		}
@@ -96,6 +101,9 @@ func TestHostileBounded(t *testing.T) {
 		}
 		if answered == 0 {
 			t.Errorf("%s: no attack request was answered or cut within the phase: %s", n, formatAnswers(row.answers))
+		}
+		if isHangUp(n) && (row.answers[outcomeHungUp] == 0 || row.answers[outcomeHungUp]+row.answers[outcomeHeld] != answered+row.answers[outcomeHeld]) {
+			t.Errorf("%s: attack requests %s; want each hung up on (held at the phase's end), none answered or refused", n, formatAnswers(row.answers))
 		}
 		if n == "gzip-bomb" && row.answers["413"] == 0 {
 			t.Errorf("%s: no 413 among %s; want the bomb stopped at max_body_bytes", n, formatAnswers(row.answers))

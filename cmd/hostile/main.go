@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 )
 
@@ -47,7 +46,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(models)
-	if err := onnxmodel.WriteAll(models); err != nil {
+	if err := writeModels(models); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile: generate models:", err)
 		return 1
 	}
@@ -116,8 +115,8 @@ func selectAttacks(names string) ([]attack, error) {
 }
 
 // misses lists the targets a run missed: legit errors, p99 over 3x
-// steady, master RSS over rest + budget, unclear attack answers, a dead
-// master.
+// steady (for the slow model's quick client, an answer over quickTimeout
+// is an error), master RSS over rest + budget, unclear attack answers, a dead master.
 func (r *report) misses() []string {
 	var out []string
 	for _, row := range r.rows {
@@ -143,6 +142,9 @@ func (r *report) misses() []string {
 		if row.grpcRatio > 3 {
 			out = append(out, fmt.Sprintf("%s: gRPC p99 %v is %.1fx steady (target 3x)", n, row.grpc.p99, row.grpcRatio))
 		}
+		if row.quick.errors > 0 {
+			out = append(out, fmt.Sprintf("%s: the slow model's quick client got %d errors in %d requests (first: %s)", n, row.quick.errors, row.quick.requests, row.quick.firstErr))
+		}
 		if bad := unclear(row.answers, row.attack.allowed); len(bad) > 0 {
 			out = append(out, fmt.Sprintf("%s: attack requests answered %v, not a 4xx, 503 or a cut", n, bad))
 		}
@@ -154,20 +156,22 @@ func (r *report) misses() []string {
 }
 
 func printReport(w io.Writer, r *report) {
-	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; gRPC %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
+	fmt.Fprintf(w, "steady: %d requests, %d errors, p99 %.2fms; image %d requests, %d errors, p99 %.2fms; gRPC %d requests, %d errors, p99 %.2fms; quick %d requests, %d errors, p99 %.2fms; rest RSS master %s, prep %s; body budget %s\n\n",
 		r.steady.requests, r.steady.errors, ms(r.steady.p99), r.imageSteady.requests, r.imageSteady.errors, ms(r.imageSteady.p99),
-		r.grpcSteady.requests, r.grpcSteady.errors, ms(r.grpcSteady.p99), mib(r.masterRest), mib(r.prepRest), mib(r.budget))
+		r.grpcSteady.requests, r.grpcSteady.errors, ms(r.grpcSteady.p99), r.quickSteady.requests, r.quickSteady.errors, ms(r.quickSteady.p99),
+		mib(r.masterRest), mib(r.prepRest), mib(r.budget))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tattack answers")
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tquick errors\tquick p99 ms\tclient-closed\tattack answers")
 	for _, row := range r.rows {
 		if row.skipped != "" {
 			fmt.Fprintf(tw, "%s\tskipped: %s\n", row.attack.name, row.skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%s\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
 			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
 			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio,
-			row.grpc.errors, row.grpc.requests, ms(row.grpc.p99), row.grpcRatio, formatAnswers(row.answers))
+			row.grpc.errors, row.grpc.requests, ms(row.grpc.p99), row.grpcRatio,
+			row.quick.errors, row.quick.requests, ms(row.quick.p99), formatClosed(row.clientClosed), formatAnswers(row.answers))
 	}
 	tw.Flush()
 }

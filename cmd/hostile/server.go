@@ -32,7 +32,9 @@ type serverOptions struct {
 	squeezeNet             string // the shared SqueezeNet served as imageModel; "" = the MLP only
 }
 
-// suiteConfig is the config under attack: the MLP with batching, and the
+// suiteConfig is the config under attack: the MLP with batching,
+// slowModel (one instance, for the hang-up attacks and the quick client:
+// see hangup.go), and the
 // shared SqueezeNet from encoded images (configs/squeezenet.yaml's
 // preprocessing) when the options name it, API keys on, the shipped
 // limits except the ones the options set.
@@ -54,7 +56,7 @@ boot_timeout: 120s
 max_body_bytes: %d
 models:
   - {name: mlp, path: %s, batching: {max_batch_size: 8}}
-%sprep:
+%s%sprep:
   workers: %d
 infer:
   workers: 1
@@ -74,7 +76,7 @@ grpc:
   listen: 127.0.0.1:%d
   max_concurrent_streams: %d
   max_connections: %d
-`, l.Port, l.RuntimeDir, o.ortLib, o.maxBody, filepath.Join(o.modelsDir, "mlp.onnx"), image, o.prepWorkers,
+`, l.Port, l.RuntimeDir, o.ortLib, o.maxBody, filepath.Join(o.modelsDir, "mlp.onnx"), slowConfigItem(o.modelsDir), image, o.prepWorkers,
 		o.budget, o.bodyTimeout, o.readTimeout, o.writeTimeout, apiKey, l.MetricsPort, l.GRPCPort, grpcMaxStreams, o.grpcMaxConns)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -38,9 +39,14 @@ type row struct {
 	imageRatio  float64
 	grpc        legitResult // the gRPC client's
 	grpcRatio   float64
-	answers     map[string]int
-	alive       bool
-	skipped     string // why the attack did not run; "" = it ran
+	quick       legitResult // the slow model's quick client's (newQuickClient)
+	// clientClosed is how many requests the master counted as hung up
+	// during the attack (supervisor_client_closed_requests_total); -1: the
+	// binary has no such count.
+	clientClosed int64
+	answers      map[string]int
+	alive        bool
+	skipped      string // why the attack did not run; "" = it ran
 }
 
 // report is a whole run.
@@ -48,6 +54,7 @@ type report struct {
 	steady      legitResult
 	imageSteady legitResult // requests == 0: no image client
 	grpcSteady  legitResult
+	quickSteady legitResult
 	masterRest  int64
 	prepRest    int64
 	budget      int64
@@ -75,11 +82,13 @@ func runSuite(o suiteOptions) (*report, error) {
 	}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
 	rep := &report{budget: o.server.budget}
-	rep.steady, rep.imageSteady, rep.grpcSteady = m.measure(o.phase)
+	steady := m.measure(o.phase)
+	rep.steady, rep.imageSteady, rep.grpcSteady, rep.quickSteady = steady.mlp, steady.image, steady.grpc, steady.quick
 	rep.masterRest, rep.prepRest = s.stop()
-	o.logf("steady: %d requests, %d errors, p99 %v; image %d requests, %d errors, p99 %v; gRPC %d requests, %d errors, p99 %v; master %s, prep %s at rest",
+	o.logf("steady: %d requests, %d errors, p99 %v; image %d requests, %d errors, p99 %v; gRPC %d requests, %d errors, p99 %v; quick %d requests, %d errors, p99 %v; master %s, prep %s at rest",
 		rep.steady.requests, rep.steady.errors, rep.steady.p99, rep.imageSteady.requests, rep.imageSteady.errors,
-		rep.imageSteady.p99, rep.grpcSteady.requests, rep.grpcSteady.errors, rep.grpcSteady.p99, mib(rep.masterRest), mib(rep.prepRest))
+		rep.imageSteady.p99, rep.grpcSteady.requests, rep.grpcSteady.errors, rep.grpcSteady.p99,
+		rep.quickSteady.requests, rep.quickSteady.errors, rep.quickSteady.p99, mib(rep.masterRest), mib(rep.prepRest))
 
 	for _, a := range o.attacks {
 		if a.image && o.server.squeezeNet == "" {
@@ -92,9 +101,10 @@ func runSuite(o suiteOptions) (*report, error) {
 			return rep, fmt.Errorf("%s: %w", a.name, err)
 		}
 		rep.rows = append(rep.rows, r)
-		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); image %d/%d errors, p99 %v (x%.1f); gRPC %d/%d errors, p99 %v (x%.1f); master +%s, prep +%s; answers %s",
+		o.logf("%s: legit %d/%d errors, p99 %v (x%.1f); image %d/%d errors, p99 %v (x%.1f); gRPC %d/%d errors, p99 %v (x%.1f); quick %d/%d errors, p99 %v; master +%s, prep +%s; client-closed %d; answers %s",
 			a.name, r.legit.errors, r.legit.requests, r.legit.p99, r.p99Ratio, r.image.errors, r.image.requests, r.image.p99, r.imageRatio,
-			r.grpc.errors, r.grpc.requests, r.grpc.p99, r.grpcRatio, mib(r.masterOver), mib(r.prepOver), formatAnswers(r.answers))
+			r.grpc.errors, r.grpc.requests, r.grpc.p99, r.grpcRatio, r.quick.errors, r.quick.requests, r.quick.p99,
+			mib(r.masterOver), mib(r.prepOver), r.clientClosed, formatAnswers(r.answers))
 		if !r.alive {
 			return rep, fmt.Errorf("the master died during %s; its log is %s", a.name, srv.Log)
 		}
@@ -103,11 +113,17 @@ func runSuite(o suiteOptions) (*report, error) {
 }
 
 // measurer runs the well-behaved clients together: the MLP one over
-// HTTP, the MLP one over gRPC, and the image one when the image model is
-// served.
+// HTTP, the MLP one over gRPC, the slow model's quick one, and the image
+// one when the image model is served.
 type measurer struct {
-	mlp, image *legitClient
-	grpc       *grpcLegit
+	mlp, image, quick *legitClient
+	grpc              *grpcLegit
+}
+
+// measured is what the well-behaved clients saw in one phase; image is
+// zero without an image client.
+type measured struct {
+	mlp, image, grpc, quick legitResult
 }
 
 func newMeasurer(srv *server, o suiteOptions) (*measurer, error) {
@@ -115,26 +131,34 @@ func newMeasurer(srv *server, o suiteOptions) (*measurer, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &measurer{mlp: newLegitClient(srv.Addr, o.legit), grpc: g}
+	m := &measurer{mlp: newLegitClient(srv.Addr, o.legit), grpc: g, quick: newQuickClient(srv.Addr)}
 	if o.server.squeezeNet != "" {
 		m.image = newImageClient(srv.Addr, o.photo)
 	}
 	return m, nil
 }
 
-// measure runs the clients for d; the image result is zero without one.
-func (m *measurer) measure(d time.Duration) (mlp, image, grpc legitResult) {
+// measure runs the clients together for d.
+func (m *measurer) measure(d time.Duration) measured {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	done, grpcDone := make(chan legitResult, 1), make(chan legitResult, 1)
-	if m.image != nil {
-		go func() { done <- m.image.run(ctx) }()
-	} else {
-		done <- legitResult{}
+	var out measured
+	var wg sync.WaitGroup
+	runInto := func(res *legitResult, run func(context.Context) legitResult) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*res = run(ctx)
+		}()
 	}
-	go func() { grpcDone <- m.grpc.run(ctx) }()
-	mlp = m.mlp.run(ctx)
-	return mlp, <-done, <-grpcDone
+	if m.image != nil {
+		runInto(&out.image, m.image.run)
+	}
+	runInto(&out.grpc, m.grpc.run)
+	runInto(&out.quick, m.quick.run)
+	out.mlp = m.mlp.run(ctx)
+	wg.Wait()
+	return out
 }
 
 // floodBytes is the size of the BYTES flood bodies.
@@ -151,6 +175,10 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 		return row{}, err
 	}
 	r := row{attack: a, clients: max(1, int(float64(a.conns)*o.scale))}
+	closedBefore, err := clientClosed(srv.MetricsAddr)
+	if err != nil {
+		return row{}, err
+	}
 	s := samplePeaks(srv.PID(), preps, 50*time.Millisecond)
 	attacker, err := startAttacker(a, r.clients, target{addr: srv.Addr, grpcAddr: srv.grpcAddr(), floodBytes: o.floodBytes(),
 		maxBody: o.server.maxBody, maxStreams: grpcMaxStreams}, o.nice)
@@ -159,10 +187,14 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 		return row{}, err
 	}
 	time.Sleep(o.rampUp)
-	r.legit, r.image, r.grpc = m.measure(o.phase)
+	got := m.measure(o.phase)
+	r.legit, r.image, r.grpc, r.quick = got.mlp, got.image, got.grpc, got.quick
 	counts, err := attacker.stop(30 * time.Second)
 	master, prep := s.stop()
 	if err != nil {
+		return row{}, err
+	}
+	if r.clientClosed, err = closedSince(srv.MetricsAddr, closedBefore); err != nil {
 		return row{}, err
 	}
 	r.masterOver, r.prepOver = max(0, master-rep.masterRest), max(0, prep-rep.prepRest)
@@ -186,6 +218,16 @@ func settle(pid int, rest int64, timeout time.Duration) int64 {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// closedSince is how many more requests the master has counted as hung
+// up than before; -1 where the binary counts none.
+func closedSince(metricsAddr string, before int64) (int64, error) {
+	now, err := clientClosed(metricsAddr)
+	if err != nil || now < 0 || before < 0 {
+		return -1, err
+	}
+	return now - before, nil
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }

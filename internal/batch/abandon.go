@@ -11,10 +11,16 @@ import (
 // its outputs: its run's context ends, with ErrAbandoned, so that a model
 // that honours it (ort.Session.RunContext) stops and frees its instance.
 // One request still waited for keeps the run going: its caller gets the
-// outputs. Abandonment is polled, every abandonPoll while the batch runs,
-// because what tells it (a peer's closed connection) has no event to wait
-// on; batches of requests that cannot be abandoned run on a context that
-// never ends, with no poller.
+// outputs. Abandonment is polled, once as the batch leaves the queue and
+// every abandonPoll while it runs, because what tells it (a peer's closed
+// connection) has no event to wait on; batches of requests that cannot be
+// abandoned run on a context that never ends, with no poller. A batch
+// abandoned before it started is not run at all: its requests were
+// abandoned in the queue (whose wait polls nothing), and starting each
+// such run to stop it at the first poll cost its instance a poll period
+// (measured with cmd/hostile's hangup-slow: abandoned runs queued faster
+// than one per abandonPoll, so the queue grew and the prep workers' arena
+// filled for every model).
 
 // ErrAbandoned is the cause of a run's context ending because every
 // request in its batch was abandoned; the batch's requests fail with an
@@ -29,7 +35,8 @@ const abandonPoll = 20 * time.Millisecond
 
 // runContext returns the context items' run gets, and the function that
 // stops its poller (and waits for it, so no Abandoned is called after it
-// returns); call it once the run has returned.
+// returns); call it once the run has returned. The context has already
+// ended, with ErrAbandoned, when every item was abandoned before the run.
 func runContext(items []*pending) (context.Context, func()) {
 	for _, p := range items {
 		if p.abandoned == nil {
@@ -37,6 +44,10 @@ func runContext(items []*pending) (context.Context, func()) {
 		}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	if allAbandoned(items) {
+		cancel(ErrAbandoned)
+		return ctx, func() {}
+	}
 	stop, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)

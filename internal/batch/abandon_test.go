@@ -89,3 +89,35 @@ func BenchmarkRunContext(b *testing.B) {
 		stop()
 	}
 }
+
+// A request abandoned while it queued is not run when its turn comes: it
+// fails with ErrAbandoned and the next request runs, with no model call
+// for it, so abandoned requests leave a queue as fast as it is served.
+func TestAbandonedInTheQueueIsNotRun(t *testing.T) {
+	h := newHarness(t, Config{}, dynamicMD(), true)
+	first := h.submit(context.Background(), rowsReq(1, 1, 2))
+	if rows := h.waitStarted(t); rows != 1 {
+		t.Fatalf("first run of %d rows, want 1", rows)
+	}
+	gone := rowsReq(2, 1, 2)
+	gone.Abandoned = func() bool { return true }
+	goneOut := h.submit(context.Background(), gone)
+	h.waitDepth(t, 1)
+	stays := rowsReq(3, 1, 2)
+	stays.Abandoned = func() bool { return false }
+	staysOut := h.submit(context.Background(), stays)
+	h.waitDepth(t, 2)
+	h.m.gate <- struct{}{} // the first run returns
+	checkDoubled(t, rowsReq(1, 1, 2), wait(t, first))
+	if o := wait(t, goneOut); !errors.Is(o.err, ErrAbandoned) {
+		t.Errorf("the request abandoned in the queue: err %v, want ErrAbandoned", o.err)
+	}
+	if rows := h.waitStarted(t); rows != 1 {
+		t.Fatalf("next run of %d rows, want the request still waited for (1)", rows)
+	}
+	h.m.gate <- struct{}{}
+	checkDoubled(t, stays, wait(t, staysOut))
+	if calls, _ := h.m.snapshot(); len(calls) != 2 || calls[1][0] != 3000 {
+		t.Errorf("model calls %v, want the first request's and the third's (3000...), none for the abandoned one", calls)
+	}
+}

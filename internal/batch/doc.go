@@ -22,7 +22,8 @@
 //     its caller gets the batch's result; the run's context ends early
 //     only when every request in the batch has been abandoned
 //     (Request.Abandoned, abandon.go): one request still waited for keeps
-//     it going.
+//     it going. A batch every request of which was abandoned while it
+//     queued is not run when it leaves the queue (ErrAbandoned).
 //   - MaxBatchSize 0 turns batching off: each request runs on its own, with
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -23,7 +24,14 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 	}
 	t1 := b.clock.Now()
 	ctx, stop := runContext(items)
-	outs, err := b.run(ctx, inputs)
+	var outs []tensor.Tensor
+	var err error
+	if ctx.Err() != nil {
+		// abandoned while queued: the run is skipped, not started and stopped
+		err = fmt.Errorf("the batch was not run: %w", context.Cause(ctx))
+	} else {
+		outs, err = b.run(ctx, inputs)
+	}
 	stop()
 	t2 := b.clock.Now()
 	var parts [][]tensor.Tensor

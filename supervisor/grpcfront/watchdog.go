@@ -49,11 +49,17 @@ type Timeouts struct {
 // it, must not act on the next wait (a message's bound, stale, closing
 // the connection as if the answer armed after it had not been taken),
 // so fire acts only once the wait armed now has passed its deadline.
+// Nor may a wait armed once the stream has ended: a unary handler whose
+// client cancelled returns after the stream's end and arms the bound of
+// an answer nobody will take, which would close the connection and
+// strike its address (cmd/hostile's grpc-cancel-slow: a client that
+// cancels RPCs lost its connection write_timeout after its first cancel).
 type watchdog struct {
 	mu       sync.Mutex
 	timer    *time.Timer
 	deadline time.Time // when the wait armed now times out (zero: none armed)
 	writing  bool      // the wait armed now is a write: its timeout closes the connection
+	over     bool      // the stream has ended: nothing is armed any more
 	cancel   context.CancelFunc
 	conn     *connEntry  // the stream's connection (nil: unknown)
 	rpcs     *rpcCap     // its place is given back when it ends
@@ -101,6 +107,9 @@ func watchdogOf(ctx context.Context) *watchdog {
 // ended runs once the stream is over: a stream the client ended before
 // its first message (a reset, mostly) counts against its connection.
 func (w *watchdog) ended() {
+	w.mu.Lock()
+	w.over = true
+	w.mu.Unlock()
 	w.disarm()
 	w.rpcs.give()
 	if !w.got.Load() && !w.fired.Load() {
@@ -127,7 +136,7 @@ func (w *watchdog) fire() {
 }
 
 // arm starts (or restarts) the bound of one wait, a write or not; 0
-// disarms.
+// disarms, and so does any arm once the stream has ended.
 func (w *watchdog) arm(d time.Duration, write bool) {
 	if w == nil {
 		return
@@ -137,7 +146,7 @@ func (w *watchdog) arm(d time.Duration, write bool) {
 	w.timer.Stop()
 	w.writing = write
 	w.deadline = time.Time{}
-	if d > 0 {
+	if d > 0 && !w.over {
 		// Set before the timer, which fires no earlier than it.
 		w.deadline = time.Now().Add(d)
 		w.timer.Reset(d)

@@ -233,3 +233,32 @@ func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
 		t.Error("the write timeout closed the connection but left the stream running")
 	}
 }
+
+// A unary handler whose client cancelled the RPC returns after the
+// stream has ended and arms the answer's write bound: nothing may come of
+// it, where before it closed the connection at write_timeout and struck
+// the client's address as one that had not taken an answer.
+func TestEndedStreamArmsNothing(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	conn := &connEntry{c: a}
+	rpcs := &rpcCap{}
+	rpcs.open.Store(1) // this stream's place, given back when it ends
+	parent, cancel := context.WithCancel(context.Background())
+	ctx := watch(parent, time.Hour, conn, rpcs)
+	w := watchdogOf(ctx)
+	w.received()
+	cancel() // the client's RST_STREAM
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the stream's end to run",
+		func() bool { return rpcs.open.Load() == 0 })
+	w.arm(time.Nanosecond, true) // unaryWatch, as the handler returns
+	w.fire()                     // as the timer would, past that deadline
+	if conn.closed() {
+		t.Fatal("a write bound armed after the stream ended closed its connection")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.deadline.IsZero() {
+		t.Errorf("a write bound is armed (deadline %v) on a stream that has ended", w.deadline)
+	}
+}
