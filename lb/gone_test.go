@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,4 +177,44 @@ func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
 		t.Errorf("the gone client read %q (%v), want nothing and the connection's close", b, err)
 	}
 	recv(t, saw, "the backend to see the hang-up")
+}
+
+// TestWatchEndsWhenTheExchangePanics: a panic inside DoRouteFor (here a
+// route's predicate; fasthttp's, as send allows for) still ends the
+// request's watch and forgets it. Left behind, the watch would poll the
+// gone client for ever, and the request object, which its server pools
+// and reuses for the next request on that connection, would be sent
+// through it: that next request refused (ErrClientGone) or its upstream
+// connection closed when the previous client hangs up.
+func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
+	p := New(Options{})
+	// Nothing serves it: the panic comes before any dial.
+	p.SetBackends([]Backend{{Name: "a", Socket: filepath.Join(shortDir(t), "a.sock")}})
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://lb/v2/models/m/infer")
+	var w *watch
+	route := NewRoute(func(string) bool {
+		v, _ := p.watches.Load(req)
+		w, _ = v.(*watch)
+		panic("a route's predicate panics")
+	})
+	func() {
+		defer func() { _ = recover() }()
+		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, func() bool { return false })
+		t.Fatal("DoRouteFor returned; want its panic")
+	}()
+	if w == nil {
+		t.Fatal("the route's predicate found no watch for the request")
+	}
+	if _, ok := p.watches.Load(req); ok {
+		t.Error("the request's watch is still in the proxy's map after the panic: the next request on this object would be sent through it")
+	}
+	w.mu.Lock()
+	ended := w.ended
+	w.mu.Unlock()
+	if !ended {
+		t.Error("the watch was not ended by the panic: it goes on polling its gone predicate")
+	}
 }
