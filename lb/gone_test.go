@@ -2,6 +2,7 @@ package lb
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -217,4 +218,88 @@ func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
 	if !ended {
 		t.Error("the watch was not ended by the panic: it goes on polling its gone predicate")
 	}
+}
+
+// TestWatchFiringAtTheAnswerSparesThePool: watched requests whose
+// client has gone from the start, answered at about the moment of the
+// first poll (some just before it, some just after), share one pool with
+// quick unwatched requests. Whichever comes first, a watch closes only
+// the connection its own exchange holds: every unwatched request is
+// answered (none has its pooled connection closed under it), and the
+// only failed exchanges are the abandoned ones (a connection a watch
+// closed and the pool then handed out again would fail its write and
+// count one more).
+func TestWatchFiringAtTheAnswerSparesThePool(t *testing.T) {
+	dir := shortDir(t)
+	be := startBackend(t, dir, "a", func(ctx *fasthttp.RequestCtx) {
+		if d := ctx.QueryArgs().GetUintOrZero("us"); d > 0 {
+			<-time.After(time.Duration(d) * time.Microsecond) // a run ending about a poll
+		}
+		ctx.SetBodyString("ok")
+	})
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	const watchers, each = 3, 8
+	var gone, answered atomic.Int64
+	errs := make(chan error, watchers*each+1)
+	done := make(chan struct{}, watchers)
+	for i := range watchers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range each {
+				// From 2 ms before the first poll to 1 ms after it.
+				us := ClientPoll.Microseconds() - 2000 + int64(i*each+j)*3000/(watchers*each)
+				err := sendTo(p, fmt.Sprintf("http://lb/slow?us=%d", us), func() bool { return true })
+				switch {
+				case err == nil:
+					answered.Add(1)
+				case errors.Is(err, ErrClientGone):
+					gone.Add(1)
+				default:
+					errs <- fmt.Errorf("watched request answered in %d us: %w", us, err)
+				}
+			}
+		}()
+	}
+	quick := 0
+	for finished := 0; finished < watchers; quick++ {
+		select {
+		case <-done:
+			finished++
+		default:
+		}
+		if quick >= 20000 {
+			t.Fatal("the watched requests did not finish within 20000 quick requests")
+		}
+		if err := sendTo(p, "http://lb/quick", nil); err != nil {
+			t.Fatalf("quick unwatched request %d: %v (a watch closed its pooled connection?)", quick, err)
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := statsOf(p, "a")
+	t.Logf("%d watched answered, %d abandoned; %d quick unwatched; backend errors %d", answered.Load(), gone.Load(), quick, st.Errors)
+	if st.Errors != uint64(gone.Load()) {
+		t.Errorf("the backend counts %d failed exchanges, want %d (one per abandoned request): a connection a watch closed was used again", st.Errors, gone.Load())
+	}
+	if gone.Load() == 0 {
+		t.Error("no watched request was abandoned: the watches never fired before the answer")
+	}
+}
+
+// sendTo sends a POST to uri through p.DoRouteFor with gone (nil:
+// unwatched) and returns its error, or one for an answer other than 200.
+func sendTo(p *Proxy, uri string, gone func() bool) error {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(uri)
+	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, gone)
+	if err == nil && resp.StatusCode() != fasthttp.StatusOK {
+		err = errors.New("answered " + resp.String())
+	}
+	return err
 }
