@@ -1,7 +1,11 @@
 package front
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/conncap"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/lb"
 )
 
 // TestClientGoneSeesTheHangUp: the gone predicate of a request on a
@@ -55,5 +60,56 @@ func TestClientGoneWithoutASocket(t *testing.T) {
 	ctx.Init2(a, nil, false)
 	if clientGone(&ctx) != nil {
 		t.Error("clientGone != nil for a pipe, which has no socket to peek")
+	}
+}
+
+// TestPipelinedRequestIsNotAHangUp: a client that sends its next request
+// on the keep-alive connection while the first waits on a worker (the
+// second's bytes then sit in the socket the polls peek at) has not hung
+// up: both are answered whole and in order, and nothing counts as
+// client-closed.
+func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
+	f := startFront(t, nil)
+	sock := filepath.Join(t.TempDir(), "slow.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived := make(chan string, 2)
+	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		arrived <- string(ctx.PostBody())
+		<-time.After(3 * lb.ClientPoll) // a run over several polls
+		ctx.SetBodyString("ok-" + string(ctx.PostBody()))
+	}}
+	go func() { _ = up.Serve(uln) }()
+	t.Cleanup(func() { _ = up.Shutdown() })
+	f.proxy.SetBackends([]lb.Backend{{Name: "prep-slow", Socket: sock}})
+
+	c := f.dial(t)
+	const req = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n"
+	if _, err := io.WriteString(c, req+"1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request did not reach the worker within 5s")
+	}
+	if _, err := io.WriteString(c, req+"2"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for _, want := range []string{"ok-1", "ok-2"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the answer %q: %v (the request was taken for a hang-up?)", want, err)
+		}
+		if b := body(t, resp); resp.StatusCode != http.StatusOK || b != want {
+			t.Errorf("answer %d %q, want 200 %q", resp.StatusCode, b, want)
+		}
+	}
+	if n := f.fr.bodies.clientClosed.Load(); n != 0 {
+		t.Errorf("%d requests counted client-closed, want 0: the client stayed", n)
 	}
 }
