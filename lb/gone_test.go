@@ -303,3 +303,16 @@ func sendTo(p *Proxy, uri string, gone func() bool) error {
 	}
 	return err
 }
+
+// TestRoundTripCoversTheBackendsClient: roundTrip, fasthttp's exchange
+// redone with the connection in hand, leaves out what the backends'
+// clients do not use (streamed responses, MaxConnDuration, header names
+// as sent). A client that came to use one would have its watched
+// requests served differently from the others, silently.
+func TestRoundTripCoversTheBackendsClient(t *testing.T) {
+	c := newBackend(Backend{Name: "a", Socket: "a.sock"}, Options{}, transport{}).client
+	if c.StreamResponseBody || c.MaxConnDuration != 0 || c.DisableHeaderNamesNormalizing {
+		t.Errorf("the backends' client sets StreamResponseBody %v, MaxConnDuration %s, DisableHeaderNamesNormalizing %v: "+
+			"roundTrip (transport.go) does not do them", c.StreamResponseBody, c.MaxConnDuration, c.DisableHeaderNamesNormalizing)
+	}
+}
