@@ -2,6 +2,7 @@ package front
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -70,24 +71,14 @@ func TestClientGoneWithoutASocket(t *testing.T) {
 // client-closed.
 func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
 	f := startFront(t, nil)
-	sock := filepath.Join(t.TempDir(), "slow.sock")
-	uln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	arrived := make(chan string, 2)
-	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
 		arrived <- string(ctx.PostBody())
 		<-time.After(3 * lb.ClientPoll) // a run over several polls
 		ctx.SetBodyString("ok-" + string(ctx.PostBody()))
-	}}
-	go func() { _ = up.Serve(uln) }()
-	t.Cleanup(func() { _ = up.Shutdown() })
-	f.proxy.SetBackends([]lb.Backend{{Name: "prep-slow", Socket: sock}})
-
+	})
 	c := f.dial(t)
-	const req = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n"
-	if _, err := io.WriteString(c, req+"1"); err != nil {
+	if _, err := io.WriteString(c, oneByteReq+"1"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -95,7 +86,7 @@ func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first request did not reach the worker within 5s")
 	}
-	if _, err := io.WriteString(c, req+"2"); err != nil {
+	if _, err := io.WriteString(c, oneByteReq+"2"); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
@@ -111,5 +102,67 @@ func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
 	}
 	if n := f.fr.bodies.clientClosed.Load(); n != 0 {
 		t.Errorf("%d requests counted client-closed, want 0: the client stayed", n)
+	}
+}
+
+// oneByteReq is an inference request's head for a one-byte body.
+const oneByteReq = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n"
+
+// upstream makes h, served on a Unix socket, f's only prep worker.
+func upstream(t *testing.T, f *frontHarness, h fasthttp.RequestHandler) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "up.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &fasthttp.Server{Handler: h}
+	go func() { _ = up.Serve(uln) }()
+	t.Cleanup(func() { _ = up.Shutdown() })
+	f.proxy.SetBackends([]lb.Backend{{Name: "prep-up", Socket: sock}})
+}
+
+// TestHalfClosedClientIsAnsweredNothing: a client that shuts down its
+// sending side while its request waits on a worker, and goes on
+// reading, is taken as gone (as nginx takes it): the worker's connection
+// is closed under the request (the worker reads end of file), the client
+// reads no answer, only the close of its connection, and the request is
+// counted client-closed.
+func TestHalfClosedClientIsAnsweredNothing(t *testing.T) {
+	f := startFront(t, nil)
+	arrived, saw := make(chan struct{}, 1), make(chan error, 1)
+	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
+		arrived <- struct{}{}
+		_ = ctx.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+		var b [1]byte
+		_, err := ctx.Conn().Read(b[:])
+		saw <- err
+	})
+	c := f.dial(t)
+	if _, err := io.WriteString(c, oneByteReq+"1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request did not reach the worker within 5s")
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c); len(b) != 0 || err != nil {
+		t.Errorf("the half-closed client read %q (%v), want nothing and the connection's close", b, err)
+	}
+	select {
+	case err := <-saw:
+		if !errors.Is(err, io.EOF) {
+			t.Errorf("the worker's read of its connection = %v, want EOF (the master closed it)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the worker's connection was not closed within 5s")
+	}
+	if n := f.fr.bodies.clientClosed.Load(); n != 1 {
+		t.Errorf("%d requests counted client-closed, want 1", n)
 	}
 }
