@@ -71,21 +71,14 @@ func TestClientGoneWithoutASocket(t *testing.T) {
 // client-closed.
 func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
 	f := startFront(t, nil)
-	arrived := make(chan string, 2)
+	arrived := make(chan struct{}, 2)
 	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
-		arrived <- string(ctx.PostBody())
+		arrived <- struct{}{}
 		<-time.After(3 * lb.ClientPoll) // a run over several polls
 		ctx.SetBodyString("ok-" + string(ctx.PostBody()))
 	})
 	c := f.dial(t)
-	if _, err := io.WriteString(c, oneByteReq+"1"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-arrived:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first request did not reach the worker within 5s")
-	}
+	sendAndAwait(t, c, oneByteReq+"1", arrived)
 	if _, err := io.WriteString(c, oneByteReq+"2"); err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +132,7 @@ func TestHalfClosedClientIsAnsweredNothing(t *testing.T) {
 		saw <- err
 	})
 	c := f.dial(t)
-	if _, err := io.WriteString(c, oneByteReq+"1"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-arrived:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the request did not reach the worker within 5s")
-	}
+	sendAndAwait(t, c, oneByteReq+"1", arrived)
 	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,5 +150,19 @@ func TestHalfClosedClientIsAnsweredNothing(t *testing.T) {
 	}
 	if n := f.fr.bodies.clientClosed.Load(); n != 1 {
 		t.Errorf("%d requests counted client-closed, want 1", n)
+	}
+}
+
+// sendAndAwait writes raw on c and waits (5s at most) for arrived: its
+// request has reached the worker.
+func sendAndAwait(t *testing.T, c net.Conn, raw string, arrived <-chan struct{}) {
+	t.Helper()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%.40q did not reach the worker within 5s", raw)
 	}
 }
