@@ -2,8 +2,10 @@ package lb
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,4 +178,146 @@ func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
 		t.Errorf("the gone client read %q (%v), want nothing and the connection's close", b, err)
 	}
 	recv(t, saw, "the backend to see the hang-up")
+}
+
+// TestWatchEndsWhenTheExchangePanics: a panic inside DoRouteFor (here a
+// route's predicate; fasthttp's, as send allows for) still ends the
+// request's watch and forgets it. Left behind, the watch would poll the
+// gone client for ever, and the request object, which its server pools
+// and reuses for the next request on that connection, would be sent
+// through it: that next request refused (ErrClientGone) or its upstream
+// connection closed when the previous client hangs up.
+func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
+	p := New(Options{})
+	// Nothing serves it: the panic comes before any dial.
+	p.SetBackends([]Backend{{Name: "a", Socket: filepath.Join(shortDir(t), "a.sock")}})
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://lb/v2/models/m/infer")
+	var w *watch
+	route := NewRoute(func(string) bool {
+		v, _ := p.watches.Load(req)
+		w, _ = v.(*watch)
+		panic("a route's predicate panics")
+	})
+	func() {
+		defer func() { _ = recover() }()
+		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, func() bool { return false })
+		t.Fatal("DoRouteFor returned; want its panic")
+	}()
+	if w == nil {
+		t.Fatal("the route's predicate found no watch for the request")
+	}
+	if _, ok := p.watches.Load(req); ok {
+		t.Error("the request's watch is still in the proxy's map after the panic: the next request on this object would be sent through it")
+	}
+	w.mu.Lock()
+	ended := w.ended
+	w.mu.Unlock()
+	if !ended {
+		t.Error("the watch was not ended by the panic: it goes on polling its gone predicate")
+	}
+}
+
+// TestWatchFiringAtTheAnswerSparesThePool: watched requests whose
+// client has gone from the start, answered at about the moment of the
+// first poll (some just before it, some just after), share one pool with
+// quick unwatched requests. Whichever comes first, a watch closes only
+// the connection its own exchange holds: every unwatched request is
+// answered (none has its pooled connection closed under it), and the
+// only failed exchanges are the abandoned ones (a connection a watch
+// closed and the pool then handed out again would fail its write and
+// count one more).
+func TestWatchFiringAtTheAnswerSparesThePool(t *testing.T) {
+	dir := shortDir(t)
+	be := startBackend(t, dir, "a", func(ctx *fasthttp.RequestCtx) {
+		if d := ctx.QueryArgs().GetUintOrZero("us"); d > 0 {
+			<-time.After(time.Duration(d) * time.Microsecond) // a run ending about a poll
+		}
+		ctx.SetBodyString("ok")
+	})
+	p := New(Options{})
+	p.SetBackends([]Backend{be.Backend})
+	const watchers, each = 3, 8
+	var gone, answered atomic.Int64
+	errs := make(chan error, watchers*each+1)
+	done := make(chan struct{}, watchers)
+	for i := range watchers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range each {
+				// From 2 ms before the first poll to 1 ms after it; the
+				// last well after it, so that some watch fires first
+				// however late a loaded machine runs its timers.
+				us := ClientPoll.Microseconds() - 2000 + int64(i*each+j)*3000/(watchers*each)
+				if j == each-1 {
+					us = 3 * ClientPoll.Microseconds()
+				}
+				err := sendTo(p, fmt.Sprintf("http://lb/slow?us=%d", us), func() bool { return true })
+				switch {
+				case err == nil:
+					answered.Add(1)
+				case errors.Is(err, ErrClientGone):
+					gone.Add(1)
+				default:
+					errs <- fmt.Errorf("watched request answered in %d us: %w", us, err)
+				}
+			}
+		}()
+	}
+	quick, start := 0, time.Now()
+	for finished := 0; finished < watchers; quick++ {
+		select {
+		case <-done:
+			finished++
+		default:
+		}
+		if quick >= 1<<20 || time.Since(start) > waitLimit {
+			t.Fatalf("the watched requests did not finish within %s and %d quick requests", waitLimit, quick)
+		}
+		if err := sendTo(p, "http://lb/quick", nil); err != nil {
+			t.Fatalf("quick unwatched request %d: %v (a watch closed its pooled connection?)", quick, err)
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := statsOf(p, "a")
+	t.Logf("%d watched answered, %d abandoned; %d quick unwatched; backend errors %d", answered.Load(), gone.Load(), quick, st.Errors)
+	if st.Errors != uint64(gone.Load()) {
+		t.Errorf("the backend counts %d failed exchanges, want %d (one per abandoned request): a connection a watch closed was used again", st.Errors, gone.Load())
+	}
+	if gone.Load() == 0 {
+		t.Error("no watched request was abandoned, not even those answered three polls late")
+	}
+}
+
+// sendTo sends a POST to uri through p.DoRouteFor with gone (nil:
+// unwatched) and returns its error, or one for an answer other than 200.
+func sendTo(p *Proxy, uri string, gone func() bool) error {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(uri)
+	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, gone)
+	if err == nil && resp.StatusCode() != fasthttp.StatusOK {
+		err = errors.New("answered " + resp.String())
+	}
+	return err
+}
+
+// TestRoundTripCoversTheBackendsClient: roundTrip, fasthttp's exchange
+// redone with the connection in hand, leaves out what the backends'
+// clients do not use (streamed responses, MaxConnDuration, header names
+// as sent). A client that came to use one would have its watched
+// requests served differently from the others, silently.
+func TestRoundTripCoversTheBackendsClient(t *testing.T) {
+	c := newBackend(Backend{Name: "a", Socket: "a.sock"}, Options{}, transport{}).client
+	if c.StreamResponseBody || c.MaxConnDuration != 0 || c.DisableHeaderNamesNormalizing {
+		t.Errorf("the backends' client sets StreamResponseBody %v, MaxConnDuration %s, DisableHeaderNamesNormalizing %v: "+
+			"roundTrip (transport.go) does not do them", c.StreamResponseBody, c.MaxConnDuration, c.DisableHeaderNamesNormalizing)
+	}
 }

@@ -63,6 +63,8 @@ func startBackend(t testing.TB, dir, name string, h fasthttp.RequestHandler) *te
 		if err := tb.srv.ShutdownWithContext(ctx); err != nil {
 			t.Errorf("shutting down backend %s: %v", name, err)
 		}
+		// A Shutdown that ran before Serve took ln did not close it.
+		_ = ln.Close()
 		<-done
 	})
 	return tb

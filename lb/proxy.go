@@ -221,18 +221,24 @@ func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 // ServeHTTPFor and ClientPoll); once it reports true the upstream
 // connection is closed, no other backend is tried, and DoRouteFor returns
 // an error wrapping ErrClientGone, unless the answer was already whole.
-func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, gone func() bool) error {
+//
+// The watch is ended and forgotten even if the exchange panics (a
+// caller such as ServeHTTPFor recovers and its server reuses req):
+// left behind, it would poll gone for ever and send the next request
+// on req through it.
+func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, gone func() bool) (err error) {
 	if gone == nil {
 		return p.doRoute(req, resp, deadline, route, nil)
 	}
 	w := startWatch(gone, deadline)
 	p.watches.Store(req, w)
-	err := p.doRoute(req, resp, deadline, route, w)
-	p.watches.Delete(req)
-	if w.end() && err != nil {
-		return fmt.Errorf("%w (the backend's exchange then failed: %v)", ErrClientGone, err)
-	}
-	return err
+	defer func() {
+		p.watches.Delete(req)
+		if w.end() && err != nil {
+			err = fmt.Errorf("%w (the backend's exchange then failed: %v)", ErrClientGone, err)
+		}
+	}()
+	return p.doRoute(req, resp, deadline, route, w)
 }
 
 // doRoute is DoRouteFor; w (nil: none) is the request's watch.

@@ -14,8 +14,9 @@ import (
 // takes roundTrip, which is the same exchange made with the connection in
 // hand, so that the watch can close it (fasthttp's transport does not say
 // which connection a request got). Watched requests never stream their
-// response and the backends' clients set no MaxConnDuration, the two
-// DefaultTransport features roundTrip leaves out.
+// response and the backends' clients set no MaxConnDuration and leave
+// header names normalized, the DefaultTransport features roundTrip
+// leaves out (TestRoundTripCoversTheBackendsClient).
 type transport struct {
 	watches *sync.Map // *fasthttp.Request -> *watch, while DoRouteFor runs
 }
