@@ -26,9 +26,14 @@ type crashLog struct {
 	mu   sync.Mutex
 	last time.Time
 	next chan struct{} // closed at the next crash
+	// then, if set, is told of each crash, after it is recorded: the
+	// front strikes the abandoned requests in flight then.
+	then func(at time.Time)
 }
 
-func newCrashLog() *crashLog { return &crashLog{next: make(chan struct{})} }
+func newCrashLog(then func(at time.Time)) *crashLog {
+	return &crashLog{next: make(chan struct{}), then: then}
+}
 
 // record notes a worker's unexpected exit, err as its Wait gave it.
 func (c *crashLog) record(err error) {
@@ -36,10 +41,14 @@ func (c *crashLog) record(err error) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.last = time.Now()
+	at := time.Now()
+	c.last = at
 	close(c.next)
 	c.next = make(chan struct{})
+	c.mu.Unlock()
+	if c.then != nil {
+		c.then(at)
+	}
 }
 
 // crashedSince says whether a worker crashed at or after since,

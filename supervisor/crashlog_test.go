@@ -28,7 +28,7 @@ func TestIsCrash(t *testing.T) {
 // TestCrashedSinceWaitsForTheReap: a kill from outside is not recorded; a
 // crash recorded while crashedSince waits ends the wait with true.
 func TestCrashedSinceWaitsForTheReap(t *testing.T) {
-	c := newCrashLog()
+	c := newCrashLog(nil)
 	since := time.Now()
 	c.record(exitOf(t, "kill -KILL $$"))
 	if c.crashedSince(since, 0) {
@@ -41,5 +41,17 @@ func TestCrashedSinceWaitsForTheReap(t *testing.T) {
 	}
 	if c.crashedSince(time.Now().Add(time.Hour), 0) {
 		t.Fatal("a crash counts for a request sent after it")
+	}
+}
+
+// TestCrashLogTellsThen: a crash is passed on to then, with the time
+// recorded; a kill from outside is not.
+func TestCrashLogTellsThen(t *testing.T) {
+	var told []time.Time
+	c := newCrashLog(func(at time.Time) { told = append(told, at) })
+	c.record(exitOf(t, "kill -KILL $$"))
+	c.record(exitOf(t, "kill -SEGV $$"))
+	if len(told) != 1 || !told[0].Equal(c.last) {
+		t.Fatalf("then was told %v, want the one crash at %v", told, c.last)
 	}
 }

@@ -139,11 +139,12 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
 
-		inferCrashes: newCrashLog(),
-		prepCrashes:  newCrashLog(),
-
 		skipGrace: make(chan struct{}),
 	}
+	// The front strikes the abandoned requests a crash may have been
+	// the doing of (front poison.go); m.front is set before any worker runs.
+	crashed := func(at time.Time) { m.front.WorkerCrashed(at) }
+	m.inferCrashes, m.prepCrashes = newCrashLog(crashed), newCrashLog(crashed)
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)

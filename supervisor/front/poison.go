@@ -45,6 +45,24 @@ import (
 // drains it first; the OOM killer's, the hang detection's or an
 // operator's kill) is no strike.
 //
+// A request whose client hung up is abandoned (lb.ErrClientGone), but
+// the worker may still crash on it: a prep worker cannot interrupt a
+// decode already running, and an infer worker runs a batch as long as
+// one of its requests is waited for, or crashes before a cancelled run
+// stops. Skipping the strike then let a client that hangs up before the
+// crash send a poison body for ever. So an abandoned request (while
+// poison_threshold > 0) is remembered (abandoned.go: its key, computed
+// then, for the master still has the body; its model; when it was sent;
+// its deadline), among the last 256, and every crash of a prep or infer
+// worker on its own (WorkerCrashed, from the master's crash log) strikes
+// each one sent before the crash whose deadline had not passed, once.
+// The master cannot tell which worker an abandoned request was on (every
+// infer worker serves every model, a prep worker many requests), so the
+// innocent are struck with the guilty, as on a prep crash: the threshold
+// (2 or more) keeps them out, for an innocent body is quarantined only if
+// abandoned around threshold crashes within poison_ttl, where the poison
+// body causes each. Kills from outside strike nothing here either.
+//
 // The key is what reaches the model, not the bytes as sent
 // (poisonkey.go): the body decompressed, then decoded into its tensors,
 // whose names, datatypes, shapes and bytes are hashed with the requested
@@ -85,7 +103,10 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	}
 	sent := time.Now()
 	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx))
-	if errors.Is(err, lb.ErrClientGone) { // nobody waits: not the worker's doing
+	if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
+		if on {
+			f.abandon(ctx, c, model, sent, deadline)
+		}
 		f.bodies.clientClosed.Add(1)
 		return
 	}
@@ -140,7 +161,34 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 
 // countCrash counts the request's body towards its quarantine.
 func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
-	k := f.poisonKey(ctx)
+	f.strike(model, f.poisonKey(ctx), c)
+}
+
+// abandon remembers a request sent at sent whose client hung up, for a
+// worker crash while it may still be in flight (WorkerCrashed), or
+// strikes it at once when one already happened.
+func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, sent, deadline time.Time) {
+	r := abandonedReq{model: model, key: f.poisonKey(ctx), sent: sent, until: deadline}
+	if f.abandoned.add(r) {
+		f.strike(model, r.key, c)
+	}
+}
+
+// WorkerCrashed strikes the abandoned requests that were in flight when a
+// prep or an infer worker crashed on its own (not killed from outside:
+// the master's crash log tells) at at: poison.go says why that is sound.
+func (f *Front) WorkerCrashed(at time.Time) {
+	c := f.cfg()
+	for _, r := range f.abandoned.takeAt(at) {
+		if c.Limits.PoisonThreshold > 0 {
+			f.strike(r.model, r.key, c)
+		}
+	}
+}
+
+// strike counts one crash against k, sent to model, and logs its
+// quarantine.
+func (f *Front) strike(model string, k poison.Key, c *config.Config) {
 	if !f.poison.Crashed(model, k, c.Limits.PoisonThreshold, c.Limits.PoisonTTL.Duration) {
 		return
 	}

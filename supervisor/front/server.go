@@ -89,6 +89,8 @@ type Front struct {
 	sampled atomic.Uint64
 	// poison holds the bodies that made infer workers exit (poison.go).
 	poison *poison.Quarantine
+	// abandoned are the last requests whose client hung up (abandoned.go).
+	abandoned abandonedRing
 }
 
 // New returns a front that serves nothing (every inference route 503)

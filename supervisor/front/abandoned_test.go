@@ -1,0 +1,56 @@
+package front
+
+import (
+	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/poison"
+)
+
+// TestAbandonedRingTakesThoseInFlight: a crash takes the requests sent
+// before it whose deadline had not passed, once each; a request abandoned
+// after a crash it was in flight at is struck at once, not kept.
+func TestAbandonedRingTakesThoseInFlight(t *testing.T) {
+	var a abandonedRing
+	t0 := time.Now()
+	req := func(hash uint64, sent, until time.Duration) abandonedReq {
+		return abandonedReq{model: "m", key: poison.Key{Hash: hash}, sent: t0.Add(sent), until: t0.Add(until)}
+	}
+	for _, r := range []abandonedReq{req(1, 0, 10*time.Second), req(2, 5*time.Second, 10*time.Second), req(3, 0, time.Second)} {
+		if a.add(r) {
+			t.Fatalf("request %d struck with no crash yet", r.key.Hash)
+		}
+	}
+	got := a.takeAt(t0.Add(2 * time.Second))
+	if len(got) != 1 || got[0].key.Hash != 1 {
+		t.Fatalf("a crash at 2s took %+v, want request 1 only (2 was sent later, 3 had expired)", got)
+	}
+	if again := a.takeAt(t0.Add(6 * time.Second)); len(again) != 1 || again[0].key.Hash != 2 {
+		t.Fatalf("a crash at 6s took %+v, want request 2 only (1 was taken already)", again)
+	}
+	if !a.add(req(4, 3*time.Second, 10*time.Second)) {
+		t.Error("a request abandoned after a crash it was in flight at is not struck at once")
+	}
+	if a.add(req(5, 7*time.Second, 10*time.Second)) {
+		t.Error("a request sent after the last crash is struck")
+	}
+}
+
+// TestAbandonedRingIsBounded: the ring keeps the last abandonedMax
+// requests, the oldest overwritten.
+func TestAbandonedRingIsBounded(t *testing.T) {
+	var a abandonedRing
+	t0 := time.Now()
+	for i := range abandonedMax + 10 {
+		a.add(abandonedReq{model: "m", key: poison.Key{Hash: uint64(i)}, sent: t0, until: t0.Add(time.Minute)})
+	}
+	got := a.takeAt(t0.Add(time.Second))
+	if len(got) != abandonedMax {
+		t.Fatalf("took %d requests, want %d", len(got), abandonedMax)
+	}
+	for _, r := range got {
+		if r.key.Hash < 10 {
+			t.Fatalf("request %d, among the oldest 10, was kept", r.key.Hash)
+		}
+	}
+}
