@@ -168,10 +168,22 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 // worker crash while it may still be in flight (WorkerCrashed), or
 // strikes it at once when one already happened.
 func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, sent, deadline time.Time) {
-	r := abandonedReq{model: model, key: f.poisonKey(ctx), sent: sent, until: deadline}
+	r := abandonedReq{model: model, key: f.poisonKey(ctx), sent: sent, until: inFlightUntil(c, sent, deadline)}
 	if f.abandoned.add(r) {
 		f.strike(model, r.key, c)
 	}
+}
+
+// inFlightUntil is how long a request sent at sent may be on a worker:
+// until its deadline (zero: none), or the prep worker's
+// prep.upstream_timeout, whichever is first, plus crashWait, for the
+// master reaps a crashed worker a moment after it dies.
+func inFlightUntil(c *config.Config, sent, deadline time.Time) time.Time {
+	until := sent.Add(c.Prep.UpstreamTimeout.Duration)
+	if !deadline.IsZero() && deadline.Before(until) {
+		until = deadline
+	}
+	return until.Add(crashWait)
 }
 
 // WorkerCrashed strikes the abandoned requests that were in flight when a
