@@ -1,17 +1,25 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // TestPoisonAbandonedIsQuarantined: a poison body whose client hangs up
-// before it crashes the infer worker is struck all the same. Each round
-// batches it (abandoned, with an innocent body also abandoned) with a
+// before it crashes the infer worker is struck all the same, whether it
+// closes its HTTP connection (first round) or cancels its RPC (second
+// round: the key is the tensors', the same). Each round batches it
+// (abandoned, with an innocent body also abandoned) with a
 // third body whose client stays, which keeps the batch running after the
 // hang-ups (internal/batch abandon.go), so the crash lands with nobody
 // waiting for the poison body. After two such crashes the poison body is
@@ -26,8 +34,10 @@ func TestPoisonAbandonedIsQuarantined(t *testing.T) {
 	const path = "/v2/models/poisoned/infer"
 	bad := modBody("1,2,3,4")
 	innocents := [][]byte{modBody("5,6,7,8"), modBody("4,5,6,7"), modBody("9,9,9,9"), modBody("8,8,8,8")}
-	crashAbandoned(t, in, path, innocents[0], bad, innocents[1])
-	crashAbandoned(t, in, path, innocents[2], bad, innocents[3])
+	client := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	hangUp := func(body []byte) func() error { return func() error { return postAndHangUp(in, path, body) } }
+	crashAbandoned(t, in, path, innocents[0], hangUp(bad), hangUp(innocents[1]))
+	crashAbandoned(t, in, path, innocents[2], cancelRPC(client, 1, 2, 3, 4), hangUp(innocents[3]))
 	pid := workerNamed(t, in, "infer-0").PID
 	start := time.Now()
 	if code, b, _ := in.post(path, bad, nil); code != http.StatusUnprocessableEntity {
@@ -41,17 +51,17 @@ func TestPoisonAbandonedIsQuarantined(t *testing.T) {
 	t.Logf("the quarantined send was refused in %s", took)
 }
 
-// crashAbandoned sends the abandoned bodies, each by a client that hangs
-// up (postAndHangUp), waits until the master has abandoned them, then
+// crashAbandoned runs the abandon funcs at once, each sending a body by a
+// client that hangs up, waits until the master has abandoned them, then
 // sends stayer, whose client waits: the three make the model's preferred
 // batch, which crashes infer-0 (one is poison); stayer gets 502.
-func crashAbandoned(t *testing.T, in *instance, path string, stayer []byte, abandoned ...[]byte) {
+func crashAbandoned(t *testing.T, in *instance, path string, stayer []byte, abandoned ...func() error) {
 	t.Helper()
 	pid := workerNamed(t, in, "infer-0").PID
 	closed := scrapeMetrics(t, in)["supervisor_client_closed_requests_total"]
 	errs := make(chan error, len(abandoned))
-	for _, body := range abandoned {
-		go func() { errs <- postAndHangUp(in, path, body) }()
+	for _, abandon := range abandoned {
+		go func() { errs <- abandon() }()
 	}
 	for range abandoned {
 		if err := <-errs; err != nil {
@@ -83,5 +93,21 @@ func wantBatchServed(t *testing.T, in *instance, path string, bodies ...[]byte) 
 		if code := <-codes; code != http.StatusOK {
 			t.Fatalf("an innocent body, in one crash = %d, want 200", code)
 		}
+	}
+}
+
+// cancelRPC sends modBody(xs) over gRPC and cancels the RPC after
+// hangUpAfter, as a client giving up does.
+func cancelRPC(client pb.GRPCInferenceServiceClient, xs ...int64) func() error {
+	return func() error {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		defer time.AfterFunc(hangUpAfter, cancel).Stop()
+		_, err := client.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "poisoned", Inputs: []*pb.ModelInferRequest_InferInputTensor{{
+			Name: "x", Datatype: "INT64", Shape: []int64{1, 4}, Contents: &pb.InferTensorContents{Int64Contents: xs}}}})
+		if status.Code(err) != codes.Canceled {
+			return fmt.Errorf("the RPC answered %v before its client cancelled it", err)
+		}
+		return nil
 	}
 }
