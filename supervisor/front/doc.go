@@ -53,7 +53,10 @@
 //     answer. Requests are keyed only on a strike, and on arrival only
 //     while their model has an entry. An answer marked worker.RunTimeoutHeader
 //     (the run outlived models[].max_run_time and was stopped) is counted
-//     by model, and counted against the body as a crash is.
+//     by model, and counted against the body as a crash is. A request
+//     whose client hung up (lb.ErrClientGone) is remembered, among the
+//     last 256 (abandoned.go), and struck at any worker crash on its own
+//     (WorkerCrashed, from the master) while it may still be in flight.
 //   - Hang-ups (clientgone.go): while a proxied request waits on its
 //     worker, the lb polls whether its client has gone (its socket read
 //     end of file, worker.PeerClosed; an RPC's context ended,
