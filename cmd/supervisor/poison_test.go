@@ -118,6 +118,17 @@ func TestPoisonCountsBatchedInnocentsOnce(t *testing.T) {
 func crashBatch(t *testing.T, in *instance, path string, bodies ...[]byte) {
 	t.Helper()
 	pid := workerNamed(t, in, "infer-0").PID
+	for _, code := range postAll(in, path, bodies) {
+		if code != http.StatusBadGateway {
+			t.Fatalf("a request of the crashed batch = %d, want 502 (all %d in one batch)", code, len(bodies))
+		}
+	}
+	waitInferRestarted(t, in, pid)
+}
+
+// postAll posts bodies at once (so that they can form one batch) and
+// returns their status codes, in the order they came.
+func postAll(in *instance, path string, bodies [][]byte) []int {
 	codes := make(chan int, len(bodies))
 	for _, body := range bodies {
 		go func() {
@@ -125,10 +136,9 @@ func crashBatch(t *testing.T, in *instance, path string, bodies ...[]byte) {
 			codes <- code
 		}()
 	}
+	out := make([]int, 0, len(bodies))
 	for range bodies {
-		if code := <-codes; code != http.StatusBadGateway {
-			t.Fatalf("a request of the crashed batch = %d, want 502 (all %d in one batch)", code, len(bodies))
-		}
+		out = append(out, <-codes)
 	}
-	waitInferRestarted(t, in, pid)
+	return out
 }

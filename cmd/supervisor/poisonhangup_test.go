@@ -82,15 +82,8 @@ func crashAbandoned(t *testing.T, in *instance, path string, stayer []byte, aban
 // each answered 200.
 func wantBatchServed(t *testing.T, in *instance, path string, bodies ...[]byte) {
 	t.Helper()
-	codes := make(chan int, len(bodies))
-	for _, body := range bodies {
-		go func() {
-			code, _, _ := in.post(path, body, nil)
-			codes <- code
-		}()
-	}
-	for range bodies {
-		if code := <-codes; code != http.StatusOK {
+	for _, code := range postAll(in, path, bodies) {
+		if code != http.StatusOK {
 			t.Fatalf("an innocent body, in one crash = %d, want 200", code)
 		}
 	}
