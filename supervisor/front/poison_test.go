@@ -1,6 +1,7 @@
 package front
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,14 +10,15 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // crashProxy plays a prep worker whose infer worker exits on the body
 // "bad" (502 with worker.InferExitedHeader) and whose run outlives
-// max_run_time on "slow" (500 with worker.RunTimeoutHeader); any other
-// body is 200.
+// max_run_time on "slow" (500 with worker.RunTimeoutHeader); on "gone"
+// the client hangs up (lb.ErrClientGone); any other body is 200.
 type crashProxy struct{ sent int }
 
 func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
@@ -25,6 +27,8 @@ func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func(
 	case "bad":
 		ctx.SetStatusCode(fasthttp.StatusBadGateway)
 		ctx.Response.Header.Set(worker.InferExitedHeader, "m")
+	case "gone":
+		return fmt.Errorf("proxying: %w", lb.ErrClientGone)
 	case "slow":
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
 		ctx.Response.Header.Set(worker.RunTimeoutHeader, "m")
@@ -133,5 +137,30 @@ func TestRunTimeoutStrikes(t *testing.T) {
 		if n := f.PoisonStats().RunTimeouts["m"]; n != int64(c.sent) {
 			t.Errorf("%s: %d run timeouts counted, want %d", c.name, n, c.sent)
 		}
+	}
+}
+
+// TestAbandonedIsStruckByALaterCrash: a request whose client hung up is
+// struck by a worker crash after it was sent (WorkerCrashed), once, not
+// by one before; two such crashes quarantine its body. With
+// poison_threshold 0 nothing is remembered.
+func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
+	f, p, c := poisonFront(2, crashedYes)
+	f.WorkerCrashed(time.Now()) // before any send: strikes nothing
+	for i := 1; i <= 2; i++ {
+		send(f, c, "gone")
+		f.WorkerCrashed(time.Now())
+		f.WorkerCrashed(time.Now()) // the same request is struck once
+		if got := f.poison.Len(); got != 1 {
+			t.Fatalf("after abandoned send %d and its crash the quarantine holds %d, want 1", i, got)
+		}
+	}
+	if code, _, _ := send(f, c, "gone"); code != fasthttp.StatusUnprocessableEntity || p.sent != 2 {
+		t.Fatalf("third send of a body abandoned at two crashes: %d after %d sent, want 422 after 2", code, p.sent)
+	}
+	f, _, c = poisonFront(0, crashedYes)
+	send(f, c, "gone")
+	if r := f.abandoned.takeAt(time.Now()); len(r) != 0 {
+		t.Fatalf("with poison_threshold 0 the front remembered %d abandoned requests, want none", len(r))
 	}
 }
