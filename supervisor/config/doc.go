@@ -35,9 +35,10 @@
 //     Config it starts workers from; a Config is otherwise read-only once
 //     the master uses it (a reload builds a new one).
 //
-// Size: about 3,250 non-test lines, past 2,500: the schema is wide (23
+// Size: about 3,450 non-test lines, past 2,500: the schema is wide (23
 // struct types, each section with its decoding, defaults and validation
-// with lines, now with per-model CUDA/TensorRT options) but one concept.
+// with lines, now with per-model CUDA/TensorRT options, output binding
+// and run bounds) but one concept.
 // The provider check, which reads the host's ONNX Runtime rather than the
 // file, left for supervisor/hostcheck. What could leave next: the
 // placement inputs (plan.go, ~200 lines), to a planning package beside
