@@ -88,6 +88,25 @@ import (
 // times the JSON bytes, is charged to the body budget as the
 // decompression is; a body whose decode does not fit is keyed by its
 // decompressed bytes (poisonkey.go decodeCost).
+//
+// Every abandoned request is keyed at once, whether or not a crash
+// follows, so a client flooding large JSON bodies and hanging up on each
+// would make the master, which serves every client, decode them all
+// (10 MB: some 60 ms each). So the bytes decoded for abandoned requests
+// are bounded by a token bucket (keyrate.go): abandonKeyRate, 64 MiB/s,
+// about a quarter of a core at the decode's 170 MB/s, as deep as
+// max_body_bytes so that one request of any admitted size fits; a body
+// that inflates is charged what it inflated to, into debt, so the rate
+// holds however far it inflates (BenchmarkAbandonFlood measures it).
+// Past the rate, an abandoned request is remembered by the key of its
+// bytes as sent (4 us for 40 KB), which quarantined checks too, so a
+// flooding client that resends the same bytes is still struck and then
+// refused. Not remembering it at all would reopen the dodge for exactly
+// the client that floods; what the fallback loses is only a flooding
+// client that varies the encoding of each send, whose strikes then fall
+// on different keys (or split between the decoded key and the sent one,
+// so its quarantine takes up to twice the tries). The healthy server
+// abandons far below the rate and keys as before.
 
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,
@@ -150,7 +169,10 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 	if !f.poison.Watching(model) {
 		return nil
 	}
-	left, ok := f.poison.Blocked(f.poisonKey(ctx))
+	left, ok := f.poison.Blocked(f.sentKey(ctx)) // struck as abandoned past abandonKeyRate
+	if !ok {
+		left, ok = f.poison.Blocked(f.poisonKey(ctx))
+	}
 	if !ok {
 		return nil
 	}
@@ -168,7 +190,7 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 // worker crash while it may still be in flight (WorkerCrashed), or
 // strikes it at once when one already happened.
 func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, sent, deadline time.Time) {
-	r := abandonedReq{model: model, key: f.poisonKey(ctx), sent: sent, until: inFlightUntil(c, sent, deadline)}
+	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), sent: sent, until: inFlightUntil(c, sent, deadline)}
 	if f.abandoned.add(r) {
 		f.strike(model, r.key, c)
 	}

@@ -3,6 +3,7 @@ package front
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -27,17 +28,45 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // body whose decode does not fit in the body budget (see decodeCost) is
 // keyed by its decompressed bytes too.
 func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
+	k, _ := f.decodedKey(ctx)
+	return k
+}
+
+// decodedKey is poisonKey and the size of the body it decoded (after
+// decompression), which abandonKey charges to its rate.
+func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 	body, release := f.inflated(ctx)
 	defer release()
 	h := f.poison.NewHasher(ctx.Path())
 	req, err := f.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
 		h.Bytes(body)
-		return h.Sum()
+		return h.Sum(), len(body)
 	}
 	v2.WriteInputsKey(h, req.Inputs)
 	v2.WriteOutputsKey(h, req.Outputs)
-	return h.Sum()
+	return h.Sum(), len(body)
+}
+
+// sentKey is the key of ctx's body as sent, undecoded: abandonKey's
+// fallback past its rate, which quarantined checks as well.
+func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
+	return f.poison.KeyOf(ctx.Path(), ctx.Request.Body())
+}
+
+// abandonKey is the key to remember an abandoned request by at now: its
+// poisonKey while the bytes decoded for abandoned requests stay within
+// abandonKeyRate (keyRate, charged the body as sent before, and what it
+// inflated to beyond that after), its sentKey past it (poison.go says
+// why not nothing).
+func (f *Front) abandonKey(ctx *fasthttp.RequestCtx, now time.Time) poison.Key {
+	sent := len(ctx.Request.Body())
+	if !f.abandonKeys.take(int64(sent), int64(f.cfg().MaxBodyBytes), now) {
+		return f.sentKey(ctx)
+	}
+	k, decoded := f.decodedKey(ctx)
+	f.abandonKeys.owe(int64(decoded - sent))
+	return k
 }
 
 // decodeCost bounds the tensor bytes a V2 decode allocates per byte of

@@ -179,23 +179,32 @@ func TestPrepCrashIsAStrike(t *testing.T) {
 	}
 }
 
+// int64JSON is a V2 JSON request of one INT64 input x = 0..n-1, shape
+// [1,n]: some 40 KB for n = 8192.
+func int64JSON(n int) []byte {
+	var js bytes.Buffer
+	fmt.Fprintf(&js, `{"inputs":[{"name":"x","datatype":"INT64","shape":[1,%d],"data":[`, n)
+	for i := range n {
+		if i > 0 {
+			js.WriteByte(',')
+		}
+		fmt.Fprintf(&js, "%d", i)
+	}
+	js.WriteString(`]}]}`)
+	return js.Bytes()
+}
+
 // BenchmarkPoisonKey is what a request of a model with a quarantine entry
 // pays for its key: hashing the body as sent (the old key), and the key
 // of what reaches the model, for an 8192-element INT64 tensor as JSON
 // (about 40 KB), gzip'd JSON, and binary (64 KiB).
 func BenchmarkPoisonKey(b *testing.B) {
 	f, _, _ := poisonFront(2, crashedYes)
-	var js bytes.Buffer
-	js.WriteString(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,8192],"data":[`)
+	js := bytes.NewBuffer(int64JSON(8192))
 	xs := make([]int64, 8192)
 	for i := range xs {
-		if i > 0 {
-			js.WriteByte(',')
-		}
-		fmt.Fprintf(&js, "%d", i)
 		xs[i] = int64(i)
 	}
-	js.WriteString(`]}]}`)
 	bin, binLen := binaryMod(xs...)
 	for _, c := range []struct {
 		name string

@@ -91,6 +91,9 @@ type Front struct {
 	poison *poison.Quarantine
 	// abandoned are the last requests whose client hung up (abandoned.go).
 	abandoned abandonedRing
+	// abandonKeys bounds the decoding done to key abandoned requests
+	// (keyrate.go).
+	abandonKeys keyRate
 }
 
 // New returns a front that serves nothing (every inference route 503)
