@@ -121,3 +121,46 @@ func TestAbandonedInTheQueueIsNotRun(t *testing.T) {
 		t.Errorf("model calls %v, want the first request's and the third's (3000...), none for the abandoned one", calls)
 	}
 }
+
+// A request abandoned while it waits behind a long run leaves the queue
+// at the next poll, answered with ErrAbandoned, while the run still holds
+// the only instance: its caller (an infer worker holding a prep worker's
+// arena slot) is free within abandonPoll, not when an instance frees. A
+// queued request still waited for stays.
+func TestAbandonedLeavesTheQueueWithinAPoll(t *testing.T) {
+	h := newHarness(t, Config{}, dynamicMD(), true)
+	first := h.submit(context.Background(), rowsReq(1, 1, 2))
+	if rows := h.waitStarted(t); rows != 1 {
+		t.Fatalf("first run of %d rows, want 1", rows)
+	}
+	var gone atomic.Bool
+	leaves := rowsReq(2, 1, 2)
+	leaves.Abandoned = gone.Load
+	leavesOut := h.submit(context.Background(), leaves)
+	h.waitDepth(t, 1)
+	stays := rowsReq(3, 1, 2)
+	stays.Abandoned = func() bool { return false }
+	staysOut := h.submit(context.Background(), stays)
+	h.waitDepth(t, 2)
+	gone.Store(true)
+	h.clk.Advance(abandonPoll)
+	if o := wait(t, leavesOut); !errors.Is(o.err, ErrAbandoned) {
+		t.Errorf("the request abandoned in the queue: err %v, want ErrAbandoned", o.err)
+	}
+	h.waitDepth(t, 1)
+	select {
+	case o := <-staysOut:
+		t.Fatalf("the request still waited for returned (%v) while the first run held the instance", o.err)
+	default:
+	}
+	h.m.gate <- struct{}{} // the first run returns
+	checkDoubled(t, rowsReq(1, 1, 2), wait(t, first))
+	if rows := h.waitStarted(t); rows != 1 {
+		t.Fatalf("next run of %d rows, want the request still waited for (1)", rows)
+	}
+	h.m.gate <- struct{}{}
+	checkDoubled(t, stays, wait(t, staysOut))
+	if calls, _ := h.m.snapshot(); len(calls) != 2 || calls[1][0] != 3000 {
+		t.Errorf("model calls %v, want the first request's and the third's (3000...), none for the abandoned one", calls)
+	}
+}
