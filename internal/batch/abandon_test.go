@@ -107,18 +107,9 @@ func TestAbandonedInTheQueueIsNotRun(t *testing.T) {
 	stays.Abandoned = func() bool { return false }
 	staysOut := h.submit(context.Background(), stays)
 	h.waitDepth(t, 2)
-	h.m.gate <- struct{}{} // the first run returns
-	checkDoubled(t, rowsReq(1, 1, 2), wait(t, first))
+	runFirstThenStays(t, h, first, stays, staysOut)
 	if o := wait(t, goneOut); !errors.Is(o.err, ErrAbandoned) {
 		t.Errorf("the request abandoned in the queue: err %v, want ErrAbandoned", o.err)
-	}
-	if rows := h.waitStarted(t); rows != 1 {
-		t.Fatalf("next run of %d rows, want the request still waited for (1)", rows)
-	}
-	h.m.gate <- struct{}{}
-	checkDoubled(t, stays, wait(t, staysOut))
-	if calls, _ := h.m.snapshot(); len(calls) != 2 || calls[1][0] != 3000 {
-		t.Errorf("model calls %v, want the first request's and the third's (3000...), none for the abandoned one", calls)
 	}
 }
 
@@ -153,6 +144,14 @@ func TestAbandonedLeavesTheQueueWithinAPoll(t *testing.T) {
 		t.Fatalf("the request still waited for returned (%v) while the first run held the instance", o.err)
 	default:
 	}
+	runFirstThenStays(t, h, first, stays, staysOut)
+}
+
+// runFirstThenStays lets the held first run (request 1) return, then
+// wants the next run to be stays (request 3) alone, and the model to have
+// run only those two: no abandoned request ran.
+func runFirstThenStays(t *testing.T, h *harness, first <-chan outcome, stays Request, staysOut <-chan outcome) {
+	t.Helper()
 	h.m.gate <- struct{}{} // the first run returns
 	checkDoubled(t, rowsReq(1, 1, 2), wait(t, first))
 	if rows := h.waitStarted(t); rows != 1 {
