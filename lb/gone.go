@@ -21,10 +21,15 @@ import (
 
 // ClientPoll is how often a watched request asks whether its client has
 // gone: the longest a worker goes on for nobody after the hang-up, before
-// its own polling. One poll is a non-blocking peek on the client's socket
-// (about a microsecond), so even thousands of slow requests in flight cost
-// a few percent of a core.
-const ClientPoll = 100 * time.Millisecond
+// its own polling. A hop (master, then prep worker) holds what the request
+// holds downstream (a prep worker's arena slot) for up to a poll after its
+// client's hang-up; at 100 ms, 16 clients hanging up 50 ms into slow runs
+// (cmd/hostile's hangup-slow) kept most of a prep worker's 64 slots held
+// and legit requests sometimes got "arena full". One poll is a
+// non-blocking peek on the client's socket (worker.BenchmarkPeerClosed:
+// about 2.5 µs on a loaded 2-core EPYC), so a thousand slow requests in
+// flight cost about 5% of a core per hop.
+const ClientPoll = 50 * time.Millisecond
 
 // ErrClientGone is returned (wrapped) by DoRouteFor and ServeHTTPFor
 // when the request's client went away while it waited on a backend: the

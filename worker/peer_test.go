@@ -13,7 +13,7 @@ import (
 
 // connPair returns both ends of a loopback TCP connection: the server's
 // (the one a worker asks) and the client's.
-func connPair(t *testing.T) (server net.Conn, client *net.TCPConn) {
+func connPair(t testing.TB) (server net.Conn, client *net.TCPConn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,4 +85,16 @@ func hungUp(t *testing.T, conn net.Conn) bool {
 		t.Fatal(err)
 	}
 	return revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
+}
+
+// BenchmarkPeerClosed is one poll of a watched request (lb.ClientPoll,
+// batch's abandonPoll): what each poll period costs per request in
+// flight.
+func BenchmarkPeerClosed(b *testing.B) {
+	s, _ := connPair(b)
+	for b.Loop() {
+		if worker.PeerClosed(s) {
+			b.Fatal("an open connection was taken as closed")
+		}
+	}
 }

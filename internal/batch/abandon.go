@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -80,4 +81,48 @@ func allAbandoned(items []*pending) bool {
 		}
 	}
 	return true
+}
+
+// A request abandoned while it waits in the queue leaves it within
+// abandonPoll: the loop asks every queued request that can be abandoned
+// each abandonPoll (while there is one) and answers those whose client
+// has gone with ErrAbandoned, without running them. Waiting for dispatch
+// to skip them instead kept each one's caller busy until an instance
+// freed, and in an infer worker that is the prep worker's arena slot it
+// came in: measured with cmd/hostile's hangup-slow, abandoned requests
+// queued behind 5 s runs filled the prep worker's arena and legit
+// requests got 503 "arena full". A poll costs one Abandoned call (a
+// non-blocking peek) per watched queued request, and nothing while the
+// queue holds none.
+
+// watched reports whether a queued request can be abandoned, so that the
+// loop polls the queue.
+func (q *queue) watched() bool {
+	for _, g := range q.groups {
+		for _, p := range g.items {
+			if p.abandoned != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pruneAbandoned removes the queued requests whose client has gone and
+// answers each with ErrAbandoned, so that its Submit returns at once. It
+// returns how many it removed.
+func (q *queue) pruneAbandoned(model string) int {
+	var dead []*pending
+	for _, g := range q.groups {
+		for _, p := range g.items {
+			if p.abandoned != nil && p.abandoned() && p.state.CompareAndSwap(stateQueued, stateDropped) {
+				dead = append(dead, p)
+			}
+		}
+	}
+	for _, p := range dead {
+		q.remove(p)
+		p.done <- result{err: fmt.Errorf("model %q: %w: it left the queue unrun", model, ErrAbandoned)}
+	}
+	return len(dead)
 }

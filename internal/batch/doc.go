@@ -22,8 +22,9 @@
 //     its caller gets the batch's result; the run's context ends early
 //     only when every request in the batch has been abandoned
 //     (Request.Abandoned, abandon.go): one request still waited for keeps
-//     it going. A batch every request of which was abandoned while it
-//     queued is not run when it leaves the queue (ErrAbandoned).
+//     it going. A request abandoned while it queues leaves the queue,
+//     unrun, within abandonPoll (ErrAbandoned), and a batch every request
+//     of which was abandoned is not run when it leaves the queue.
 //   - MaxBatchSize 0 turns batching off: each request runs on its own, with
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.

@@ -14,7 +14,7 @@ func (b *Batcher) loop() {
 	q := newQueue()
 	busy, closing, closingc := 0, false, b.closing
 	var wakeAt time.Time
-	var wakec <-chan time.Time
+	var wakec, prunec <-chan time.Time
 	depth := 0
 	for {
 		select {
@@ -28,6 +28,9 @@ func (b *Batcher) loop() {
 			busy--
 		case <-wakec:
 			wakeAt, wakec = time.Time{}, nil
+		case <-prunec:
+			prunec = nil
+			b.stats.dropped(q.pruneAbandoned(b.md.Name))
 		case <-closingc:
 			closing, closingc = true, nil
 		}
@@ -39,6 +42,9 @@ func (b *Batcher) loop() {
 			if !wake.IsZero() {
 				wakec = b.clock.After(wake.Sub(b.clock.Now()))
 			}
+		}
+		if prunec == nil && q.watched() {
+			prunec = b.clock.After(abandonPoll)
 		}
 		if q.n != depth {
 			depth = q.n

@@ -29,10 +29,11 @@ type Request struct {
 	Deadline time.Time
 	// Abandoned, if not nil, reports whether nobody waits for the
 	// request's answer any more (its client gave up). It is polled while
-	// the request's batch runs, from another goroutine, and never after
-	// Submit returns: once it is true for every request of a batch, the
-	// run's context ends (abandon.go). Nil: the answer is always waited
-	// for.
+	// the request queues (once true, the request leaves the queue unrun
+	// and Submit returns ErrAbandoned) and while its batch runs, from
+	// other goroutines, and never after Submit returns: once it is true
+	// for every request of a batch, the run's context ends (abandon.go).
+	// Nil: the answer is always waited for.
 	Abandoned func() bool
 }
 

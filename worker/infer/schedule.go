@@ -48,8 +48,9 @@ func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, 
 // or prep.upstream_timeout), and the kernel closes it when the prep worker
 // dies. worker.DeadlineHeader cannot say it: it is when the request must
 // have started, earlier than that when the V2 request has a "timeout".
-// The batcher polls it while the request's batch runs, and stops the run
-// once every request of the batch is abandoned (batch.ErrAbandoned).
+// The batcher polls it while the request queues, answering it unrun (so
+// the prep worker's arena slot frees), and while its batch runs, stopping
+// the run once every request of the batch is abandoned (batch.ErrAbandoned).
 func abandonedBy(conn net.Conn) func() bool {
 	if conn == nil {
 		return nil
