@@ -101,15 +101,13 @@ func TestFullArenaIsVisible(t *testing.T) {
 		t.Fatalf("before: %d %s", code, resp)
 	}
 	infer := workerNamed(t, in, "infer-0")
-	sendSignal(t, infer.PID, syscall.SIGSTOP)
 	resumed := false
 	defer func() {
 		if !resumed {
 			syscall.Kill(infer.PID, syscall.SIGCONT)
 		}
 	}()
-	// Stopped before the request goes, or it may still be answered.
-	pollUntil(t, 10*time.Second, "infer-0 stopped by SIGSTOP", func() bool { return processStopped(infer.PID) })
+	stopProcess(t, infer.PID) // before the request goes, or it may still be answered
 	held := make(chan int, 1)
 	go func() { // holds the only slot until the infer worker goes on
 		code, _, _ := in.post("/v2/models/mlp/infer", body, nil)

@@ -385,6 +385,14 @@ func processGone(pid int) bool {
 // its parent (init, for orphans) has yet to reap.
 func processExited(pid int) bool { return procinfo.Exited("", pid) }
 
+// stopProcess sends pid SIGSTOP and waits until every thread of it is
+// stopped: a request sent before that may still be answered.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	sendSignal(t, pid, syscall.SIGSTOP)
+	pollUntil(t, 10*time.Second, fmt.Sprintf("process %d stopped by SIGSTOP", pid), func() bool { return processStopped(pid) })
+}
+
 // processStopped reports whether every thread of pid is stopped (state T
 // in /proc/<pid>/task/<tid>/stat). SIGSTOP takes effect later than kill
 // returns: one thread is woken to start the group stop, and on a busy

@@ -83,8 +83,8 @@ func TestPoisonCountsPrepCrashes(t *testing.T) {
 func crashPrepUnder(t *testing.T, in *instance, bodies ...[]byte) {
 	t.Helper()
 	infer, prep := workerNamed(t, in, "infer-0"), workerNamed(t, in, "prep-0")
-	sendSignal(t, infer.PID, syscall.SIGSTOP)
 	defer syscall.Kill(infer.PID, syscall.SIGCONT)
+	stopProcess(t, infer.PID)
 	codes := make(chan int, len(bodies))
 	for _, body := range bodies {
 		go func() {
@@ -119,7 +119,7 @@ func TestPoisonIgnoresHangKills(t *testing.T) {
 	body := modBody("7,7,7,7")
 	for i := 1; i <= 2; i++ {
 		pid := workerNamed(t, in, "infer-0").PID
-		sendSignal(t, pid, syscall.SIGSTOP)
+		stopProcess(t, pid)
 		wantPoisoned(t, in, fmt.Sprintf("send %d to the stopped infer-0", i), body, nil, http.StatusBadGateway)
 		waitInferRestarted(t, in, pid)
 	}
