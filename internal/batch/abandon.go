@@ -97,16 +97,7 @@ func allAbandoned(items []*pending) bool {
 
 // watched reports whether a queued request can be abandoned, so that the
 // loop polls the queue.
-func (q *queue) watched() bool {
-	for _, g := range q.groups {
-		for _, p := range g.items {
-			if p.abandoned != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (q *queue) watched() bool { return q.nWatched > 0 }
 
 // pruneAbandoned removes the queued requests whose client has gone and
 // answers each with ErrAbandoned, so that its Submit returns at once. It

@@ -11,6 +11,9 @@ type queue struct {
 	groups map[string]*group
 	n      int    // requests queued, over all groups
 	seq    uint64 // arrival counter
+	// nWatched counts the queued requests that can be abandoned, so that
+	// watched costs nothing per loop turn, even with a full queue.
+	nWatched int
 }
 
 // group is one shape key's requests, sorted by (priority, arrival). Queues
@@ -39,6 +42,14 @@ func (q *queue) push(p *pending, now time.Time) {
 	})
 	g.items = slices.Insert(g.items, i, p)
 	q.n++
+	q.count(p, 1)
+}
+
+// count adds d to the watched count if p can be abandoned.
+func (q *queue) count(p *pending, d int) {
+	if p.abandoned != nil {
+		q.nWatched += d
+	}
 }
 
 // remove takes p out of the queue; it is a no-op for a request that has
@@ -53,6 +64,7 @@ func (q *queue) remove(p *pending) bool {
 	}
 	p.inQueue = false
 	q.n--
+	q.count(p, -1)
 	if len(g.items) == 0 {
 		delete(q.groups, p.key)
 	}
@@ -85,6 +97,7 @@ func (q *queue) take(key string, n int) (batch []*pending, dropped int) {
 	batch = make([]*pending, 0, n)
 	for _, p := range g.items[:n] {
 		p.inQueue = false
+		q.count(p, -1)
 		if p.state.CompareAndSwap(stateQueued, stateStarted) {
 			batch = append(batch, p)
 		}
