@@ -33,6 +33,9 @@ type Request struct {
 	// and Submit returns ErrAbandoned) and while its batch runs, from
 	// other goroutines, and never after Submit returns: once it is true
 	// for every request of a batch, the run's context ends (abandon.go).
+	// It must return at once (a non-blocking peek): the batcher's loop
+	// calls it for every queued request each poll, and while one call
+	// blocks no request of the model is queued or dispatched.
 	// Nil: the answer is always waited for.
 	Abandoned func() bool
 }
