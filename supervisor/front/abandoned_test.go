@@ -54,3 +54,42 @@ func TestAbandonedRingIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAbandonedRingStrikesOnceUnderRace: hang-ups racing a crash that
+// every one of them was in flight at are each struck exactly once,
+// either kept and taken by the crash or struck at once by add, never
+// both and never neither.
+func TestAbandonedRingStrikesOnceUnderRace(t *testing.T) {
+	var a abandonedRing
+	t0 := time.Now()
+	const n = abandonedMax // no overwrite: every one must be accounted for
+	struck := make(chan bool, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			struck <- a.add(abandonedReq{model: "m", key: poison.Key{Hash: uint64(i)}, sent: t0, until: t0.Add(time.Minute)})
+		}()
+	}
+	close(start)
+	taken := a.takeAt(t0.Add(time.Second))
+	atOnce := 0
+	for range n {
+		if <-struck {
+			atOnce++
+		}
+	}
+	if left := a.takeAt(t0.Add(time.Second)); len(left) != 0 {
+		t.Fatalf("%d requests were kept after the crash they were in flight at, not struck at once", len(left))
+	}
+	if atOnce+len(taken) != n {
+		t.Fatalf("%d struck at once + %d taken by the crash = %d, want %d (each hang-up once)", atOnce, len(taken), atOnce+len(taken), n)
+	}
+	seen := map[uint64]bool{}
+	for _, r := range taken {
+		if seen[r.key.Hash] {
+			t.Fatalf("request %d taken twice", r.key.Hash)
+		}
+		seen[r.key.Hash] = true
+	}
+}

@@ -122,3 +122,25 @@ func BenchmarkAbandonFlood(b *testing.B) {
 	}
 	b.ReportMetric(float64(decoded)/time.Since(start).Seconds()/1e6, "decoded-MB/s")
 }
+
+// TestKeyRateClockGoesBack: a call whose clock reads earlier than the
+// last neither refills the bucket nor moves its refill back, so a clock
+// that jumps back and forth mints no bytes.
+func TestKeyRateClockGoesBack(t *testing.T) {
+	var k keyRate
+	const depth = 1000
+	t1 := time.Now()
+	if !k.take(depth, depth, t1) {
+		t.Fatal("a full bucket refused its depth")
+	}
+	if k.take(1, depth, t1.Add(-time.Hour)) {
+		t.Fatal("an empty bucket gave a byte at a clock an hour back")
+	}
+	at := t1.Add(bytesDue(100))
+	if k.take(depth, depth, at) {
+		t.Fatal("after the clock went back and forth the bucket refilled from the earlier reading")
+	}
+	if !k.take(100, depth, at) {
+		t.Fatal("the bytes refilled since the last forward reading were refused")
+	}
+}
