@@ -638,6 +638,7 @@ func (m *Master) status() control.Status {
 	if len(ps.RunTimeouts) > 0 {
 		st.RunTimeouts = ps.RunTimeouts
 	}
+	st.PoisonFallbackKeys = m.front.BodyCounts().PoisonFallbackKeys
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
 		ws := s.status()
 		st.Workers = append(st.Workers, ws)

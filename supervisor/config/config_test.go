@@ -70,7 +70,7 @@ func TestConfigDefaults(t *testing.T) {
 		},
 		Limits: LimitsConfig{MaxHeaderBytes: 16 << 10, ReadTimeout: Duration{time.Minute}, WriteTimeout: Duration{time.Minute},
 			IdleTimeout: Duration{2 * time.Minute}, MaxConnections: 10000, MaxInFlight: 4096,
-			PoisonThreshold: 2, PoisonTTL: Duration{10 * time.Minute},
+			PoisonThreshold: 2, PoisonTTL: Duration{10 * time.Minute}, PoisonKeyRate: 64 << 20,
 			BodyTimeout: Duration{10 * time.Second}, BodyMinRate: 64 << 10},
 		Auth:    AuthConfig{ExemptHealth: true, RateBurst: 1},
 		Metrics: MetricsConfig{Listen: "127.0.0.1:8002"},
@@ -191,6 +191,10 @@ func TestConfigValues(t *testing.T) {
 				c.Prep.Workers = 3
 				c.Infer = InferConfig{Workers: 2, IntraOpThreads: 4, CPUs: "auto", Providers: DefaultProviders(), OutputBinding: "off"}
 			}},
+		{"poison key rate as a size", "limits:\n  poison_key_rate: 8MiB\n",
+			func(c *Config) { c.Limits.PoisonKeyRate = 8 << 20 }},
+		{"poison key rate 0: never decode abandoned requests", "limits:\n  poison_key_rate: 0\n",
+			func(c *Config) { c.Limits.PoisonKeyRate = 0 }},
 		{"runtime_dir of exactly 80 bytes", "runtime_dir: /" + strings.Repeat("r", 79) + "\n",
 			func(c *Config) { c.RuntimeDir = "/" + strings.Repeat("r", 79) }},
 	}
@@ -287,6 +291,10 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`t.yaml:2: limits.poison_threshold: -1 is negative (use 0 to never refuse`}},
 		{"short poison ttl", "limits:\n  poison_ttl: 10ms\n",
 			[]string{`t.yaml:2: limits.poison_ttl: 10ms is too short (at least 1s)`}},
+		{"negative poison key rate", "limits:\n  poison_key_rate: -1\n",
+			[]string{`t.yaml:2: limits.poison_key_rate: -1 is negative (bytes per second`}},
+		{"poison key rate not a size", "limits:\n  poison_key_rate: fast\n",
+			[]string{`t.yaml:2: limits.poison_key_rate: "fast" is not a size`}},
 		{"zero boot timeout", "boot_timeout: 0s\n",
 			[]string{`t.yaml:1: boot_timeout: 0s must be greater than 0`}},
 		{"zero upstream timeout", "prep:\n  upstream_timeout: 0s\n",

@@ -56,6 +56,12 @@ type LimitsConfig struct {
 	// PoisonTTL is both the window the crashes are counted in and how long
 	// a quarantined body is refused after its last crash.
 	PoisonTTL Duration `yaml:"poison_ttl"`
+	// PoisonKeyRate bounds the request bytes per second the master
+	// decodes to key requests whose client hung up (supervisor/front
+	// poison.go); past it an abandoned request is keyed by its bytes as
+	// sent (supervisor_poison_fallback_keys_total). 0 = never decode
+	// them: always key by the bytes as sent.
+	PoisonKeyRate ByteSize `yaml:"poison_key_rate"`
 }
 
 // AuthConfig is optional API-key authentication on the public listener.
@@ -88,6 +94,7 @@ func defaultLimits() LimitsConfig {
 		MaxInFlight:     4096,
 		PoisonThreshold: 2,
 		PoisonTTL:       Duration{10 * time.Minute},
+		PoisonKeyRate:   64 << 20,
 	}
 }
 
@@ -145,6 +152,9 @@ func (v *configValidator) limits(l LimitsConfig) {
 	}
 	if l.PoisonThreshold > 0 && l.PoisonTTL.Duration < time.Second {
 		v.errorf("limits.poison_ttl", "%s is too short (at least 1s)", l.PoisonTTL)
+	}
+	if l.PoisonKeyRate < 0 {
+		v.errorf("limits.poison_key_rate", "%s is negative (bytes per second, such as 64MiB; 0 = key abandoned requests by their bytes as sent)", l.PoisonKeyRate)
 	}
 }
 

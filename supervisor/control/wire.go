@@ -54,6 +54,10 @@ type Status struct {
 	// master started because their run outlived models[].max_run_time and
 	// was stopped; models with none are left out.
 	RunTimeouts map[string]int64 `json:"run_timeouts,omitempty"`
+	// PoisonFallbackKeys counts the requests abandoned since the master
+	// started that were remembered for the quarantine by their bytes as
+	// sent, for limits.poison_key_rate was spent (or is 0).
+	PoisonFallbackKeys int64 `json:"poison_fallback_keys,omitempty"`
 	// Warnings are what the operator should fix though the master serves:
 	// a systemd TimeoutStopSec that does not cover the config's stop
 	// bound (supervisor/unitstop), with the fix. Checked at start and

@@ -57,8 +57,9 @@
 //     whose client hung up (lb.ErrClientGone) is remembered, among the
 //     last 256 (abandoned.go), and struck at any worker crash on its own
 //     (WorkerCrashed, from the master) while it may still be in flight;
-//     its body is decoded for its key only within abandonKeyRate
-//     (keyrate.go), past which it is keyed by its bytes as sent.
+//     its body is decoded for its key only within limits.poison_key_rate
+//     (keyrate.go), past which it is keyed by its bytes as sent (counted,
+//     BodyCounts.PoisonFallbackKeys).
 //   - Hang-ups (clientgone.go): while a proxied request waits on its
 //     worker, the lb polls whether its client has gone (its socket read
 //     end of file, worker.PeerClosed; an RPC's context ended,

@@ -5,16 +5,11 @@ import (
 	"time"
 )
 
-// abandonKeyRate is how many bytes per second of abandoned requests the
-// master decodes for their poison keys (poison.go): about a quarter of
-// one core at the ~170 MB/s a V2 JSON decode runs at (BenchmarkPoisonKey),
-// which no legitimate pace of hang-ups nears and a flood cannot exceed.
-const abandonKeyRate = 64 << 20
-
 // keyRate is a token bucket of bytes that bounds the decoding done to key
-// abandoned requests; its zero value is full and ready. Its depth is
-// max_body_bytes (passed in), so one request of any admitted size can be
-// decoded when the bucket is full. Safe for concurrent use.
+// abandoned requests (limits.poison_key_rate, read per call so that a
+// reload applies to the next hang-up); its zero value is full and ready.
+// Its depth is max_body_bytes (passed in), so one request of any admitted
+// size can be decoded when the bucket is full. Safe for concurrent use.
 type keyRate struct {
 	mu     sync.Mutex
 	tokens float64
@@ -22,14 +17,19 @@ type keyRate struct {
 }
 
 // take spends n bytes at now when the bucket holds that many, refilled at
-// abandonKeyRate up to depth since the last call; false spends nothing.
-func (k *keyRate) take(n, depth int64, now time.Time) bool {
+// rate bytes per second up to depth since the last call; false spends
+// nothing. A rate of 0 or less refuses every take: abandoned requests are
+// then never decoded.
+func (k *keyRate) take(n, depth, rate int64, now time.Time) bool {
+	if rate <= 0 {
+		return false
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.last.IsZero() {
 		k.tokens = float64(depth)
 	} else if dt := now.Sub(k.last); dt > 0 {
-		k.tokens += dt.Seconds() * abandonKeyRate
+		k.tokens += dt.Seconds() * float64(rate)
 	}
 	if k.tokens > float64(depth) {
 		k.tokens = float64(depth)

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // spacedJSON is modJSON with n spaces of padding: one tensor whose key
@@ -14,9 +17,14 @@ func spacedJSON(n int) []byte {
 	return []byte(strings.Replace(modJSON, `"inputs":`, `"inputs":`+strings.Repeat(" ", n), 1))
 }
 
-// bytesDue is how long keyRate takes to refill n bytes, rounded up.
+// testKeyRate is the rate keyRate refills at in these tests:
+// limits.poison_key_rate's default.
+var testKeyRate = int64(config.DefaultConfig().Limits.PoisonKeyRate)
+
+// bytesDue is how long keyRate takes to refill n bytes at testKeyRate,
+// rounded up.
 func bytesDue(n int) time.Duration {
-	return time.Duration(float64(n)/abandonKeyRate*float64(time.Second)) + time.Nanosecond
+	return time.Duration(float64(n)/float64(testKeyRate)*float64(time.Second)) + time.Nanosecond
 }
 
 // TestAbandonKeyRateFallsBackToSentKey: abandoned requests are keyed by
@@ -56,6 +64,39 @@ func TestAbandonKeyRateFallsBackToSentKey(t *testing.T) {
 	}
 }
 
+// TestPoisonKeyRateIsConfigured: limits.poison_key_rate 0 keys every
+// abandoned request by its bytes as sent; a reload to 1000 bytes per
+// second decodes again, refilling at that rate (the default would have
+// refilled the bucket within a microsecond); every fallback is counted.
+func TestPoisonKeyRateIsConfigured(t *testing.T) {
+	f, _, c := poisonFront(2, crashedYes)
+	c.MaxBodyBytes = 1000
+	c.Limits.PoisonKeyRate = 0
+	ctx := keyedRequest(spacedJSON(300 - len(modJSON)))
+	decoded, sent := f.poisonKey(ctx), f.sentKey(ctx)
+	t0 := time.Now()
+	if f.abandonKey(ctx, t0) != sent {
+		t.Fatal("with poison_key_rate 0 an abandoned request was decoded")
+	}
+	reloaded := *c
+	reloaded.Limits.PoisonKeyRate = 1000
+	f.b.(*testBackend).cfg.Store(&reloaded)
+	for i, want := range []poison.Key{decoded, decoded, decoded, sent} { // 3 × 300 bytes fit in 1000
+		if f.abandonKey(ctx, t0) != want {
+			t.Fatalf("abandoned request %d after the reload to 1000 B/s: want decoded %v", i, want == decoded)
+		}
+	}
+	if f.abandonKey(ctx, t0.Add(100*time.Millisecond)) != sent { // 100 left + 100 refilled
+		t.Fatal("a request was decoded 100 ms on: the bucket refilled faster than poison_key_rate")
+	}
+	if f.abandonKey(ctx, t0.Add(200*time.Millisecond)) != decoded { // 100 left + 200 refilled
+		t.Fatal("a request was not decoded 200 ms on, with 300 bytes refilled at poison_key_rate")
+	}
+	if n := f.BodyCounts().PoisonFallbackKeys; n != 3 {
+		t.Errorf("PoisonFallbackKeys = %d, want 3 (rate 0, bucket empty, refill short)", n)
+	}
+}
+
 // TestSentKeyIsQuarantined: a body struck by its key as sent (abandoned
 // past the rate) is refused when the same bytes come again; the same
 // tensors spelled otherwise pass.
@@ -92,7 +133,7 @@ func TestAbandonFloodHoldsTheRate(t *testing.T) {
 			decoded += len(big)
 		}
 	}
-	rate := int(span.Seconds() * abandonKeyRate)
+	rate := int(span.Seconds() * float64(c.Limits.PoisonKeyRate))
 	if hi := int(c.MaxBodyBytes) + rate + len(big); decoded > hi {
 		t.Errorf("decoded %d bytes of abandoned requests in %v, want at most %d (depth + rate + one body)", decoded, span, hi)
 	}
@@ -104,7 +145,7 @@ func TestAbandonFloodHoldsTheRate(t *testing.T) {
 // BenchmarkAbandonFlood is the abandon path's keying under a flood of
 // hang-ups of a 40 KB JSON body (BenchmarkPoisonKey's), on the real
 // clock with max_body_bytes 1 MiB: decoded-MB/s stays at or under
-// abandonKeyRate (64 MiB/s = 67 MB/s, plus the 1 MiB depth over the
+// limits.poison_key_rate (64 MiB/s = 67 MB/s, plus the 1 MiB depth over the
 // run) however fast the flood (under it only when the machine cannot
 // decode that fast), and ns/op falls from the decode's ~200 us towards
 // the ~5 us of the key as sent.
@@ -130,17 +171,17 @@ func TestKeyRateClockGoesBack(t *testing.T) {
 	var k keyRate
 	const depth = 1000
 	t1 := time.Now()
-	if !k.take(depth, depth, t1) {
+	if !k.take(depth, depth, testKeyRate, t1) {
 		t.Fatal("a full bucket refused its depth")
 	}
-	if k.take(1, depth, t1.Add(-time.Hour)) {
+	if k.take(1, depth, testKeyRate, t1.Add(-time.Hour)) {
 		t.Fatal("an empty bucket gave a byte at a clock an hour back")
 	}
 	at := t1.Add(bytesDue(100))
-	if k.take(depth, depth, at) {
+	if k.take(depth, depth, testKeyRate, at) {
 		t.Fatal("after the clock went back and forth the bucket refilled from the earlier reading")
 	}
-	if !k.take(100, depth, at) {
+	if !k.take(100, depth, testKeyRate, at) {
 		t.Fatal("the bytes refilled since the last forward reading were refused")
 	}
 }

@@ -93,13 +93,15 @@ import (
 // follows, so a client flooding large JSON bodies and hanging up on each
 // would make the master, which serves every client, decode them all
 // (10 MB: some 60 ms each). So the bytes decoded for abandoned requests
-// are bounded by a token bucket (keyrate.go): abandonKeyRate, 64 MiB/s,
-// about a quarter of a core at the decode's 170 MB/s, as deep as
+// are bounded by a token bucket (keyrate.go): limits.poison_key_rate,
+// by default 64 MiB/s, about a quarter of a core at the decode's
+// 170 MB/s (0: never decode, always the fallback below), as deep as
 // max_body_bytes so that one request of any admitted size fits; a body
 // that inflates is charged what it inflated to, into debt, so the rate
 // holds however far it inflates (BenchmarkAbandonFlood measures it).
 // Past the rate, an abandoned request is remembered by the key of its
-// bytes as sent (4 us for 40 KB), which quarantined checks too, so a
+// bytes as sent (4 us for 40 KB; counted, BodyCounts.PoisonFallbackKeys,
+// so an operator sees when the rate is spent), which quarantined checks too, so a
 // flooding client that resends the same bytes is still struck and then
 // refused. Not remembering it at all would reopen the dodge for exactly
 // the client that floods; what the fallback loses is only a flooding
@@ -169,7 +171,7 @@ func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
 	if !f.poison.Watching(model) {
 		return nil
 	}
-	left, ok := f.poison.Blocked(f.sentKey(ctx)) // struck as abandoned past abandonKeyRate
+	left, ok := f.poison.Blocked(f.sentKey(ctx)) // struck as abandoned past limits.poison_key_rate
 	if !ok {
 		left, ok = f.poison.Blocked(f.poisonKey(ctx))
 	}

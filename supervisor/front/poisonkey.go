@@ -56,12 +56,14 @@ func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
 
 // abandonKey is the key to remember an abandoned request by at now: its
 // poisonKey while the bytes decoded for abandoned requests stay within
-// abandonKeyRate (keyRate, charged the body as sent before, and what it
-// inflated to beyond that after), its sentKey past it (poison.go says
-// why not nothing).
+// limits.poison_key_rate (keyRate, charged the body as sent before, and
+// what it inflated to beyond that after), its sentKey past it (poison.go
+// says why not nothing), counted in poisonFallbackKeys.
 func (f *Front) abandonKey(ctx *fasthttp.RequestCtx, now time.Time) poison.Key {
 	sent := len(ctx.Request.Body())
-	if !f.abandonKeys.take(int64(sent), int64(f.cfg().MaxBodyBytes), now) {
+	c := f.cfg()
+	if !f.abandonKeys.take(int64(sent), int64(c.MaxBodyBytes), int64(c.Limits.PoisonKeyRate), now) {
+		f.bodies.poisonFallbackKeys.Add(1)
 		return f.sentKey(ctx)
 	}
 	k, decoded := f.decodedKey(ctx)

@@ -45,6 +45,7 @@ type bodyCounts struct {
 	read                                  atomic.Int64 // body bytes read from clients
 	checksPassed, checksRefused, checksNA atomic.Int64 // prefix checks by outcome
 	clientClosed                          atomic.Int64 // requests abandoned: their client hung up (clientgone.go)
+	poisonFallbackKeys                    atomic.Int64 // abandoned requests keyed by their bytes as sent (abandonKey)
 }
 
 // prefixRefusal is a body refused by its prefix check: a body-read error
@@ -97,5 +98,6 @@ func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte)
 // snapshot is the counters now, for /metrics.
 func (b *bodyCounts) snapshot() status.BodyCounts {
 	return status.BodyCounts{Read: b.read.Load(), ChecksPassed: b.checksPassed.Load(),
-		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load(), ClientClosed: b.clientClosed.Load()}
+		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load(), ClientClosed: b.clientClosed.Load(),
+		PoisonFallbackKeys: b.poisonFallbackKeys.Load()}
 }

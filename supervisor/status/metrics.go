@@ -243,6 +243,10 @@ type BodyCounts struct {
 	// ClientClosed counts proxied requests whose client hung up before
 	// the answer: their worker exchange was abandoned (nginx's 499).
 	ClientClosed int64
+	// PoisonFallbackKeys counts abandoned requests remembered for the
+	// poison quarantine by their bytes as sent, not their decoded
+	// tensors, because limits.poison_key_rate was spent (or is 0).
+	PoisonFallbackKeys int64
 }
 
 // writeBodies writes the body counters.
@@ -255,4 +259,6 @@ func writeBodies(p *promText, b BodyCounts) {
 	p.sample("supervisor_prefix_checks_total", float64(b.ChecksNone), "outcome", "unanswered")
 	p.family("supervisor_client_closed_requests_total", "counter", "Proxied requests whose client closed its connection (or cancelled its RPC) before the answer: their worker exchange was abandoned, nothing answered (nginx's 499)")
 	p.sample("supervisor_client_closed_requests_total", float64(b.ClientClosed))
+	p.family("supervisor_poison_fallback_keys_total", "counter", "Abandoned requests keyed for the poison quarantine by their bytes as sent, not their decoded tensors, because limits.poison_key_rate was spent")
+	p.sample("supervisor_poison_fallback_keys_total", float64(b.PoisonFallbackKeys))
 }

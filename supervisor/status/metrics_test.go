@@ -15,7 +15,8 @@ func TestMetricsTextFormat(t *testing.T) {
 	tot.Add(shm.SlotSnapshot{State: shm.Ready, Role: "infer", Requests: 3,
 		Latency:    shm.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1, 1}, Sum: 2.5},
 		ModelStats: []shm.ModelSnapshot{{Name: `we"ird`, Success: 3, Inferences: 7}}})
-	text := string(MetricsText(Scrape{Totals: tot, Status: control.Status{Generation: 2, Ready: true}}))
+	text := string(MetricsText(Scrape{Totals: tot, Status: control.Status{Generation: 2, Ready: true},
+		Bodies: BodyCounts{PoisonFallbackKeys: 5}}))
 	for _, want := range []string{
 		"# TYPE nv_inference_request_success counter\n",
 		`nv_inference_request_success{model="we\"ird",version="1"} 3` + "\n",
@@ -26,6 +27,8 @@ func TestMetricsTextFormat(t *testing.T) {
 		`supervisor_request_duration_seconds_bucket{role="infer",le="+Inf"} 3` + "\n",
 		`supervisor_request_duration_seconds_sum{role="infer"} 2.5` + "\n",
 		"supervisor_generation 2\n",
+		"# TYPE supervisor_poison_fallback_keys_total counter\n",
+		"supervisor_poison_fallback_keys_total 5\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q", want)

@@ -10,7 +10,7 @@ import (
 // TestPoisonSeries: the quarantine's series by model, and none before a
 // first quarantine.
 func TestPoisonSeries(t *testing.T) {
-	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_poison") {
+	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_poison_quarantine") {
 		t.Errorf("poison series with nothing quarantined:\n%s", text)
 	}
 	text := string(MetricsText(Scrape{Poison: poison.Stats{
@@ -35,7 +35,7 @@ func TestRunTimeoutSeries(t *testing.T) {
 	if want := `supervisor_run_timeouts_total{model="slow"} 2`; !strings.Contains(text, want+"\n") {
 		t.Errorf("metrics lack %q:\n%s", want, text)
 	}
-	if strings.Contains(text, "supervisor_poison") {
+	if strings.Contains(text, "supervisor_poison_quarantine") {
 		t.Errorf("run timeouts alone wrote poison series:\n%s", text)
 	}
 }
