@@ -5,7 +5,8 @@
 // the other (with SqueezeNet) a real photo every 50ms, since image
 // attacks compete with image work in the prep workers' decode gate. It
 // prints one row per attack: the master's and the prep workers' peak RSS
-// over their resting size, each well-behaved client's errors and p99
+// over their resting size, and how far over it each is once the attack
+// ended (up to 10s later: memory a burst left behind), each well-behaved client's errors and p99
 // against its steady p99, and the answers the attack got.
 //
 //	scripts/hostile                     # the full run (make hostile)

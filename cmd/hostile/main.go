@@ -161,14 +161,14 @@ func printReport(w io.Writer, r *report) {
 		r.grpcSteady.requests, r.grpcSteady.errors, ms(r.grpcSteady.p99), r.quickSteady.requests, r.quickSteady.errors, ms(r.quickSteady.p99),
 		mib(r.masterRest), mib(r.prepRest), mib(r.budget))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tquick errors\tquick p99 ms\tclient-closed\tattack answers")
+	fmt.Fprintln(tw, "attack\tclients\tmaster peak-rest\tmaster after\tprep peak-rest\tprep after\tlegit errors\tp99 ms\tp99/steady\timage errors\timage p99 ms\timage p99/steady\tgRPC errors\tgRPC p99 ms\tgRPC p99/steady\tquick errors\tquick p99 ms\tclient-closed\tattack answers")
 	for _, row := range r.rows {
 		if row.skipped != "" {
 			fmt.Fprintf(tw, "%s\tskipped: %s\n", row.attack.name, row.skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%s\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
-			mib(row.prepOver), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%.2f\t%d/%d\t%.2f\t%s\t%s\n", row.attack.name, row.clients, mib(row.masterOver), mib(row.masterAfter),
+			mib(row.prepOver), mib(row.prepAfter), row.legit.errors, row.legit.requests, ms(row.legit.p99), row.p99Ratio,
 			row.image.errors, row.image.requests, ms(row.image.p99), row.imageRatio,
 			row.grpc.errors, row.grpc.requests, ms(row.grpc.p99), row.grpcRatio,
 			row.quick.errors, row.quick.requests, ms(row.quick.p99), formatClosed(row.clientClosed), formatAnswers(row.answers))

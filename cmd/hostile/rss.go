@@ -60,11 +60,7 @@ func samplePeaks(master int, preps []int, every time.Duration) *peakSampler {
 }
 
 func (s *peakSampler) sample() {
-	m := rssOf(s.master)
-	var p int64
-	for _, pid := range s.preps {
-		p = max(p, rssOf(pid))
-	}
+	m, p := rssOf(s.master), largestRSS(s.preps)
 	s.mu.Lock()
 	s.masterPeak, s.prepPeak = max(s.masterPeak, m), max(s.prepPeak, p)
 	s.mu.Unlock()
@@ -78,4 +74,13 @@ func (s *peakSampler) stop() (master, prep int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.masterPeak, s.prepPeak
+}
+
+// largestRSS is the largest RSS of pids (the prep workers), bytes.
+func largestRSS(pids []int) int64 {
+	var most int64
+	for _, pid := range pids {
+		most = max(most, rssOf(pid))
+	}
+	return most
 }

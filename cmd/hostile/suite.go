@@ -13,7 +13,7 @@ type suiteOptions struct {
 	scale   float64       // attack clients = attack.conns * scale (at least 1)
 	phase   time.Duration // how long the well-behaved client measures, steady and per attack
 	rampUp  time.Duration // attack running before the measurement starts
-	settle  time.Duration // how long to wait for the master's RSS to come back after an attack
+	settle  time.Duration // how long to wait for the master's and prep's RSS to come back after an attack
 	flood   int64         // BYTES flood body size; 0 = just under server.maxBody
 	legit   int           // the well-behaved client's connections
 	nice    int           // the attacker process's niceness
@@ -33,6 +33,7 @@ type row struct {
 	masterOver  int64 // peak master RSS over rest, bytes
 	prepOver    int64 // peak prep worker RSS over rest, bytes
 	masterAfter int64 // master RSS over rest once the attack ended and the budget emptied
+	prepAfter   int64 // largest prep worker RSS over rest once the attack ended
 	legit       legitResult
 	p99Ratio    float64
 	image       legitResult // the image client's, when the image model is served
@@ -203,16 +204,18 @@ func runAttack(o suiteOptions, srv *server, m *measurer, a attack, rep *report) 
 	r.p99Ratio = ratio(r.legit.p99, rep.steady.p99)
 	r.imageRatio = ratio(r.image.p99, rep.imageSteady.p99)
 	r.grpcRatio = ratio(r.grpc.p99, rep.grpcSteady.p99)
-	r.masterAfter = settle(srv.PID(), rep.masterRest, o.settle)
+	r.masterAfter = settle(func() int64 { return rssOf(srv.PID()) }, rep.masterRest, o.settle)
+	r.prepAfter = settle(func() int64 { return largestRSS(preps) }, rep.prepRest, o.settle)
 	return r, nil
 }
 
-// settle waits up to timeout for the master's RSS to come back to within
-// 16 MiB of rest and returns how far over rest it is then.
-func settle(pid int, rest int64, timeout time.Duration) int64 {
+// settle waits up to timeout for rss (the master's, or the largest prep
+// worker's) to come back to within 16 MiB of rest and returns how far
+// over rest it is then: memory a burst left behind shows here.
+func settle(rss func() int64, rest int64, timeout time.Duration) int64 {
 	deadline := time.Now().Add(timeout)
 	for {
-		over := rssOf(pid) - rest
+		over := rss() - rest
 		if over <= 16<<20 || time.Now().After(deadline) {
 			return max(0, over)
 		}

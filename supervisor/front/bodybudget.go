@@ -1,6 +1,10 @@
 package front
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/supervisor-dev/supervisor/internal/osmem"
+)
 
 // bodyBudget bounds the request body bytes the master holds at once
 // (limits.max_body_bytes_in_flight). A request reserves its declared
@@ -16,8 +20,8 @@ import "sync/atomic"
 type bodyBudget struct {
 	used atomic.Int64
 	// burst hands the freed buffers back to the OS once the budget
-	// empties after a burst of large bodies (see osMemory).
-	burst burstGauge
+	// empties after a burst of large bodies (internal/osmem).
+	burst osmem.Gauge
 }
 
 // smallBodyBytes is the largest body that may use the share of the budget
@@ -44,7 +48,7 @@ func (b *bodyBudget) reserve(n, total, limit int64) bool {
 			return false
 		}
 		if b.used.CompareAndSwap(used, used+n) {
-			b.burst.add(n, bodyBurst)
+			b.burst.Add(n, bodyBurst)
 			return true
 		}
 	}
@@ -56,7 +60,7 @@ func (b *bodyBudget) release(n int64) {
 		return
 	}
 	b.used.Add(-n)
-	b.burst.add(-n, bodyBurst)
+	b.burst.Add(-n, bodyBurst)
 }
 
 // inUse is the number of body bytes reserved now.

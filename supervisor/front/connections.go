@@ -8,7 +8,7 @@ import (
 
 // connBurst: after a flood of at least this many connections (idle ones,
 // slowloris) has gone, the memory their goroutines and buffers used is
-// handed back to the OS (see osMemory).
+// handed back to the OS (internal/osmem).
 const connBurst = 1000
 
 // connState is the public server's ConnState hook: it counts open
@@ -17,8 +17,8 @@ const connBurst = 1000
 func (f *Front) connState(_ net.Conn, st fasthttp.ConnState) {
 	switch st {
 	case fasthttp.StateNew:
-		f.conns.add(1, connBurst)
+		f.conns.Add(1, connBurst)
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
-		f.conns.add(-1, connBurst)
+		f.conns.Add(-1, connBurst)
 	}
 }

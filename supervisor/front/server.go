@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
@@ -83,8 +84,8 @@ type Front struct {
 	// bounds the request body bytes held (admission.go, bodybudget.go).
 	admissions admissions
 	budget     bodyBudget
-	bodies     bodyCounts // body bytes read, prefix checks (precheck.go)
-	conns      burstGauge // open public connections (connections.go)
+	bodies     bodyCounts  // body bytes read, prefix checks (precheck.go)
+	conns      osmem.Gauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
 	// poison holds the bodies that made infer workers exit (poison.go).

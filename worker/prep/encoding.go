@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
+	"github.com/supervisor-dev/supervisor/internal/osmem"
 )
 
 // Compressed request bodies (Content-Encoding gzip or deflate) are
@@ -48,7 +49,16 @@ type bodyDecoder struct {
 	limit  int          // max_body_bytes
 	budget int64        // decompressed bytes held at once, all requests
 	used   atomic.Int64 // of budget
+	// burst hands the inflated buffers (and pooled chunks) back to the
+	// OS once a burst of bombs or large bodies is over (internal/osmem).
+	burst osmem.Gauge
 }
+
+// burstBytes: bursts of decompressed bodies, or of large decodes at the
+// gate, below this are left to the Go scavenger; past it the worker's
+// memory goes back to the OS when the burst is over, not minutes later
+// (after a gzip-bomb burst the worker held ~134 MiB over rest).
+const burstBytes = 64 << 20
 
 func newBodyDecoder(maxBody int64) *bodyDecoder {
 	if maxBody <= 0 {
@@ -64,11 +74,15 @@ func (d *bodyDecoder) Take(n int) bool {
 		d.used.Add(-int64(n))
 		return false
 	}
+	d.burst.Add(int64(n), burstBytes)
 	return true
 }
 
 // Give returns n bytes to the budget.
-func (d *bodyDecoder) Give(n int) { d.used.Add(-int64(n)) }
+func (d *bodyDecoder) Give(n int) {
+	d.used.Add(-int64(n))
+	d.burst.Add(-int64(n), burstBytes)
+}
 
 // decode replaces a compressed request body with its decompressed bytes
 // and drops Content-Encoding, so every later reader sees plain bytes. The

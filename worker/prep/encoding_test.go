@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // callEncoded runs one request with the given headers through h.
@@ -207,4 +208,18 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 		t.Fatal("the large body still waits after the lane freed")
 	}
 	waitState(t, g, gateState{})
+}
+
+// TestInflateBurstReleasesMemory: once the decompressed bytes held fall
+// back after a burst of burstBytes or more (a gzip bomb's chunks), the
+// worker hands its freed memory back to the OS (internal/osmem).
+func TestInflateBurstReleasesMemory(t *testing.T) {
+	d := newBodyDecoder(burstBytes)
+	if !d.Take(burstBytes) {
+		t.Fatal("a body of max_body_bytes did not fit the decompressed-bytes budget")
+	}
+	d.Give(burstBytes)
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the release after the inflate burst", func() bool {
+		return d.burst.Freer.Released() == 1
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/imageprep"
+	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -65,6 +66,9 @@ type decodeGate struct {
 	largeBytes int64
 	smallQ     []*gateWaiter // waiting, first come first
 	largeQ     []*gateWaiter
+	// burst follows largeBytes, so that the memory a burst of large
+	// decodes held goes back to the OS once it is over (internal/osmem).
+	burst osmem.Gauge
 }
 
 // gateWaiter is a decode waiting at the gate; ready is closed when it has
@@ -172,6 +176,7 @@ func (g *decodeGate) leave(cost int64) {
 	} else {
 		g.largeIn--
 		g.largeBytes -= cost
+		g.burst.Add(-cost, burstBytes)
 	}
 	g.admit()
 }

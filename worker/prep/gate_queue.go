@@ -17,8 +17,7 @@ func (g *decodeGate) join(cost int64) *gateWaiter {
 		g.smallIn++
 		return nil
 	case cost > g.small && len(g.largeQ) == 0 && g.fitsLarge(cost):
-		g.largeIn++
-		g.largeBytes += cost
+		g.enterLarge(cost)
 		return nil
 	}
 	w := &gateWaiter{cost: cost, ready: make(chan struct{})}
@@ -69,10 +68,16 @@ func (g *decodeGate) admit() {
 	for len(g.largeQ) > 0 && g.fitsLarge(g.largeQ[0].cost) {
 		w := g.largeQ[0]
 		g.largeQ = g.largeQ[1:]
-		g.largeIn++
-		g.largeBytes += w.cost
+		g.enterLarge(w.cost)
 		close(w.ready)
 	}
+}
+
+// enterLarge takes a large place and cost bytes of the large lane.
+func (g *decodeGate) enterLarge(cost int64) {
+	g.largeIn++
+	g.largeBytes += cost
+	g.burst.Add(cost, burstBytes)
 }
 
 // gateState is what the gate holds and queues, for tests and logs.

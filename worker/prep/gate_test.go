@@ -206,3 +206,20 @@ func storeMax64(a *atomic.Int64, n int64) {
 		}
 	}
 }
+
+// TestLargeDecodeBurstReleasesMemory: once the large lane empties after
+// decodes of burstBytes or more, the worker hands its freed memory back
+// to the OS (internal/osmem).
+func TestLargeDecodeBurstReleasesMemory(t *testing.T) {
+	g := newDecodeGate(4 * burstBytes)
+	if g.largest() < burstBytes {
+		t.Skipf("the large lane holds %d bytes with %d places, under burstBytes: the test needs fewer CPUs", g.largest(), g.places)
+	}
+	if err := g.enter(burstBytes, stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	g.leave(burstBytes)
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the release after the large decodes", func() bool {
+		return g.burst.Freer.Released() == 1
+	})
+}

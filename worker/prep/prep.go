@@ -33,7 +33,9 @@
 // before anything reads it (encoding.go): its decompressed size is what
 // max_body_bytes bounds, a bomb stops there (413), and the decompressed
 // bytes all requests hold at once are bounded by 4 × max_body_bytes (503
-// beyond). Successful infer responses are compressed as Accept-Encoding
+// beyond). After a burst of inflated bodies or of large decodes the
+// worker hands the freed memory back to the OS (internal/osmem), rather
+// than hold its peak until the Go scavenger returns it. Successful infer responses are compressed as Accept-Encoding
 // asks. GET /v2/models/{m}/config answers Triton's model configuration
 // from what the infer workers serving the model report (modelconfig.go).
 //
