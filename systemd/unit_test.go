@@ -180,3 +180,31 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("installed supervisor check: %v\n%s", err, out)
 	}
 }
+
+// TestRestartOutlastsTheBalancersFall: the unit waits longer to restart a
+// crashed master than the shipped HAProxy config takes to mark a host
+// down (inter × fall), as README advises: a host back sooner gets
+// inference while it boots, answers 503, and HAProxy does not retry it.
+func TestRestartOutlastsTheBalancersFall(t *testing.T) {
+	restart, err := time.ParseDuration(firstOr(directives(t)["RestartSec"], "0") + "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../deploy/haproxy/haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*default-server\b.*\binter (\S+).*\bfall (\d+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("deploy/haproxy/haproxy.cfg has no default-server line with inter and fall")
+	}
+	inter, err := time.ParseDuration(string(m[1]))
+	if err != nil {
+		t.Fatalf("haproxy inter %q: %v", m[1], err)
+	}
+	var fall int
+	fmt.Sscan(string(m[2]), &fall)
+	if down := inter * time.Duration(fall); restart <= down {
+		t.Errorf("RestartSec=%s is not above HAProxy's inter × fall = %s × %d = %s", restart, inter, fall, down)
+	}
+}
