@@ -71,7 +71,7 @@ func warmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tens
 		}
 		size := int64(s.DType.Size())
 		if s.DType == tensor.Bytes {
-			size = 4 // each element an empty string: a zero length prefix
+			size = 4 // each element an empty string: a zero length prefix, Triton's zero_data for TYPE_STRING
 		}
 		data := make([]byte, n*size)
 		if intOnes && s.DType.IsInteger() {

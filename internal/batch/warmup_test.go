@@ -58,3 +58,32 @@ func TestWarmupInputsIntegerOnes(t *testing.T) {
 		t.Errorf("f = %v, want zeros", in[2].Data)
 	}
 }
+
+// TestWarmupInputsBytesAreEmptyStrings: a BYTES input warms with every
+// element the empty string, serialized as a zero 4-byte length prefix
+// each, which is exactly Triton's zero_data for TYPE_STRING (its
+// GenerateWarmupData sizes a string input at 4 bytes an element from a
+// zeroed buffer, and uses that buffer for random_data too), so a model
+// warmed by Triton and by us sees the same strings. With intOnes it stays
+// empty strings: ones would be 1-byte lengths with no byte after them.
+func TestWarmupInputsBytesAreEmptyStrings(t *testing.T) {
+	specs := []tensor.Spec{{Name: "text", DType: tensor.Bytes, Shape: []int64{-1, 2}}}
+	for _, intOnes := range []bool{false, true} {
+		in, err := warmupInputs(specs, 3, true, intOnes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(in[0].Shape, []int64{3, 2}) || !bytes.Equal(in[0].Data, make([]byte, 6*4)) {
+			t.Fatalf("intOnes %v: shape %v data %v, want [3 2] and 24 zero bytes", intOnes, in[0].Shape, in[0].Data)
+		}
+		elems, err := tensor.BytesElements(in[0].Data, 6)
+		if err != nil {
+			t.Fatalf("intOnes %v: the warm-up's BYTES data does not parse: %v", intOnes, err)
+		}
+		for i, e := range elems {
+			if len(e) != 0 {
+				t.Errorf("intOnes %v: element %d is %q, want the empty string", intOnes, i, e)
+			}
+		}
+	}
+}
