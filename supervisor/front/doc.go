@@ -73,7 +73,7 @@
 //     answered 503 and closed without a goroutine. A connection keeps its
 //     place until it is really closed, lingering included. After a flood
 //     of connections or large bodies has gone, the memory is handed back
-//     to the OS (osmemory.go, at most once per 5 s).
+//     to the OS (internal/osmem, at most once per 5 s).
 //
 // Goroutines: fasthttp runs one goroutine per connection, which runs the
 // header hook, the handler, the body read and the lb exchange of its
