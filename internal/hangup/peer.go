@@ -31,3 +31,22 @@ func PeerClosed(conn net.Conn) bool {
 	})
 	return closed
 }
+
+// Peer is the peer of a connection a handler owns, as a proxy watches
+// the client it forwards for (lb.Client): Watch registers the connection
+// with the process's Watcher (Default), Gone peeks (PeerClosed) when it
+// cannot.
+type Peer struct{ Conn net.Conn }
+
+// Watch calls onGone once when the peer hangs up (Watcher.Watch on
+// Default).
+func (p Peer) Watch(onGone func()) (cancel func(), err error) {
+	w, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return w.Watch(p.Conn, onGone)
+}
+
+// Gone reports whether the peer has closed the connection (PeerClosed).
+func (p Peer) Gone() bool { return PeerClosed(p.Conn) }
