@@ -40,6 +40,7 @@
 // shared a batch with.
 //
 // One goroutine (loop.go) owns the queue; Submit, cancellation, finished
-// batches, the delay timer and Close reach it through channels. Batches run
+// batches, the delay timer, hang-ups (hangup.go) and Close reach it
+// through channels. Batches run
 // on their own goroutines and touch only their requests and the statistics.
 package batch
