@@ -14,11 +14,7 @@ import (
 // cannot be asked is taken as open. It is the polling form of Watch, for
 // a connection Watch cannot register, and costs one non-blocking syscall.
 func PeerClosed(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
+	raw, err := rawConn(conn)
 	if err != nil {
 		return false
 	}
