@@ -6,6 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // pending is how many timers wait on the clock.
@@ -151,4 +154,49 @@ func TestWatchFailureFallsBackToPolling(t *testing.T) {
 	}
 	h.m.gate <- struct{}{}
 	checkDoubled(t, rowsReq(1, 1, 2), wait(t, first))
+}
+
+// Hang-ups racing with queuing, dispatch and runs: every Submit returns,
+// with its outputs or ErrAbandoned, and every Watch is stopped. Run it
+// with -race.
+func TestWatchedHangUpsRaceTheLoop(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 4, MaxQueueDelay: 0, Instances: 2}, dynamicMD(), false)
+	const n = 200
+	events := make([]*event, n)
+	outs := make([]<-chan outcome, n)
+	for i := range n {
+		events[i] = &event{}
+		outs[i] = h.submit(context.Background(), watchedReq(i+1, events[i]))
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i += 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := events[i]
+			polltest.Wait(waitLimit, 100*time.Microsecond, func() bool {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				return e.onGone != nil
+			})
+			e.hangUp()
+		}()
+	}
+	abandoned := 0
+	for i, c := range outs {
+		o := wait(t, c)
+		switch {
+		case i%2 == 0 && errors.Is(o.err, ErrAbandoned):
+			abandoned++
+		case i%2 == 0 && o.err != nil:
+			t.Errorf("request %d, which hung up: %v, want outputs or ErrAbandoned", i+1, o.err)
+		default: // answered; the odd ones never hung up and must be
+			checkDoubled(t, rowsReq(i+1, 1, 2), o)
+		}
+		if !events[i].wasStopped() {
+			t.Errorf("request %d: Submit returned without stopping its Watch", i+1)
+		}
+	}
+	wg.Wait()
+	t.Logf("%d of the %d that hung up were abandoned, the rest answered first", abandoned, n/2)
 }
