@@ -30,8 +30,8 @@ import (
 const watchDelay = time.Millisecond
 
 // ClientPoll is how often a watched request whose Client cannot be
-// watched asks whether its client has gone: the longest a worker goes on for nobody after the hang-up, before
-// its own polling. A hop (master, then prep worker) holds what the request
+// watched asks whether its client has gone: then the longest a worker
+// goes on for nobody after the hang-up, before its own polling. A hop (master, then prep worker) holds what the request
 // holds downstream (a prep worker's arena slot) for up to a poll after its
 // client's hang-up; at 100 ms, 16 clients hanging up 50 ms into slow runs
 // (cmd/hostile's hangup-slow) kept most of a prep worker's 64 slots held
@@ -46,8 +46,10 @@ const ClientPoll = 50 * time.Millisecond
 type Client interface {
 	// Watch calls onGone once when the client goes, until the stop it
 	// returns is called; stop returns once onGone will not run or has
-	// returned. Watch must not call onGone itself. An error means the
-	// client cannot be watched: the lb polls Gone instead.
+	// returned. Watch must not call onGone before it returns (the lb
+	// holds the watch's lock across the call, and onGone takes it). An
+	// error means the client cannot be watched: the lb polls Gone
+	// instead.
 	Watch(onGone func()) (stop func(), err error)
 	// Gone reports whether the client has gone. It must be cheap and
 	// safe for concurrent use.
