@@ -46,8 +46,9 @@ const ClientPoll = 50 * time.Millisecond
 type Client interface {
 	// Watch calls onGone once when the client goes, until the stop it
 	// returns is called; stop returns once onGone will not run or has
-	// returned. Watch must not call onGone before it returns (the lb
-	// holds the watch's lock across the call, and onGone takes it). An
+	// returned. Watch must not call onGone on the caller's goroutine
+	// (the lb holds the watch's lock across the call, and onGone takes
+	// it); another goroutine's call waits for the lock. An
 	// error means the client cannot be watched: the lb polls Gone
 	// instead.
 	Watch(onGone func()) (stop func(), err error)
