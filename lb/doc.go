@@ -29,10 +29,12 @@
 //     and Idle reports it. This is what lets the master
 //     start a replacement worker first and stop the old one only once drained
 //     (and a prep worker drop an infer worker that went away).
-//   - A caller whose client may hang up passes a gone predicate
-//     (DoRouteFor, ServeHTTPFor; gone.go): polled every ClientPoll while
-//     the request waits on a backend, and once it is true the request's
-//     upstream connection is closed (not the pool's others), so the worker
+//   - A caller whose client may hang up passes a Client (DoRouteFor,
+//     ServeHTTPFor; gone.go): watched for its hang-up (an event, such as
+//     hangup.Peer's epoll registration) or, when it cannot be, polled
+//     every ClientPoll while the request waits on a backend; once it has
+//     gone the request's upstream connection is closed at once (not the
+//     pool's others), so the worker
 //     sees nobody waits and stops; nothing is retried and nothing
 //     answered (ErrClientGone, StatusClientClosedRequest). Watched
 //     requests go through the backends' own RoundTripper (transport.go),

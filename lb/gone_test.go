@@ -6,11 +6,15 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/hangup"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // hangupHandler tells arrived that a request came, then blocks reading
@@ -35,7 +39,7 @@ func doFor(p *Proxy, gone func() bool) <-chan error {
 		defer fasthttp.ReleaseResponse(resp)
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.SetRequestURI("http://lb/v2/models/m/infer")
-		err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, gone)
+		err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, polled(gone))
 		if err == nil && resp.StatusCode() != fasthttp.StatusOK {
 			err = errors.New("answered " + resp.String())
 		}
@@ -113,27 +117,34 @@ func TestWatchedRequestWhoseClientStaysIsAnswered(t *testing.T) {
 }
 
 // BenchmarkWatch is what a request pays for being watched when its
-// answer comes before the first poll: DoRouteFor with a gone predicate
-// against DoRoute, to the same trivial backend over a Unix socket.
+// answer comes before any hang-up: DoRouteFor with a polled Client
+// (a timer armed and stopped) and with a watched one (hangup.Peer on a
+// connected loopback socket of its own per goroutine: two epoll_ctl
+// calls) against DoRoute, to the same trivial backend over a Unix socket.
 func BenchmarkWatch(b *testing.B) {
 	dir := shortDir(b)
 	be := startBackend(b, dir, "bench", okHandler)
 	p := New(Options{})
 	p.SetBackends([]Backend{be.Backend})
 	for _, c := range []struct {
-		name string
-		gone func() bool
-	}{{"unwatched", nil}, {"watched", func() bool { return false }}} {
+		name   string
+		client func(b *testing.B) Client
+	}{
+		{"unwatched", func(*testing.B) Client { return nil }},
+		{"watched", func(*testing.B) Client { return GoneFunc(func() bool { return false }) }},
+		{"event", func(b *testing.B) Client { return hangup.Peer{Conn: loopbackConn(b)} }},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
+				client := c.client(b)
 				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 				defer fasthttp.ReleaseRequest(req)
 				defer fasthttp.ReleaseResponse(resp)
 				req.Header.SetMethod(fasthttp.MethodPost)
 				req.SetRequestURI("http://lb/v2/models/m/infer")
 				for pb.Next() {
-					if err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, c.gone); err != nil {
+					if err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, client); err != nil {
 						b.Error(err)
 						return
 					}
@@ -141,6 +152,26 @@ func BenchmarkWatch(b *testing.B) {
 			})
 		})
 	}
+}
+
+// loopbackConn is the accepting side of a loopback TCP connection whose
+// peer stays, closed with the benchmark.
+func loopbackConn(b *testing.B) net.Conn {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close(); s.Close() })
+	return s
 }
 
 // TestServeHTTPForAnswersNothingToAGoneClient: a client that shuts down
@@ -156,7 +187,7 @@ func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
 	var gone atomic.Bool
 	statuses := make(chan int, 1)
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		err := p.ServeHTTPFor(ctx, time.Time{}, gone.Load)
+		err := p.ServeHTTPFor(ctx, time.Time{}, GoneFunc(gone.Load))
 		if !errors.Is(err, ErrClientGone) {
 			t.Errorf("ServeHTTPFor = %v, want ErrClientGone", err)
 		}
@@ -203,7 +234,7 @@ func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
 	})
 	func() {
 		defer func() { _ = recover() }()
-		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, func() bool { return false })
+		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, GoneFunc(func() bool { return false }))
 		t.Fatal("DoRouteFor returned; want its panic")
 	}()
 	if w == nil {
@@ -297,16 +328,15 @@ func TestWatchFiringAtTheAnswerSparesThePool(t *testing.T) {
 // sendTo sends a POST to uri through p.DoRouteFor with gone (nil:
 // unwatched) and returns its error, or one for an answer other than 200.
 func sendTo(p *Proxy, uri string, gone func() bool) error {
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(uri)
-	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, gone)
-	if err == nil && resp.StatusCode() != fasthttp.StatusOK {
-		err = errors.New("answered " + resp.String())
+	return sendToClient(p, uri, polled(gone))
+}
+
+// polled is gone as a Client that can only be polled, nil for nil.
+func polled(gone func() bool) Client {
+	if gone == nil {
+		return nil
 	}
-	return err
+	return GoneFunc(gone)
 }
 
 // TestRoundTripCoversTheBackendsClient: roundTrip, fasthttp's exchange
@@ -320,4 +350,81 @@ func TestRoundTripCoversTheBackendsClient(t *testing.T) {
 		t.Errorf("the backends' client sets StreamResponseBody %v, MaxConnDuration %s, DisableHeaderNamesNormalizing %v: "+
 			"roundTrip (transport.go) does not do them", c.StreamResponseBody, c.MaxConnDuration, c.DisableHeaderNamesNormalizing)
 	}
+}
+
+// eventClient is a Client whose hang-up the test fires: it records
+// the watch's callback and whether the watch was stopped.
+type eventClient struct {
+	mu      sync.Mutex
+	onGone  func()
+	stopped bool
+	polls   atomic.Int32
+}
+
+func (c *eventClient) Watch(onGone func()) (func(), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onGone = onGone
+	return func() { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }, nil
+}
+
+func (c *eventClient) Gone() bool { c.polls.Add(1); return false }
+
+// hangUp fires the recorded callback.
+func (c *eventClient) hangUp() {
+	c.mu.Lock()
+	f := c.onGone
+	c.mu.Unlock()
+	f()
+}
+
+// TestHangupEventClosesTheUpstreamAtOnce: a Client that can be watched
+// is never polled, and its hang-up closes the upstream connection at
+// once, well within a poll; the watch is stopped when DoRouteFor returns.
+func TestHangupEventClosesTheUpstreamAtOnce(t *testing.T) {
+	dir := shortDir(t)
+	arrived, saw := make(chan struct{}, 1), make(chan error, 1)
+	a := startBackend(t, dir, "a", hangupHandler(arrived, saw))
+	p := New(Options{})
+	p.SetBackends([]Backend{a.Backend})
+	c := &eventClient{}
+	done := make(chan error, 1)
+	go func() { done <- sendToClient(p, "http://lb/v2/models/m/infer", c) }()
+	recv(t, arrived, "the request to reach the backend")
+	polltest.Until(t, waitLimit, time.Millisecond, "the Client to be watched", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.onGone != nil
+	})
+	start := time.Now()
+	c.hangUp()
+	if err := recv(t, saw, "the backend's read"); !errors.Is(err, io.EOF) {
+		t.Errorf("the backend read %v, want EOF: the upstream connection was not closed", err)
+	}
+	if d := time.Since(start); d >= ClientPoll {
+		t.Errorf("the upstream connection was closed %s after the hang-up, want at once (under a poll, %s)", d, ClientPoll)
+	}
+	if err := recv(t, done, "DoRouteFor"); !errors.Is(err, ErrClientGone) {
+		t.Errorf("DoRouteFor = %v, want ErrClientGone", err)
+	}
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if !stopped || c.polls.Load() != 0 {
+		t.Errorf("watch stopped %v, Gone polled %d times; want stopped and never polled", stopped, c.polls.Load())
+	}
+}
+
+// sendToClient is sendTo with any Client.
+func sendToClient(p *Proxy, uri string, c Client) error {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(uri)
+	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, c)
+	if err == nil && resp.StatusCode() != fasthttp.StatusOK {
+		err = errors.New("answered " + resp.String())
+	}
+	return err
 }

@@ -51,7 +51,7 @@ type Proxy struct {
 	// requests in flight, so Idle and Stats can find them.
 	known map[string]*backend
 	// watches holds the watch of each request DoRouteFor is sending with
-	// a gone predicate, by request, for the backends' transport.
+	// a Client, by request, for the backends' transport.
 	watches sync.Map
 
 	// panicHook, if set, runs at the start of every ServeHTTP; tests use it
@@ -105,15 +105,13 @@ func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, ti
 // returns why no backend answered (DoRouteFor's error, which ctx's 502,
 // 503 or 504 answers), nil when one did: a caller tells a request that
 // never reached a worker (ErrNoBackend) from one whose worker may have
-// died on it. gone, if not nil, is polled (every
-// ClientPoll, from a timer's goroutine, never once ServeHTTPFor has
-// returned) and once it reports true the upstream connection is
-// closed, so the worker stops, and ServeHTTPFor returns ErrClientGone
-// having answered nothing: ctx's status is StatusClientClosedRequest
-// (for the caller's log) and the server writes no response and closes
-// the client's connection. gone must be cheap and safe for concurrent
-// use.
-func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, gone func() bool) (err error) {
+// died on it. client, if not nil, is watched (or polled every
+// ClientPoll; gone.go), never once ServeHTTPFor has returned, and once
+// it has gone the upstream connection is closed, so the worker stops,
+// and ServeHTTPFor returns ErrClientGone having answered nothing: ctx's
+// status is StatusClientClosedRequest (for the caller's log) and the
+// server writes no response and closes the client's connection.
+func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client Client) (err error) {
 	var buf [idBufSize]byte
 	id := p.requestID(ctx, buf[:0])
 	defer p.recoverPanic(ctx, id)
@@ -124,7 +122,7 @@ func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, gone 
 	if deadline.IsZero() || deadline.After(limit) {
 		deadline = limit
 	}
-	err = p.forward(ctx, id, deadline, gone)
+	err = p.forward(ctx, id, deadline, client)
 	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
 	return err
 }
@@ -162,9 +160,9 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 // forward sends the client's request upstream and turns failures into V2
 // errors: 503 when no backend took it, 504/502 when it may have been sent,
 // nothing at all when its client has gone. It returns DoRouteFor's error.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, gone func() bool) error {
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, client Client) error {
 	prepareUpstream(ctx)
-	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, gone)
+	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, client)
 	switch {
 	case err == nil:
 		// A worker closing its connection must not close the client's.
@@ -216,21 +214,21 @@ func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 	return p.DoRouteFor(req, resp, deadline, route, nil)
 }
 
-// DoRouteFor is DoRoute for a request whose caller may go away: gone, if
-// not nil, is polled while the request waits on a backend (see
-// ServeHTTPFor and ClientPoll); once it reports true the upstream
+// DoRouteFor is DoRoute for a request whose caller may go away: client,
+// if not nil, is watched (or polled) while the request waits on a
+// backend (see ServeHTTPFor and Client); once it has gone the upstream
 // connection is closed, no other backend is tried, and DoRouteFor returns
 // an error wrapping ErrClientGone, unless the answer was already whole.
 //
 // The watch is ended and forgotten even if the exchange panics (a
 // caller such as ServeHTTPFor recovers and its server reuses req):
-// left behind, it would poll gone for ever and send the next request
-// on req through it.
-func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, gone func() bool) (err error) {
-	if gone == nil {
+// left behind, it would watch the client for ever and send the next
+// request on req through it.
+func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, client Client) (err error) {
+	if client == nil {
 		return p.doRoute(req, resp, deadline, route, nil)
 	}
-	w := startWatch(gone, deadline)
+	w := startWatch(client, deadline)
 	p.watches.Store(req, w)
 	defer func() {
 		p.watches.Delete(req)

@@ -1,36 +1,15 @@
 package worker
 
 import (
-	"errors"
 	"net"
-	"syscall"
+
+	"github.com/supervisor-dev/supervisor/internal/hangup"
 )
 
-// PeerClosed reports whether conn's peer has closed it: a peek without
-// waiting reads end of file, or fails with ECONNRESET (the peer reset it:
-// a process killed with bytes it had not read), an error the kernel
-// reports once, to this peek, when the next would read end of file.
-// Pending bytes or nothing to read yet mean it is open; a connection that
-// cannot be asked is taken as open. A worker asks it of the connection a
-// request came on to learn that nobody waits for the answer any more:
-// fasthttp's RequestCtx.Done fires only at server shutdown, and the side
-// that gives up (the master, a prep worker's fasthttp client at its
-// deadline) closes its connection.
-func PeerClosed(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	closed := false
-	var buf [1]byte
-	_ = raw.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		closed = n == 0 && err == nil || errors.Is(err, syscall.ECONNRESET)
-		return true // one try; never wait
-	})
-	return closed
-}
+// PeerClosed reports whether conn's peer has closed it (hangup.PeerClosed:
+// end of file or a reset; pending bytes or nothing yet mean open). A
+// worker asks it of the connection a request came on to learn that nobody
+// waits for the answer any more: fasthttp's RequestCtx.Done fires only at
+// server shutdown, and the side that gives up (the master, a prep worker's
+// fasthttp client at its deadline) closes its connection.
+func PeerClosed(conn net.Conn) bool { return hangup.PeerClosed(conn) }

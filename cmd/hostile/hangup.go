@@ -44,8 +44,8 @@ const (
 // quickTimeout bounds each request of the quick client, below any phase,
 // so that a quick run queued behind abandoned runs is an error in its
 // phase rather than an answer after it. It is the quick client's target
-// in place of a p99 ratio: the hang-up must be seen (the master asks
-// every 100ms, the prep worker every 100ms, the infer worker every 20ms)
+// in place of a p99 ratio: the hang-up must be seen (an epoll event in
+// the master, the prep worker and the infer worker in turn; internal/hangup)
 // before the quick run gets the instance, so its steady millisecond is
 // no measure here, while one abandoned run not stopped (slowLongN, about
 // 5s) is more than twice the bound.

@@ -45,6 +45,7 @@ type Batcher struct {
 	submitc chan *pending
 	cancelc chan *pending
 	finishc chan struct{}
+	hangups *hangups // requests a Watch told were abandoned
 	closing chan struct{}
 	stopped chan struct{} // closed when the loop has exited
 	once    sync.Once
@@ -75,6 +76,7 @@ func newBatcher(cfg Config, md tensor.Metadata, run RunFunc, clk clock, observe 
 		submitc: make(chan *pending),
 		cancelc: make(chan *pending),
 		finishc: make(chan struct{}),
+		hangups: newHangups(),
 		closing: make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -107,6 +109,9 @@ func (b *Batcher) Submit(ctx context.Context, r Request) (outs []tensor.Tensor, 
 	p, err := b.prepare(ctx, r)
 	if err != nil {
 		return nil, err
+	}
+	if stop := b.watch(p, r.Watch); stop != nil {
+		defer stop()
 	}
 	select {
 	case b.submitc <- p:

@@ -21,10 +21,12 @@
 //     queued leaves the queue and is never run. Once its batch has started
 //     its caller gets the batch's result; the run's context ends early
 //     only when every request in the batch has been abandoned
-//     (Request.Abandoned, abandon.go): one request still waited for keeps
-//     it going. A request abandoned while it queues leaves the queue,
-//     unrun, within abandonPoll (ErrAbandoned), and a batch every request
-//     of which was abandoned is not run when it leaves the queue.
+//     (Request.Watch, told by an event, hangup.go; or Request.Abandoned,
+//     polled, abandon.go): one request still waited for keeps it going.
+//     A request abandoned while it queues leaves the queue, unrun
+//     (ErrAbandoned), as soon as its Watch tells or within abandonPoll,
+//     and a batch every request of which was abandoned is not run when it
+//     leaves the queue.
 //   - MaxBatchSize 0 turns batching off: each request runs on its own, with
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.
@@ -38,6 +40,7 @@
 // shared a batch with.
 //
 // One goroutine (loop.go) owns the queue; Submit, cancellation, finished
-// batches, the delay timer and Close reach it through channels. Batches run
+// batches, the delay timer, hang-ups (hangup.go) and Close reach it
+// through channels. Batches run
 // on their own goroutines and touch only their requests and the statistics.
 package batch

@@ -31,6 +31,8 @@ func (b *Batcher) loop() {
 		case <-prunec:
 			prunec = nil
 			b.stats.dropped(q.pruneAbandoned(b.md.Name))
+		case <-b.hangups.wake:
+			b.stats.dropped(b.dropHungUp(q))
 		case <-closingc:
 			closing, closingc = true, nil
 		}
@@ -62,9 +64,13 @@ func (b *Batcher) loop() {
 	}
 }
 
-// admit queues p, or answers it at once when closing or full.
+// admit queues p, or answers it at once when closing or full, or when
+// its Watch already told nobody waits.
 func (b *Batcher) admit(q *queue, p *pending, closing bool) {
 	switch {
+	case p.gone.Load() && p.state.CompareAndSwap(stateQueued, stateDropped):
+		b.stats.dropped(1)
+		answerAbandoned(p, b.md.Name)
 	case closing:
 		p.done <- result{err: fmt.Errorf("model %q: %w", b.md.Name, ErrClosed)}
 	case q.n >= b.cfg.MaxQueueSize:

@@ -11,8 +11,8 @@ type queue struct {
 	groups map[string]*group
 	n      int    // requests queued, over all groups
 	seq    uint64 // arrival counter
-	// nWatched counts the queued requests that can be abandoned, so that
-	// watched costs nothing per loop turn, even with a full queue.
+	// nWatched counts the queued requests whose abandonment is polled,
+	// so that watched costs nothing per loop turn, even with a full queue.
 	nWatched int
 }
 
@@ -45,9 +45,9 @@ func (q *queue) push(p *pending, now time.Time) {
 	q.count(p, 1)
 }
 
-// count adds d to the watched count if p can be abandoned.
+// count adds d to the watched count if p's abandonment is polled.
 func (q *queue) count(p *pending, d int) {
-	if p.abandoned != nil {
+	if p.polled() {
 		q.nWatched += d
 	}
 }

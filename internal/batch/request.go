@@ -38,6 +38,15 @@ type Request struct {
 	// blocks no request of the model is queued or dispatched.
 	// Nil: the answer is always waited for.
 	Abandoned func() bool
+	// Watch, if not nil, tells of the abandonment as an event instead
+	// (hangup.Peer's Watch: the peer's hang-up on the request's
+	// connection): Submit calls it once, before queuing the request,
+	// with the function to call once nobody waits, and calls the stop
+	// it returns before Submit returns; stop must return only once the
+	// callback will not run or has returned. The callback does not
+	// block. An error means no event will come: Abandoned, if set, is
+	// polled instead.
+	Watch func(onAbandoned func()) (stop func(), err error)
 }
 
 // result is what a batch hands back to one Submit.
@@ -66,6 +75,12 @@ type pending struct {
 	done   chan result     // buffered: a batch never waits for its caller
 	// abandoned is Request.Abandoned; nil: never.
 	abandoned func() bool
+	// watched: Request.Watch took the request, and gone is its answer
+	// (abandoned is then not polled).
+	watched bool
+	gone    atomic.Bool
+	run     atomic.Pointer[runWatch] // its batch's, once it runs
+	counted atomic.Bool              // run has counted it abandoned
 
 	state atomic.Int32
 

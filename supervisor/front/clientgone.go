@@ -6,39 +6,42 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/hangup"
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
-	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // A proxied request whose client hangs up while a worker works on it is
-// abandoned: the lb polls clientGone (every lb.ClientPoll once the request
-// has waited that long) and, once it is true, closes the connection to
-// the prep worker, which stops the request and closes its own to the
-// infer worker, which stops the run. Without this the run went on until
-// max_run_time, holding a prep place, an infer batch place and arena
-// slots, for nobody. fasthttp does not read from a client while its
-// handler runs, so the client's socket is asked (worker.PeerClosed): end
-// of file or a reset means it closed. A client that only half-closes
-// (shuts down its sending side and still reads) is taken as gone, as
-// nginx takes it. An RPC's request asks its context instead
-// (grpcfront.RPCContext). Such requests are answered nothing, logged at
-// debug with status 499 and counted (supervisor_client_closed_requests_total).
+// abandoned: the lb watches clientGone and, the moment the client hangs
+// up, closes the connection to the prep worker, which stops the request
+// and closes its own to the infer worker, which stops the run. Without
+// this the run went on until max_run_time, holding a prep place, an
+// infer batch place and arena slots, for nobody. fasthttp does not read
+// from a client while its handler runs, so the client's socket is
+// watched for the hang-up with epoll (hangup.Peer: the peer's FIN, a
+// reset), or, when it cannot be, peeked every lb.ClientPoll
+// (hangup.PeerClosed). A client that only half-closes (shuts down its
+// sending side and still reads) is taken as gone, as nginx takes it;
+// curl, browsers and HTTP libraries do not do that. An RPC's request
+// polls its context instead (grpcfront.RPCContext). Such requests are
+// answered nothing, logged at debug with status 499 and counted
+// (supervisor_client_closed_requests_total).
 
-// clientGone is the lb's gone predicate for ctx, or nil when its client
-// cannot be asked (a connection with no socket under it).
-func clientGone(ctx *fasthttp.RequestCtx) func() bool {
+// clientGone is the lb's Client for ctx, or nil when its client cannot
+// be asked (a connection with no socket under it).
+func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
 	if rpc, ok := grpcfront.RPCContext(ctx); ok {
-		return func() bool { return rpc.Err() != nil }
+		return lb.GoneFunc(func() bool { return rpc.Err() != nil })
 	}
 	conn := socketOf(ctx.Conn())
 	if conn == nil {
 		return nil
 	}
-	return func() bool { return worker.PeerClosed(conn) }
+	return hangup.Peer{Conn: conn}
 }
 
 // socketOf is the connection under c's connection cap (cappedConn, over
-// conncap.Conn), the one a peek can ask, or nil if it has none.
+// conncap.Conn), the one epoll or a peek can ask, or nil if it has none.
 func socketOf(c net.Conn) net.Conn {
 	if cc, ok := c.(*cappedConn); ok {
 		c = cc.Conn.Conn

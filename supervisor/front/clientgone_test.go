@@ -17,10 +17,10 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 )
 
-// TestClientGoneSeesTheHangUp: the gone predicate of a request on a
-// connection under the cap (cappedConn over conncap.Conn, as the public
-// listener gives them) is false while the client is connected and
-// becomes true once it closes.
+// TestClientGoneSeesTheHangUp: the Client of a request on a connection
+// under the cap (cappedConn over conncap.Conn, as the public listener
+// gives them) can be watched, its Gone is false while the client is
+// connected, and once it closes the watch calls back and Gone is true.
 func TestClientGoneSeesTheHangUp(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,15 +44,26 @@ func TestClientGoneSeesTheHangUp(t *testing.T) {
 	if gone == nil {
 		t.Fatal("clientGone = nil for a TCP connection under the cap: the hang-up could not be seen")
 	}
-	if gone() {
-		t.Fatal("gone() = true while the client is connected")
+	if gone.Gone() {
+		t.Fatal("Gone() = true while the client is connected")
 	}
+	called := make(chan struct{})
+	stop, err := gone.Watch(func() { close(called) })
+	if err != nil {
+		t.Fatalf("the client's connection cannot be watched: %v", err)
+	}
+	defer stop()
 	client.Close()
-	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "gone() to see the client's close", gone)
+	select {
+	case <-called:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch did not call back within 5s of the client's close")
+	}
+	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "Gone() to see the client's close", gone.Gone)
 }
 
 // TestClientGoneWithoutASocket: a connection with no socket under it
-// (an in-memory pipe) cannot be asked: no predicate, nothing polled.
+// (an in-memory pipe) cannot be asked: no Client, nothing watched.
 func TestClientGoneWithoutASocket(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()

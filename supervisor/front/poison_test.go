@@ -21,7 +21,7 @@ import (
 // the client hangs up (lb.ErrClientGone); any other body is 200.
 type crashProxy struct{ sent int }
 
-func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
+func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
 	p.sent++
 	switch string(ctx.Request.Body()) {
 	case "bad":

@@ -141,7 +141,7 @@ type brokenProxy struct {
 	err error
 }
 
-func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
+func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
 	p.sent++
 	ctx.SetStatusCode(fasthttp.StatusBadGateway)
 	return p.err

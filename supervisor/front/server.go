@@ -10,6 +10,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
@@ -34,10 +35,9 @@ type Readiness struct {
 // through: admitted inference requests, prefix checks, request ids.
 type Proxy interface {
 	// ServeHTTPFor answers ctx through a worker and returns why none
-	// answered (lb.ErrNoBackend: none took it; lb.ErrClientGone: gone
-	// reported the client gone, and nothing is answered), nil when one
-	// did.
-	ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, gone func() bool) error
+	// answered (lb.ErrNoBackend: none took it; lb.ErrClientGone: client
+	// went away, and nothing is answered), nil when one did.
+	ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client lb.Client) error
 	SetRequestID(ctx *fasthttp.RequestCtx)
 	Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error
 }

@@ -41,7 +41,7 @@
 // (status exitWedged), since its heartbeats would otherwise keep a worker
 // with a stuck ORT thread in service. A run also stops, the same way, once
 // every prep worker waiting on its batch has given up and closed the
-// connection its request came on (abandonedBy, batch.Request.Abandoned):
+// connection its request came on (abandonedBy: batch.Request.Watch):
 // a client's timeout shorter than max_run_time frees the worker then.
 package infer
 

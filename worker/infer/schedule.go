@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/hangup"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -24,7 +25,8 @@ const retryAfterSeconds = "1"
 // prep sets (worker.PriorityHeader, worker.DeadlineHeader), and watches
 // its connection for the prep worker giving up (abandonedBy).
 func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, error) {
-	r := batch.Request{Inputs: inputs, Abandoned: abandonedBy(ctx.Conn())}
+	r := batch.Request{Inputs: inputs}
+	r.Abandoned, r.Watch = abandonedBy(ctx.Conn())
 	if v := ctx.Request.Header.Peek(worker.PriorityHeader); len(v) > 0 {
 		p, err := strconv.Atoi(string(v))
 		if err != nil {
@@ -48,14 +50,17 @@ func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, 
 // or prep.upstream_timeout), and the kernel closes it when the prep worker
 // dies. worker.DeadlineHeader cannot say it: it is when the request must
 // have started, earlier than that when the V2 request has a "timeout".
-// The batcher polls it while the request queues, answering it unrun (so
-// the prep worker's arena slot frees), and while its batch runs, stopping
-// the run once every request of the batch is abandoned (batch.ErrAbandoned).
-func abandonedBy(conn net.Conn) func() bool {
+// The batcher is told by watch (an epoll event on conn, hangup.Peer), or
+// polls poll when conn cannot be watched: while the request queues it is
+// answered unrun as soon as the hang-up is seen (so the prep worker's
+// arena slot frees), and while its batch runs, the run stops once every
+// request of the batch is abandoned (batch.ErrAbandoned).
+func abandonedBy(conn net.Conn) (poll func() bool, watch func(func()) (func(), error)) {
 	if conn == nil {
-		return nil
+		return nil, nil
 	}
-	return func() bool { return worker.PeerClosed(conn) }
+	peer := hangup.Peer{Conn: conn}
+	return peer.Gone, peer.Watch
 }
 
 // submit runs one request through m's batcher. The context is not the

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/hangup"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -21,10 +22,12 @@ import (
 // (its deadline or upstream timeout) or dies. fasthttp's RequestCtx.Done
 // fires only at server shutdown, so the connection is asked directly
 // (worker.PeerClosed). While the request waits on its infer worker, the
-// same question is the lb's gone predicate (masterGone): the master's
-// hang-up closes the connection to the infer worker, which stops the run
-// in turn, so a client's hang-up reaches the model however long the
-// request's own deadline.
+// connection is the lb's Client (masterGone), watched for the master's
+// hang-up as an epoll event (hangup.Peer): the hang-up closes the
+// connection to the infer worker at once, which stops the run in turn,
+// so a client's hang-up reaches the model however long the request's
+// own deadline, and frees the request's arena slot without waiting for
+// a poll.
 
 // Reasons a request's work stops.
 var (
@@ -65,11 +68,10 @@ func (s stopper) check() error {
 	return nil
 }
 
-// masterGone is the lb's gone predicate (lb.Proxy.DoRouteFor) for the
-// request ctx: whether the master has closed the connection it came on.
-func masterGone(ctx *fasthttp.RequestCtx) func() bool {
-	conn := ctx.Conn()
-	return func() bool { return worker.PeerClosed(conn) }
+// masterGone is the lb's Client (lb.Proxy.DoRouteFor) for the request
+// ctx: the master, on the connection the request came on.
+func masterGone(ctx *fasthttp.RequestCtx) lb.Client {
+	return hangup.Peer{Conn: ctx.Conn()}
 }
 
 // failureLevel is the level an infer worker request's failure is logged

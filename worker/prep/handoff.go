@@ -123,7 +123,7 @@ func (ho handoff) settle(backstop time.Duration) {
 // the infer workers cannot map prep arenas (/proc access, a seccomp or
 // ptrace policy), and every request then pays a second trip until that is
 // fixed or handoff is set to inline.
-func (h *handler) resendInline(up *fasthttp.Request, resp *fasthttp.Response, r *tensor.Request, deadline time.Time, route *lb.Route, gone func() bool) error {
+func (h *handler) resendInline(up *fasthttp.Request, resp *fasthttp.Response, r *tensor.Request, deadline time.Time, route *lb.Route, gone lb.Client) error {
 	if h.arenaRefusedLogged.CompareAndSwap(false, true) {
 		h.log.Warn().Str("infer_answer", string(resp.Body())).
 			Msg("an infer worker could not open this prep worker's shared-memory arena: requests it refuses are resent inline (logged once)")
