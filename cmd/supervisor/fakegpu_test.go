@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/affinity/nvmltest"
+)
+
+// These tests give the binary and the scripts a GPU host through a fake
+// NVML library (affinity/nvmltest) on LD_LIBRARY_PATH, with the CPU build
+// of ONNX Runtime: what a GPU host looks like before `scripts/fetch-ort gpu`.
+
+// fakeGPUEnv is the environment that makes `supervisor` see gpus fake GPUs.
+func fakeGPUEnv(t *testing.T, gpus int) []string {
+	t.Helper()
+	return []string{"LD_LIBRARY_PATH=" + nvmltest.Library(t, gpus)}
+}
+
+// needCPUBuild skips a test when the ONNX Runtime library has the CUDA
+// provider beside it: there a GPU worker's plan could run.
+func needCPUBuild(t *testing.T) string {
+	t.Helper()
+	lib := needORT(t)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_cuda.so")); err == nil {
+		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
+	}
+	return lib
+}
+
+// runWithEnv runs the command with env added; it returns stdout, stderr
+// and the exit code.
+func runWithEnv(t *testing.T, env []string, name string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestGPUsFakeNVML: `supervisor gpus` prints the driver and each GPU as
+// NVML reports them.
+func TestGPUsFakeNVML(t *testing.T) {
+	out, errOut, code := runWithEnv(t, fakeGPUEnv(t, 2), binPath, "gpus")
+	want := []string{"NVIDIA driver 550.54.15 (CUDA 12.4), 2 GPUs\n",
+		"GPU 0  GPU-fake-0  Fake GPU  0000:18:00.0  ", "GPU 1  GPU-fake-1  Fake GPU  0000:9a:00.0  "}
+	for _, w := range want {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("supervisor gpus: exit %d, stdout %q, stderr %q; want it to contain %q", code, out, errOut, w)
+		}
+	}
+}
+
+// TestCheckGPUPlanCannotRun: on a GPU host with the CPU build of ONNX
+// Runtime, `supervisor check` plans an infer worker on the GPU, prints
+// the providers the library offers and that this worker cannot run, with
+// what to do, and exits 1 before any worker boots.
+func TestCheckGPUPlanCannotRun(t *testing.T) {
+	lib := needCPUBuild(t)
+	conf := filepath.Join(t.TempDir(), "gpu.yaml")
+	yaml := fmt.Sprintf("onnxruntime_library: %q\nmodels:\n  - {name: m, path: %q}\nplacement: {overcommit: true}\n",
+		lib, filepath.Join(modelsDir, "mlp.onnx"))
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runWithEnv(t, fakeGPUEnv(t, 1), binPath, "check", "-c", conf)
+	for _, w := range []string{"1 GPUs found", "GPU 0 GPU-fake-0", fmt.Sprintf("# ONNX Runtime %q offers: ", lib),
+		"CPUExecutionProvider\n", "#   CUDAExecutionProvider: not usable: ", "# infer-0 (GPU 0 GPU-fake-0): cannot run: this ONNX Runtime has no usable CUDAExecutionProvider",
+		"run scripts/fetch-ort gpu"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("check's output lacks %q:\n%s", w, out)
+		}
+	}
+	if code != 1 || !strings.Contains(errOut, "a planned GPU worker cannot run: infer-0") {
+		t.Errorf("check: exit %d, stderr %q; want exit 1 saying infer-0 cannot run", code, errOut)
+	}
+	if strings.Contains(errOut, "every model loads") {
+		t.Errorf("check went on to load the models after the GPU verdict: %s", errOut)
+	}
+}
+
+// TestGPUCheckScriptFakeGPU: on a GPU host whose ONNX Runtime cannot run
+// the GPU workers, scripts/gpu-check prints the NVML view and check's
+// verdict, then stops with exit 1 before any throughput run.
+func TestGPUCheckScriptFakeGPU(t *testing.T) {
+	needCPUBuild(t)
+	if _, err := os.Stat("../../models/default.onnx"); err != nil {
+		t.Skip("models/default.onnx is missing: run `make setup` (check loads it)")
+	}
+	env := append(fakeGPUEnv(t, 1), "SUPERVISOR_BIN="+binPath, "OUT="+t.TempDir())
+	out, errOut, code := runWithEnv(t, env, "../../scripts/gpu-check")
+	for _, w := range []string{"GPU 0  GPU-fake-0  Fake GPU", "cannot run: this ONNX Runtime has no usable CUDAExecutionProvider"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("gpu-check's output lacks %q:\n%s", w, out)
+		}
+	}
+	if code != 1 || !strings.Contains(errOut, "gpu-check: supervisor check failed") || strings.Contains(out, "== GPU 0:") {
+		t.Errorf("gpu-check: exit %d, stderr %q; want exit 1 at check's verdict, before any GPU run:\n%s", code, errOut, out)
+	}
+}
+
+// TestFetchORTAutoGPU: where NVML sees a GPU and ORT_SHA256 is given,
+// auto installs the GPU build (here from a local archive) and says why.
+func TestFetchORTAutoGPU(t *testing.T) {
+	archive, sum := fakeORTArchive(t, "libonnxruntime.so.1.24.1", "libonnxruntime_providers_shared.so",
+		"libonnxruntime_providers_cuda.so")
+	dest := filepath.Join(t.TempDir(), "ort")
+	env := append(fakeGPUEnv(t, 1), "SUPERVISOR_BIN="+binPath, "ORT_ARCHIVE="+archive, "ORT_SHA256="+sum)
+	out, ok := fetchORT(t, env, "auto", dest)
+	if want := "NVML sees a GPU (NVIDIA driver 550.54.15 (CUDA 12.4), 1 GPUs): installing the GPU build"; !ok || !strings.Contains(out, want) {
+		t.Errorf("fetch-ort auto with a GPU and ORT_SHA256: succeeded=%v, stderr %q; want it to say %q", ok, out, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "VERSION")); err != nil || string(b) != "1.24.1 gpu\n" {
+		t.Errorf("VERSION after fetch-ort auto = %q, %v; want the GPU build", b, err)
+	}
+}
