@@ -124,3 +124,52 @@ func TestFetchORTAutoGPU(t *testing.T) {
 		t.Errorf("VERSION after fetch-ort auto = %q, %v; want the GPU build", b, err)
 	}
 }
+
+// TestGPUCheckScriptGPURuns: where check passes (here: the CPU library
+// beside empty provider libraries, which is all check can see without a
+// session), scripts/gpu-check runs the load on each GPU (BENCH, a fake
+// that records what it was asked) while sampling NVML (NVIDIA_SMI, a fake
+// printing two samples), and prints the utilisation it sampled. What the
+// real bench-serve measures on a GPU is not tested here.
+func TestGPUCheckScriptGPURuns(t *testing.T) {
+	lib := needORT(t)
+	if _, err := os.Stat("../../models/default.onnx"); err != nil {
+		t.Skip("models/default.onnx is missing: run `make setup` (check loads it)")
+	}
+	dir, out := t.TempDir(), t.TempDir()
+	if err := os.Symlink(lib, filepath.Join(dir, "libonnxruntime.so.1")); err != nil {
+		t.Fatal(err)
+	}
+	scripts := map[string]string{
+		"libonnxruntime_providers_shared.so": "", "libonnxruntime_providers_cuda.so": "",
+		"nvidia-smi": "#!/bin/sh\nprintf '40, 1000\\n60, 3000\\n'\nexec sleep 60\n",
+		// Waits (bounded) for the sampler's two lines, as a real load lasts longer than one sample.
+		"bench": "#!/bin/sh\necho \"GPUS=$GPUS MODES=$MODES HANDOFFS=$HANDOFFS\" >\"$(dirname \"$OUT\")/bench-$GPUS\"\n" +
+			"for i in $(seq 50); do [ \"$(wc -l <\"$(dirname \"$OUT\")/util-$GPUS.csv\")\" -ge 2 ] && exit 0; sleep 0.1; done\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(fakeGPUEnv(t, 2), "SUPERVISOR_BIN="+binPath, "OUT="+out, "ORT_LIBRARY="+filepath.Join(dir, "libonnxruntime.so.1"),
+		"BENCH="+filepath.Join(dir, "bench"), "NVIDIA_SMI="+filepath.Join(dir, "nvidia-smi"))
+	stdout, stderr, code := runWithEnv(t, env, "../../scripts/gpu-check")
+	if code != 0 {
+		t.Fatalf("gpu-check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for i := range 2 {
+		if b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("bench-%d", i))); err != nil ||
+			string(b) != fmt.Sprintf("GPUS=%d MODES=on off pinned HANDOFFS=shm\n", i) {
+			t.Errorf("the load on GPU %d was run with %q, %v; want GPUS=%d, MODES on off pinned, the shm handoff", i, b, err, i)
+		}
+		for _, w := range []string{fmt.Sprintf("== GPU %d: served vs raw", i), fmt.Sprintf("# infer-%d (GPU %d GPU-fake-%d): can run", i, i, i)} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("gpu-check's output lacks %q:\n%s", w, stdout)
+			}
+		}
+	}
+	if want := "GPU utilisation during the load (NVML, 2 samples): mean 50%, max 60%; memory used max 3000 MiB"; strings.Count(stdout, want) != 2 {
+		t.Errorf("gpu-check's output does not say %q once per GPU:\n%s", want, stdout)
+	}
+}
