@@ -149,3 +149,43 @@ func TestFetchORTAutoGPUWithoutHash(t *testing.T) {
 		t.Errorf("fetch-ort auto with a GPU and no ORT_SHA256: succeeded=%v, stderr %q; want the CPU build and how to get the GPU one", ok, out)
 	}
 }
+
+// TestMakeSetupFetchesAuto: `make setup` runs fetch-ort auto (the GPU
+// build where NVML sees a GPU, see TestFetchORTAutoGPU), and ORT_BUILD
+// overrides it. It is a dry run of a copy of the Makefile in a temporary
+// directory, so nothing is fetched or generated.
+func TestMakeSetupFetchesAuto(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "fetch-ort"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for build, want := range map[string]string{"": "scripts/fetch-ort auto third_party/onnxruntime\n",
+		"ORT_BUILD=cpu": "scripts/fetch-ort cpu third_party/onnxruntime\n"} {
+		cmd := exec.Command("make", "-n", "-C", dir, "setup")
+		for _, kv := range os.Environ() { // the default, not this shell's ORT_BUILD
+			if !strings.HasPrefix(kv, "ORT_BUILD=") && !strings.HasPrefix(kv, "MAKEFLAGS=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if build != "" {
+			cmd.Args = append(cmd.Args, build)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("make -n setup %s: %v\n%s\nwant it to run %q", build, err, out, want)
+		}
+	}
+}
