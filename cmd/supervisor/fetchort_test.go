@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +109,38 @@ func TestFetchORTGPUArchive(t *testing.T) {
 	}
 	if out, ok := fetchORT(t, nil, "gpu", dest); !ok || out != "" {
 		t.Errorf("second fetch-ort gpu: succeeded=%v, stderr %q; want a silent no-op", ok, out)
+	}
+}
+
+// TestFetchORTGPUURL: without ORT_ARCHIVE the GPU build is downloaded
+// from ORT_URL (here a local server) and installed only when its SHA-256
+// is ORT_SHA256.
+func TestFetchORTGPUURL(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed (scripts/need-deb curl installs it)")
+	}
+	archive, sum := fakeORTArchive(t, "libonnxruntime.so.1.24.1", "libonnxruntime_providers_shared.so",
+		"libonnxruntime_providers_cuda.so")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, archive)
+	}))
+	defer srv.Close()
+	url := srv.URL + "/onnxruntime-linux-x64-gpu-1.24.1.tgz"
+	bad := filepath.Join(t.TempDir(), "ort")
+	if out, ok := fetchORT(t, []string{"ORT_URL=" + url, "ORT_SHA256=" + strings.Repeat("a", 64)}, "gpu", bad); ok ||
+		!strings.Contains(out, "refusing to install it") {
+		t.Errorf("download with a wrong hash: succeeded=%v, stderr %q; want a refusal", ok, out)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "libonnxruntime.so.1")); err == nil {
+		t.Error("a downloaded archive with the wrong hash was installed")
+	}
+	dest := filepath.Join(t.TempDir(), "ort")
+	out, ok := fetchORT(t, []string{"ORT_URL=" + url, "ORT_SHA256=" + sum}, "gpu", dest)
+	if !ok || !strings.Contains(out, "downloading "+url) || !strings.Contains(out, "(SHA-256 "+sum+")") {
+		t.Errorf("download with the right hash: succeeded=%v, stderr %q; want it downloaded, verified and installed", ok, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "libonnxruntime_providers_cuda.so")); err != nil || string(b) != "fake libonnxruntime_providers_cuda.so" {
+		t.Errorf("CUDA provider library after the download = %q, %v", b, err)
 	}
 }
 
