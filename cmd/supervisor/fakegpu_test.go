@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/affinity/nvmltest"
 )
@@ -171,5 +172,26 @@ func TestGPUCheckScriptGPURuns(t *testing.T) {
 	}
 	if want := "GPU utilisation during the load (NVML, 2 samples): mean 50%, max 60%; memory used max 3000 MiB"; strings.Count(stdout, want) != 2 {
 		t.Errorf("gpu-check's output does not say %q once per GPU:\n%s", want, stdout)
+	}
+}
+
+// TestRunGPUWorkerBootError: a master that plans an infer worker on a GPU,
+// with the CPU build of ONNX Runtime, starts it with the CUDA provider and
+// CUDA_VISIBLE_DEVICES set to that GPU, and the worker's boot fails with
+// the error that names the provider and what to do (the master keeps
+// retrying it; `supervisor check` says so before).
+func TestRunGPUWorkerBootError(t *testing.T) {
+	needCPUBuild(t)
+	in := startInstance(t, options{modelNames: []string{"mlp"}, prepWorkers: 1, env: fakeGPUEnv(t, 1), noWait: true})
+	// The worker's last word on its boot: every line before it is written.
+	want := "no model can run on this worker's GPU: model \"mlp\": could not open model"
+	pollUntil(t, 60*time.Second, "the GPU worker's boot error in the log", func() bool {
+		return strings.Contains(in.log.String(), want)
+	})
+	for _, w := range []string{`"worker":"infer-0"`, `"provider":"cuda"`, `"cuda_visible_devices":"GPU-fake-0"`,
+		"CUDAExecutionProvider is not available", "scripts/fetch-ort gpu"} {
+		if !strings.Contains(in.log.String(), w) {
+			t.Errorf("the log lacks %q", w)
+		}
 	}
 }
