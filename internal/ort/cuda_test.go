@@ -30,33 +30,7 @@ func TestGPUUnavailable(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_shared.so"))
 	cpuBuild := errors.Is(err, os.ErrNotExist)
-	cases := []struct {
-		name     string
-		gpu      ort.GPUOptions
-		want     error    // the provider's sentinel
-		provider string   // named in the message
-		keys     []string // provider options the failed step was given
-	}{
-		{"cuda defaults", ort.GPUOptions{}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"device_id:0", "do_copy_in_default_stream:1", "enable_cuda_graph:0"}},
-		{"gpu_mem_limit", ort.GPUOptions{CUDA: ort.CUDAOptions{MemLimitBytes: 1 << 30}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"gpu_mem_limit:1073741824"}},
-		{"arena_extend_strategy", ort.GPUOptions{CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested"}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"arena_extend_strategy:kSameAsRequested"}},
-		{"cudnn_conv_algo_search", ort.GPUOptions{CUDA: ort.CUDAOptions{CuDNNConvAlgoSearch: "HEURISTIC"}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"cudnn_conv_algo_search:HEURISTIC"}},
-		{"do_copy_in_default_stream off", ort.GPUOptions{CUDA: ort.CUDAOptions{CopyInSeparateStream: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"do_copy_in_default_stream:0"}},
-		{"enable_cuda_graph", ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"enable_cuda_graph:1"}},
-		{"tensorrt", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT,
-			[]string{"device_id:0", "trt_fp16_enable:0"}},
-		{"tensorrt all", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: cache,
-			MaxWorkspaceBytes: 1 << 30, TimingCache: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT,
-			[]string{"trt_fp16_enable:1", "trt_engine_cache_enable:1", "trt_engine_cache_path:" + cache,
-				"trt_max_workspace_size:1073741824", "trt_timing_cache_enable:1", "trt_timing_cache_path:" + cache}},
-	}
-	for _, c := range cases {
+	for _, c := range gpuOptionCases(cache) {
 		restore := ort.KeepGoSignalHandlers()
 		s, err := ort.Open(path, "mlp", ort.Options{IntraOpThreads: 1, CUDA: true, GPU: c.gpu})
 		restore()
@@ -86,6 +60,41 @@ func TestGPUUnavailable(t *testing.T) {
 	}
 	if _, err := os.Stat(cache); err != nil {
 		t.Errorf("the TensorRT engine cache directory was not created before TensorRT was asked: %v", err)
+	}
+}
+
+// gpuOptionCase is a session's GPU options and how the CPU build refuses
+// them.
+type gpuOptionCase struct {
+	name     string
+	gpu      ort.GPUOptions
+	want     error    // the provider's sentinel
+	provider string   // named in the message
+	keys     []string // provider options the failed step was given
+}
+
+// gpuOptionCases sets each CUDA and TensorRT option in turn; cache is the
+// TensorRT engine cache directory.
+func gpuOptionCases(cache string) []gpuOptionCase {
+	return []gpuOptionCase{
+		{"cuda defaults", ort.GPUOptions{}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"device_id:0", "do_copy_in_default_stream:1", "enable_cuda_graph:0"}},
+		{"gpu_mem_limit", ort.GPUOptions{CUDA: ort.CUDAOptions{MemLimitBytes: 1 << 30}}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"gpu_mem_limit:1073741824"}},
+		{"arena_extend_strategy", ort.GPUOptions{CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested"}}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"arena_extend_strategy:kSameAsRequested"}},
+		{"cudnn_conv_algo_search", ort.GPUOptions{CUDA: ort.CUDAOptions{CuDNNConvAlgoSearch: "HEURISTIC"}}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"cudnn_conv_algo_search:HEURISTIC"}},
+		{"do_copy_in_default_stream off", ort.GPUOptions{CUDA: ort.CUDAOptions{CopyInSeparateStream: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"do_copy_in_default_stream:0"}},
+		{"enable_cuda_graph", ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
+			[]string{"enable_cuda_graph:1"}},
+		{"tensorrt", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT,
+			[]string{"device_id:0", "trt_fp16_enable:0"}},
+		{"tensorrt all", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: cache,
+			MaxWorkspaceBytes: 1 << 30, TimingCache: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT,
+			[]string{"trt_fp16_enable:1", "trt_engine_cache_enable:1", "trt_engine_cache_path:" + cache,
+				"trt_max_workspace_size:1073741824", "trt_timing_cache_enable:1", "trt_timing_cache_path:" + cache}},
 	}
 }
 
