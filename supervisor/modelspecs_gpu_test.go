@@ -23,7 +23,7 @@ models:
     path: b.onnx
     output_binding: pinned
     providers:
-      cuda: {arena_extend_strategy: kSameAsRequested, do_copy_in_default_stream: false, enable_cuda_graph: true}
+      cuda: {arena_extend_strategy: kSameAsRequested, do_copy_in_default_stream: false}
       tensorrt: {enable: true, fp16: true, engine_cache_dir: none, max_workspace: 1GiB}
 `), "t.yaml")
 	if err != nil {
@@ -34,7 +34,7 @@ models:
 			CUDA:     ort.CUDAOptions{MemLimitBytes: 8 << 30, CuDNNConvAlgoSearch: "HEURISTIC"},
 			TensorRT: ort.TensorRTOptions{EngineCacheDir: "trt-engines"}}},
 		{OutputBinding: ort.OutputsPinned, GPU: &ort.GPUOptions{
-			CUDA:     ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true, CUDAGraph: true},
+			CUDA:     ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true},
 			TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, MaxWorkspaceBytes: 1 << 30}}},
 	}
 	specs := modelSpecs(c)

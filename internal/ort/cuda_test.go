@@ -63,6 +63,33 @@ func TestGPUUnavailable(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesCUDAGraph: a session on a GPU asking for CUDA graphs,
+// alone or behind TensorRT, is refused with ErrCUDAGraph and what to
+// change, before any provider is asked: the same on the CPU build as on a
+// GPU host, and without the TensorRT engine cache directory being made.
+func TestOpenRefusesCUDAGraph(t *testing.T) {
+	orttest.Init(t)
+	path := mlpFile(t)
+	cache := filepath.Join(t.TempDir(), "trt-engines")
+	for _, gpu := range []ort.GPUOptions{{CUDA: ort.CUDAOptions{CUDAGraph: true}},
+		{CUDA: ort.CUDAOptions{CUDAGraph: true}, TensorRT: ort.TensorRTOptions{Enable: true, EngineCacheDir: cache}}} {
+		restore := ort.KeepGoSignalHandlers()
+		s, err := ort.Open(path, "mlp", ort.Options{IntraOpThreads: 1, CUDA: true, GPU: gpu})
+		restore()
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open with %+v: no error, want ErrCUDAGraph", gpu)
+		}
+		if !errors.Is(err, ort.ErrCUDAGraph) || errors.Is(err, ort.ErrProviderUnavailable) ||
+			!strings.Contains(err.Error(), `model "mlp"`) || !strings.Contains(err.Error(), "enable_cuda_graph: false") {
+			t.Errorf("Open with %+v: %v; want ErrCUDAGraph (not a provider error) naming the model and enable_cuda_graph: false", gpu, err)
+		}
+	}
+	if _, err := os.Stat(cache); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the TensorRT engine cache directory: %v; want it not created for a refused session", err)
+	}
+}
+
 // gpuOptionCase is a session's GPU options and how the CPU build refuses
 // them.
 type gpuOptionCase struct {
@@ -87,8 +114,6 @@ func gpuOptionCases(cache string) []gpuOptionCase {
 			[]string{"cudnn_conv_algo_search:HEURISTIC"}},
 		{"do_copy_in_default_stream off", ort.GPUOptions{CUDA: ort.CUDAOptions{CopyInSeparateStream: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
 			[]string{"do_copy_in_default_stream:0"}},
-		{"enable_cuda_graph", ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}, ort.ErrNoCUDA, ort.ProviderCUDA,
-			[]string{"enable_cuda_graph:1"}},
 		{"tensorrt", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true}}, ort.ErrNoTensorRT, ort.ProviderTensorRT,
 			[]string{"device_id:0", "trt_fp16_enable:0"}},
 		{"tensorrt all", ort.GPUOptions{TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: cache,

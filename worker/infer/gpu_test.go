@@ -77,3 +77,34 @@ func TestCPUWorkerRefusesPinnedOutputs(t *testing.T) {
 		t.Errorf("model \"plain\" does not serve (unavailable: %q)", s.unavailable["plain"])
 	}
 }
+
+// TestGPUWorkerRefusesCUDAGraph: an infer worker given a GPU and a model
+// whose spec asks for CUDA graphs (a spec not from a validated config)
+// boots and serves that model as unavailable with ort.ErrCUDAGraph's words
+// and what to change, refused before any provider is asked, so the same on
+// the CPU build as on a GPU host.
+func TestGPUWorkerRefusesCUDAGraph(t *testing.T) {
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := onnxmodel.MLP(1).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := orttest.WriteModel(t, "mlp", b)
+	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
+		Provider: worker.ProviderCUDA, GPU: "GPU-fake-0",
+		Models: []worker.Model{{Name: "graph", Path: path, Warmup: worker.WarmupNone,
+			GPU: &ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}}}}
+	s, err := load(&worker.Runtime{Spec: spec, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("load: %v (a model refused for its options must not fail the worker as a GPU error)", err)
+	}
+	defer s.close()
+	reason := s.unavailable["graph"]
+	if !strings.Contains(reason, `model "graph"`) || !strings.Contains(reason, ort.ErrCUDAGraph.Error()) ||
+		!strings.Contains(reason, "enable_cuda_graph: false") {
+		t.Errorf("unavailable reason %q; want ErrCUDAGraph naming model \"graph\" and what to change", reason)
+	}
+}
