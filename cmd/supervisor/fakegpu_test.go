@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,6 +178,47 @@ func TestGPUCheckScriptGPURuns(t *testing.T) {
 		if strings.Count(stdout, want) != 1 {
 			t.Errorf("gpu-check's output does not say %q once:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestRunUnprivilegedTensorRTCache: with workers.user set, the master
+// makes a model's TensorRT engine cache directory in a state directory
+// that is root's and 0755 (as /var/lib/supervisor under systemd), owned by
+// the workers' user, so that the GPU worker running as that user gets
+// past it to TensorRT itself (which the CPU build of ONNX Runtime then
+// refuses) instead of failing to create it.
+func TestRunUnprivilegedTensorRTCache(t *testing.T) {
+	needCPUBuild(t)
+	if os.Getuid() != 0 {
+		t.Skip("needs root: only a root master may start workers as another user")
+	}
+	for _, d := range []string{suiteDir, modelsDir} { // nobody must read the models
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := t.TempDir()
+	for _, d := range []string{filepath.Dir(state), state} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := filepath.Join(state, "trt-engines")
+	in := startInstance(t, options{modelNames: []string{"mlp"}, prepWorkers: 1, env: fakeGPUEnv(t, 1), noWait: true,
+		extra: "workers:\n  user: nobody\n",
+		modelItems: fmt.Sprintf("  - {name: trt, path: %s, providers: {tensorrt: {enable: true, engine_cache_dir: %s}}}\n",
+			filepath.Join(modelsDir, "mlp.onnx"), cache)})
+	pollUntil(t, 60*time.Second, "the GPU worker's boot error in the log", func() bool {
+		return strings.Contains(in.log.String(), "no model can run on this worker's GPU")
+	})
+	var st syscall.Stat_t
+	if err := syscall.Stat(cache, &st); err != nil || st.Uid != 65534 || st.Mode&0o777 != 0o750 {
+		t.Errorf("engine cache %q: %v, uid %d, mode %o; want it made 0750 for nobody (65534)", cache, err, st.Uid, st.Mode&0o777)
+	}
+	log := in.log.String()
+	if !strings.Contains(log, "is not available: could not set its options map[device_id:0 trt_engine_cache_enable:1 trt_engine_cache_path:"+cache) ||
+		strings.Contains(log, "create its engine cache directory") {
+		t.Errorf("the trt model's refusal is not TensorRT's own (the cache directory stood in the way?):\n%s", log)
 	}
 }
 
