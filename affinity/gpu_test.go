@@ -3,7 +3,10 @@ package affinity
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/affinity/nvmltest"
 )
 
 func TestPCINUMANode(t *testing.T) {
@@ -60,5 +63,26 @@ func TestNVMLWithoutDriver(t *testing.T) {
 	gpus, err = NVML{LibraryPath: "/nonexistent/libnvidia-ml.so.1"}.GPUs()
 	if err != nil || len(gpus) != 0 {
 		t.Errorf("NVML with a missing library = %v, %v; want no GPUs and no error", gpus, err)
+	}
+}
+
+// TestNVMLFake: affinity.NVML reads each device's identity, memory and
+// NUMA node (through its PCI bus in sysfs) and the driver's versions, as
+// NVML reports them; twice, since every call opens and closes NVML.
+func TestNVMLFake(t *testing.T) {
+	n := NVML{LibraryPath: filepath.Join(nvmltest.Library(t, 2), nvmltest.LibraryName), SysRoot: filepath.Join("testdata", "numa2x32")}
+	want := []GPU{
+		{Index: 0, UUID: nvmltest.UUID(0), Name: "Fake GPU", PCIBusID: "0000:18:00.0", NUMANode: 0, MemoryBytes: 16 << 30},
+		{Index: 1, UUID: nvmltest.UUID(1), Name: "Fake GPU", PCIBusID: "0000:9a:00.0", NUMANode: 1, MemoryBytes: 16 << 30},
+	}
+	for range 2 {
+		gpus, err := n.GPUs()
+		if err != nil || !reflect.DeepEqual(gpus, want) {
+			t.Errorf("GPUs() = %+v, %v; want %+v", gpus, err, want)
+		}
+		d, err := n.Driver()
+		if err != nil || d != (Driver{Version: nvmltest.Driver, CUDA: nvmltest.CUDA}) {
+			t.Errorf("Driver() = %+v, %v; want %s, CUDA %s", d, err, nvmltest.Driver, nvmltest.CUDA)
+		}
 	}
 }

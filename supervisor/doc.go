@@ -151,7 +151,8 @@
 // about 850 lines), boot, reload and shutdown (master.go, reload.go,
 // actors.go, lameduck.go, sockets.go, about 1,300), upgrades and the
 // workers' privileges (about 270; the credentials are the spawner's and
-// the drop sets up the board and caches, so they stay), the control
+// the drop sets up the board and caches, so they stay; enginecache.go
+// makes TensorRT's engine caches theirs), the control
 // socket's server (about 220), the models' reports and crash records for
 // the poison quarantine (modelreport.go, crashlog.go, about 230), the
 // response caches' segments (respcache.go, about 110; the cache itself is

@@ -422,7 +422,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 	}
 	gen := int(m.generation.Load())
 	// One worker per assignment of the plan (placement.go).
-	return placedSpecs(cfg, role, func(name string) worker.Spec {
+	specs := placedSpecs(cfg, role, func(name string) worker.Spec {
 		s := baseSpec(cfg, role, name, gen)
 		// Prep workers learn the models' metadata from infer workers at
 		// boot, so a model change replaces them too.
@@ -438,6 +438,10 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 		}
 		return s
 	})
+	if role == worker.RoleInfer {
+		makeEngineCaches(specs, m.spawner.creds, m.log)
+	}
+	return specs
 }
 
 func baseSpec(cfg *config.Config, role worker.Role, name string, gen int) worker.Spec {

@@ -83,3 +83,9 @@ func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")
 	return nil
 }
+
+// owns says whether fi belongs to the workers' user already.
+func (c *credentials) owns(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == c.uid && int(st.Gid) == c.gid
+}

@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,19 +112,49 @@ func TestFetchORTGPUArchive(t *testing.T) {
 	}
 }
 
-// TestFetchORTAuto: on a host where NVML sees no GPU, auto keeps the CPU
-// build and says so.
-func TestFetchORTAuto(t *testing.T) {
-	if out, err := exec.Command(binPath, "gpus").Output(); err != nil || !strings.HasPrefix(string(out), noGPULine) {
-		t.Skipf("this host has GPUs (or gpus failed: %v): %s", err, out)
+// TestFetchORTGPUURL: without ORT_ARCHIVE the GPU build is downloaded
+// from ORT_URL (here a local server) and installed only when its SHA-256
+// is ORT_SHA256.
+func TestFetchORTGPUURL(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed (scripts/need-deb curl installs it)")
 	}
+	archive, sum := fakeORTArchive(t, "libonnxruntime.so.1.24.1", "libonnxruntime_providers_shared.so",
+		"libonnxruntime_providers_cuda.so")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, archive)
+	}))
+	defer srv.Close()
+	url := srv.URL + "/onnxruntime-linux-x64-gpu-1.24.1.tgz"
+	bad := filepath.Join(t.TempDir(), "ort")
+	if out, ok := fetchORT(t, []string{"ORT_URL=" + url, "ORT_SHA256=" + strings.Repeat("a", 64)}, "gpu", bad); ok ||
+		!strings.Contains(out, "refusing to install it") {
+		t.Errorf("download with a wrong hash: succeeded=%v, stderr %q; want a refusal", ok, out)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "libonnxruntime.so.1")); err == nil {
+		t.Error("a downloaded archive with the wrong hash was installed")
+	}
+	dest := filepath.Join(t.TempDir(), "ort")
+	out, ok := fetchORT(t, []string{"ORT_URL=" + url, "ORT_SHA256=" + sum}, "gpu", dest)
+	if !ok || !strings.Contains(out, "downloading "+url) || !strings.Contains(out, "(SHA-256 "+sum+")") {
+		t.Errorf("download with the right hash: succeeded=%v, stderr %q; want it downloaded, verified and installed", ok, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "libonnxruntime_providers_cuda.so")); err != nil || string(b) != "fake libonnxruntime_providers_cuda.so" {
+		t.Errorf("CUDA provider library after the download = %q, %v", b, err)
+	}
+}
+
+// TestFetchORTAuto: on a host where NVML sees no GPU (a fake NVML with
+// none, so that the test runs on GPU hosts too), auto keeps the CPU build
+// and says so.
+func TestFetchORTAuto(t *testing.T) {
 	dest := t.TempDir() // an installed CPU build, so that nothing is fetched
 	for name, body := range map[string]string{"libonnxruntime.so.1": "cpu", "VERSION": "1.24.1\n"} {
 		if err := os.WriteFile(filepath.Join(dest, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, ok := fetchORT(t, []string{"SUPERVISOR_BIN=" + binPath}, "auto", dest)
+	out, ok := fetchORT(t, append(fakeGPUEnv(t, 0), "SUPERVISOR_BIN="+binPath), "auto", dest)
 	if !ok || !strings.Contains(out, "NVML sees no GPU: using the CPU build") {
 		t.Errorf("fetch-ort auto on a host without GPUs: succeeded=%v, stderr %q; want the CPU build, said", ok, out)
 	}
@@ -147,5 +179,45 @@ func TestFetchORTAutoGPUWithoutHash(t *testing.T) {
 	out, ok := fetchORT(t, []string{"SUPERVISOR_BIN=" + fake}, "auto", dest)
 	if !ok || !strings.Contains(out, "ORT_SHA256 is not set") || !strings.Contains(out, "using the CPU build") {
 		t.Errorf("fetch-ort auto with a GPU and no ORT_SHA256: succeeded=%v, stderr %q; want the CPU build and how to get the GPU one", ok, out)
+	}
+}
+
+// TestMakeSetupFetchesAuto: `make setup` runs fetch-ort auto (the GPU
+// build where NVML sees a GPU, see TestFetchORTAutoGPU), and ORT_BUILD
+// overrides it. It is a dry run of a copy of the Makefile in a temporary
+// directory, so nothing is fetched or generated.
+func TestMakeSetupFetchesAuto(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "fetch-ort"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for build, want := range map[string]string{"": "scripts/fetch-ort auto third_party/onnxruntime\n",
+		"ORT_BUILD=cpu": "scripts/fetch-ort cpu third_party/onnxruntime\n"} {
+		cmd := exec.Command("make", "-n", "-C", dir, "setup")
+		for _, kv := range os.Environ() { // the default, not this shell's ORT_BUILD
+			if !strings.HasPrefix(kv, "ORT_BUILD=") && !strings.HasPrefix(kv, "MAKEFLAGS=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if build != "" {
+			cmd.Args = append(cmd.Args, build)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("make -n setup %s: %v\n%s\nwant it to run %q", build, err, out, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/plural"
 )
 
 // noGPULine is what `supervisor gpus` prints on a host without GPUs;
@@ -37,7 +38,7 @@ func printGPUs(w io.Writer, d affinity.Driver, list []affinity.GPU) {
 		fmt.Fprintln(w, noGPULine)
 		return
 	}
-	fmt.Fprintf(w, "NVIDIA driver %s (CUDA %s), %d GPUs\n", d.Version, d.CUDA, len(list))
+	fmt.Fprintf(w, "NVIDIA driver %s (CUDA %s), %s\n", d.Version, d.CUDA, plural.Count(len(list), "GPU"))
 	for _, g := range list {
 		node := "NUMA node -"
 		if g.NUMANode >= 0 {

@@ -58,6 +58,9 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 // The CUDA libraries may install signal handlers when they initialise
 // here or in the first runs; see KeepGoSignalHandlers.
 func appendGPU(so *onnxruntime.SessionOptions, o GPUOptions) error {
+	if err := checkCUDAGraph(o.CUDA); err != nil {
+		return err
+	}
 	if o.TensorRT.Enable {
 		if err := appendTensorRT(so, o.TensorRT); err != nil {
 			return err

@@ -25,6 +25,9 @@
 // (when GPUOptions.TensorRT.Enable) then CUDA then the CPU, in that order of
 // preference; a provider the library or machine cannot give fails Open with
 // a *ProviderError (ErrProviderUnavailable), never a silent CPU fallback.
+// CUDA graphs (CUDAOptions.CUDAGraph) are refused before any provider is
+// asked (ErrCUDAGraph, cudagraph.go): a replayed graph ignores Run's new
+// input and output buffers.
 // AvailableProviders and CheckProvider answer without a GPU whether a
 // library could: the CPU build from npm lists CUDA and TensorRT but lacks
 // their provider libraries (libonnxruntime_providers_*.so), so only both

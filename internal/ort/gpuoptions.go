@@ -29,7 +29,8 @@ type CUDAOptions struct {
 	// default is on); named for the non-default so the zero value is ORT's.
 	CopyInSeparateStream bool `json:"copy_in_separate_stream,omitempty"`
 	// CUDAGraph captures the model into a CUDA graph on the first run
-	// (enable_cuda_graph); it needs fixed input shapes and addresses.
+	// (enable_cuda_graph); it needs fixed input shapes and addresses,
+	// which Run does not give, so Open refuses it (ErrCUDAGraph).
 	CUDAGraph bool `json:"enable_cuda_graph,omitempty"`
 }
 

@@ -34,7 +34,8 @@ type Options struct {
 	// KeepGoSignalHandlers.
 	CUDA bool
 	// GPU tunes the CUDA provider and may put TensorRT ahead of it; it is
-	// ignored unless CUDA is set.
+	// ignored unless CUDA is set. Open refuses GPU.CUDA.CUDAGraph
+	// (ErrCUDAGraph).
 	GPU GPUOptions
 	// Outputs is where ORT puts outputs before Run copies them into Go
 	// memory (outbind.go); "" means OutputsOff. OutputsPinned needs CUDA.

@@ -447,7 +447,7 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 	c.Infer = InferConfig{Workers: 2, IntraOpThreads: 7, Recycle: Recycle{MaxRequests: 1000, MaxRequestsJitter: 50, MaxRSSBytes: 1 << 30, MaxLifetime: Duration{time.Hour}},
 		GPUs: GPUSelection{Explicit: true, Devices: []string{"1", "GPU-8f6e"}}, CPUs: "auto",
 		Providers: ProvidersConfig{CUDA: CUDAConfig{GPUMemLimit: 1 << 30, ArenaExtendStrategy: "kSameAsRequested",
-			CuDNNConvAlgoSearch: "DEFAULT", EnableCUDAGraph: true},
+			CuDNNConvAlgoSearch: "DEFAULT"},
 			TensorRT: TensorRTConfig{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt", MaxWorkspace: 1 << 30, TimingCache: true}},
 		OutputBinding: "pinned"}
 	c.Placement = PlacementConfig{MasterCPUs: "0", NUMAMemory: "bind", Overcommit: true}

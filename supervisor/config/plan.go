@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/plural"
 )
 
 // Host is the machine as the placement plan sees it: the CPUs this process
@@ -43,17 +44,10 @@ func LoadHost(sysRoot string, gpus affinity.GPULister) (*Host, error) {
 func (h *Host) Describe() string {
 	gpus := "no GPU found"
 	if n := len(h.GPUs); n > 0 {
-		gpus = fmt.Sprintf("%d GPUs found", n)
+		gpus = plural.Count(n, "GPU") + " found"
 	}
 	return fmt.Sprintf("CPUs %s usable (%s, %s), %s", h.Topology.CPUs,
-		plural(len(h.Topology.Cores), "core"), plural(len(h.Topology.Nodes), "NUMA node"), gpus)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+		plural.Count(len(h.Topology.Cores), "core"), plural.Count(len(h.Topology.Nodes), "NUMA node"), gpus)
 }
 
 // Plan places every worker of c on h: which GPU each infer worker drives,

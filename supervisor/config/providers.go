@@ -32,8 +32,11 @@ type CUDAConfig struct {
 	// Runtime's default (EXHAUSTIVE).
 	CuDNNConvAlgoSearch   string `yaml:"cudnn_conv_algo_search"`
 	DoCopyInDefaultStream bool   `yaml:"do_copy_in_default_stream"`
-	// EnableCUDAGraph captures each run into a CUDA graph: models with
-	// fixed shapes only, batching off.
+	// EnableCUDAGraph would capture a model's runs into a CUDA graph.
+	// Validation refuses true: ONNX Runtime replays the graph on its first
+	// run's buffers and shapes, and the infer worker's runs bring new
+	// buffers each time (ort.ErrCUDAGraph). The key stays so that a config
+	// written from ONNX Runtime's documentation is told why, at its line.
 	EnableCUDAGraph bool `yaml:"enable_cuda_graph"`
 }
 
@@ -90,6 +93,11 @@ func (v *configValidator) providers(field string, p *ProvidersConfig) {
 	}
 	v.oneOf(field+".cuda.arena_extend_strategy", p.CUDA.ArenaExtendStrategy, arenaExtendStrategies)
 	v.oneOf(field+".cuda.cudnn_conv_algo_search", p.CUDA.CuDNNConvAlgoSearch, cudnnConvAlgoSearches)
+	if p.CUDA.EnableCUDAGraph {
+		// Refused for every model, batching or not, fixed shapes or not:
+		// the infer worker's runs never keep their buffers (ort.ErrCUDAGraph).
+		v.errorf(field+".cuda.enable_cuda_graph", "true is refused: %v (set enable_cuda_graph: false)", ort.ErrCUDAGraph)
+	}
 	if p.TensorRT.EngineCacheDir == "" {
 		v.errorf(field+".tensorrt.engine_cache_dir", "is empty (give a directory, or %q to turn the engine cache off)", engineCacheOff)
 	}

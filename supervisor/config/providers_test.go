@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/supervisor-dev/supervisor/internal/ort"
@@ -17,7 +18,7 @@ models:
   - name: b
     path: b.onnx
     providers:
-      cuda: {arena_extend_strategy: kSameAsRequested, do_copy_in_default_stream: false, enable_cuda_graph: true}
+      cuda: {arena_extend_strategy: kSameAsRequested, do_copy_in_default_stream: false, enable_cuda_graph: false}
       tensorrt: {enable: true, fp16: true, engine_cache_dir: /var/cache/trt, max_workspace: 2GiB, timing_cache: true}
 `, "t.yaml")
 	a := c.ModelProviders(c.Models[0]).ORT()
@@ -27,7 +28,7 @@ models:
 	}
 	b := c.ModelProviders(c.Models[1]).ORT()
 	want := ort.GPUOptions{
-		CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true, CUDAGraph: true},
+		CUDA: ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true},
 		TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, EngineCacheDir: "/var/cache/trt",
 			MaxWorkspaceBytes: 2 << 30, TimingCache: true},
 	}
@@ -55,6 +56,22 @@ func TestConfigProvidersErrors(t *testing.T) {
 			[]string{`t.yaml:4: models[0].providers.tensorrt.timing_cache: needs engine_cache_dir`}},
 		{"empty cache dir", "tensorrt: {engine_cache_dir: ''}",
 			[]string{`t.yaml:4: models[0].providers.tensorrt.engine_cache_dir: is empty`}},
+		{"negative workspace", "tensorrt: {max_workspace: -1}",
+			[]string{`t.yaml:4: models[0].providers.tensorrt.max_workspace: -1 is negative`}},
+		{"limit not a size", "cuda: {gpu_mem_limit: lots}",
+			[]string{`t.yaml:4: models[0].providers.cuda.gpu_mem_limit: "lots" is not a size`}},
+		{"workspace not a size", "tensorrt: {max_workspace: 2 gigs}",
+			[]string{`t.yaml:4: models[0].providers.tensorrt.max_workspace: "2 gigs" is not a size`}},
+		// Every boolean option, each with a value that is not one.
+		{"booleans", "cuda: {do_copy_in_default_stream: 2, enable_cuda_graph: sometimes}\n      " +
+			"tensorrt: {enable: yes please, fp16: maybe, timing_cache: 1}",
+			[]string{`t.yaml:4: models[0].providers.cuda.do_copy_in_default_stream: "2" is not true or false`,
+				`t.yaml:4: models[0].providers.cuda.enable_cuda_graph: "sometimes" is not true or false`,
+				`t.yaml:5: models[0].providers.tensorrt.enable: "yes please" is not true or false`,
+				`t.yaml:5: models[0].providers.tensorrt.fp16: "maybe" is not true or false`,
+				`t.yaml:5: models[0].providers.tensorrt.timing_cache: "1" is not true or false`}},
+		{"cuda graph", "cuda: {enable_cuda_graph: true}",
+			[]string{`t.yaml:4: models[0].providers.cuda.enable_cuda_graph: true is refused: CUDA graphs (enable_cuda_graph) are not supported`}},
 		{"unknown key", "tensorrt: {int8: true}",
 			[]string{`t.yaml:4: unknown key "int8" in models[0].providers.tensorrt (known keys: enable, fp16, engine_cache_dir, max_workspace, timing_cache)`}},
 		{"unknown provider", "rocm: {}",
@@ -68,4 +85,30 @@ func TestConfigProvidersErrors(t *testing.T) {
 	}
 	_, err := ParseConfig([]byte("infer:\n  providers:\n    cuda: {arena_extend_strategy: big}\n"), "t.yaml")
 	checkConfigErrors(t, err, []string{`t.yaml:3: infer.providers.cuda.arena_extend_strategy: "big" is not one of`})
+}
+
+// TestConfigRefusesCUDAGraph: enable_cuda_graph: true is refused at its
+// line wherever it is set, infer.providers (every model's default) or a
+// batching model's own providers, saying why and what to set instead.
+func TestConfigRefusesCUDAGraph(t *testing.T) {
+	_, err := ParseConfig([]byte(`infer:
+  providers:
+    cuda: {enable_cuda_graph: true}
+models:
+  - name: m
+    path: m.onnx
+    batching: {max_batch_size: 8}
+    providers:
+      cuda:
+        enable_cuda_graph: true
+`), "t.yaml")
+	checkConfigErrors(t, err, []string{
+		"t.yaml:3: infer.providers.cuda.enable_cuda_graph: true is refused: CUDA graphs",
+		"t.yaml:10: models[0].providers.cuda.enable_cuda_graph: true is refused: CUDA graphs",
+	})
+	for _, w := range []string{"batching varies the batch size", "set enable_cuda_graph: false"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the refusal %q does not say %q", err, w)
+		}
+	}
 }

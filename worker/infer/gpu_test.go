@@ -19,18 +19,10 @@ import (
 // of ONNX Runtime, fails to boot with a typed error that names the model,
 // the provider its options asked for first (TensorRT here) and what to do.
 func TestGPUWorkerBootError(t *testing.T) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		t.Skip(err)
-	}
+	lib, path := mlpOnDisk(t)
 	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_tensorrt.so")); err == nil {
 		t.Skip("this ONNX Runtime library has the TensorRT provider beside it")
 	}
-	b, err := onnxmodel.MLP(1).Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := orttest.WriteModel(t, "mlp", b)
 	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
 		Provider: worker.ProviderCUDA, GPU: "GPU-fake-0",
 		Models: []worker.Model{{Name: "mlp", Path: path, Warmup: worker.WarmupNone,
@@ -50,15 +42,7 @@ func TestGPUWorkerBootError(t *testing.T) {
 // output_binding pinned boots, serves that model as unavailable with
 // ort.ErrPinnedNeedsGPU's words and what to change, and serves the others.
 func TestCPUWorkerRefusesPinnedOutputs(t *testing.T) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		t.Skip(err)
-	}
-	b, err := onnxmodel.MLP(1).Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := orttest.WriteModel(t, "mlp", b)
+	lib, path := mlpOnDisk(t)
 	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
 		Provider: worker.ProviderCPU, Models: []worker.Model{
 			{Name: "pinned", Path: path, Warmup: worker.WarmupNone, OutputBinding: ort.OutputsPinned},
@@ -76,4 +60,42 @@ func TestCPUWorkerRefusesPinnedOutputs(t *testing.T) {
 	if _, ok := s.models["plain"]; !ok {
 		t.Errorf("model \"plain\" does not serve (unavailable: %q)", s.unavailable["plain"])
 	}
+}
+
+// TestGPUWorkerRefusesCUDAGraph: an infer worker given a GPU and a model
+// whose spec asks for CUDA graphs (a spec not from a validated config)
+// boots and serves that model as unavailable with ort.ErrCUDAGraph's words
+// and what to change, refused before any provider is asked, so the same on
+// the CPU build as on a GPU host.
+func TestGPUWorkerRefusesCUDAGraph(t *testing.T) {
+	lib, path := mlpOnDisk(t)
+	spec := &worker.Spec{Role: worker.RoleInfer, Name: "infer-0", ORTLibrary: lib, IntraOpThreads: 1,
+		Provider: worker.ProviderCUDA, GPU: "GPU-fake-0",
+		Models: []worker.Model{{Name: "graph", Path: path, Warmup: worker.WarmupNone,
+			GPU: &ort.GPUOptions{CUDA: ort.CUDAOptions{CUDAGraph: true}}}}}
+	s, err := load(&worker.Runtime{Spec: spec, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("load: %v (a model refused for its options must not fail the worker as a GPU error)", err)
+	}
+	defer s.close()
+	reason := s.unavailable["graph"]
+	if !strings.Contains(reason, `model "graph"`) || !strings.Contains(reason, ort.ErrCUDAGraph.Error()) ||
+		!strings.Contains(reason, "enable_cuda_graph: false") {
+		t.Errorf("unavailable reason %q; want ErrCUDAGraph naming model \"graph\" and what to change", reason)
+	}
+}
+
+// mlpOnDisk returns the ONNX Runtime library (the test skips without one)
+// and the path of a one-layer MLP model written for the test.
+func mlpOnDisk(t *testing.T) (lib, path string) {
+	t.Helper()
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := onnxmodel.MLP(1).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib, orttest.WriteModel(t, "mlp", b)
 }
