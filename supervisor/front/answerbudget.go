@@ -101,6 +101,7 @@ func answerRefusal(n, limit int64) refusal {
 // binary answer carries Inference-Header-Content-Length), with r, under
 // the same request id.
 func (f *Front) refuseAnswer(ctx *fasthttp.RequestCtx, r refusal) {
+	ctx.Response.SwapBody(nil) // dropped, not pooled: it is as large as it did not fit
 	ctx.Response.Reset()
 	f.refuse(ctx, r, false)
 }

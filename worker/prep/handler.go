@@ -205,7 +205,7 @@ func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return
 	}
 	m.cache.store(key, outs)
-	render(ctx, m, req, outs)
+	h.renderGated(ctx, m, req, outs)
 }
 
 // render writes the V2 response of req's outputs: JSON, or with binary

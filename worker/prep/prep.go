@@ -27,7 +27,10 @@
 // their own and never wait behind large ones; large ones decode at a
 // lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
 // cpuset), so that requests never wait behind them in the Go scheduler;
-// an image that could never fit gets 400 before anything is decoded.
+// an image that could never fit gets 400 before anything is decoded. A
+// large answer (up to 8 bytes of JSON per byte of its outputs) is
+// encoded in the same large lane, at the same low priority
+// (rendergate.go): a model without batching answers any number of rows.
 //
 // A compressed body (Content-Encoding gzip or deflate) is decompressed
 // before anything reads it (encoding.go): its decompressed size is what
