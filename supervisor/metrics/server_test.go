@@ -13,17 +13,25 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// TestCloseNotHeldBySilentClient: a client that connects to the metrics
-// listener and sends half a request, then nothing, does not hold the
-// master's stop (Close runs on its way out) for the server's idle window.
-func TestCloseNotHeldBySilentClient(t *testing.T) {
+// serveLoopback serves a metrics listener on a loopback port; the
+// caller closes it.
+func serveLoopback(t *testing.T) (*Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := New(ln, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.Nop())
 	ms.Serve()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	return ms, ln.Addr().String()
+}
+
+// TestCloseNotHeldBySilentClient: a client that connects to the metrics
+// listener and sends half a request, then nothing, does not hold the
+// master's stop (Close runs on its way out) for the server's idle window.
+func TestCloseNotHeldBySilentClient(t *testing.T) {
+	ms, addr := serveLoopback(t)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +73,8 @@ func statusLine(t *testing.T, addr string) string {
 // flood cannot take the master's file descriptors (and with them the
 // public listener's accepts). A place given back is taken again.
 func TestConnectionFloodIsCapped(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := New(ln, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.Nop())
-	ms.Serve()
+	ms, addr := serveLoopback(t)
 	defer ms.Close()
-	addr := ln.Addr().String()
 	idle := make([]net.Conn, 0, maxConns)
 	for range maxConns {
 		c, err := net.Dial("tcp", addr)
