@@ -82,7 +82,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		if release, ok := h.bodies.decode(ctx); ok {
 			h.infer(ctx, m)
 			release()
-			encodeResponse(ctx)
+			h.compressGated(ctx)
 		}
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":

@@ -3,6 +3,7 @@ package prep
 import (
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
@@ -14,7 +15,8 @@ import (
 // priority, eight of them at once 3.4 GB (cmd/hostile unread-answers).
 // So a large answer is encoded as a large decode is (gate.go): it waits
 // for the decode gate's large lane, weighing what it may write, and
-// encodes on a niced thread; answers and decodes together keep within
+// encodes on a niced thread (and so is its compression, when the client
+// asks for one); answers and decodes together keep within
 // the gate's budget, and take turns on what CPU the small requests leave.
 
 // answerBytesPerDataByte bounds what a byte of an output tensor becomes
@@ -34,23 +36,42 @@ func answerCost(outs []tensor.Tensor) int64 {
 
 // renderGated is render under the decode gate when the answer is large.
 func (h *handler) renderGated(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
+	h.asLargeDecode(ctx, answerCost(outs), "encoded", func() { render(ctx, m, req, outs) })
+}
+
+// compressGated is encodeResponse under the decode gate when the answer
+// is large and the client asked for it compressed: gzip at full priority
+// took a CPU for seconds per answer, beside the small requests.
+func (h *handler) compressGated(ctx *fasthttp.RequestCtx) {
+	if ctx.Response.StatusCode() != fasthttp.StatusOK ||
+		httpcoding.Negotiate(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding)) == httpcoding.Identity {
+		encodeResponse(ctx) // Vary at most
+		return
+	}
+	h.asLargeDecode(ctx, int64(len(ctx.Response.Body())), "compressed", func() { encodeResponse(ctx) })
+}
+
+// asLargeDecode runs fn, which writes ctx's answer, at once when cost is
+// a small decode's; otherwise in the gate's large lane (weighing cost,
+// never over what fits) on a niced thread, or answers 504 when the
+// client went away while it waited.
+func (h *handler) asLargeDecode(ctx *fasthttp.RequestCtx, cost int64, what string, fn func()) {
 	var g *decodeGate // nil: no gate, as a handler without bodies has
 	if h.bodies != nil {
 		g = h.bodies.gate
 	}
-	cost := answerCost(outs)
 	if !g.isLarge(cost) {
-		render(ctx, m, req, outs)
+		fn()
 		return
 	}
-	cost = max(min(cost, g.largest()), g.small+1) // large, and never over what fits
+	cost = max(min(cost, g.largest()), g.small+1)
 	if err := g.enter(cost, stopperFor(ctx)); err != nil {
-		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while its answer waited to be encoded: "+err.Error())
+		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while its answer waited to be "+what+": "+err.Error())
 		return
 	}
 	defer g.leave(cost)
 	_ = runNiced(func() error {
-		render(ctx, m, req, outs)
+		fn()
 		return nil
 	})
 }

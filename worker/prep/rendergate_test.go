@@ -58,6 +58,46 @@ func TestLargeAnswerWaitsForTheGate(t *testing.T) {
 	waitState(t, g, gateState{})
 }
 
+// TestLargeAnswerCompressedInTheLane: a large answer the client wants
+// gzip'd is compressed in the gate's large lane: with the lane held it
+// stays uncompressed, a small one is compressed at once, and it is
+// compressed once the lane frees.
+func TestLargeAnswerCompressedInTheLane(t *testing.T) {
+	g := testGate(1, 1<<20, 1<<20+64<<20)
+	h := &handler{bodies: &bodyDecoder{gate: g}}
+	answer := func(n int) *fasthttp.RequestCtx {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.Set(fasthttp.HeaderAcceptEncoding, "gzip")
+		ctx.SetBody(bytes.Repeat([]byte("0,"), n/2))
+		return &ctx
+	}
+	if err := g.enter(g.largest(), stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	large := answer(4 << 20)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.compressGated(large)
+	}()
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1})
+	small := answer(1 << 10)
+	h.compressGated(small)
+	if enc := string(small.Response.Header.Peek(fasthttp.HeaderContentEncoding)); enc != "gzip" {
+		t.Fatalf("a small answer beside a held large lane: Content-Encoding %q, want gzip at once", enc)
+	}
+	g.leave(g.largest())
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the large answer was not compressed within 30s of the lane freeing")
+	}
+	if enc, n := string(large.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(large.Response.Body()); enc != "gzip" || n >= 4<<20 {
+		t.Fatalf("the large answer: Content-Encoding %q, %d bytes; want gzip, smaller than 4 MiB", enc, n)
+	}
+	waitState(t, g, gateState{})
+}
+
 // TestAnswerCostBoundsTheJSON: answerCost is at least the JSON written
 // for each datatype's longest values.
 func TestAnswerCostBoundsTheJSON(t *testing.T) {
