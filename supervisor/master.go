@@ -431,6 +431,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 			s.ORTLibrary = cfg.ONNXRuntimeLibrary
 		} else {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
+			s.MaxHeaderBytes = int64(cfg.Limits.MaxHeaderBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
 			s.Processing = processing(cfg, models, caches)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)

@@ -100,6 +100,9 @@ type Spec struct {
 	// Prep role.
 	InferSockets []string `json:"infer_sockets,omitempty"`
 	MaxBodyBytes int64    `json:"max_body_bytes,omitempty"`
+	// MaxHeaderBytes is the master's limits.max_header_bytes: the header
+	// blocks it admits, and forwards, are this large (0: fasthttp's 4 KiB).
+	MaxHeaderBytes int64 `json:"max_header_bytes,omitempty"`
 	// Handoff ("shm" or "inline"), ArenaSlots and ArenaSlotBytes: how the
 	// prep worker sends tensors to infer workers (see internal/arena).
 	Handoff         string        `json:"handoff,omitempty"`

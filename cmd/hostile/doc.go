@@ -41,6 +41,13 @@
 // and answers 413; the master, which carried only the compressed bytes,
 // holds no more than those.
 //
+// unread-answers (unread.go) runs in the full suite only (make hostile,
+// -attacks), not in TestHostileBounded: gzip'd binary requests to the
+// generated types model (served only when it is selected) for answers
+// three times their inflated size, each left unread after its status
+// line, so the master must charge held answers to its body budget and
+// the prep worker must encode them in its decode gate's large lane.
+//
 // The gRPC listener has rows of its own (grpcattacks.go), played in raw
 // HTTP/2 frames (hostile.H2) while a third well-behaved client sends the
 // MLP row by ModelInfer on one connection: HTTP/2 rapid reset

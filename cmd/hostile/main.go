@@ -51,6 +51,9 @@ func run() int {
 		return 1
 	}
 	so.ortLib, so.modelsDir = lib, models
+	for _, a := range attacks {
+		so.answerModel = so.answerModel || a.name == unreadAnswersName
+	}
 	o := suiteOptions{
 		server: *so,
 		scale:  *scale, phase: *phase, rampUp: *rampUp, settle: 10 * time.Second, legit: *legit, nice: *nice, attacks: attacks,
@@ -91,7 +94,7 @@ func serverFlags() *serverOptions {
 }
 
 func selectAttacks(names string) ([]attack, error) {
-	all := attackTable()
+	all := fullAttacks()
 	if names == "" {
 		return all, nil
 	}

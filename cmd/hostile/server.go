@@ -30,6 +30,7 @@ type serverOptions struct {
 	prepWorkers            int
 	maxBody                int64  // max_body_bytes
 	squeezeNet             string // the shared SqueezeNet served as imageModel; "" = the MLP only
+	answerModel            bool   // serve answerModel, for unread-answers
 }
 
 // suiteConfig is the config under attack: the MLP with batching,
@@ -47,6 +48,9 @@ func suiteConfig(o serverOptions, l launch.Layout) string {
       channel_order: BGR, scale: 1, mean: [0, 0, 0], std: [1, 1, 1], layout: NCHW, dtype: FP16,
       max_pixels: 40000000, max_images: 64}
 `, imageModel, o.squeezeNet)
+	}
+	if o.answerModel {
+		image += fmt.Sprintf("  - {name: %s, path: %s}\n", answerModel, filepath.Join(o.modelsDir, answerModel+".onnx"))
 	}
 	return fmt.Sprintf(`listen: 127.0.0.1:%d
 runtime_dir: %s

@@ -1,9 +1,11 @@
 package conncap
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -17,6 +19,10 @@ type Listener struct {
 	// OnRefuse, when set, is told of each connection refused over the
 	// cap, with the number open; it must not block.
 	OnRefuse func(open int64)
+	// OnAcceptError, when set, is told of each accept that failed for
+	// want of resources (acceptBusy) before it is retried; it must not
+	// block.
+	OnAcceptError func(err error)
 }
 
 // RefusalWriteTimeout bounds the write of the answer to a refused
@@ -43,11 +49,17 @@ func (l *Listener) Accept() (net.Conn, error) {
 // AcceptCapped is Accept with the connection's own type, for users that
 // wrap it.
 func (l *Listener) AcceptCapped() (*Conn, error) {
+	var backoff time.Duration
 	for {
 		c, err := l.Listener.Accept()
+		if acceptBusy(err) {
+			backoff = l.pause(err, backoff)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
+		backoff = 0
 		if n := l.open.Add(1); n <= l.max || l.max == 0 {
 			return &Conn{Conn: c, l: l}, nil
 		}
@@ -58,6 +70,32 @@ func (l *Listener) AcceptCapped() (*Conn, error) {
 		}
 		Refuse(c, l.answer)
 	}
+}
+
+// acceptBusy reports an accept that failed for want of resources: the
+// process's or the system's descriptors (a flood of connections on any of
+// the master's listeners, or a cap above RLIMIT_NOFILE), or kernel
+// memory. It passes once connections close, so the accept is retried, as
+// net/http's Server does; returned, it ends the server's Serve, and the
+// public listener's ends the master.
+func acceptBusy(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+}
+
+// maxAcceptBackoff bounds the wait between retried accepts.
+const maxAcceptBackoff = time.Second
+
+// pause waits before an accept that failed with err is retried: 5ms,
+// doubling up to maxAcceptBackoff while it keeps failing (net/http's
+// schedule). It returns the wait it took.
+func (l *Listener) pause(err error, last time.Duration) time.Duration {
+	d := min(max(2*last, 5*time.Millisecond), maxAcceptBackoff)
+	if l.OnAcceptError != nil {
+		l.OnAcceptError(err)
+	}
+	time.Sleep(d)
+	return d
 }
 
 // Open is the number of connections holding a place.

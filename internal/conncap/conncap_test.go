@@ -1,8 +1,11 @@
 package conncap
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,4 +66,63 @@ func dial(t *testing.T, addr string) net.Conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// failingListener fails its first accepts with errs, then accepts from
+// the listener it wraps.
+type failingListener struct {
+	net.Listener
+	errs []error
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if len(l.errs) > 0 {
+		err := l.errs[0]
+		l.errs = l.errs[1:]
+		return nil, err
+	}
+	return l.Listener.Accept()
+}
+
+// An accept that fails for want of descriptors or memory (a connection
+// flood on another listener of the process) is retried after a growing
+// pause, each failure told to OnAcceptError, and the next connection is
+// accepted: returned, it ended the master. Any other error is returned.
+func TestAcceptRetriesWhenOutOfDescriptors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := []error{
+		&net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)},
+		&net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.ENFILE)},
+		&net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.ENOBUFS)},
+	}
+	l := New(&failingListener{Listener: ln, errs: busy}, 0, nil)
+	t.Cleanup(func() { _ = l.Close() })
+	var told []error
+	l.OnAcceptError = func(err error) { told = append(told, err) }
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	got, err := l.Accept()
+	if err != nil {
+		t.Fatalf("accept after EMFILE, ENFILE, ENOBUFS: %v, want the waiting connection", err)
+	}
+	got.Close()
+	if len(told) != len(busy) {
+		t.Errorf("OnAcceptError told of %d failures, want %d", len(told), len(busy))
+	}
+	if took := time.Since(start); took < 35*time.Millisecond {
+		t.Errorf("three failed accepts retried in %v, want pauses of 5, 10 and 20ms", took)
+	}
+
+	other := errors.New("listener broken")
+	l = New(&failingListener{Listener: ln, errs: []error{other}}, 0, nil)
+	if _, err := l.Accept(); !errors.Is(err, other) {
+		t.Fatalf("accept failing otherwise: %v, want the error returned", err)
+	}
 }

@@ -109,6 +109,10 @@ func (f *Front) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestCo
 func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
 	v.hasBody = v.length > 0 || v.length == -1
+	if v.length == -1 && declaresLength(h.RawHeaders()) {
+		v.refusal = bothLengths // framing.go
+		return v
+	}
 	path := requestPath(h)
 	if strings.HasPrefix(path, RepositoryPrefix) {
 		return f.decideRepository(h, path, v) // repository.go

@@ -76,16 +76,31 @@ func (c *cappedConn) Close() error {
 func (c *cappedConn) closeNow() error { return c.Conn.Close() }
 
 // capConnections wraps the public listener in the max_connections cap;
-// refusals are logged at most once a minute, as fasthttp did.
+// refusals, and accepts retried for want of descriptors, are logged at
+// most once a minute each, as fasthttp did.
 func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
 	cl := newCapListener(ln, maxConns)
-	var last atomic.Int64
+	var refused, failed minuteGate
 	cl.OnRefuse = func(open int64) {
-		now := time.Now().UnixNano()
-		if prev := last.Load(); now-prev > int64(time.Minute) && last.CompareAndSwap(prev, now) {
+		if refused.open() {
 			f.log.Warn().Int64("open", open).Uint64("refused", cl.Refused()).
 				Msg("refusing connections over limits.max_connections (503); raise it if these are real clients")
 		}
 	}
+	cl.OnAcceptError = func(err error) {
+		if failed.open() {
+			f.log.Error().Err(err).Int64("open", cl.Open()).
+				Msg("public listener cannot accept: out of file descriptors or memory; retrying. Raise LimitNOFILE (ulimit -n) above limits.max_connections + grpc.max_connections + limits.max_in_flight, or find what holds them")
+		}
+	}
 	return cl
+}
+
+// minuteGate lets one event through a minute.
+type minuteGate struct{ last atomic.Int64 }
+
+func (g *minuteGate) open() bool {
+	now := time.Now().UnixNano()
+	prev := g.last.Load()
+	return now-prev > int64(time.Minute) && g.last.CompareAndSwap(prev, now)
 }

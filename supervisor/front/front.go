@@ -74,6 +74,10 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			break
 		}
 		f.proxyInference(ctx, c, v.model, v.deadline)
+		// The request's body goes back before its answer is charged
+		// (answerbudget.go); the deferred finish gives back nothing more.
+		f.finish(v)
+		f.holdAnswer(ctx, c.BodyBudgetLimit())
 	default:
 		f.serveLocal(ctx)
 	}

@@ -14,6 +14,9 @@
 //     browser on the host cannot read it by DNS rebinding.
 //   - A panic in a handler is answered 500; it never takes the master
 //     down.
+//   - At most maxConns connections are open (conncap.go); one more is
+//     answered 503 and closed, so a connection flood here cannot take the
+//     master's file descriptors from the public listener.
 //
 // Goroutines: Serve starts two, the fasthttp server and the chart's
 // sampler (one point per status.ChartStep); Close stops both and returns

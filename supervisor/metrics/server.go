@@ -57,7 +57,7 @@ const gpuCacheFor = 2 * time.Second
 // New returns the server for ln, reading m and b (the master's
 // scoreboard; nil = none); Serve starts it.
 func New(ln net.Listener, m Master, b *board.Board, log zerolog.Logger) *Server {
-	ms := &Server{m: m, board: b, log: log, ln: ln, cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
+	ms := &Server{m: m, board: b, log: log, ln: capConns(ln), cpu: status.NewCPUSampler(), hist: status.NewRateHistory(), stop: make(chan struct{})}
 	ms.srv = &fasthttp.Server{Handler: ms.handle, Name: "supervisor-metrics", ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute, Logger: front.Logger(log)}
 	return ms

@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"bufio"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,17 +13,25 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// TestCloseNotHeldBySilentClient: a client that connects to the metrics
-// listener and sends half a request, then nothing, does not hold the
-// master's stop (Close runs on its way out) for the server's idle window.
-func TestCloseNotHeldBySilentClient(t *testing.T) {
+// serveLoopback serves a metrics listener on a loopback port; the
+// caller closes it.
+func serveLoopback(t *testing.T) (*Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := New(ln, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.Nop())
 	ms.Serve()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	return ms, ln.Addr().String()
+}
+
+// TestCloseNotHeldBySilentClient: a client that connects to the metrics
+// listener and sends half a request, then nothing, does not hold the
+// master's stop (Close runs on its way out) for the server's idle window.
+func TestCloseNotHeldBySilentClient(t *testing.T) {
+	ms, addr := serveLoopback(t)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,5 +45,54 @@ func TestCloseNotHeldBySilentClient(t *testing.T) {
 	ms.Close()
 	if took := time.Since(start); took > closeGrace+time.Second {
 		t.Errorf("Close took %s with a silent client connected, want at most %s", took, closeGrace)
+	}
+}
+
+// statusLine sends a request on a new connection to addr and returns the
+// answer's first line.
+func statusLine(t *testing.T, addr string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestConnectionFloodIsCapped: idle connections to the metrics listener
+// hold at most maxConns places; one more is answered 503 at once, so a
+// flood cannot take the master's file descriptors (and with them the
+// public listener's accepts). A place given back is taken again.
+func TestConnectionFloodIsCapped(t *testing.T) {
+	ms, addr := serveLoopback(t)
+	defer ms.Close()
+	idle := make([]net.Conn, 0, maxConns)
+	for range maxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	polltest.Until(t, 5*time.Second, 5*time.Millisecond, "the server to take every idle connection",
+		func() bool { return ms.srv.GetOpenConnectionsCount() == maxConns })
+	if got := statusLine(t, addr); !strings.HasPrefix(got, "HTTP/1.1 503") {
+		t.Fatalf("a connection beside %d idle ones: %q, want 503", maxConns, got)
+	}
+	idle[0].Close()
+	polltest.Until(t, 5*time.Second, 5*time.Millisecond, "a place given back",
+		func() bool { return ms.srv.GetOpenConnectionsCount() == maxConns-1 })
+	if got := statusLine(t, addr); strings.HasPrefix(got, "HTTP/1.1 503") || !strings.HasPrefix(got, "HTTP/1.1 ") {
+		t.Fatalf("a connection once one idle one closed: %q, want an answer from the server", got)
 	}
 }

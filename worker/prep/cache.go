@@ -137,7 +137,7 @@ func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequ
 	}
 	if outs, ok := c.get(k, start, deadline); ok {
 		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
-		render(ctx, m, req, outs)
+		h.renderGated(ctx, m, req, outs)
 		return k, true
 	}
 	c.seg.Miss(time.Since(start))

@@ -82,7 +82,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		if release, ok := h.bodies.decode(ctx); ok {
 			h.infer(ctx, m)
 			release()
-			encodeResponse(ctx)
+			h.compressGated(ctx)
 		}
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
@@ -205,7 +205,7 @@ func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 		return
 	}
 	m.cache.store(key, outs)
-	render(ctx, m, req, outs)
+	h.renderGated(ctx, m, req, outs)
 }
 
 // render writes the V2 response of req's outputs: JSON, or with binary

@@ -27,7 +27,10 @@
 // their own and never wait behind large ones; large ones decode at a
 // lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
 // cpuset), so that requests never wait behind them in the Go scheduler;
-// an image that could never fit gets 400 before anything is decoded.
+// an image that could never fit gets 400 before anything is decoded. A
+// large answer (up to 8 bytes of JSON per byte of its outputs) is
+// encoded in the same large lane, at the same low priority
+// (rendergate.go): a model without batching answers any number of rows.
 //
 // A compressed body (Content-Encoding gzip or deflate) is decompressed
 // before anything reads it (encoding.go): its decompressed size is what
@@ -121,10 +124,28 @@ func Run(rt *worker.Runtime) error {
 		Handler:            rt.Count(h.serve),
 		Name:               "supervisor-prep",
 		MaxRequestBodySize: int(rt.Spec.MaxBodyBytes),
+		ReadBufferSize:     readBufferSize(rt.Spec.MaxHeaderBytes),
 		ErrorHandler:       h.transportError,
 		Logger:             fasthttpLogger{rt},
 	}
 	return rt.Serve(srv)
+}
+
+// forwardedHeaderRoom is what the master adds to a client's header block
+// when it forwards a request (the request id, the prefix check's header).
+const forwardedHeaderRoom = 4 << 10
+
+// readBufferSize is the server's read buffer, which bounds a request's
+// header block: every header the master admitted (limits.max_header_bytes)
+// and what it adds. With fasthttp's default (4 KiB) a client's 5 KiB of
+// headers (a long bearer token, cookies), admitted by the master, were
+// answered 400 "small read buffer" here. 0 (no max_header_bytes given):
+// fasthttp's default.
+func readBufferSize(maxHeaderBytes int64) int {
+	if maxHeaderBytes <= 0 {
+		return 0
+	}
+	return int(maxHeaderBytes) + forwardedHeaderRoom
 }
 
 // setUpstreams points the pool of infer workers this prep worker feeds at
