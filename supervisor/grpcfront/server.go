@@ -128,6 +128,7 @@ func New(o Options) *Server {
 		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
+		grpc.ForceServerCodecV2(newDecodeCap(maxMsg)),
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
