@@ -86,7 +86,11 @@
 //     whole, decoded on the handler's goroutine and turned into the HTTP
 //     request, which ServeInternal charges as a body (its Content-Length)
 //     until the RPC ends, the decoded message held beside it, uncharged:
-//     at most the bodies charged, plus the ones being refused.
+//     at most the bodies charged, plus the ones being refused, and at
+//     most MaxMessageBytes each: a ModelInferRequest that would decode
+//     to more (packed typed contents, empty repeated entries: up to 16
+//     times the message, counting the body) is refused INTERNAL before
+//     it is decoded (decodeCap, gRPC's codec, weighs it on the wire).
 //   - A connection waiting for room delays only itself: its pings,
 //     SETTINGS and WINDOW_UPDATEs (the client's, for our answers) wait
 //     unread, so its answers may stop on flow control (Timeouts.Write
