@@ -33,7 +33,11 @@
 //     messages are charged to the same budget by the length their
 //     prefix declares while they arrive (ReserveBody, ReleaseBody:
 //     grpcfront.Budget), then as the body of the request ServeInternal
-//     serves (its Content-Length, by hold).
+//     serves (its Content-Length, by hold). The large one that has
+//     waited longest for room is the budget's heir (ClaimBody,
+//     bodyheir.go): the room it lacks, up to the large bodies' seven
+//     eighths, is kept from every other body, and room given back goes
+//     to it first.
 //   - Prefix check (precheck.go): a body larger than the first 64 KiB
 //     buffer is judged from that buffer by a prep worker (through the
 //     Proxy, with worker.PrefixHeader) before the rest is read; a 400/413

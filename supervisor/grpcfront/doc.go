@@ -70,7 +70,12 @@
 //     header, Admit's or MaxRPCs', ends its debt and holds nothing), and
 //     its connection is not read again (TCP and HTTP/2 flow control push
 //     back on that client alone) until it has, for at most
-//     Timeouts.Message, then closed, giving back all it held. Nothing
+//     Timeouts.Message, then closed, giving back all it held. The
+//     large messages waiting take turns across connections (waitLine):
+//     the first is owed the room it lacks, which no other message or
+//     body may take, and gets the room given back first (ClaimBudget),
+//     so a stream of smaller messages or HTTP bodies does not starve
+//     it; the eighth kept for small bodies stays theirs. Nothing
 //     is refused, and a stream waiting for its next message, or a
 //     message declaring 0 bytes (health probes), holds nothing; nor does
 //     a stream past the last one a draining connection's GOAWAY keeps

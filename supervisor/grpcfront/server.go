@@ -136,7 +136,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message}}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
 	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
