@@ -62,7 +62,7 @@ func grpcAttackRows() []attack {
 		allow(raw("grpc-window-update-flood", 8, "absorbed: each WINDOW_UPDATE costs a parse", h2Repeat(windowUpdateFlood)), outcomeAbsorbed),
 		allow(raw("grpc-priority-flood", 8, "absorbed: PRIORITY frames are ignored", h2Repeat(priorityFlood)), outcomeAbsorbed),
 		allow(raw("grpc-empty-data-flood", 8, "absorbed: empty DATA frames carry nothing to charge", h2Repeat(emptyDataFlood)), outcomeAbsorbed),
-		raw("grpc-decode-bomb", 8, "grpc INTERNAL before decoding (the codec refuses: packed contents that decode past max_body_bytes)", h2Repeat(decodeBomb)),
+		raw("grpc-decode-bomb", 2, "grpc INTERNAL before decoding (the codec refuses: packed contents that decode past max_body_bytes)", h2Repeat(decodeBomb)),
 	}
 }
 
