@@ -48,7 +48,8 @@
 // that never send their message, messages whose prefix claims 4 GiB or
 // max_body_bytes and then trickle, PING and SETTINGS floods (and, in
 // grpcframes.go, WINDOW_UPDATE, PRIORITY and empty DATA floods, an
-// endless CONTINUATION header block, an HPACK bomb, and ModelInfer
+// endless CONTINUATION header block, an HPACK bomb, a stream flood
+// whose streams carry 370 metadata fields each, and ModelInfer
 // messages of int64 zeros that decode to 8 times their size), 2000 idle
 // connections (twice grpc.max_connections), and clients that give the
 // server no window for answers: ModelInfer after ModelInfer, and one

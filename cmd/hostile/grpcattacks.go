@@ -62,6 +62,7 @@ func grpcAttackRows() []attack {
 		allow(raw("grpc-window-update-flood", 8, "absorbed: each WINDOW_UPDATE costs a parse", h2Repeat(windowUpdateFlood)), outcomeAbsorbed),
 		allow(raw("grpc-priority-flood", 8, "absorbed: PRIORITY frames are ignored", h2Repeat(priorityFlood)), outcomeAbsorbed),
 		allow(raw("grpc-empty-data-flood", 8, "absorbed: empty DATA frames carry nothing to charge", h2Repeat(emptyDataFlood)), outcomeAbsorbed),
+		raw("grpc-metadata-flood", 24, "grpc CANCELLED at body_timeout; rst REFUSED_STREAM beyond max_concurrent_streams: 14 KiB of metadata a stream", h2Repeat(metadataFlood)),
 		raw("grpc-decode-bomb", 2, "grpc INTERNAL before decoding (the codec refuses: packed contents that decode past max_body_bytes)", h2Repeat(decodeBomb)),
 	}
 }
@@ -189,9 +190,14 @@ func rapidReset(ctx context.Context, t target, s *session, rec *answers) {
 // streams and sends none of their messages, then waits for every one to
 // end.
 func streamFlood(ctx context.Context, t target, s *session, rec *answers) {
+	floodStreams(ctx, t, s, rec)
+}
+
+// floodStreams is streamFlood with the extra metadata md on every stream.
+func floodStreams(ctx context.Context, t target, s *session, rec *answers, md ...string) {
 	open := map[uint32]bool{}
 	for range t.maxStreams + 8 {
-		id, err := s.Open(t.grpcAddr, inferMethod, "x-api-key", apiKey)
+		id, err := s.Open(t.grpcAddr, inferMethod, append([]string{"x-api-key", apiKey}, md...)...)
 		if err != nil {
 			rec.add(lost(ctx, err))
 			return

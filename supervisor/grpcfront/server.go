@@ -125,7 +125,7 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs), o.Budget)),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 		grpc.ForceServerCodecV2(newDecodeCap(maxMsg)),
