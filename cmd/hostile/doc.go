@@ -50,7 +50,8 @@
 // grpcframes.go, WINDOW_UPDATE, PRIORITY and empty DATA floods, an
 // endless CONTINUATION header block, an HPACK bomb, a stream flood
 // whose streams carry 370 metadata fields each, and ModelInfer
-// messages of int64 zeros that decode to 8 times their size), 2000 idle
+// messages of int64 zeros that decode to 8 times their size: these
+// rows are the full run's only, not TestHostileBounded's), 2000 idle
 // connections (twice grpc.max_connections), and clients that give the
 // server no window for answers: ModelInfer after ModelInfer, and one
 // ModelStreamInfer. Their outcomes are
