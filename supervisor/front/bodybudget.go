@@ -57,11 +57,13 @@ func (b *bodyBudget) reserve(n, total, limit int64) bool {
 	if n <= 0 {
 		return true
 	}
+	var claim int64
 	if b.heir.Load() != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		claim = b.claimLocked(limit)
 	}
-	ceiling := limit - b.claimLocked(limit)
+	ceiling := limit - claim
 	if total > smallBodyBytes {
 		ceiling -= limit / 8
 	}
@@ -84,12 +86,12 @@ func (b *bodyBudget) release(n, large int64) {
 	if n <= 0 {
 		return
 	}
+	b.large.Add(-large)
 	if b.heir.Load() != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		n -= b.feedHeirLocked(n) // handed over: still in use
 	}
-	b.large.Add(-large)
-	n -= b.feedHeirLocked(n) // handed over: still in use
 	b.used.Add(-n)
 	b.burst.add(-n, bodyBurst)
 }

@@ -68,6 +68,36 @@ func TestBodyHeirTakesFreedRoomFirst(t *testing.T) {
 	}
 }
 
+// Bodies reserved and released from many goroutines while heirs claim,
+// fill and give back, or cancel: whatever the order, once all is given
+// back nothing is in use, large or not.
+func TestBodyHeirRace(t *testing.T) {
+	var b bodyBudget
+	const limit, mib = 8 << 20, 1 << 20
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				n := int64(64<<10) << (i % 6) // 64 KiB to 2 MiB: small and large
+				if b.reserve(n, n, limit) {
+					b.release(n, largePart(n, n))
+				}
+				if g == 0 && i%50 == 0 {
+					if h := b.claim(3*mib, limit); h != nil && (i%100 == 0 || !h.settle()) {
+						h.cancel()
+					} else if h != nil {
+						b.release(3*mib, 3*mib)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if b.inUse() != 0 || b.large.Load() != 0 || b.heir.Load() != nil {
+		t.Fatalf("after every release: %d in use, %d large, heir %v", b.inUse(), b.large.Load(), b.heir.Load())
+	}
+}
+
 // floodBodies keeps the budget busy as other clients' small bodies do,
 // until ctx ends: each of n takes 1 MiB whenever it fits, holds it 3ms
 // and gives it back.
