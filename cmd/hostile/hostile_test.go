@@ -65,8 +65,8 @@ func TestHostileBounded(t *testing.T) {
 	var b strings.Builder
 	printReport(&b, rep)
 	t.Log("\n" + b.String())
-	if len(rep.rows) != len(attackTable()) {
-		t.Fatalf("%d attack rows, want %d", len(rep.rows), len(attackTable()))
+	if len(rep.rows) != len(o.attacks) {
+		t.Fatalf("%d attack rows, want %d", len(rep.rows), len(o.attacks))
 	}
 	for _, row := range rep.rows {
 		n := row.attack.name
