@@ -8,6 +8,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
 
@@ -19,6 +20,10 @@ import (
 // served from startup (before a parent's hand-over: once the workers are
 // up), and drained in shutdown alongside the public listener, before the
 // workers stop.
+
+// The front is the gRPC messages' budget, and lets the one waiting
+// longest claim the room given back (grpcfront's waitLine).
+var _ grpcfront.ClaimBudget = (*front.Front)(nil)
 
 // grpcListener is the master's gRPC server and its listener; nil when
 // grpc.listen is "".

@@ -28,6 +28,9 @@ type attack struct {
 	// grpcFrom is the local IP the attack's gRPC connections come from
 	// ("": 127.0.0.1, the well-behaved clients' own).
 	grpcFrom string
+	// fullOnly: only the full run (scripts/hostile) plays it, not
+	// TestHostileBounded, whose time is spent.
+	fullOnly bool
 }
 
 // target is what an attack client knows of the server under attack.
@@ -108,6 +111,8 @@ func raw(name string, conns int, expect string, client func(context.Context, tar
 func imageAttack(a attack) attack { a.image = true; return a }
 
 func allow(a attack, answers ...string) attack { a.allowed = answers; return a }
+
+func fullOnly(a attack) attack { a.fullOnly = true; return a }
 
 // repeat plays one request after another on fresh connections.
 func repeat(one func(ctx context.Context, addr string) string) func(context.Context, target, *answers) {

@@ -54,7 +54,12 @@
 // (CVE-2023-44487: 1000 streams opened and reset at once, then a
 // ServerLive), a flood of max_concurrent_streams + 8 streams on each of 24 connections (under grpc.max_rpcs)
 // that never send their message, messages whose prefix claims 4 GiB or
-// max_body_bytes and then trickle, PING and SETTINGS floods, 2000 idle
+// max_body_bytes and then trickle, PING and SETTINGS floods (and, in
+// grpcframes.go, WINDOW_UPDATE, PRIORITY and empty DATA floods, an
+// endless CONTINUATION header block, an HPACK bomb, a stream flood
+// whose streams carry 370 metadata fields each, and ModelInfer
+// messages of int64 zeros that decode to 8 times their size: these
+// rows are the full run's only, not TestHostileBounded's), 2000 idle
 // connections (twice grpc.max_connections), and clients that give the
 // server no window for answers: ModelInfer after ModelInfer, and one
 // ModelStreamInfer. Their outcomes are

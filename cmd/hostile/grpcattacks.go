@@ -57,6 +57,13 @@ func grpcAttackRows() []attack {
 		raw("grpc-idle-connections", 2000, "held; goaway NO_ERROR at idle_timeout; goaway REFUSED_STREAM beyond grpc.max_connections", h2Repeat(idleH2)),
 		raw("grpc-unread-unary", 8, "rst REFUSED_STREAM beyond max_concurrent_streams: a unary answer the client gives no window stays on its stream", h2Repeat(unreadUnary)),
 		raw("grpc-unread-answers", 8, "cut at write_timeout: the stream's answers fill its window, the connection is closed", h2Repeat(unreadAnswers)),
+		fullOnly(raw("grpc-continuation-flood", 8, "goaway or cut at max_header_bytes: an endless header block is not read on", h2Repeat(continuationFlood))),
+		fullOnly(allow(raw("grpc-hpack-bomb", 8, "rst or goaway at max_header_bytes; absorbed: the connection still serves", h2Repeat(hpackBomb)), outcomeAbsorbed)),
+		fullOnly(allow(raw("grpc-window-update-flood", 8, "absorbed: each WINDOW_UPDATE costs a parse", h2Repeat(windowUpdateFlood)), outcomeAbsorbed)),
+		fullOnly(allow(raw("grpc-priority-flood", 8, "absorbed: PRIORITY frames are ignored", h2Repeat(priorityFlood)), outcomeAbsorbed)),
+		fullOnly(allow(raw("grpc-empty-data-flood", 8, "absorbed: empty DATA frames carry nothing to charge", h2Repeat(emptyDataFlood)), outcomeAbsorbed)),
+		fullOnly(raw("grpc-metadata-flood", 24, "grpc CANCELLED at body_timeout; rst REFUSED_STREAM beyond max_concurrent_streams: 14 KiB of metadata a stream", h2Repeat(metadataFlood))),
+		fullOnly(raw("grpc-decode-bomb", 2, "grpc INTERNAL before decoding (the codec refuses: packed contents that decode past max_body_bytes)", h2Repeat(decodeBomb))),
 	}
 }
 
@@ -183,9 +190,14 @@ func rapidReset(ctx context.Context, t target, s *session, rec *answers) {
 // streams and sends none of their messages, then waits for every one to
 // end.
 func streamFlood(ctx context.Context, t target, s *session, rec *answers) {
+	floodStreams(ctx, t, s, rec)
+}
+
+// floodStreams is streamFlood with the extra metadata md on every stream.
+func floodStreams(ctx context.Context, t target, s *session, rec *answers, md ...string) {
 	open := map[uint32]bool{}
 	for range t.maxStreams + 8 {
-		id, err := s.Open(t.grpcAddr, inferMethod, "x-api-key", apiKey)
+		id, err := s.Open(t.grpcAddr, inferMethod, append([]string{"x-api-key", apiKey}, md...)...)
 		if err != nil {
 			rec.add(lost(ctx, err))
 			return

@@ -37,6 +37,7 @@ type verdict struct {
 	length   int64             // declared Content-Length; -1 = chunked
 	inFlight bool              // holds a place under limits.max_in_flight
 	reserved int64             // body-budget bytes held
+	large    int64             // of reserved, those held for a large body (bodyBudget.large)
 	deadline time.Time         // the client's X-Request-Timeout; zero = none
 	admitted time.Time         // when the header was decided; the body timeout runs from here
 	body     bodyBuf           // the received body (receiveBody); freed by finish
@@ -214,6 +215,7 @@ func (f *Front) hold(c *config.Config, v *verdict) refusal {
 			msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
 	}
 	v.reserved = max(v.length, 0)
+	v.large = largePart(v.reserved, v.length)
 	return refusal{}
 }
 
@@ -229,8 +231,8 @@ func (f *Front) finish(v *verdict) {
 		f.inFlight.Add(-1)
 		v.inFlight = false
 	}
-	f.budget.release(v.reserved)
-	v.reserved = 0
+	f.budget.release(v.reserved, v.large)
+	v.reserved, v.large = 0, 0
 }
 
 // attachBody sets the received body on req; the verdict owns it from now.

@@ -57,7 +57,7 @@ func (h *heldAnswer) WriteTo(w io.Writer) (int64, error) {
 // Close gives the answer's charge back and drops its bytes.
 func (h *heldAnswer) Close() error {
 	h.once.Do(func() {
-		h.budget.release(h.n)
+		h.budget.release(h.n, largePart(h.n, h.n))
 		h.b = nil
 	})
 	return nil

@@ -23,8 +23,8 @@ func TestBodyBudgetShares(t *testing.T) {
 	if b.reserve(1, 1, limit) {
 		t.Fatal("a byte over the full budget was taken")
 	}
-	b.release(8 << 20)
-	b.release(56 << 20)
+	b.release(8<<20, 0)
+	b.release(56<<20, 56<<20)
 	if b.inUse() != 0 {
 		t.Fatalf("%d bytes in use after every release", b.inUse())
 	}

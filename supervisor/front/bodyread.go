@@ -139,6 +139,7 @@ func (br *bodyReader) grow() error {
 		if !br.f.budget.reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
 			return errBodyBudget
 		}
+		br.v.large += largePart(next, br.chunkedN+next)
 		br.chunkedN += next
 		br.v.reserved += next
 	}

@@ -33,7 +33,11 @@
 //     messages are charged to the same budget by the length their
 //     prefix declares while they arrive (ReserveBody, ReleaseBody:
 //     grpcfront.Budget), then as the body of the request ServeInternal
-//     serves (its Content-Length, by hold).
+//     serves (its Content-Length, by hold). The large one that has
+//     waited longest for room is the budget's heir (ClaimBody,
+//     bodyheir.go): the room it lacks, up to the large bodies' seven
+//     eighths, is kept from every other body, and room given back goes
+//     to it first.
 //   - Answers (answerbudget.go): a proxied answer over 64 KiB is charged
 //     to the same budget from when its request's body is given back until
 //     fasthttp has written it or dropped its connection (limits.write_timeout

@@ -56,5 +56,25 @@ func (f *Front) ReserveBody(n int64) bool {
 	return f.budget.reserve(n, n, f.cfg().BodyBudgetLimit())
 }
 
-// ReleaseBody gives back n bytes taken by ReserveBody.
-func (f *Front) ReleaseBody(n int64) { f.budget.release(n) }
+// ClaimBody makes a gRPC message of n bytes (over 1 MiB) the body
+// budget's heir: grpcfront's line of messages waiting for room gives it
+// to its head. Room given back goes to it first, up to what the large
+// bodies may hold, until it has n (see bodyHeir). settle takes what fits
+// now and reports whether it has all n, which are then its charge, given
+// back with ReleaseBody(n); cancel gives back what a claim not settled
+// holds. Nil for a small message (the eighth kept for small bodies is
+// its room), or when another message holds the claim.
+func (f *Front) ClaimBody(n, total int64) (settle func() bool, cancel func()) {
+	if n != total || total <= smallBodyBytes {
+		return nil, nil
+	}
+	h := f.budget.claim(n, f.cfg().BodyBudgetLimit())
+	if h == nil {
+		return nil, nil
+	}
+	return h.settle, h.cancel
+}
+
+// ReleaseBody gives back n bytes taken by ReserveBody, or by a claim
+// settled (ClaimBody).
+func (f *Front) ReleaseBody(n int64) { f.budget.release(n, largePart(n, n)) }

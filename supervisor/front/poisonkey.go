@@ -138,4 +138,4 @@ type inflateBudget struct {
 }
 
 func (b inflateBudget) Take(n int) bool { return b.f.budget.reserve(int64(n), int64(n), b.limit) }
-func (b inflateBudget) Give(n int)      { b.f.budget.release(int64(n)) }
+func (b inflateBudget) Give(n int)      { b.f.budget.release(int64(n), largePart(int64(n), int64(n))) }

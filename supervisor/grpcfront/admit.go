@@ -34,8 +34,9 @@ var carriesTensors = map[string]bool{
 // serving or is at max_in_flight, would make the master hold up to
 // MaxMessageBytes per stream first. gRPC runs it on the connection's
 // reader goroutine: admit must not block. A nil admit admits all. Then
-// the RPC takes its place among rpcs, given back when it ends.
-func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.ServerInHandle {
+// the RPC takes its place among rpcs, and its metadata is charged to
+// budget (see metadataCost), both given back when it ends.
+func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap, budget Budget) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
 		conn := conns.of(ctx)
 		if conn.closed() {
@@ -53,7 +54,14 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap) tap.Se
 		if err := rpcs.take(); err != nil {
 			return ctx, err
 		}
-		return watch(ctx, t.Message, conn, rpcs), nil
+		release, err := chargeMetadata(budget, info.Header)
+		if err != nil {
+			rpcs.give()
+			return ctx, err
+		}
+		ctx = watch(ctx, t.Message, conn, rpcs)
+		context.AfterFunc(ctx, release)
+		return ctx, nil
 	}
 }
 

@@ -39,12 +39,14 @@ type capListener struct {
 }
 
 // msgBudget is the Budget the messages are charged to (nil: none), the
-// largest message charged (Options.MaxMessageBytes) and the longest a
-// connection waits for room (Timeouts.Message).
+// largest message charged (Options.MaxMessageBytes), the longest a
+// connection waits for room (Timeouts.Message) and the line the
+// server's waiting messages take turns in.
 type msgBudget struct {
 	b    Budget
 	max  int64
 	wait time.Duration
+	line *waitLine
 }
 
 // connSet is the open connections by remote address, each with its
@@ -172,7 +174,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			conncap.Refuse(c, penalisedAnswer)
 			continue
 		}
-		cc := &cappedConn{Conn: c, l: l, wire: newWire(l.msgs.b, l.msgs.max, l.msgs.wait)}
+		cc := &cappedConn{Conn: c, l: l, wire: newWire(l.msgs.b, l.msgs.max, l.msgs.wait, l.msgs.line)}
 		cc.entry = l.conns.add(cc)
 		return cc, nil
 	}

@@ -46,7 +46,9 @@
 //     max_in_flight reached) before its message is read; a message over
 //     Options.MaxMessageBytes is refused by gRPC from its prefix, before
 //     it is read; streams per connection, connections (GOAWAY beyond,
-//     capListener), the header list and the handshake time are capped;
+//     capListener), the header list and the handshake time are capped
+//     (and what an RPC's metadata holds decoded past 4 KiB is charged
+//     to Options.Budget until it ends: metadataCost);
 //     every wait of a stream on its client is bounded (Timeouts: the
 //     message, an idle stream, an answer not taken, a socket not read);
 //     a connection ending too many streams before their first message
@@ -70,7 +72,12 @@
 //     header, Admit's or MaxRPCs', ends its debt and holds nothing), and
 //     its connection is not read again (TCP and HTTP/2 flow control push
 //     back on that client alone) until it has, for at most
-//     Timeouts.Message, then closed, giving back all it held. Nothing
+//     Timeouts.Message, then closed, giving back all it held. The
+//     large messages waiting take turns across connections (waitLine):
+//     the first is owed the room it lacks, which no other message or
+//     body may take, and gets the room given back first (ClaimBudget),
+//     so a stream of smaller messages or HTTP bodies does not starve
+//     it; the eighth kept for small bodies stays theirs. Nothing
 //     is refused, and a stream waiting for its next message, or a
 //     message declaring 0 bytes (health probes), holds nothing; nor does
 //     a stream past the last one a draining connection's GOAWAY keeps
@@ -86,7 +93,11 @@
 //     whole, decoded on the handler's goroutine and turned into the HTTP
 //     request, which ServeInternal charges as a body (its Content-Length)
 //     until the RPC ends, the decoded message held beside it, uncharged:
-//     at most the bodies charged, plus the ones being refused.
+//     at most the bodies charged, plus the ones being refused, and at
+//     most MaxMessageBytes each: a ModelInferRequest that would decode
+//     to more (packed typed contents, empty repeated entries: up to 16
+//     times the message, counting the body) is refused INTERNAL before
+//     it is decoded (decodeCap, gRPC's codec, weighs it on the wire).
 //   - A connection waiting for room delays only itself: its pings,
 //     SETTINGS and WINDOW_UPDATEs (the client's, for our answers) wait
 //     unread, so its answers may stop on flow control (Timeouts.Write

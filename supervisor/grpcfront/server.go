@@ -125,9 +125,10 @@ func New(o Options) *Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: o.IdleTimeout, Time: o.IdleTimeout, Timeout: pingTimeout}),
 		grpc.InitialWindowSize(StreamWindowBytes),
 		grpc.InitialConnWindowSize(ConnectionWindowBytes),
-		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs))),
+		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs), o.Budget)),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
+		grpc.ForceServerCodecV2(newDecodeCap(maxMsg)),
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
@@ -135,7 +136,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message}}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
 	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)

@@ -1,6 +1,7 @@
 package grpcfront
 
 import (
+	"container/list"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -37,7 +38,10 @@ import (
 // reads the socket (await), so the connection's reader stops taking
 // bytes from it and TCP pushes back on that client alone, until every
 // debt fits, or its stream ends, or wait passes; Read then fails, and
-// gRPC closes the connection, giving back all it held. What a message
+// gRPC closes the connection, giving back all it held. The messages
+// owing wait in one line across the server's connections (waitLine):
+// the first claims the room given back (ClaimBudget), so smaller
+// messages and bodies taking room as it frees do not starve it. What a message
 // owing its charge brings in the meantime is the rest of one read (32
 // KiB, grpc-go's read buffer). The wait holds up the connection's other
 // streams too: when what fills the budget is this connection's own
@@ -55,6 +59,7 @@ type wire struct {
 	b    Budget
 	max  int64
 	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
+	line *waitLine     // the server's messages waiting for room (nil: no order)
 
 	in    frameCursor // the client's frames
 	out   frameCursor // the server's frames (gRPC's writer goroutine)
@@ -73,10 +78,13 @@ type wire struct {
 // wireStream is one stream's message in assembly.
 type wireStream struct {
 	prefix  [5]byte
-	prefixN int   // bytes of the next message's prefix read
-	left    int64 // bytes of the current message still to come
-	charged int64 // held in the Budget for the current message
-	owed    int64 // to be charged for the current message (see pending)
+	prefixN int           // bytes of the next message's prefix read
+	left    int64         // bytes of the current message still to come
+	charged int64         // held in the Budget for the current message
+	owed    int64         // to be charged for the current message (see pending)
+	inLine  *list.Element // its place in the waitLine while it owes
+	settle  func() bool   // its claim on the budget, at the head of the line (see ClaimBudget)
+	cancel  func()
 }
 
 // errNoRoom fails a connection's Read when a message's declared length
@@ -88,13 +96,13 @@ var errNoRoom = errors.New("a gRPC message found no room in limits.max_body_byte
 // was closed under it.
 var errWireClosed = errors.New("gRPC connection closed while a message waited for room in limits.max_body_bytes_in_flight")
 
-// newWire charges b the messages of one connection (nil b: nil, which
-// charges nothing).
-func newWire(b Budget, max int64, wait time.Duration) *wire {
+// newWire charges b the messages of one connection, waiting in line
+// (nil: in no order) for room (nil b: nil, which charges nothing).
+func newWire(b Budget, max int64, wait time.Duration, line *waitLine) *wire {
 	if b == nil {
 		return nil
 	}
-	return &wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
+	return &wire{b: b, max: max, wait: wait, line: line, in: frameCursor{skip: len(http2.ClientPreface)},
 		streams: map[uint32]*wireStream{}, last: 1<<31 - 1, done: make(chan struct{})}
 }
 
@@ -144,6 +152,7 @@ func (w *wire) endLocked(id uint32) {
 	if s := w.streams[id]; s != nil {
 		w.b.ReleaseBody(s.charged)
 		s.charged = 0 // the reader may still hold s: nothing left to give back
+		w.unowe(s)
 		delete(w.streams, id)
 	}
 }
@@ -182,17 +191,36 @@ func (w *wire) await() error {
 }
 
 // settleLocked charges stream id what it owes, reporting whether it owes
-// nothing more.
+// nothing more: at the head of the line through its claim on the
+// budget, else all at once (see waitLine).
 func (w *wire) settleLocked(id uint32) bool {
 	s := w.streams[id]
 	if s == nil || s.owed == 0 {
 		return true
 	}
-	if !w.b.ReserveBody(s.owed) {
+	if cb, ok := w.b.(ClaimBudget); ok && s.settle == nil && w.line.first(s) {
+		if s.settle, s.cancel = cb.ClaimBody(s.owed, s.owed); s.settle == nil {
+			w.line.leave(s) // a small message: it polls, and lets the next one claim
+		}
+	}
+	if s.settle != nil && !s.settle() || s.settle == nil && !w.b.ReserveBody(s.owed) {
 		return false
 	}
-	s.charged, s.owed = s.owed, 0
+	s.settle, s.cancel = nil, nil // settled: the claim's bytes are the charge
+	s.charged = s.owed
+	w.unowe(s)
 	return true
+}
+
+// unowe forgets what s owes, giving back what its claim holds and
+// taking it out of the line.
+func (w *wire) unowe(s *wireStream) {
+	if s.cancel != nil {
+		s.cancel()
+		s.settle, s.cancel = nil, nil
+	}
+	s.owed = 0
+	w.line.leave(s)
 }
 
 // wireIn is the wire seen as the visitor of the client's frames.
@@ -261,7 +289,8 @@ func (w *wire) message(id uint32, s *wireStream, b []byte) {
 		b = b[k:]
 		if s.left == 0 {
 			w.b.ReleaseBody(s.charged)
-			s.charged, s.owed = 0, 0
+			s.charged = 0
+			w.unowe(s)
 		}
 	}
 }
@@ -274,6 +303,7 @@ func (w *wire) charge(id uint32, s *wireStream) {
 	}
 	s.owed = s.left
 	w.pending = append(w.pending, id)
+	w.line.join(s)
 }
 
 // wireOut is the wire seen as the visitor of the server's frames.

@@ -170,7 +170,7 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 func scanLedger(t *testing.T, runs ...[]byte) string {
 	t.Helper()
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	w := newWire(l, wireMax, time.Second, nil)
 	for _, r := range runs {
 		if err := w.read(r); err != nil {
 			t.Fatal(err)
@@ -187,7 +187,7 @@ func scanLedger(t *testing.T, runs ...[]byte) string {
 // ended is charged no more.
 func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	w := newWire(l, wireMax, time.Second, nil)
 	read := func(frames func(f *http2.Framer) error) {
 		t.Helper()
 		var b bytes.Buffer
@@ -228,7 +228,7 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 // keeps, and no stream past it is charged: gRPC ignores them.
 func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	w := newWire(l, wireMax, time.Second, nil)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
 			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
@@ -268,7 +268,7 @@ func TestWireWaitsForRoom(t *testing.T) {
 	if !l.ReserveBody(wireMax) {
 		t.Fatal("the ledger refused its limit")
 	}
-	w := newWire(l, wireMax, 20*time.Second)
+	w := newWire(l, wireMax, 20*time.Second, nil)
 	p := clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]))
 	})
@@ -289,7 +289,7 @@ func TestWireWaitsForRoom(t *testing.T) {
 	}
 
 	full := &ledger{limit: 1}
-	w = newWire(full, wireMax, 50*time.Millisecond)
+	w = newWire(full, wireMax, 50*time.Millisecond, nil)
 	start := time.Now()
 	if err := errors.Join(w.read(p), w.await()); !errors.Is(err, errNoRoom) {
 		t.Fatalf("with no room: %v, want errNoRoom", err)
@@ -304,7 +304,7 @@ func TestWireWaitsForRoom(t *testing.T) {
 // nothing: the next read does not wait.
 func TestWireDebtsEndWithTheirStream(t *testing.T) {
 	full := &ledger{limit: 1}
-	w := newWire(full, wireMax, time.Minute)
+	w := newWire(full, wireMax, time.Minute, nil)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]), headers(f, 3, false), f.WriteData(3, false, msg(10, 0)))
 	})); err != nil {
@@ -350,7 +350,7 @@ func TestWireReadWriteCloseRace(t *testing.T) {
 	}
 	for closeAfter := range 8 {
 		l := &ledger{limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
-		w := newWire(l, wireMax, time.Minute)
+		w := newWire(l, wireMax, time.Minute, nil)
 		var wg sync.WaitGroup
 		wg.Add(2)
 		reads := make(chan struct{}, len(in))
@@ -398,7 +398,7 @@ func BenchmarkWireRead(b *testing.B) {
 	}
 	p := buf.Bytes()
 	l := &ledger{}
-	w := newWire(l, 8<<20, time.Second)
+	w := newWire(l, 8<<20, time.Second, nil)
 	if err := w.read([]byte(http2.ClientPreface)); err != nil {
 		b.Fatal(err)
 	}
