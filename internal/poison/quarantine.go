@@ -3,6 +3,7 @@ package poison
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,7 @@ type Quarantine struct {
 	models      map[string]int   // entries by model, for Watching
 	quarantined map[string]int64 // bodies quarantined since New, by model
 	runTimeouts map[string]int64 // runs stopped at max_run_time since New, by model
+	soloRuns    map[string]int64 // suspects sent to run alone since New, by model
 	swept       time.Time
 }
 
@@ -56,7 +58,7 @@ func New(max int) *Quarantine {
 	}
 	return &Quarantine{seed: maphash.MakeSeed(), max: max, now: time.Now,
 		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{},
-		runTimeouts: map[string]int64{}}
+		runTimeouts: map[string]int64{}, soloRuns: map[string]int64{}}
 }
 
 // KeyOf is the key of a route path and a body taken as it is.
@@ -170,17 +172,46 @@ func (q *Quarantine) RunTimedOut(model string) {
 	q.runTimeouts[model]++
 }
 
-// Blocked says whether k is quarantined, and for how much longer.
-func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
+// Standing is what a Quarantine holds against a key now.
+type Standing struct {
+	// Blocked says the key is quarantined, for Left more.
+	Blocked bool
+	Left    time.Duration
+	// Suspect says the key was struck (Crashed) within its window but is
+	// below the threshold: the caller runs it alone, so that a next
+	// strike falls on it and not on requests that shared its run.
+	Suspect bool
+}
+
+// Look says where k stands. A quarantined k counts as touched (a refusal
+// keeps it from eviction); a suspect does not.
+func (q *Quarantine) Look(k Key) Standing {
 	now := q.now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	e := q.entries[k]
-	if e == nil || !e.blocked || !now.Before(e.ends) {
-		return 0, false
+	switch {
+	case e == nil || !now.Before(e.ends):
+		return Standing{}
+	case !e.blocked:
+		return Standing{Suspect: true}
 	}
 	e.touched = now
-	return e.ends.Sub(now), true
+	return Standing{Blocked: true, Left: e.ends.Sub(now)}
+}
+
+// Blocked says whether k is quarantined, and for how much longer.
+func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
+	s := q.Look(k)
+	return s.Left, s.Blocked
+}
+
+// SoloRun counts a request of model sent to run alone because its body
+// is a suspect (Standing.Suspect): what suspects cost in batching.
+func (q *Quarantine) SoloRun(model string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.soloRuns[model]++
 }
 
 // Stats is what a Quarantine holds now and has done, by model.
@@ -192,6 +223,9 @@ type Stats struct {
 	// RunTimeouts counts the requests answered because their run
 	// outlived max_run_time (RunTimedOut) since New.
 	RunTimeouts map[string]int64
+	// SoloRuns counts the suspects' requests sent to run alone (SoloRun)
+	// since New.
+	SoloRuns map[string]int64
 }
 
 // Refusing is Current without the models at 0; nil when none.
@@ -214,10 +248,7 @@ func (q *Quarantine) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{},
-		RunTimeouts: make(map[string]int64, len(q.runTimeouts))}
-	for m, n := range q.runTimeouts {
-		s.RunTimeouts[m] = n
-	}
+		RunTimeouts: maps.Clone(q.runTimeouts), SoloRuns: maps.Clone(q.soloRuns)}
 	for m, n := range q.quarantined {
 		s.Quarantined[m] = n
 		s.Current[m] = 0

@@ -124,6 +124,44 @@ func TestRunTimeoutsCounted(t *testing.T) {
 	}
 }
 
+// TestSuspects: a body struck below the threshold is a suspect, not
+// blocked; at the threshold it is blocked, no longer a suspect; after its
+// window it is neither. Another body is neither throughout. Solo runs are
+// counted by model.
+func TestSuspects(t *testing.T) {
+	q, c := newTest(8)
+	k, other := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/p"), []byte("o"))
+	if s := q.Look(k); s != (Standing{}) {
+		t.Fatalf("before any strike: %+v, want nothing", s)
+	}
+	q.Crashed("m", k, 3, time.Minute)
+	q.Crashed("m", k, 3, time.Minute)
+	if s := q.Look(k); !s.Suspect || s.Blocked {
+		t.Fatalf("two strikes of three: %+v, want a suspect, not blocked", s)
+	}
+	q.Crashed("m", k, 3, time.Minute)
+	if s := q.Look(k); s.Suspect || !s.Blocked || s.Left != time.Minute {
+		t.Fatalf("three strikes of three: %+v, want blocked for a minute, no suspect", s)
+	}
+	if s := q.Look(other); s != (Standing{}) {
+		t.Fatalf("another body: %+v, want nothing", s)
+	}
+	c.t = c.t.Add(time.Minute)
+	if s := q.Look(k); s != (Standing{}) {
+		t.Fatalf("after its quarantine: %+v, want nothing", s)
+	}
+	q.Crashed("m", other, 2, time.Minute)
+	c.t = c.t.Add(time.Minute)
+	if s := q.Look(other); s.Suspect {
+		t.Fatal("a strike outside its window still makes a suspect")
+	}
+	q.SoloRun("m")
+	q.SoloRun("m")
+	if n := q.Stats().SoloRuns["m"]; n != 2 {
+		t.Fatalf("SoloRuns[m] = %d, want 2", n)
+	}
+}
+
 // TestHasherFieldsDoNotRun: fields are written with their lengths, so
 // moving a byte from one field to the next changes the key; the path is
 // not counted in Len.

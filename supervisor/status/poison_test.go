@@ -39,3 +39,15 @@ func TestRunTimeoutSeries(t *testing.T) {
 		t.Errorf("run timeouts alone wrote poison series:\n%s", text)
 	}
 }
+
+// TestSoloRunSeries: suspects sent to run alone by model, and none
+// before the first.
+func TestSoloRunSeries(t *testing.T) {
+	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_poison_solo_runs") {
+		t.Errorf("solo run series with none counted:\n%s", text)
+	}
+	text := string(MetricsText(Scrape{Poison: poison.Stats{SoloRuns: map[string]int64{"m": 3}}}))
+	if want := `supervisor_poison_solo_runs_total{model="m"} 3`; !strings.Contains(text, want+"\n") {
+		t.Errorf("metrics lack %q:\n%s", want, text)
+	}
+}
