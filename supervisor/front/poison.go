@@ -26,10 +26,40 @@ import (
 // only the worker stops a run, and only for taking too long. A body that
 // makes every worker's run explode is quarantined as a crashing one is.
 //
-// Innocent requests batched with a poison one fail in the same crash and
-// are counted once; only a body in threshold crashes is quarantined, so
-// they pass when retried. The front does not retry a crashed request on
-// another worker: a poison body would take that one down too.
+// Innocent requests batched with a poison one fail in the same crash or
+// run timeout and are struck once too. Retried into a batch with the
+// poison body again (a client, or a retrying load balancer, resending
+// both), they would be struck again and quarantined with it. So a
+// suspect, a body struck within poison_ttl but below the threshold
+// (poison.Standing.Suspect), is sent marked to run alone
+// (worker.AloneHeader: the prep worker passes it on, and the infer
+// worker's batcher gives it a batch of its own, batch.Request.Alone): the
+// innocent batchmates of its first strike, suspects too, never share its
+// run again, nor does any other request. Suspects are rare (the bodies of
+// a crash or a run timeout, for poison_ttl), so running them unbatched
+// costs little: supervisor_poison_solo_runs_total counts them, and
+// BenchmarkMLPSuspects in internal/batch measures the throughput lost.
+//
+// What a strike while a suspect runs alone proves:
+//   - A run timeout of its solo run is that run's own: no other request
+//     was in it, so the strike falls on the suspect alone. It still
+//     counts one strike, not the whole threshold: a run's time on a
+//     shared host also depends on the batches the worker runs beside it
+//     (batching.instances, other models) and on other processes, and
+//     poison_threshold is the operator's tolerance for such flukes.
+//   - A crash during a solo run proves nothing about the suspect: the
+//     infer worker may run other batches at once, on other instances and
+//     for other models, any of which may have crashed it, and the prep
+//     worker cannot tell which of its requests had started. Every request
+//     in flight on the crashed worker is struck once, as before. What
+//     running alone changes is that an innocent retried with its poison
+//     batchmate no longer dies in the poison's crash for certain: only
+//     when still in flight on that worker then (queued behind it, or
+//     running on another instance); one whose solo run ends first is
+//     served and not struck.
+//
+// The front does not retry a crashed request on another worker: a poison
+// body would take that one down too.
 //
 // A request in flight on a prep worker that crashed on its own (a
 // decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
@@ -99,7 +129,7 @@ import (
 // that inflates is charged what it inflated to, into debt, so the rate
 // holds however far it inflates (BenchmarkAbandonFlood measures it).
 // Past the rate, an abandoned request is remembered by the key of its
-// bytes as sent (4 us for 40 KB), which quarantined checks too, so a
+// bytes as sent (4 us for 40 KB), which screen checks too, so a
 // flooding client that resends the same bytes is still struck and then
 // refused. Not remembering it at all would reopen the dodge for exactly
 // the client that floods; what the fallback loses is only a flooding
@@ -115,9 +145,14 @@ import (
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
 	on := c.Limits.PoisonThreshold > 0
 	if on {
-		if r := f.quarantined(ctx, model); r != nil {
+		r, suspect := f.screen(ctx, model)
+		if r != nil {
 			f.refuse(ctx, *r, false)
 			return
+		}
+		if suspect {
+			ctx.Request.Header.Set(worker.AloneHeader, "1")
+			f.poison.SoloRun(model)
 		}
 	}
 	sent := time.Now()
@@ -163,22 +198,26 @@ func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
 	return f.opts.PrepCrashed(sent, crashWait)
 }
 
-// quarantined is the refusal of a quarantined body, or nil. The body is
-// hashed only while model has entries.
-func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
+// screen is the refusal of a quarantined body, or nil, and whether the
+// body is a suspect, to run alone. The body is hashed only while model
+// has entries.
+func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect bool) {
 	if !f.poison.Watching(model) {
-		return nil
+		return nil, false
 	}
-	left, ok := f.poison.Blocked(f.sentKey(ctx)) // struck as abandoned past abandonKeyRate
-	if !ok {
-		left, ok = f.poison.Blocked(f.poisonKey(ctx))
+	s := f.poison.Look(f.sentKey(ctx)) // struck as abandoned past abandonKeyRate
+	if !s.Blocked {
+		sent := s.Suspect
+		s = f.poison.Look(f.poisonKey(ctx))
+		s.Suspect = s.Suspect || sent
 	}
-	if !ok {
-		return nil
+	if !s.Blocked {
+		return nil, s.Suspect
 	}
+	left := s.Left
 	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
 		"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
-			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
+			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}, false
 }
 
 // countCrash counts the request's body towards its quarantine.

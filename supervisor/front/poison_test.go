@@ -19,10 +19,17 @@ import (
 // "bad" (502 with worker.InferExitedHeader) and whose run outlives
 // max_run_time on "slow" (500 with worker.RunTimeoutHeader); on "gone"
 // the client hangs up (lb.ErrClientGone); any other body is 200.
-type crashProxy struct{ sent int }
+// alone lists the bodies sent marked worker.AloneHeader, in order.
+type crashProxy struct {
+	sent  int
+	alone []string
+}
 
 func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ func() bool) error {
 	p.sent++
+	if ctx.Request.Header.Peek(worker.AloneHeader) != nil {
+		p.alone = append(p.alone, string(ctx.Request.Body()))
+	}
 	switch string(ctx.Request.Body()) {
 	case "bad":
 		ctx.SetStatusCode(fasthttp.StatusBadGateway)
@@ -162,5 +169,49 @@ func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
 	send(f, c, "gone")
 	if r := f.abandoned.takeAt(time.Now()); len(r) != 0 {
 		t.Fatalf("with poison_threshold 0 the front remembered %d abandoned requests, want none", len(r))
+	}
+}
+
+// TestSuspectsRunAlone: a body struck below the threshold, by a crash or
+// a run timeout, is sent marked to run alone, and counted; a body never
+// struck is not, nor any body with the quarantine off.
+func TestSuspectsRunAlone(t *testing.T) {
+	f, p, c := poisonFront(3, crashedYes)
+	for _, body := range []string{"good", "bad", "slow", "good", "bad", "slow", "good", "bad"} {
+		send(f, c, body)
+	}
+	if want := []string{"bad", "slow", "bad"}; !slices.Equal(p.alone, want) {
+		t.Fatalf("sent alone %q, want %q: each struck body after its first strike, until quarantined", p.alone, want)
+	}
+	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity {
+		t.Fatalf("bad after three crashes = %d, want 422", code)
+	}
+	if n := f.PoisonStats().SoloRuns["m"]; n != 3 {
+		t.Fatalf("solo runs counted %d, want 3", n)
+	}
+	off, p, c := poisonFront(0, crashedYes)
+	for range 3 {
+		send(off, c, "bad")
+	}
+	if len(p.alone) != 0 {
+		t.Fatalf("with poison_threshold 0, sent alone %q, want none", p.alone)
+	}
+}
+
+// TestClientCannotAskToRunAlone: the internal scheduling headers a client
+// sends, worker.AloneHeader among them, are removed before the request
+// goes on.
+func TestClientCannotAskToRunAlone(t *testing.T) {
+	var h fasthttp.RequestHeader
+	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
+		h.Set(k, "1")
+	}
+	if _, err := clientDeadline(&h); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
+		if v := h.Peek(k); v != nil {
+			t.Errorf("a client's %s: %q reached the prep worker", k, v)
+		}
 	}
 }
