@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,18 +128,17 @@ func crashBatch(t *testing.T, in *instance, path string, bodies ...[]byte) {
 }
 
 // postAll posts bodies at once (so that they can form one batch) and
-// returns their status codes, in the order they came.
+// returns their status codes, in the order of bodies.
 func postAll(in *instance, path string, bodies [][]byte) []int {
-	codes := make(chan int, len(bodies))
-	for _, body := range bodies {
+	out := make([]int, len(bodies))
+	var wg sync.WaitGroup
+	for i, body := range bodies {
+		wg.Add(1)
 		go func() {
-			code, _, _ := in.post(path, body, nil)
-			codes <- code
+			defer wg.Done()
+			out[i], _, _ = in.post(path, body, nil)
 		}()
 	}
-	out := make([]int, 0, len(bodies))
-	for range bodies {
-		out = append(out, <-codes)
-	}
+	wg.Wait()
 	return out
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+)
+
+// rowsBody is a V2 request of the SlowSinRows model: one row n.
+func rowsBody(n int) []byte {
+	return fmt.Appendf(nil, `{"inputs":[{"name":"n","datatype":"INT64","shape":[1,1],"data":[%d]}]}`, n)
+}
+
+// TestPoisonSuspectRunsAlone: a body whose run outlives max_run_time
+// (SlowSinRows, n 1e7: seconds; max_run_time 300ms) and an innocent one
+// (n 2), sent at once, share a batch (preferred size 2), both answered
+// 500 and struck once. Sent at once again, as a client or a retrying
+// load balancer resends both, each is a suspect and runs alone: the slow
+// one times out again and is quarantined (422 next), the innocent one is
+// served (200) and stays below the threshold (200 again, not 422).
+// Before suspects ran alone, the second send batched them again and the
+// innocent body was quarantined with the slow one.
+func TestPoisonSuspectRunsAlone(t *testing.T) {
+	rows := writeModel(t, t.TempDir(), "rows", onnxmodel.SlowSinRows(400))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		modelItems: fmt.Sprintf("  - {name: rows, path: %s, max_run_time: 300ms, "+
+			"batching: {max_batch_size: 8, max_queue_delay: 2s, preferred_batch_sizes: [2]}}\n", rows),
+		extra: "limits:\n  poison_threshold: 2\n  poison_ttl: 1m\n"})
+	const path = "/v2/models/rows/infer"
+	slow, innocent := rowsBody(10_000_000), rowsBody(2)
+	both := [][]byte{slow, innocent}
+	if got, want := postAll(in, path, both), []int{http.StatusInternalServerError, http.StatusInternalServerError}; !slices.Equal(got, want) {
+		t.Fatalf("the slow and the innocent body batched = %v, want %v: one run, timed out", got, want)
+	}
+	if got, want := postAll(in, path, both), []int{http.StatusInternalServerError, http.StatusOK}; !slices.Equal(got, want) {
+		t.Fatalf("both resent = %v, want %v: each runs alone, only the slow one times out", got, want)
+	}
+	if code, b, _ := in.post(path, slow, nil); code != http.StatusUnprocessableEntity {
+		t.Fatalf("the slow body after two run timeouts = %d %s, want 422", code, b)
+	}
+	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
+		t.Fatalf("the innocent body after one shared run timeout = %d %s, want 200", code, b)
+	}
+	m := scrapeMetrics(t, in)
+	for series, want := range map[string]float64{
+		`supervisor_run_timeouts_total{model="rows"}`:       3, // both in the batch, then the slow one alone
+		`supervisor_poison_quarantined_total{model="rows"}`: 1,
+		`supervisor_poison_solo_runs_total{model="rows"}`:   3, // both resent, then the innocent once more
+	} {
+		if m[series] != want {
+			t.Errorf("%s = %v, want %v", series, m[series], want)
+		}
+	}
+}
