@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 )
@@ -56,4 +57,51 @@ func TestPoisonSuspectRunsAlone(t *testing.T) {
 			t.Errorf("%s = %v, want %v", series, m[series], want)
 		}
 	}
+}
+
+// TestPoisonSuspectCrashSparesAServedInnocent: a crashing body
+// (ModByXMinus3, an element 3) and an innocent one sent at once share a
+// batch (preferred size 2) and both crash: 502, a strike each. Resent,
+// the innocent one first, it is a suspect and runs alone at once (200)
+// instead of waiting up to 10s for company, so the poison's second
+// crash, alone too, does not strike it: the poison is refused 422 next,
+// the innocent served. Before suspects ran alone, the innocent queued
+// for a batch, crashed with the poison again, and was quarantined with
+// it. A crash still strikes every request in flight on the worker (an
+// innocent queued behind the poison is struck: poison.go says why), so
+// the innocent is sent first and the poison only once it is answered.
+func TestPoisonSuspectCrashSparesAServedInnocent(t *testing.T) {
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		models:   map[string]string{"poisoned": writeModel(t, t.TempDir(), "poisoned", onnxmodel.ModByXMinus3())},
+		batching: map[string]string{"poisoned": "{max_batch_size: 8, max_queue_delay: 10s, preferred_batch_sizes: [2]}"},
+		extra:    "limits:\n  poison_threshold: 2\n  poison_ttl: 1m\n"})
+	bad, innocent := modBody("1,2,3,4"), modBody("5,6,7,8")
+	crashBatch(t, in, poisonedPath, bad, innocent)
+	served := make(chan int, 1)
+	go func() {
+		code, _, _ := in.post(poisonedPath, innocent, nil)
+		served <- code
+	}()
+	code := 0
+	pollUntil(t, 10*time.Second, "the innocent body resent to be answered, or queued for a batch", func() bool {
+		select {
+		case code = <-served:
+			return true
+		default:
+			return modelStats(t, in, "poisoned").QueueDepth == 1
+		}
+	})
+	crashBatch(t, in, poisonedPath, bad)
+	if code == 0 {
+		select {
+		case code = <-served:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the innocent body resent was not answered within 30s")
+		}
+	}
+	if code != http.StatusOK {
+		t.Fatalf("the innocent body resent first = %d, want 200: it runs alone, before the poison", code)
+	}
+	wantPoisoned(t, in, "the poison body after two crashes", bad, nil, http.StatusUnprocessableEntity)
+	wantPoisoned(t, in, "the innocent body after one shared crash", innocent, nil, http.StatusOK)
 }
