@@ -38,7 +38,10 @@ import (
 // run again, nor does any other request. Suspects are rare (the bodies of
 // a crash or a run timeout, for poison_ttl), so running them unbatched
 // costs little: supervisor_poison_solo_runs_total counts them, and
-// BenchmarkMLPSuspects in internal/batch measures the throughput lost.
+// BenchmarkMLPSuspects in internal/batch measures the throughput lost. A
+// body that many requests share (a health check's, a load test's) struck
+// once runs unbatched until poison_ttl: the price of not convicting it
+// with a poison batchmate, and what that counter shows.
 //
 // What a strike while a suspect runs alone proves:
 //   - A run timeout of its solo run is that run's own: no other request
