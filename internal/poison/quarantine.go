@@ -39,6 +39,7 @@ type Quarantine struct {
 	quarantined map[string]int64 // bodies quarantined since New, by model
 	runTimeouts map[string]int64 // runs stopped at max_run_time since New, by model
 	soloRuns    map[string]int64 // suspects sent to run alone since New, by model
+	acquitted   map[string]int64 // suspects cleared by a solo run served, since New, by model
 	swept       time.Time
 }
 
@@ -58,7 +59,7 @@ func New(max int) *Quarantine {
 	}
 	return &Quarantine{seed: maphash.MakeSeed(), max: max, now: time.Now,
 		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{},
-		runTimeouts: map[string]int64{}, soloRuns: map[string]int64{}}
+		runTimeouts: map[string]int64{}, soloRuns: map[string]int64{}, acquitted: map[string]int64{}}
 }
 
 // KeyOf is the key of a route path and a body taken as it is.
@@ -214,6 +215,36 @@ func (q *Quarantine) SoloRun(model string) {
 	q.soloRuns[model]++
 }
 
+// Acquit clears the strikes against keys (the keys one request of model
+// was a suspect by), once a solo run of that request was answered in a
+// way that shows its body does not crash a worker nor outlive
+// max_run_time: the caller's next send of it is batched again. A
+// quarantined key stays so: its threshold of strikes was counted, and one
+// run served does not undo a conviction. It counts one acquittal for
+// model when it cleared any key, and says so.
+//
+// A strike that lands between a suspect's Look and its Acquit (another
+// send of the same body, in flight when a worker crashed) is cleared with
+// the rest; one that lands after starts a fresh window at one strike.
+func (q *Quarantine) Acquit(model string, keys ...Key) bool {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cleared := false
+	for _, k := range keys {
+		e := q.entries[k]
+		if e == nil || (e.blocked && now.Before(e.ends)) {
+			continue
+		}
+		cleared = cleared || now.Before(e.ends) // an ended window acquits nothing
+		q.remove(k, e)
+	}
+	if cleared {
+		q.acquitted[model]++
+	}
+	return cleared
+}
+
 // Stats is what a Quarantine holds now and has done, by model.
 type Stats struct {
 	// Quarantined counts the bodies quarantined since New.
@@ -226,6 +257,9 @@ type Stats struct {
 	// SoloRuns counts the suspects' requests sent to run alone (SoloRun)
 	// since New.
 	SoloRuns map[string]int64
+	// Acquitted counts the suspects whose strikes a solo run served
+	// cleared (Acquit) since New.
+	Acquitted map[string]int64
 }
 
 // Refusing is Current without the models at 0; nil when none.
@@ -248,7 +282,8 @@ func (q *Quarantine) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{},
-		RunTimeouts: maps.Clone(q.runTimeouts), SoloRuns: maps.Clone(q.soloRuns)}
+		RunTimeouts: maps.Clone(q.runTimeouts), SoloRuns: maps.Clone(q.soloRuns),
+		Acquitted: maps.Clone(q.acquitted)}
 	for m, n := range q.quarantined {
 		s.Quarantined[m] = n
 		s.Current[m] = 0

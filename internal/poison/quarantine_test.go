@@ -162,6 +162,42 @@ func TestSuspects(t *testing.T) {
 	}
 }
 
+// TestAcquit: a suspect's strikes are cleared and counted once per call,
+// whichever of its keys held them; a quarantined key stays quarantined;
+// a key with no entry, or an ended one, acquits nothing; a strike after
+// an acquittal starts again at one.
+func TestAcquit(t *testing.T) {
+	q, c := newTest(8)
+	k, sent, bad := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/s"), []byte("b")), q.KeyOf([]byte("/p"), []byte("x"))
+	q.Crashed("m", k, 2, time.Minute)
+	q.Crashed("m", sent, 2, time.Minute)
+	q.Crashed("m", bad, 2, time.Minute)
+	q.Crashed("m", bad, 2, time.Minute)
+	if !q.Acquit("m", sent, k, bad) {
+		t.Fatal("Acquit of two suspects' keys and a quarantined one cleared nothing")
+	}
+	if s, b := q.Look(k), q.Look(sent); s != (Standing{}) || b != (Standing{}) {
+		t.Fatalf("after Acquit: %+v %+v, want nothing against either key", s, b)
+	}
+	if s := q.Look(bad); !s.Blocked {
+		t.Fatalf("a quarantined key after Acquit: %+v, want still blocked", s)
+	}
+	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf([]byte("/p"), []byte("never"))) {
+		t.Fatal("Acquit of a cleared or never struck key says it cleared one")
+	}
+	q.Crashed("m", k, 2, time.Minute)
+	if s := q.Look(k); !s.Suspect {
+		t.Fatalf("a strike after the acquittal: %+v, want a suspect (one strike, not two)", s)
+	}
+	c.t = c.t.Add(time.Minute)
+	if q.Acquit("m", k) || q.Len() != 1 {
+		t.Fatalf("Acquit of an ended window counted, or left it (%d entries, want 1: the quarantined key)", q.Len())
+	}
+	if n := q.Stats().Acquitted["m"]; n != 1 {
+		t.Fatalf("Acquitted[m] = %d, want 1", n)
+	}
+}
+
 // TestHasherFieldsDoNotRun: fields are written with their lengths, so
 // moving a byte from one field to the next changes the key; the path is
 // not counted in Len.

@@ -147,13 +147,14 @@ import (
 // worker that served it died on it.
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
 	on := c.Limits.PoisonThreshold > 0
+	var suspect []poison.Key
 	if on {
-		r, suspect := f.screen(ctx, model)
-		if r != nil {
+		var r *refusal
+		if r, suspect = f.screen(ctx, model); r != nil {
 			f.refuse(ctx, *r, false)
 			return
 		}
-		if suspect {
+		if suspect != nil {
 			ctx.Request.Header.Set(worker.AloneHeader, "1")
 			f.poison.SoloRun(model)
 		}
@@ -173,9 +174,28 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	}
 	inferExited := ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
 	ctx.Response.Header.Del(worker.InferExitedHeader)
-	if on && f.diedOnIt(inferExited, err, sent) {
+	switch {
+	case on && f.diedOnIt(inferExited, err, sent):
 		f.countCrash(ctx, c, model)
+	case suspect != nil && err == nil && !inferExited && acquits(ctx.Response.StatusCode()):
+		f.poison.Acquit(model, suspect...)
 	}
+}
+
+// acquits says whether a worker's answer of status to a suspect's solo
+// run clears its strikes (poison.go): 2xx, or a refusal of the body for
+// what it is (400 malformed or invalid for the model, 413 too large, 415
+// an encoding it cannot read, 422): answers the body gets every time,
+// without a run that could crash. Not 5xx (a failed run, an exited
+// worker, an overload or a timeout) nor the other 4xx (404 no such model,
+// 408, 409, 429: about the server's state, not the body).
+func acquits(status int) bool {
+	switch status {
+	case fasthttp.StatusBadRequest, fasthttp.StatusRequestEntityTooLarge,
+		fasthttp.StatusUnsupportedMediaType, fasthttp.StatusUnprocessableEntity:
+		return true
+	}
+	return status >= 200 && status < 300
 }
 
 // crashWait bounds how long an answer waits for the master to reap the
@@ -201,26 +221,27 @@ func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
 	return f.opts.PrepCrashed(sent, crashWait)
 }
 
-// screen is the refusal of a quarantined body, or nil, and whether the
-// body is a suspect, to run alone. The body is hashed only while model
-// has entries.
-func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect bool) {
+// screen is the refusal of a quarantined body, or nil, and the keys the
+// body is a suspect by (nil: none), to run alone and acquit if served.
+// The body is hashed only while model has entries: first as sent (struck
+// so when abandoned past abandonKeyRate), then decoded.
+func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect []poison.Key) {
 	if !f.poison.Watching(model) {
-		return nil, false
+		return nil, nil
 	}
-	s := f.poison.Look(f.sentKey(ctx)) // struck as abandoned past abandonKeyRate
-	if !s.Blocked {
-		sent := s.Suspect
-		s = f.poison.Look(f.poisonKey(ctx))
-		s.Suspect = s.Suspect || sent
+	for _, key := range [...]func(*fasthttp.RequestCtx) poison.Key{f.sentKey, f.poisonKey} {
+		k := key(ctx)
+		s := f.poison.Look(k)
+		if s.Blocked {
+			return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
+				"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
+					"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, s.Left.Round(time.Second))}, nil
+		}
+		if s.Suspect {
+			suspect = append(suspect, k)
+		}
 	}
-	if !s.Blocked {
-		return nil, s.Suspect
-	}
-	left := s.Left
-	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
-			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}, false
+	return nil, suspect
 }
 
 // countCrash counts the request's body towards its quarantine.

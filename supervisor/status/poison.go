@@ -14,6 +14,8 @@ func writePoison(p *promText, s poison.Stats) {
 		"Inference requests answered 500 because their model run outlived max_run_time and was stopped", s.RunTimeouts)
 	writeCounterByModel(p, "supervisor_poison_solo_runs_total",
 		"Inference requests of poison suspects (bodies struck below limits.poison_threshold) sent to run in a batch of their own", s.SoloRuns)
+	writeCounterByModel(p, "supervisor_poison_acquitted_total",
+		"Poison suspects whose strikes were cleared because their solo run was served (2xx, or 400/413/415/422 for the body itself)", s.Acquitted)
 	if len(s.Quarantined) == 0 {
 		return
 	}

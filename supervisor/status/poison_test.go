@@ -25,9 +25,9 @@ func TestPoisonSeries(t *testing.T) {
 	}
 }
 
-// TestCounterSeriesByModel: runs stopped at max_run_time and suspects
-// sent alone, by model; each series absent before its first count, and
-// neither writes the other's.
+// TestCounterSeriesByModel: runs stopped at max_run_time, suspects sent
+// alone and suspects acquitted, by model; each series absent before its
+// first count, and none writes another's.
 func TestCounterSeriesByModel(t *testing.T) {
 	for _, c := range []struct {
 		family, sample, other string
@@ -37,6 +37,8 @@ func TestCounterSeriesByModel(t *testing.T) {
 			poison.Stats{RunTimeouts: map[string]int64{"slow": 2}}},
 		{"supervisor_poison_solo_runs_total", `supervisor_poison_solo_runs_total{model="m"} 3`, "supervisor_run_timeouts",
 			poison.Stats{SoloRuns: map[string]int64{"m": 3}}},
+		{"supervisor_poison_acquitted_total", `supervisor_poison_acquitted_total{model="m"} 1`, "supervisor_run_timeouts",
+			poison.Stats{Acquitted: map[string]int64{"m": 1}}},
 	} {
 		if text := string(MetricsText(Scrape{})); strings.Contains(text, c.family) {
 			t.Errorf("%s with none counted:\n%s", c.family, text)
