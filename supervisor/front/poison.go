@@ -36,12 +36,29 @@ import (
 // worker's batcher gives it a batch of its own, batch.Request.Alone): the
 // innocent batchmates of its first strike, suspects too, never share its
 // run again, nor does any other request. Suspects are rare (the bodies of
-// a crash or a run timeout, for poison_ttl), so running them unbatched
-// costs little: supervisor_poison_solo_runs_total counts them, and
-// BenchmarkMLPSuspects in internal/batch measures the throughput lost. A
-// body that many requests share (a health check's, a load test's) struck
-// once runs unbatched until poison_ttl: the price of not convicting it
-// with a poison batchmate, and what that counter shows.
+// a crash or a run timeout, until acquitted or for poison_ttl), so
+// running them unbatched costs little: supervisor_poison_solo_runs_total
+// counts them, and BenchmarkMLPSuspects in internal/batch measures the
+// throughput lost (a quarter, all requests alone).
+//
+// A suspect whose solo run is served is acquitted (poison.Acquit, counted
+// in supervisor_poison_acquitted_total): its strikes are cleared and its
+// next send is batched again. Without that, a body many requests share
+// (a health check's, a load test's, a popular input) struck once beside
+// a poison one would run unbatched until poison_ttl. Served means the
+// worker answered 2xx, or refused the body for what it is (acquits: 400,
+// 413, 415, 422), answers it gets every time without a run that crashes;
+// not 5xx, which a crash, a run timeout, an overload or a failed run
+// gives, nor a 4xx about the server's state (404, 408, 409, 429), nor a
+// client's hang-up. A poison body never is: its solo run crashes or times
+// out, a strike, and it is quarantined at the threshold as before. Sends
+// of one suspect race: one served acquits the strikes the others' crashes
+// counted before it, and a crash after it strikes afresh (one strike).
+// So a body that crashes only now and then (on some runs, or only beside
+// some other request) is acquitted by each run it survives and is
+// quarantined only with threshold strikes between two served runs: the
+// price of batching the innocent again, which poison_threshold 1 avoids
+// (a first strike quarantines; there are no suspects).
 //
 // What a strike while a suspect runs alone proves:
 //   - A run timeout of its solo run is that run's own: no other request
