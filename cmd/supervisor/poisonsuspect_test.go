@@ -23,9 +23,10 @@ func rowsBody(n int) []byte {
 // 500 and struck once. Sent at once again, as a client or a retrying
 // load balancer resends both, each is a suspect and runs alone: the slow
 // one times out again and is quarantined (422 next), the innocent one is
-// served (200) and stays below the threshold (200 again, not 422).
-// Before suspects ran alone, the second send batched them again and the
-// innocent body was quarantined with the slow one.
+// served (200) and so acquitted: sent once more it is batched again (not
+// counted as a solo run) and served. Before suspects ran alone, the
+// second send batched them again and the innocent body was quarantined
+// with the slow one.
 func TestPoisonSuspectRunsAlone(t *testing.T) {
 	rows := writeModel(t, t.TempDir(), "rows", onnxmodel.SlowSinRows(1000))
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
@@ -45,16 +46,23 @@ func TestPoisonSuspectRunsAlone(t *testing.T) {
 		t.Fatalf("the slow body after two run timeouts = %d %s, want 422", code, b)
 	}
 	if code, b, _ := in.post(path, innocent, nil); code != http.StatusOK {
-		t.Fatalf("the innocent body after one shared run timeout = %d %s, want 200", code, b)
+		t.Fatalf("the innocent body after its acquittal = %d %s, want 200", code, b)
 	}
-	m := scrapeMetrics(t, in)
-	for series, want := range map[string]float64{
+	wantSeries(t, in, map[string]float64{
 		`supervisor_run_timeouts_total{model="rows"}`:       3, // both in the batch, then the slow one alone
 		`supervisor_poison_quarantined_total{model="rows"}`: 1,
-		`supervisor_poison_solo_runs_total{model="rows"}`:   3, // both resent, then the innocent once more
-	} {
-		if m[series] != want {
-			t.Errorf("%s = %v, want %v", series, m[series], want)
+		`supervisor_poison_solo_runs_total{model="rows"}`:   2, // both resent; the innocent's third send is batched
+		`supervisor_poison_acquitted_total{model="rows"}`:   1, // the innocent's solo 200
+	})
+}
+
+// wantSeries wants each of series at its value on /metrics.
+func wantSeries(t *testing.T, in *instance, series map[string]float64) {
+	t.Helper()
+	m := scrapeMetrics(t, in)
+	for s, want := range series {
+		if m[s] != want {
+			t.Errorf("%s = %v, want %v", s, m[s], want)
 		}
 	}
 }
@@ -70,6 +78,9 @@ func TestPoisonSuspectRunsAlone(t *testing.T) {
 // it. A crash still strikes every request in flight on the worker (an
 // innocent queued behind the poison is struck: poison.go says why), so
 // the innocent is sent first and the poison only once it is answered.
+// Served alone, the innocent is acquitted: sent next with a fresh body
+// (company, so that a batched send does not wait max_queue_delay), it is
+// served and not run alone: the solo runs stay at two.
 func TestPoisonSuspectCrashSparesAServedInnocent(t *testing.T) {
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
 		models:   map[string]string{"poisoned": writeModel(t, t.TempDir(), "poisoned", onnxmodel.ModByXMinus3())},
@@ -103,5 +114,12 @@ func TestPoisonSuspectCrashSparesAServedInnocent(t *testing.T) {
 		t.Fatalf("the innocent body resent first = %d, want 200: it runs alone, before the poison", code)
 	}
 	wantPoisoned(t, in, "the poison body after two crashes", bad, nil, http.StatusUnprocessableEntity)
-	wantPoisoned(t, in, "the innocent body after one shared crash", innocent, nil, http.StatusOK)
+	if got, want := postAll(in, poisonedPath, [][]byte{innocent, modBody("9,10,11,12")}), []int{http.StatusOK, http.StatusOK}; !slices.Equal(got, want) {
+		t.Fatalf("the acquitted innocent body and a fresh one = %v, want %v", got, want)
+	}
+	wantSeries(t, in, map[string]float64{
+		`supervisor_poison_quarantined_total{model="poisoned"}`: 1,
+		`supervisor_poison_solo_runs_total{model="poisoned"}`:   2, // the innocent resent, the poison's second crash
+		`supervisor_poison_acquitted_total{model="poisoned"}`:   1,
+	})
 }
