@@ -2,6 +2,7 @@ package poison
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -195,6 +196,42 @@ func TestAcquit(t *testing.T) {
 	}
 	if n := q.Stats().Acquitted["m"]; n != 1 {
 		t.Fatalf("Acquitted[m] = %d, want 1", n)
+	}
+}
+
+// TestAcquitRacesStrikes: sends of one suspect acquitted while others'
+// crashes strike it leave the books straight (held, models and entries
+// agree), whatever the order, and the key is acquitted afterwards as
+// ever.
+func TestAcquitRacesStrikes(t *testing.T) {
+	q := New(8)
+	k := q.KeyOf([]byte("/p"), []byte("shared"))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if i%2 == 0 {
+					q.Crashed("m", k, 1000, time.Minute)
+				} else {
+					q.Acquit("m", k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := q.Len()
+	if n > 1 || q.held.Load() != int64(n) || q.Watching("m") != (n == 1) {
+		t.Fatalf("after racing strikes and acquittals: %d entries, held %d, watching %v; want them to agree, at most 1",
+			n, q.held.Load(), q.Watching("m"))
+	}
+	if a := q.Stats().Acquitted["m"]; a > 800 {
+		t.Fatalf("Acquitted[m] = %d, want at most 800: one per call that cleared a strike", a)
+	}
+	q.Crashed("m", k, 1000, time.Minute)
+	if !q.Acquit("m", k) || q.Len() != 0 || q.held.Load() != 0 || q.Watching("m") {
+		t.Fatalf("a strike then an acquittal after the race: %d entries, held %d, want none", q.Len(), q.held.Load())
 	}
 }
 
