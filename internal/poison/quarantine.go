@@ -47,6 +47,7 @@ type entry struct {
 	model   string
 	crashes int
 	blocked bool      // quarantined (until ends)
+	cleared bool      // acquitted once in this window (Acquit): not again
 	ends    time.Time // the crash window's end, or the quarantine's
 	touched time.Time // last crash or refusal: the eviction order
 }
@@ -192,7 +193,7 @@ func (q *Quarantine) Look(k Key) Standing {
 	defer q.mu.Unlock()
 	e := q.entries[k]
 	switch {
-	case e == nil || !now.Before(e.ends):
+	case e == nil || !now.Before(e.ends) || e.crashes == 0: // none, ended, or acquitted
 		return Standing{}
 	case !e.blocked:
 		return Standing{Suspect: true}
@@ -218,14 +219,21 @@ func (q *Quarantine) SoloRun(model string) {
 // Acquit clears the strikes against keys (the keys one request of model
 // was a suspect by), once a solo run of that request was answered in a
 // way that shows its body does not crash a worker nor outlive
-// max_run_time: the caller's next send of it is batched again. A
+// max_run_time: Look no longer tells a suspect, so the caller's next
+// send of it is batched again. It counts one acquittal for model when it
+// cleared any key, and says so.
+//
+// A key is acquitted once per window (ttl from its first strike): struck
+// again after that, it stays a suspect until the window ends, however
+// many of its solo runs are served. So a body that crashes only when
+// batched (on some batch shapes, beside some other body) crashes a
+// batch at most twice a window, not once for every two sends. A
 // quarantined key stays so: its threshold of strikes was counted, and one
-// run served does not undo a conviction. It counts one acquittal for
-// model when it cleared any key, and says so.
+// run served does not undo a conviction.
 //
 // A strike that lands between a suspect's Look and its Acquit (another
 // send of the same body, in flight when a worker crashed) is cleared with
-// the rest; one that lands after starts a fresh window at one strike.
+// the rest; one that lands after counts one, in the same window.
 func (q *Quarantine) Acquit(model string, keys ...Key) bool {
 	now := q.now()
 	q.mu.Lock()
@@ -233,11 +241,14 @@ func (q *Quarantine) Acquit(model string, keys ...Key) bool {
 	cleared := false
 	for _, k := range keys {
 		e := q.entries[k]
-		if e == nil || (e.blocked && now.Before(e.ends)) {
+		switch {
+		case e == nil || e.blocked || e.cleared || e.crashes == 0:
+			continue
+		case !now.Before(e.ends): // an ended window acquits nothing
+			q.remove(k, e)
 			continue
 		}
-		cleared = cleared || now.Before(e.ends) // an ended window acquits nothing
-		q.remove(k, e)
+		e.crashes, e.cleared, cleared = 0, true, true
 	}
 	if cleared {
 		q.acquitted[model]++

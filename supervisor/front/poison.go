@@ -53,12 +53,17 @@ import (
 // client's hang-up. A poison body never is: its solo run crashes or times
 // out, a strike, and it is quarantined at the threshold as before. Sends
 // of one suspect race: one served acquits the strikes the others' crashes
-// counted before it, and a crash after it strikes afresh (one strike).
-// So a body that crashes only now and then (on some runs, or only beside
-// some other request) is acquitted by each run it survives and is
-// quarantined only with threshold strikes between two served runs: the
-// price of batching the innocent again, which poison_threshold 1 avoids
-// (a first strike quarantines; there are no suspects).
+// counted before it, and a crash after it counts one.
+//
+// A body is acquitted once per poison_ttl window (from its first strike):
+// struck again, it stays a suspect until the window ends. Else a body
+// that crashes only when batched (on some batch shapes, beside some other
+// body) would be acquitted by each solo run and crash a batch every other
+// send, never quarantined; so it crashes at most two batches a window. A
+// body struck by two unrelated crashes in one window runs alone until
+// it ends, as every suspect did before acquittals. An acquitted body's
+// entry stays until its window ends, so its model's requests are still
+// keyed on arrival meanwhile (Watching), as after any strike.
 //
 // What a strike while a suspect runs alone proves:
 //   - A run timeout of its solo run is that run's own: no other request
