@@ -35,4 +35,9 @@ const (
 	// Unix nanoseconds: a request still queued then is refused. Prep and
 	// infer workers share a host, hence a clock.
 	DeadlineHeader = "Supervisor-Deadline"
+	// AloneHeader, present, runs the request in a batch of its own
+	// (batch.Request.Alone): the master sets it on a poison suspect, a
+	// body struck once by a crash or a run timeout (supervisor/front
+	// poison.go); the prep worker passes it on.
+	AloneHeader = "Supervisor-Alone"
 )

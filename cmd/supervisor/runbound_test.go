@@ -24,20 +24,24 @@ func slowBody(n int) []byte {
 }
 
 // TestRunPastMaxRunTimeIsStopped sends a request whose run would take
-// about ten seconds (400 nodes of 1e7 sines) to a model with
-// max_run_time 300ms: it is answered 500 naming the model and the bound
-// well within the client's timeout, the next request is served by the
-// same infer worker (no restart), the run timeout is counted, and a third
-// send of the same body, after limits.poison_threshold strikes, is refused
-// 422 without reaching the worker.
+// about ten seconds (2000 nodes of 1e6 sines, some 4ms a node on a loaded
+// 2-core VM) to a model with max_run_time 300ms: it is answered 500
+// naming the model and the bound well within the client's timeout, the
+// next request is served by the same infer worker (no restart), the run
+// timeout is counted, and a third send of the same body, after
+// limits.poison_threshold strikes, is refused 422 without reaching the
+// worker. Nodes are short so that terminate stops the run within its 1s
+// grace however loaded the machine: a node of 1e7 sines could outlast it,
+// and the worker would exit as wedged (TestWedgedRunReplacesTheWorker's
+// path, a 502), not stop the run.
 func TestRunPastMaxRunTimeIsStopped(t *testing.T) {
 	dir := t.TempDir()
-	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(400))
+	slow := writeModel(t, dir, "slow", onnxmodel.SlowSin(2000))
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
 		modelItems: fmt.Sprintf("  - {name: slow, path: %s, batching: {max_batch_size: 0}, max_run_time: 300ms}\n", slow),
 		extra:      "limits:\n  poison_threshold: 2\n  poison_ttl: 1m\n"})
 	const path = "/v2/models/slow/infer"
-	quick, long := slowBody(3), slowBody(10_000_000)
+	quick, long := slowBody(3), slowBody(1_000_000)
 	wantServed := func(pid int) {
 		t.Helper()
 		if code, b, _ := in.post(path, quick, nil); code != http.StatusOK {

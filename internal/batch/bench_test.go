@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -21,20 +22,33 @@ const benchClients = 32
 // goroutines through a Batcher with one instance per core, each on one
 // intra-op thread; infer/s against each other is what batching buys.
 
+var mlpBatched = batch.Config{MaxBatchSize: 32, MaxQueueDelay: time.Millisecond, Instances: 2}
+
 func BenchmarkMLPBatched(b *testing.B) {
-	benchmarkBatcher(b, openMLP(b), batch.Config{MaxBatchSize: 32, MaxQueueDelay: time.Millisecond, Instances: 2}, mlpInput)
+	benchmarkBatcher(b, openMLP(b), mlpBatched, mlpInput, 0)
 }
 
 func BenchmarkMLPUnbatched(b *testing.B) {
-	benchmarkBatcher(b, openMLP(b), batch.Config{Instances: 2}, mlpInput)
+	benchmarkBatcher(b, openMLP(b), batch.Config{Instances: 2}, mlpInput, 0)
+}
+
+// BenchmarkMLPSuspects is BenchmarkMLPBatched with every 32nd request of
+// each client, then every request, marked Alone, as the master marks a
+// poison suspect's: what suspects cost the model's throughput.
+func BenchmarkMLPSuspects(b *testing.B) {
+	for _, every := range []int{32, 1} {
+		b.Run(fmt.Sprintf("alone_every_%d", every), func(b *testing.B) {
+			benchmarkBatcher(b, openMLP(b), mlpBatched, mlpInput, every)
+		})
+	}
 }
 
 func BenchmarkDefaultBatched(b *testing.B) {
-	benchmarkBatcher(b, openDefault(b), batch.Config{MaxBatchSize: 8, MaxQueueDelay: 5 * time.Millisecond, Instances: 2}, imageInput)
+	benchmarkBatcher(b, openDefault(b), batch.Config{MaxBatchSize: 8, MaxQueueDelay: 5 * time.Millisecond, Instances: 2}, imageInput, 0)
 }
 
 func BenchmarkDefaultUnbatched(b *testing.B) {
-	benchmarkBatcher(b, openDefault(b), batch.Config{Instances: 2}, imageInput)
+	benchmarkBatcher(b, openDefault(b), batch.Config{Instances: 2}, imageInput, 0)
 }
 
 func openDefault(b *testing.B) *ort.Session {
@@ -55,7 +69,9 @@ func imageInput(r *rand.Rand) tensor.Tensor {
 	return tensor.Tensor{Name: "input", DType: tensor.FP32, Shape: []int64{1, 3, 224, 224}, Data: orttest.F32Bytes(x)}
 }
 
-func benchmarkBatcher(b *testing.B, s *ort.Session, cfg batch.Config, input func(*rand.Rand) tensor.Tensor) {
+// benchmarkBatcher marks every aloneEvery-th request of each client Alone
+// (0: none).
+func benchmarkBatcher(b *testing.B, s *ort.Session, cfg batch.Config, input func(*rand.Rand) tensor.Tensor, aloneEvery int) {
 	bt, err := batch.New(cfg, s.Metadata(), runAll(s))
 	if err != nil {
 		b.Fatal(err)
@@ -69,7 +85,8 @@ func benchmarkBatcher(b *testing.B, s *ort.Session, cfg batch.Config, input func
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		req := batch.Request{Inputs: []tensor.Tensor{x}}
-		for pb.Next() {
+		for n := 1; pb.Next(); n++ {
+			req.Alone = aloneEvery > 0 && n%aloneEvery == 0
 			if _, err := bt.Submit(context.Background(), req); err != nil {
 				b.Error(err)
 				return

@@ -27,6 +27,11 @@
 //     (ErrAbandoned), as soon as its Watch tells or within abandonPoll,
 //     and a batch every request of which was abandoned is not run when it
 //     leaves the queue.
+//   - A request marked Alone (a poison suspect's) is a batch of its own,
+//     dispatched as soon as it reaches the head of its key's order and an
+//     instance is free; the requests before it are dispatched without it
+//     at once (nothing can join them past it), those after it wait. So it
+//     never shares a run, and nobody overtakes it nor it anybody.
 //   - MaxBatchSize 0 turns batching off: each request runs on its own, with
 //     its shapes as given, still under the queue, priority and Instances
 //     limits.

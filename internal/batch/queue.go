@@ -112,13 +112,19 @@ func (q *queue) take(key string, n int) (batch []*pending, dropped int) {
 
 // plan decides what g would dispatch now: its first n requests, or, with n
 // 0, nothing until wake, when its oldest request has waited the delay.
-// flush dispatches whatever is queued, for Close.
+// flush dispatches whatever is queued, for Close. A request to run alone
+// (Request.Alone) is a batch of its own, due at once; the requests before
+// it are as full a batch as they will get (nothing joins them past it), so
+// they are due at once too.
 func (g *group) plan(c *Config, now time.Time, flush bool) (n int, wake time.Time) {
 	if c.MaxBatchSize == 0 {
 		return 1, time.Time{}
 	}
 	rows, pref := 0, 0
 	for i, p := range g.items {
+		if p.alone {
+			return max(i, 1), time.Time{}
+		}
 		if rows+p.rows > c.MaxBatchSize {
 			return i, time.Time{} // full: requests are never reordered to fit
 		}

@@ -47,6 +47,15 @@ type Request struct {
 	// block. An error means no event will come: Abandoned, if set, is
 	// polled instead.
 	Watch func(onAbandoned func()) (stop func(), err error)
+	// Alone runs the request in a batch of its own: it is never merged
+	// with another request, nor another with it, and it keeps its place
+	// in the queue's order (the requests before it run in batches without
+	// it, those after it wait for it). The master asks this for a body
+	// that has been in a crash or a run timeout before (a poison suspect:
+	// supervisor/front poison.go), so that a second one strikes that body
+	// and not innocent batchmates. With batching off every request runs
+	// alone already.
+	Alone bool
 }
 
 // result is what a batch hands back to one Submit.
@@ -81,6 +90,7 @@ type pending struct {
 	gone    atomic.Bool
 	run     atomic.Pointer[runWatch] // its batch's, once it runs
 	counted atomic.Bool              // run has counted it abandoned
+	alone     bool // Request.Alone
 
 	state atomic.Int32
 
@@ -102,7 +112,8 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 	if err := b.checkInputs(inputs); err != nil {
 		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
 	}
-	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1), abandoned: r.Abandoned}
+	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1),
+		abandoned: r.Abandoned, alone: r.Alone}
 	if p.rank == 0 {
 		p.rank = math.MaxInt
 	}

@@ -106,6 +106,19 @@ func TestFixed(t *testing.T) {
 	}
 }
 
+// TestSlowSinRows: y is n as floats, row by row, whatever the sines.
+func TestSlowSinRows(t *testing.T) {
+	s := open(t, "slow_sin_rows", onnxmodel.SlowSinRows(4))
+	n := []int64{2, 1000, 7}
+	out, err := s.Run([]tensor.Tensor{{Name: "n", DType: tensor.Int64, Shape: []int64{3, 1}, Data: orttest.I64Bytes(n)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := orttest.F32s(out[0].Data); !reflect.DeepEqual(got, []float32{2, 1000, 7}) || !reflect.DeepEqual(out[0].Shape, []int64{3, 1}) {
+		t.Errorf("y = %v %v, want [2 1000 7] [3 1]", got, out[0].Shape)
+	}
+}
+
 func TestTypes(t *testing.T) {
 	s := open(t, "types", onnxmodel.Types())
 	for _, batch := range []int{1, 3} {

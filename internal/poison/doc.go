@@ -15,7 +15,13 @@
 //     touched least recently.
 //   - Crashed counts one crash of a body; at threshold crashes within ttl
 //     the body is quarantined until ttl after its last crash. Blocked
-//     tells whether a body is quarantined and for how much longer.
+//     tells whether a body is quarantined and for how much longer; Look
+//     also tells a suspect: a body struck within its window but below
+//     the threshold, which the caller runs alone (SoloRun counts it) so
+//     that its next strike is not shared by innocent batchmates. Acquit
+//     clears a suspect whose solo run was served, once per window, so
+//     that a body many requests share, struck once beside a poison one,
+//     is batched again.
 //   - Hashing is paid only when needed: on a crash, and, for an incoming
 //     request, only while its model has an entry (Watching), which is
 //     never in a healthy server.

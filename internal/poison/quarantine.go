@@ -3,6 +3,7 @@ package poison
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,8 @@ type Quarantine struct {
 	models      map[string]int   // entries by model, for Watching
 	quarantined map[string]int64 // bodies quarantined since New, by model
 	runTimeouts map[string]int64 // runs stopped at max_run_time since New, by model
+	soloRuns    map[string]int64 // suspects sent to run alone since New, by model
+	acquitted   map[string]int64 // suspects cleared by a solo run served, since New, by model
 	swept       time.Time
 }
 
@@ -44,6 +47,7 @@ type entry struct {
 	model   string
 	crashes int
 	blocked bool      // quarantined (until ends)
+	cleared bool      // acquitted once in this window (Acquit): not again
 	ends    time.Time // the crash window's end, or the quarantine's
 	touched time.Time // last crash or refusal: the eviction order
 }
@@ -56,7 +60,7 @@ func New(max int) *Quarantine {
 	}
 	return &Quarantine{seed: maphash.MakeSeed(), max: max, now: time.Now,
 		entries: map[Key]*entry{}, models: map[string]int{}, quarantined: map[string]int64{},
-		runTimeouts: map[string]int64{}}
+		runTimeouts: map[string]int64{}, soloRuns: map[string]int64{}, acquitted: map[string]int64{}}
 }
 
 // KeyOf is the key of a route path and a body taken as it is.
@@ -170,17 +174,86 @@ func (q *Quarantine) RunTimedOut(model string) {
 	q.runTimeouts[model]++
 }
 
-// Blocked says whether k is quarantined, and for how much longer.
-func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
+// Standing is what a Quarantine holds against a key now.
+type Standing struct {
+	// Blocked says the key is quarantined, for Left more.
+	Blocked bool
+	Left    time.Duration
+	// Suspect says the key was struck (Crashed) within its window but is
+	// below the threshold: the caller runs it alone, so that a next
+	// strike falls on it and not on requests that shared its run.
+	Suspect bool
+}
+
+// Look says where k stands. A quarantined k counts as touched (a refusal
+// keeps it from eviction); a suspect does not.
+func (q *Quarantine) Look(k Key) Standing {
 	now := q.now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	e := q.entries[k]
-	if e == nil || !e.blocked || !now.Before(e.ends) {
-		return 0, false
+	switch {
+	case e == nil || !now.Before(e.ends) || e.crashes == 0: // none, ended, or acquitted
+		return Standing{}
+	case !e.blocked:
+		return Standing{Suspect: true}
 	}
 	e.touched = now
-	return e.ends.Sub(now), true
+	return Standing{Blocked: true, Left: e.ends.Sub(now)}
+}
+
+// Blocked says whether k is quarantined, and for how much longer.
+func (q *Quarantine) Blocked(k Key) (time.Duration, bool) {
+	s := q.Look(k)
+	return s.Left, s.Blocked
+}
+
+// SoloRun counts a request of model sent to run alone because its body
+// is a suspect (Standing.Suspect): what suspects cost in batching.
+func (q *Quarantine) SoloRun(model string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.soloRuns[model]++
+}
+
+// Acquit clears the strikes against keys (the keys one request of model
+// was a suspect by), once a solo run of that request was answered in a
+// way that shows its body does not crash a worker nor outlive
+// max_run_time: Look no longer tells a suspect, so the caller's next
+// send of it is batched again. It counts one acquittal for model when it
+// cleared any key, and says so.
+//
+// A key is acquitted once per window (ttl from its first strike): struck
+// again after that, it stays a suspect until the window ends, however
+// many of its solo runs are served. So a body that crashes only when
+// batched (on some batch shapes, beside some other body) crashes a
+// batch at most twice a window, not once for every two sends. A
+// quarantined key stays so: its threshold of strikes was counted, and one
+// run served does not undo a conviction.
+//
+// A strike that lands between a suspect's Look and its Acquit (another
+// send of the same body, in flight when a worker crashed) is cleared with
+// the rest; one that lands after counts one, in the same window.
+func (q *Quarantine) Acquit(model string, keys ...Key) bool {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cleared := false
+	for _, k := range keys {
+		e := q.entries[k]
+		switch {
+		case e == nil || e.blocked || e.cleared || e.crashes == 0:
+			continue
+		case !now.Before(e.ends): // an ended window acquits nothing
+			q.remove(k, e)
+			continue
+		}
+		e.crashes, e.cleared, cleared = 0, true, true
+	}
+	if cleared {
+		q.acquitted[model]++
+	}
+	return cleared
 }
 
 // Stats is what a Quarantine holds now and has done, by model.
@@ -192,6 +265,12 @@ type Stats struct {
 	// RunTimeouts counts the requests answered because their run
 	// outlived max_run_time (RunTimedOut) since New.
 	RunTimeouts map[string]int64
+	// SoloRuns counts the suspects' requests sent to run alone (SoloRun)
+	// since New.
+	SoloRuns map[string]int64
+	// Acquitted counts the suspects whose strikes a solo run served
+	// cleared (Acquit) since New.
+	Acquitted map[string]int64
 }
 
 // Refusing is Current without the models at 0; nil when none.
@@ -214,10 +293,8 @@ func (q *Quarantine) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Quarantined: make(map[string]int64, len(q.quarantined)), Current: map[string]int{},
-		RunTimeouts: make(map[string]int64, len(q.runTimeouts))}
-	for m, n := range q.runTimeouts {
-		s.RunTimeouts[m] = n
-	}
+		RunTimeouts: maps.Clone(q.runTimeouts), SoloRuns: maps.Clone(q.soloRuns),
+		Acquitted: maps.Clone(q.acquitted)}
 	for m, n := range q.quarantined {
 		s.Quarantined[m] = n
 		s.Current[m] = 0

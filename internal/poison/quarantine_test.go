@@ -2,6 +2,7 @@ package poison
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -121,6 +122,121 @@ func TestRunTimeoutsCounted(t *testing.T) {
 	}
 	if q.Len() != 0 || len(s.Quarantined) != 0 {
 		t.Fatalf("counting run timeouts made entries (%d) or quarantines (%v)", q.Len(), s.Quarantined)
+	}
+}
+
+// TestSuspects: a body struck below the threshold is a suspect, not
+// blocked; at the threshold it is blocked, no longer a suspect; after its
+// window it is neither. Another body is neither throughout. Solo runs are
+// counted by model.
+func TestSuspects(t *testing.T) {
+	q, c := newTest(8)
+	k, other := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/p"), []byte("o"))
+	if s := q.Look(k); s != (Standing{}) {
+		t.Fatalf("before any strike: %+v, want nothing", s)
+	}
+	q.Crashed("m", k, 3, time.Minute)
+	q.Crashed("m", k, 3, time.Minute)
+	if s := q.Look(k); !s.Suspect || s.Blocked {
+		t.Fatalf("two strikes of three: %+v, want a suspect, not blocked", s)
+	}
+	q.Crashed("m", k, 3, time.Minute)
+	if s := q.Look(k); s.Suspect || !s.Blocked || s.Left != time.Minute {
+		t.Fatalf("three strikes of three: %+v, want blocked for a minute, no suspect", s)
+	}
+	if s := q.Look(other); s != (Standing{}) {
+		t.Fatalf("another body: %+v, want nothing", s)
+	}
+	c.t = c.t.Add(time.Minute)
+	if s := q.Look(k); s != (Standing{}) {
+		t.Fatalf("after its quarantine: %+v, want nothing", s)
+	}
+	q.Crashed("m", other, 2, time.Minute)
+	c.t = c.t.Add(time.Minute)
+	if s := q.Look(other); s.Suspect {
+		t.Fatal("a strike outside its window still makes a suspect")
+	}
+	q.SoloRun("m")
+	q.SoloRun("m")
+	if n := q.Stats().SoloRuns["m"]; n != 2 {
+		t.Fatalf("SoloRuns[m] = %d, want 2", n)
+	}
+}
+
+// TestAcquit: a suspect's strikes are cleared and counted once per call,
+// whichever of its keys held them; a quarantined key stays quarantined;
+// a key never struck, or whose window ended, acquits nothing; a strike
+// after an acquittal counts one, and is not acquitted again until the
+// window ends.
+func TestAcquit(t *testing.T) {
+	q, c := newTest(8)
+	k, sent, bad := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/s"), []byte("b")), q.KeyOf([]byte("/p"), []byte("x"))
+	q.Crashed("m", k, 2, time.Minute)
+	q.Crashed("m", sent, 2, time.Minute)
+	q.Crashed("m", bad, 2, time.Minute)
+	q.Crashed("m", bad, 2, time.Minute)
+	if !q.Acquit("m", sent, k, bad) {
+		t.Fatal("Acquit of two suspects' keys and a quarantined one cleared nothing")
+	}
+	if s, b := q.Look(k), q.Look(sent); s != (Standing{}) || b != (Standing{}) {
+		t.Fatalf("after Acquit: %+v %+v, want nothing against either key", s, b)
+	}
+	if s := q.Look(bad); !s.Blocked {
+		t.Fatalf("a quarantined key after Acquit: %+v, want still blocked", s)
+	}
+	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf([]byte("/p"), []byte("never"))) {
+		t.Fatal("Acquit of a cleared or never struck key says it cleared one")
+	}
+	q.Crashed("m", k, 2, time.Minute)
+	if s := q.Look(k); !s.Suspect {
+		t.Fatalf("a strike after the acquittal: %+v, want a suspect (one strike, not two)", s)
+	}
+	if q.Acquit("m", k) || !q.Look(k).Suspect {
+		t.Fatal("a key struck again after its acquittal was acquitted again within its window")
+	}
+	if n := q.Stats().Acquitted["m"]; n != 1 {
+		t.Fatalf("Acquitted[m] = %d, want 1", n)
+	}
+	c.t = c.t.Add(time.Minute)
+	if q.Acquit("m", k) {
+		t.Fatal("Acquit of an ended window says it cleared one")
+	}
+	q.Crashed("m", k, 2, time.Minute)
+	if !q.Acquit("m", k) || q.Look(k).Suspect {
+		t.Fatal("a strike in a new window after an acquittal in the last was not acquitted")
+	}
+}
+
+// TestAcquitRacesStrikes: sends of one suspect acquitted while others'
+// crashes strike it leave the books straight (held, models and entries
+// agree), whatever the order, and at most one acquittal counted in the
+// window.
+func TestAcquitRacesStrikes(t *testing.T) {
+	q := New(8)
+	k := q.KeyOf([]byte("/p"), []byte("shared"))
+	q.Crashed("m", k, 1000, time.Minute)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if i%2 == 0 {
+					q.Crashed("m", k, 1000, time.Minute)
+				} else {
+					q.Acquit("m", k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := q.Len()
+	if n != 1 || q.held.Load() != 1 || !q.Watching("m") {
+		t.Fatalf("after racing strikes and acquittals: %d entries, held %d, watching %v; want 1, 1, true",
+			n, q.held.Load(), q.Watching("m"))
+	}
+	if a := q.Stats().Acquitted["m"]; a != 1 {
+		t.Fatalf("Acquitted[m] = %d, want 1: once a window", a)
 	}
 }
 

@@ -24,6 +24,7 @@ const TimeoutHeader = "X-Request-Timeout"
 func clientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
 	h.Del(worker.DeadlineHeader)
 	h.Del(worker.PriorityHeader)
+	h.Del(worker.AloneHeader) // the master's, for a poison suspect (poison.go)
 	raw := strings.TrimSpace(string(h.Peek(TimeoutHeader)))
 	if raw == "" {
 		return time.Time{}, nil

@@ -64,7 +64,10 @@
 //     answer. Requests are keyed only on a strike, and on arrival only
 //     while their model has an entry. An answer marked worker.RunTimeoutHeader
 //     (the run outlived models[].max_run_time and was stopped) is counted
-//     by model, and counted against the body as a crash is. A request
+//     by model, and counted against the body as a crash is. A body
+//     struck below the threshold (a suspect) is sent marked
+//     worker.AloneHeader, to run in a batch of its own, so that its next
+//     strike is not its innocent batchmates' too. A request
 //     whose client hung up (lb.ErrClientGone) is remembered, among the
 //     last 256 (abandoned.go), and struck at any worker crash on its own
 //     (WorkerCrashed, from the master) while it may still be in flight;

@@ -26,10 +26,65 @@ import (
 // only the worker stops a run, and only for taking too long. A body that
 // makes every worker's run explode is quarantined as a crashing one is.
 //
-// Innocent requests batched with a poison one fail in the same crash and
-// are counted once; only a body in threshold crashes is quarantined, so
-// they pass when retried. The front does not retry a crashed request on
-// another worker: a poison body would take that one down too.
+// Innocent requests batched with a poison one fail in the same crash or
+// run timeout and are struck once too. Retried into a batch with the
+// poison body again (a client, or a retrying load balancer, resending
+// both), they would be struck again and quarantined with it. So a
+// suspect, a body struck within poison_ttl but below the threshold
+// (poison.Standing.Suspect), is sent marked to run alone
+// (worker.AloneHeader: the prep worker passes it on, and the infer
+// worker's batcher gives it a batch of its own, batch.Request.Alone): the
+// innocent batchmates of its first strike, suspects too, never share its
+// run again, nor does any other request. Suspects are rare (the bodies of
+// a crash or a run timeout, until acquitted or for poison_ttl), so
+// running them unbatched costs little: supervisor_poison_solo_runs_total
+// counts them, and BenchmarkMLPSuspects in internal/batch measures the
+// throughput lost (a quarter, all requests alone).
+//
+// A suspect whose solo run is served is acquitted (poison.Acquit, counted
+// in supervisor_poison_acquitted_total): its strikes are cleared and its
+// next send is batched again. Without that, a body many requests share
+// (a health check's, a load test's, a popular input) struck once beside
+// a poison one would run unbatched until poison_ttl. Served means the
+// worker answered 2xx, or refused the body for what it is (acquits: 400,
+// 413, 415, 422), answers it gets every time without a run that crashes;
+// not 5xx, which a crash, a run timeout, an overload or a failed run
+// gives, nor a 4xx about the server's state (404, 408, 409, 429), nor a
+// client's hang-up. A poison body never is: its solo run crashes or times
+// out, a strike, and it is quarantined at the threshold as before. Sends
+// of one suspect race: one served acquits the strikes the others' crashes
+// counted before it, and a crash after it counts one.
+//
+// A body is acquitted once per poison_ttl window (from its first strike):
+// struck again, it stays a suspect until the window ends. Else a body
+// that crashes only when batched (on some batch shapes, beside some other
+// body) would be acquitted by each solo run and crash a batch every other
+// send, never quarantined; so it crashes at most two batches a window. A
+// body struck by two unrelated crashes in one window runs alone until
+// it ends, as every suspect did before acquittals. An acquitted body's
+// entry stays until its window ends, so its model's requests are still
+// keyed on arrival meanwhile (Watching), as after any strike.
+//
+// What a strike while a suspect runs alone proves:
+//   - A run timeout of its solo run is that run's own: no other request
+//     was in it, so the strike falls on the suspect alone. It still
+//     counts one strike, not the whole threshold: a run's time on a
+//     shared host also depends on the batches the worker runs beside it
+//     (batching.instances, other models) and on other processes, and
+//     poison_threshold is the operator's tolerance for such flukes.
+//   - A crash during a solo run proves nothing about the suspect: the
+//     infer worker may run other batches at once, on other instances and
+//     for other models, any of which may have crashed it, and the prep
+//     worker cannot tell which of its requests had started. Every request
+//     in flight on the crashed worker is struck once, as before. What
+//     running alone changes is that an innocent retried with its poison
+//     batchmate no longer dies in the poison's crash for certain: only
+//     when still in flight on that worker then (queued behind it, or
+//     running on another instance); one whose solo run ends first is
+//     served and not struck.
+//
+// The front does not retry a crashed request on another worker: a poison
+// body would take that one down too.
 //
 // A request in flight on a prep worker that crashed on its own (a
 // decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
@@ -101,7 +156,7 @@ import (
 // holds however far it inflates (BenchmarkAbandonFlood measures it).
 // Past the rate, an abandoned request is remembered by the key of its
 // bytes as sent (4 us for 40 KB; counted, BodyCounts.PoisonFallbackKeys,
-// so an operator sees when the rate is spent), which quarantined checks too, so a
+// so an operator sees when the rate is spent), which screen checks too, so a
 // flooding client that resends the same bytes is still struck and then
 // refused. Not remembering it at all would reopen the dodge for exactly
 // the client that floods; what the fallback loses is only a flooding
@@ -116,10 +171,16 @@ import (
 // worker that served it died on it.
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
 	on := c.Limits.PoisonThreshold > 0
+	var suspect []poison.Key
 	if on {
-		if r := f.quarantined(ctx, model); r != nil {
+		var r *refusal
+		if r, suspect = f.screen(ctx, model); r != nil {
 			f.refuse(ctx, *r, false)
 			return
+		}
+		if suspect != nil {
+			ctx.Request.Header.Set(worker.AloneHeader, "1")
+			f.poison.SoloRun(model)
 		}
 	}
 	sent := time.Now()
@@ -137,9 +198,28 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	}
 	inferExited := ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
 	ctx.Response.Header.Del(worker.InferExitedHeader)
-	if on && f.diedOnIt(inferExited, err, sent) {
+	switch {
+	case on && f.diedOnIt(inferExited, err, sent):
 		f.countCrash(ctx, c, model)
+	case suspect != nil && err == nil && !inferExited && acquits(ctx.Response.StatusCode()):
+		f.poison.Acquit(model, suspect...)
 	}
+}
+
+// acquits says whether a worker's answer of status to a suspect's solo
+// run clears its strikes (poison.go): 2xx, or a refusal of the body for
+// what it is (400 malformed or invalid for the model, 413 too large, 415
+// an encoding it cannot read, 422): answers the body gets every time,
+// without a run that could crash. Not 5xx (a failed run, an exited
+// worker, an overload or a timeout) nor the other 4xx (404 no such model,
+// 408, 409, 429: about the server's state, not the body).
+func acquits(status int) bool {
+	switch status {
+	case fasthttp.StatusBadRequest, fasthttp.StatusRequestEntityTooLarge,
+		fasthttp.StatusUnsupportedMediaType, fasthttp.StatusUnprocessableEntity:
+		return true
+	}
+	return status >= 200 && status < 300
 }
 
 // crashWait bounds how long an answer waits for the master to reap the
@@ -165,22 +245,27 @@ func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
 	return f.opts.PrepCrashed(sent, crashWait)
 }
 
-// quarantined is the refusal of a quarantined body, or nil. The body is
-// hashed only while model has entries.
-func (f *Front) quarantined(ctx *fasthttp.RequestCtx, model string) *refusal {
+// screen is the refusal of a quarantined body, or nil, and the keys the
+// body is a suspect by (nil: none), to run alone and acquit if served.
+// The body is hashed only while model has entries: first as sent (struck
+// so when abandoned past limits.poison_key_rate), then decoded.
+func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect []poison.Key) {
 	if !f.poison.Watching(model) {
-		return nil
+		return nil, nil
 	}
-	left, ok := f.poison.Blocked(f.sentKey(ctx)) // struck as abandoned past limits.poison_key_rate
-	if !ok {
-		left, ok = f.poison.Blocked(f.poisonKey(ctx))
+	for _, key := range [...]func(*fasthttp.RequestCtx) poison.Key{f.sentKey, f.poisonKey} {
+		k := key(ctx)
+		s := f.poison.Look(k)
+		if s.Blocked {
+			return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
+				"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
+					"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, s.Left.Round(time.Second))}, nil
+		}
+		if s.Suspect {
+			suspect = append(suspect, k)
+		}
 	}
-	if !ok {
-		return nil
-	}
-	return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
-		"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
-			"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, left.Round(time.Second))}
+	return nil, suspect
 }
 
 // countCrash counts the request's body towards its quarantine.

@@ -3,6 +3,7 @@ package front
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,19 @@ import (
 // crashProxy plays a prep worker whose infer worker exits on the body
 // "bad" (502 with worker.InferExitedHeader) and whose run outlives
 // max_run_time on "slow" (500 with worker.RunTimeoutHeader); on "gone"
-// the client hangs up (lb.ErrClientGone); any other body is 200.
-type crashProxy struct{ sent int }
+// the client hangs up (lb.ErrClientGone); on "code:N" it answers status
+// N; any other body is 200.
+// alone lists the bodies sent marked worker.AloneHeader, in order.
+type crashProxy struct {
+	sent  int
+	alone []string
+}
 
 func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
 	p.sent++
+	if ctx.Request.Header.Peek(worker.AloneHeader) != nil {
+		p.alone = append(p.alone, string(ctx.Request.Body()))
+	}
 	switch string(ctx.Request.Body()) {
 	case "bad":
 		ctx.SetStatusCode(fasthttp.StatusBadGateway)
@@ -33,7 +42,12 @@ func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Cl
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
 		ctx.Response.Header.Set(worker.RunTimeoutHeader, "m")
 	default:
-		ctx.SetStatusCode(fasthttp.StatusOK)
+		code, ok := strings.CutPrefix(string(ctx.Request.Body()), "code:")
+		status, err := strconv.Atoi(code)
+		if !ok || err != nil {
+			status = fasthttp.StatusOK
+		}
+		ctx.SetStatusCode(status)
 	}
 	return nil
 }
@@ -162,5 +176,84 @@ func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
 	send(f, c, "gone")
 	if r := f.abandoned.takeAt(time.Now()); len(r) != 0 {
 		t.Fatalf("with poison_threshold 0 the front remembered %d abandoned requests, want none", len(r))
+	}
+}
+
+// TestSuspectsRunAlone: a body struck below the threshold, by a crash or
+// a run timeout, is sent marked to run alone, and counted; a body never
+// struck is not, nor any body with the quarantine off.
+func TestSuspectsRunAlone(t *testing.T) {
+	f, p, c := poisonFront(3, crashedYes)
+	for _, body := range []string{"good", "bad", "slow", "good", "bad", "slow", "good", "bad"} {
+		send(f, c, body)
+	}
+	if want := []string{"bad", "slow", "bad"}; !slices.Equal(p.alone, want) {
+		t.Fatalf("sent alone %q, want %q: each struck body after its first strike, until quarantined", p.alone, want)
+	}
+	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity {
+		t.Fatalf("bad after three crashes = %d, want 422", code)
+	}
+	if n := f.PoisonStats().SoloRuns["m"]; n != 3 {
+		t.Fatalf("solo runs counted %d, want 3", n)
+	}
+	off, p, c := poisonFront(0, crashedYes)
+	for range 3 {
+		send(off, c, "bad")
+	}
+	if len(p.alone) != 0 {
+		t.Fatalf("with poison_threshold 0, sent alone %q, want none", p.alone)
+	}
+}
+
+// TestClientCannotAskToRunAlone: the internal scheduling headers a client
+// sends, worker.AloneHeader among them, are removed before the request
+// goes on.
+func TestClientCannotAskToRunAlone(t *testing.T) {
+	var h fasthttp.RequestHeader
+	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
+		h.Set(k, "1")
+	}
+	if _, err := clientDeadline(&h); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
+		if v := h.Peek(k); v != nil {
+			t.Errorf("a client's %s: %q reached the prep worker", k, v)
+		}
+	}
+}
+
+// TestServedSuspectIsAcquitted: a suspect whose solo run is answered 2xx,
+// or refused for its body (400, 413, 415, 422), is acquitted (counted)
+// and sent batched next; one answered any other way stays a suspect and
+// runs alone again; a crash or a run timeout is still a strike.
+func TestServedSuspectIsAcquitted(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		acquit bool
+	}{
+		{200, true}, {204, true}, {400, true}, {413, true}, {415, true}, {422, true},
+		{404, false}, {408, false}, {429, false}, {500, false}, {502, false}, {503, false}, {504, false},
+	} {
+		f, p, cfg := poisonFront(2, crashedYes)
+		body := fmt.Sprintf("code:%d", c.status)
+		f.poison.Crashed("m", f.poison.KeyOf([]byte("/v2/models/m/infer"), []byte(body)), 2, time.Minute)
+		send(f, cfg, body)
+		send(f, cfg, body)
+		alone, acquitted := len(p.alone), f.PoisonStats().Acquitted["m"]
+		if c.acquit && (alone != 1 || acquitted != 1) || !c.acquit && (alone != 2 || acquitted != 0) {
+			t.Errorf("a suspect answered %d, sent twice: %d sent alone, %d acquitted; want acquitted %v (alone once, then batched)",
+				c.status, alone, acquitted, c.acquit)
+		}
+	}
+	f, p, cfg := poisonFront(3, crashedYes)
+	for _, body := range []string{"bad", "slow", "bad", "slow"} {
+		send(f, cfg, body)
+	}
+	if n := f.PoisonStats().Acquitted["m"]; n != 0 || len(p.alone) != 2 {
+		t.Fatalf("suspects that crashed or timed out alone: %d acquitted, %d sent alone, want 0 and 2", n, len(p.alone))
+	}
+	if code, _, _ := send(f, cfg, "bad"); code == fasthttp.StatusUnprocessableEntity || len(p.alone) != 3 {
+		t.Fatalf("bad after two of three strikes = %d, %d sent alone, want a third solo run", code, len(p.alone))
 	}
 }

@@ -49,7 +49,7 @@ func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 }
 
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
-// fallback past its rate, which quarantined checks as well.
+// fallback past its rate, which screen checks as well.
 func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
 	return f.poison.KeyOf(ctx.Path(), ctx.Request.Body())
 }

@@ -8,9 +8,14 @@ import (
 )
 
 // writePoison writes the poison quarantine's series by model
-// (supervisor/front poison.go): nothing until a body is quarantined.
+// (supervisor/front poison.go): each nothing until it counts something.
 func writePoison(p *promText, s poison.Stats) {
-	writeRunTimeouts(p, s.RunTimeouts)
+	writeCounterByModel(p, "supervisor_run_timeouts_total",
+		"Inference requests answered 500 because their model run outlived max_run_time and was stopped", s.RunTimeouts)
+	writeCounterByModel(p, "supervisor_poison_solo_runs_total",
+		"Inference requests of poison suspects (bodies struck below limits.poison_threshold) sent to run in a batch of their own", s.SoloRuns)
+	writeCounterByModel(p, "supervisor_poison_acquitted_total",
+		"Poison suspects whose strikes were cleared because their solo run was served (2xx, or 400/413/415/422 for the body itself)", s.Acquitted)
 	if len(s.Quarantined) == 0 {
 		return
 	}
@@ -30,15 +35,14 @@ func writePoison(p *promText, s poison.Stats) {
 	}
 }
 
-// writeRunTimeouts writes the runs stopped at max_run_time by model
-// (supervisor/front poison.go): nothing until one is.
-func writeRunTimeouts(p *promText, byModel map[string]int64) {
+// writeCounterByModel writes counter name (help) by model: nothing until
+// one model counts.
+func writeCounterByModel(p *promText, name, help string, byModel map[string]int64) {
 	if len(byModel) == 0 {
 		return
 	}
-	p.family("supervisor_run_timeouts_total", "counter",
-		"Inference requests answered 500 because their model run outlived max_run_time and was stopped")
+	p.family(name, "counter", help)
 	for _, n := range slices.Sorted(maps.Keys(byModel)) {
-		p.sample("supervisor_run_timeouts_total", float64(byModel[n]), "model", n)
+		p.sample(name, float64(byModel[n]), "model", n)
 	}
 }

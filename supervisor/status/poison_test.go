@@ -25,17 +25,30 @@ func TestPoisonSeries(t *testing.T) {
 	}
 }
 
-// TestRunTimeoutSeries: runs stopped at max_run_time by model, and none
-// before the first.
-func TestRunTimeoutSeries(t *testing.T) {
-	if text := string(MetricsText(Scrape{})); strings.Contains(text, "supervisor_run_timeouts") {
-		t.Errorf("run timeout series with none counted:\n%s", text)
-	}
-	text := string(MetricsText(Scrape{Poison: poison.Stats{RunTimeouts: map[string]int64{"slow": 2}}}))
-	if want := `supervisor_run_timeouts_total{model="slow"} 2`; !strings.Contains(text, want+"\n") {
-		t.Errorf("metrics lack %q:\n%s", want, text)
-	}
-	if strings.Contains(text, "supervisor_poison_quarantine") {
-		t.Errorf("run timeouts alone wrote poison series:\n%s", text)
+// TestCounterSeriesByModel: runs stopped at max_run_time, suspects sent
+// alone and suspects acquitted, by model; each series absent before its
+// first count, and none writes another's.
+func TestCounterSeriesByModel(t *testing.T) {
+	for _, c := range []struct {
+		family, sample, other string
+		stats                 poison.Stats
+	}{
+		{"supervisor_run_timeouts_total", `supervisor_run_timeouts_total{model="slow"} 2`, "supervisor_poison_quarantine",
+			poison.Stats{RunTimeouts: map[string]int64{"slow": 2}}},
+		{"supervisor_poison_solo_runs_total", `supervisor_poison_solo_runs_total{model="m"} 3`, "supervisor_run_timeouts",
+			poison.Stats{SoloRuns: map[string]int64{"m": 3}}},
+		{"supervisor_poison_acquitted_total", `supervisor_poison_acquitted_total{model="m"} 1`, "supervisor_run_timeouts",
+			poison.Stats{Acquitted: map[string]int64{"m": 1}}},
+	} {
+		if text := string(MetricsText(Scrape{})); strings.Contains(text, c.family) {
+			t.Errorf("%s with none counted:\n%s", c.family, text)
+		}
+		text := string(MetricsText(Scrape{Poison: c.stats}))
+		if !strings.Contains(text, c.sample+"\n") {
+			t.Errorf("metrics lack %q:\n%s", c.sample, text)
+		}
+		if strings.Contains(text, c.other) {
+			t.Errorf("%s alone wrote %s series:\n%s", c.family, c.other, text)
+		}
 	}
 }

@@ -44,12 +44,13 @@ func TestSchedule(t *testing.T) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.Set(worker.PriorityHeader, "3")
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(deadline.UnixNano(), 10))
+	ctx.Request.Header.Set(worker.AloneHeader, "1")
 	r, err := schedule(&ctx, nil)
-	if err != nil || r.Priority != 3 || !r.Deadline.Equal(deadline) {
-		t.Errorf("schedule = %+v, %v; want priority 3, deadline %v", r, err, deadline)
+	if err != nil || r.Priority != 3 || !r.Deadline.Equal(deadline) || !r.Alone {
+		t.Errorf("schedule = %+v, %v; want priority 3, deadline %v, alone", r, err, deadline)
 	}
 	var none fasthttp.RequestCtx
-	if r, err := schedule(&none, nil); err != nil || r.Priority != 0 || !r.Deadline.IsZero() {
+	if r, err := schedule(&none, nil); err != nil || r.Priority != 0 || !r.Deadline.IsZero() || r.Alone {
 		t.Errorf("schedule without headers = %+v, %v; want the defaults", r, err)
 	}
 	var bad fasthttp.RequestCtx

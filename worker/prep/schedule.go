@@ -17,6 +17,7 @@ import (
 // The client's own deadline (the master passes X-Request-Timeout on as
 // worker.DeadlineHeader) caps both. A request that has started runs to the
 // end, bounded by the returned time: when the prep worker stops waiting.
+// The master's worker.AloneHeader (a poison suspect) is passed on.
 func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.InferRequest, upstreamTimeout time.Duration) time.Duration {
 	wait := upstreamTimeout
 	if d, ok := clientBudget(client); ok && d < wait {
@@ -29,6 +30,9 @@ func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.I
 	up.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(wait).UnixNano(), 10))
 	if req.Priority > 0 {
 		up.Header.Set(worker.PriorityHeader, strconv.Itoa(req.Priority))
+	}
+	if client.Peek(worker.AloneHeader) != nil {
+		up.Header.Set(worker.AloneHeader, "1")
 	}
 	return total
 }

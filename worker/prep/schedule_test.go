@@ -52,3 +52,19 @@ func TestSetSchedule(t *testing.T) {
 		})
 	}
 }
+
+// TestSetSchedulePassesAlone: the master's mark of a poison suspect
+// reaches the infer worker; a request without it goes without.
+func TestSetSchedulePassesAlone(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		var up fasthttp.Request
+		var client fasthttp.RequestHeader
+		if alone {
+			client.Set(worker.AloneHeader, "1")
+		}
+		setSchedule(&up, &client, &v2.InferRequest{}, time.Minute)
+		if got := up.Header.Peek(worker.AloneHeader) != nil; got != alone {
+			t.Errorf("sent from the master alone=%v, to the infer worker alone=%v", alone, got)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package batch
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// aloneReq is rowsReq(id, 1, 1) marked to run alone.
+func aloneReq(id int) Request {
+	r := rowsReq(id, 1, 1)
+	r.Alone = true
+	return r
+}
+
+// submitQueued submits r and waits until the queue holds depth requests.
+func submitQueued(t *testing.T, h *harness, r Request, depth int) <-chan outcome {
+	t.Helper()
+	o := h.submit(context.Background(), r)
+	h.waitDepth(t, depth)
+	return o
+}
+
+// batchesRan returns the request ids of each model call, in call order.
+func batchesRan(h *harness) [][]int {
+	calls, _ := h.m.snapshot()
+	out := make([][]int, len(calls))
+	for i, c := range calls {
+		out[i] = ids(c)
+	}
+	return out
+}
+
+// TestAloneRunsInABatchOfItsOwn: 1 and 2 wait for company (an hour's
+// delay) when 3 arrives marked alone: 1 and 2 run at once without it (the
+// clock never moves), 3 runs next on its own though 4 and 5, of the same
+// shape, queue behind it meanwhile, and 4 and 5 then batch as usual.
+func TestAloneRunsInABatchOfItsOwn(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 8, MaxQueueDelay: hour}, dynamicMD(), true)
+	reqs := []Request{rowsReq(1, 1, 1), rowsReq(2, 1, 1), aloneReq(3), rowsReq(4, 1, 1), rowsReq(5, 1, 1)}
+	outs := []<-chan outcome{submitQueued(t, h, reqs[0], 1), submitQueued(t, h, reqs[1], 2)}
+	outs = append(outs, submitQueued(t, h, reqs[2], 1)) // 1 and 2 left the queue
+	if n := h.waitStarted(t); n != 2 {
+		t.Fatalf("the requests before the alone one ran as %d rows, want 2, without waiting for the delay", n)
+	}
+	outs = append(outs, submitQueued(t, h, reqs[3], 2), submitQueued(t, h, reqs[4], 3))
+	h.m.gate <- struct{}{}
+	if n := h.waitStarted(t); n != 1 {
+		t.Fatalf("the alone request ran in a batch of %d rows, want 1", n)
+	}
+	h.m.gate <- struct{}{}
+	h.clk.Advance(hour)
+	if n := h.waitStarted(t); n != 2 {
+		t.Fatalf("the requests after the alone one ran as %d rows, want 2", n)
+	}
+	h.m.gate <- struct{}{}
+	for i, o := range outs {
+		checkDoubled(t, reqs[i], wait(t, o))
+	}
+	if got, want := batchesRan(h), [][]int{{1, 2}, {3}, {4, 5}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", got, want)
+	}
+}
+
+// TestAloneRequestsKeepTheirOrder: with the only instance busy, alone
+// requests and ordinary ones queue in arrival order; each alone request
+// runs by itself, the ordinary ones between them batch together, and
+// nothing overtakes anything.
+func TestAloneRequestsKeepTheirOrder(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 2, MaxQueueDelay: hour}, dynamicMD(), true)
+	held := holdInstance(t, h, 2)
+	reqs := []Request{aloneReq(1), aloneReq(2), rowsReq(3, 1, 1), rowsReq(4, 1, 1), aloneReq(5), rowsReq(6, 1, 1)}
+	var outs []<-chan outcome
+	for i, r := range reqs {
+		outs = append(outs, submitQueued(t, h, r, i+1))
+	}
+	for i, want := range []int{1, 1, 2, 1} { // after the held batch: 1, 2, 3+4, 5
+		h.m.gate <- struct{}{}
+		if n := h.waitStarted(t); n != want {
+			t.Fatalf("batch %d after the held one ran %d rows, want %d", i+1, n, want)
+		}
+	}
+	h.m.gate <- struct{}{}
+	h.clk.Advance(hour) // 6 waits for company
+	if n := h.waitStarted(t); n != 1 {
+		t.Fatalf("the last batch ran %d rows, want 1", n)
+	}
+	h.m.gate <- struct{}{}
+	wait(t, held)
+	for i, o := range outs {
+		checkDoubled(t, reqs[i], wait(t, o))
+	}
+	got := batchesRan(h)[1:]
+	if want := [][]int{{1}, {2}, {3, 4}, {5}, {6}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", got, want)
+	}
+}
