@@ -1,8 +1,8 @@
 package supervisor
 
 import (
-	"github.com/supervisor-dev/supervisor/internal/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 )
 
 // checkFDLimit logs a warning at start when the open-file limit is below

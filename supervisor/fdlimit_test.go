@@ -7,8 +7,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/affinity"
-	"github.com/supervisor-dev/supervisor/internal/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 )
 
 // TestFDLimitWarning: a config whose connection limits exceed this

@@ -26,10 +26,10 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/configs"
-	"github.com/supervisor-dev/supervisor/internal/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/worker"
