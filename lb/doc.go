@@ -31,7 +31,8 @@
 //     (and a prep worker drop an infer worker that went away).
 //   - A caller whose client may hang up passes a Client (DoRouteFor,
 //     ServeHTTPFor; gone.go): watched for its hang-up (an event, such as
-//     hangup.Peer's epoll registration) or, when it cannot be, polled
+//     hangup.Peer's epoll registration or an RPC context's end,
+//     ContextClient) or, when it cannot be, polled
 //     every ClientPoll while the request waits on a backend; once it has
 //     gone the request's upstream connection is closed at once (not the
 //     pool's others), so the worker

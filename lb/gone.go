@@ -15,9 +15,10 @@ import (
 // connection (that connection only, not the pool) is then closed, so the
 // worker sees the hang-up the way it sees a timed-out proxy's and stops
 // the work, and the call returns ErrClientGone. A Client that cannot be
-// watched (Watch fails: no socket under the connection; a GoneFunc, such
-// as an RPC's context) is polled instead: Gone is asked first ClientPoll
-// after the exchange starts, then every ClientPoll. A request answered
+// watched (Watch fails: no socket under the connection; a GoneFunc) is
+// polled instead: Gone is asked first ClientPoll after the exchange
+// starts, then every ClientPoll. An RPC's context is watched, not polled
+// (ContextClient: context.AfterFunc). A request answered
 // within watchDelay costs a timer armed and stopped and a map entry
 // (BenchmarkWatch); a slower one also a registration and its removal.
 

@@ -190,6 +190,7 @@ func (m *Master) Run(ctx context.Context) error {
 		return err
 	}
 	m.checkStopTimeout(cfg)
+	m.checkFDLimit(cfg)
 	up := m.opts.Upgrader
 	rd, err := rundir.Prepare(cfg.RuntimeDir, up.HasParent())
 	if err != nil {

@@ -169,6 +169,11 @@ func reloadable(old, cfg *config.Config) error {
 	if old.RuntimeDir != cfg.RuntimeDir {
 		errs = append(errs, fmt.Errorf("runtime_dir: changing it (%s to %s) needs a restart; nothing was changed", old.RuntimeDir, cfg.RuntimeDir))
 	}
+	if old.Limits.MaxHeaderBytes != cfg.Limits.MaxHeaderBytes {
+		// fasthttp and gRPC size their servers' header buffers once, at start.
+		errs = append(errs, fmt.Errorf("limits.max_header_bytes: changing it (%s to %s) needs `supervisor upgrade` or a restart: the public and gRPC servers read it at start; nothing was changed",
+			old.Limits.MaxHeaderBytes, cfg.Limits.MaxHeaderBytes))
+	}
 	if err := metricsReloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}

@@ -119,6 +119,22 @@ func TestMetricsListenNeedsAnUpgrade(t *testing.T) {
 	}
 }
 
+// TestMaxHeaderBytesNeedsAnUpgrade: the front reads max_header_bytes
+// only at start, so a reload that changes it is refused, naming the key
+// and what applies it, rather than reaching new prep workers only.
+func TestMaxHeaderBytesNeedsAnUpgrade(t *testing.T) {
+	old := config.DefaultConfig()
+	cfg := config.DefaultConfig()
+	cfg.Limits.MaxHeaderBytes = 2 * old.Limits.MaxHeaderBytes
+	err := reloadable(old, cfg)
+	if err == nil || !strings.Contains(err.Error(), "limits.max_header_bytes") || !strings.Contains(err.Error(), "supervisor upgrade") {
+		t.Errorf("reloadable = %v, want a limits.max_header_bytes error naming `supervisor upgrade`", err)
+	}
+	if err := reloadable(old, config.DefaultConfig()); err != nil {
+		t.Errorf("reloadable of an unchanged config = %v, want nil", err)
+	}
+}
+
 // TestModelSpecsWarmup: each model's warmup key reaches its worker spec as written.
 func TestModelSpecsWarmup(t *testing.T) {
 	c, err := config.ParseConfig([]byte("models:\n  - {name: a, path: a.onnx}\n  - {name: b, path: b.onnx, warmup: none}\n"+

@@ -219,6 +219,7 @@ func TestBadRequestsGetV2Errors(t *testing.T) {
 		{"count mismatch", "POST", mlp, `{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"data":[1,2,3]}]}`, 400, []string{`"x"`}},
 		{"missing input", "POST", "/v2/models/types/infer", `{"inputs":[{"name":"ids","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}]}`, 400, []string{`"mask"`}},
 		{"unknown model", "POST", "/v2/models/nope/infer", `{"inputs":[]}`, 404, []string{`"nope"`}},
+		{"unknown model version", "GET", "/v2/models/mlp/versions/2", "", 404, []string{`"mlp"`, `"2"`}},
 		{"wrong method", "GET", mlp, "", 405, []string{"POST"}},
 		{"unknown route", "GET", "/nope", "", 404, nil},
 	}

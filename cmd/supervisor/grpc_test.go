@@ -284,6 +284,16 @@ func grpcErrors(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Conte
 	if _, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); status.Code(err) != codes.NotFound {
 		t.Errorf("ModelReady(nope) = %v, want NOT_FOUND", err)
 	}
+	// Version 1 is the only one served; another is NOT_FOUND, as Triton answers it.
+	if _, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp", Version: "2"}); status.Code(err) != codes.NotFound {
+		t.Errorf("ModelReady(mlp, version 2) = %v, want NOT_FOUND", err)
+	}
+	if _, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp", Version: "2"}); status.Code(err) != codes.NotFound {
+		t.Errorf("ModelMetadata(mlp, version 2) = %v, want NOT_FOUND", err)
+	}
+	if _, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp", Version: "1"}); err != nil {
+		t.Errorf("ModelMetadata(mlp, version 1) = %v, want the metadata", err)
+	}
 	if r, err := c.ServerLive(context.Background(), &pb.ServerLiveRequest{}); err != nil || !r.Live {
 		t.Errorf("ServerLive without a key (auth.exempt_health) = %v, %v", r, err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -205,6 +206,7 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
+	printFDLimit(cfg, plan)
 	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
@@ -223,6 +225,20 @@ func check(args []string) error {
 	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
 	return nil
+}
+
+// printFDLimit prints, as a YAML comment, a warning when this shell's
+// open-file limit is below what cfg may hold open at once (fdlimit); the
+// master logs the same at start. Under systemd the unit's LimitNOFILE=
+// is the one that counts.
+func printFDLimit(cfg *config.Config, plan *affinity.Placement) {
+	w, err := fdlimit.CheckProcess(fdlimit.ForPlan(cfg.WithPrepWorkers(cfg.Prep.Count(0)), plan))
+	switch {
+	case err != nil:
+		fmt.Printf("\n# %v\n", err)
+	case w != nil:
+		fmt.Printf("\n# WARNING: %s\n", w)
+	}
 }
 
 // printPlan prints where the master would run each worker on this host,

@@ -1,6 +1,9 @@
 package v2
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Route is what a KServe V2 path under /v2/models/ names: a model (""
 // for the statistics of every model) and what is asked of it.
@@ -10,6 +13,19 @@ type Route struct {
 	// Action is "" (metadata), "ready", "infer", "stats" or "config"
 	// (Triton's model configuration extension).
 	Action string
+	// Version is the {v} of /versions/{v}; "" when the path names none.
+	Version string
+}
+
+// VersionError is the 404 message for a route that names a version the
+// model does not have ("" when it names none or the one it has, "1": one
+// file, one version), as Triton answers a version it does not serve
+// rather than the model's only one.
+func (r Route) VersionError() string {
+	if r.Version == "" || r.Version == modelVersion {
+		return ""
+	}
+	return fmt.Sprintf("model %q has no version %q: it serves version %s only (or name no version)", r.Model, r.Version, modelVersion)
 }
 
 // Method is the HTTP method the route takes: POST for infer, GET (and
@@ -37,8 +53,8 @@ func ParseRoute(path string) (r Route, ok bool) {
 		return Route{Action: "stats"}, true
 	}
 	name, action, _ := strings.Cut(rest, "/")
+	var version string
 	if v, versioned := strings.CutPrefix(action, "versions/"); versioned {
-		var version string
 		version, action, _ = strings.Cut(v, "/")
 		if version == "" {
 			return Route{}, false
@@ -46,7 +62,7 @@ func ParseRoute(path string) (r Route, ok bool) {
 	}
 	switch action {
 	case "", "ready", "infer", "stats", "config":
-		return Route{Model: name, Action: action}, name != ""
+		return Route{Model: name, Action: action, Version: version}, name != ""
 	}
 	return Route{}, false
 }

@@ -1,21 +1,25 @@
 package v2
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseRoute(t *testing.T) {
 	for path, want := range map[string]struct {
 		r  Route
 		ok bool
 	}{
-		"/v2/models/mlp":                   {Route{"mlp", ""}, true},
-		"/v2/models/mlp/infer":             {Route{"mlp", "infer"}, true},
-		"/v2/models/mlp/versions/1/infer":  {Route{"mlp", "infer"}, true},
-		"/v2/models/mlp/versions/1":        {Route{"mlp", ""}, true},
-		"/v2/models/mlp/ready":             {Route{"mlp", "ready"}, true},
-		"/v2/models/mlp/stats":             {Route{"mlp", "stats"}, true},
-		"/v2/models/stats":                 {Route{"", "stats"}, true},
-		"/v2/models/mlp/config":            {Route{"mlp", "config"}, true},
-		"/v2/models/mlp/versions/1/config": {Route{"mlp", "config"}, true},
+		"/v2/models/mlp":                   {Route{"mlp", "", ""}, true},
+		"/v2/models/mlp/infer":             {Route{"mlp", "infer", ""}, true},
+		"/v2/models/mlp/versions/1/infer":  {Route{"mlp", "infer", "1"}, true},
+		"/v2/models/mlp/versions/1":        {Route{"mlp", "", "1"}, true},
+		"/v2/models/mlp/ready":             {Route{"mlp", "ready", ""}, true},
+		"/v2/models/mlp/stats":             {Route{"mlp", "stats", ""}, true},
+		"/v2/models/stats":                 {Route{"", "stats", ""}, true},
+		"/v2/models/mlp/config":            {Route{"mlp", "config", ""}, true},
+		"/v2/models/mlp/versions/1/config": {Route{"mlp", "config", "1"}, true},
+		"/v2/models/mlp/versions/7/ready":  {Route{"mlp", "ready", "7"}, true},
 		"/v2/models/mlp/config/x":          {Route{}, false},
 		"/v2/models/":                      {Route{}, false},
 		"/v2/models//infer":                {Route{}, false},
@@ -32,5 +36,27 @@ func TestParseRoute(t *testing.T) {
 	}
 	if (Route{Action: "infer"}).Method() != "POST" || (Route{Action: "ready"}).Method() != "GET" {
 		t.Error("infer takes POST, the rest GET")
+	}
+}
+
+// TestVersionError: a route naming no version or version 1 is served; any
+// other version is refused (Triton's 404), naming the model, the version
+// asked and the one served.
+func TestVersionError(t *testing.T) {
+	for path, refused := range map[string]bool{
+		"/v2/models/mlp":                  false,
+		"/v2/models/mlp/versions/1/ready": false,
+		"/v2/models/mlp/versions/2":       true,
+		"/v2/models/mlp/versions/0/infer": true,
+		"/v2/models/mlp/versions/x/stats": true,
+	} {
+		r, _ := ParseRoute(path)
+		msg := r.VersionError()
+		if (msg != "") != refused {
+			t.Errorf("%s: VersionError = %q, want refused %v", path, msg, refused)
+		}
+		if refused && (!strings.Contains(msg, `"mlp"`) || !strings.Contains(msg, `"`+r.Version+`"`) || !strings.Contains(msg, "version 1")) {
+			t.Errorf("%s: VersionError = %q, want the model, the version asked and the one served", path, msg)
+		}
 	}
 }

@@ -159,8 +159,9 @@ func requestPath(h *fasthttp.RequestHeader) string {
 	return string(u.Path())
 }
 
-// routeRequest refuses a request for a route that does not exist (404) or
-// a method the route does not take (405); proxied is whether the route is
+// routeRequest refuses a request for a route that does not exist (404: a
+// model or model version not served too) or a method the route does not
+// take (405); proxied is whether the route is
 // served by a prep worker.
 func routeRequest(c *config.Config, h *fasthttp.RequestHeader, path string) (r refusal, route v2.Route, proxied bool) {
 	want := fasthttp.MethodGet
@@ -173,6 +174,9 @@ func routeRequest(c *config.Config, h *fasthttp.RequestHeader, path string) (r r
 		}
 		if route.Model != "" && !c.ServesModel(route.Model) {
 			return refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
+		}
+		if msg := route.VersionError(); msg != "" {
+			return refusal{status: fasthttp.StatusNotFound, msg: msg}, route, false
 		}
 		want, proxied = route.Method(), true
 	}

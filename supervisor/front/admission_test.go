@@ -143,6 +143,7 @@ func TestRefusedFromHeaderAlone(t *testing.T) {
 		{"over max_body_bytes", hugeHeader + auth + "\r\n", 413, ""},
 		{"over max_body_bytes, Expect 100-continue", hugeHeader + auth + "Expect: 100-continue\r\n\r\n", 413, ""},
 		{"unknown model", "POST /v2/models/nope/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n" + auth + "\r\n", 404, ""},
+		{"unknown model version", "POST /v2/models/mlp/versions/2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n" + auth + "\r\n", 404, ""},
 		{"no such route", "POST /v2/models/mlp/train HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n" + auth + "\r\n", 404, ""},
 		{"wrong method", "PUT /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n" + auth + "\r\n", 405, "Allow"},
 		{"body on a GET route", "POST /v2/health/ready HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", 405, "Allow"},

@@ -23,7 +23,8 @@ import (
 // (hangup.PeerClosed). A client that only half-closes (shuts down its
 // sending side and still reads) is taken as gone, as nginx takes it;
 // curl, browsers and HTTP libraries do not do that. An RPC's request
-// polls its context instead (grpcfront.RPCContext). Such requests are
+// is watched through its context instead (grpcfront.RPCContext,
+// lb.ContextClient: the context's end calls back at once). Such requests are
 // answered nothing, logged at debug with status 499 and counted
 // (supervisor_client_closed_requests_total).
 
@@ -31,7 +32,7 @@ import (
 // be asked (a connection with no socket under it).
 func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
 	if rpc, ok := grpcfront.RPCContext(ctx); ok {
-		return lb.GoneFunc(func() bool { return rpc.Err() != nil })
+		return lb.ContextClient{Ctx: rpc}
 	}
 	conn := socketOf(ctx.Conn())
 	if conn == nil {

@@ -76,8 +76,9 @@
 //     BodyCounts.PoisonFallbackKeys).
 //   - Hang-ups (clientgone.go): while a proxied request waits on its
 //     worker, the lb watches for its client's hang-up (an epoll event on
-//     its socket, hangup.Peer; polled where it cannot be watched: an
-//     RPC's context, grpcfront.RPCContext) and then closes the connection to the prep
+//     its socket, hangup.Peer, polled where it cannot be watched; an
+//     RPC's context ending, grpcfront.RPCContext through
+//     lb.ContextClient) and then closes the connection to the prep
 //     worker, so the request stops down to its model run rather than at
 //     max_run_time. Nothing is answered; it is logged at debug with
 //     status 499 and counted (BodyCounts.ClientClosed), and is neither a

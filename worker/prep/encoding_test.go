@@ -143,7 +143,8 @@ func decodeResponse(t *testing.T, coding string, b []byte) []byte {
 }
 
 // TestConfigRoute: the model configuration route answers the model as the
-// infer worker reports it; unknown models 404, other methods 405.
+// infer worker reports it; unknown models and versions 404, other
+// methods 405.
 func TestConfigRoute(t *testing.T) {
 	w := startModelInfer(t, []string{"m", "down"}, map[string]string{"down": "bad file"})
 	h := routedHandler(t, w.socket)
@@ -158,6 +159,7 @@ func TestConfigRoute(t *testing.T) {
 		want         int
 	}{
 		{"GET", "/v2/models/nope/config", fasthttp.StatusNotFound},
+		{"GET", "/v2/models/m/versions/2/config", fasthttp.StatusNotFound},
 		{"POST", "/v2/models/m/config", fasthttp.StatusMethodNotAllowed},
 		{"GET", "/v2/models/down/config", fasthttp.StatusServiceUnavailable},
 	} {

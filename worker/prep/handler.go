@@ -60,6 +60,10 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
 		return
 	}
+	if msg := route.VersionError(); msg != "" {
+		writeError(ctx, fasthttp.StatusNotFound, msg)
+		return
+	}
 	if m.unavailable != "" && action != "stats" {
 		h.unavailable(ctx, m, action)
 		return
