@@ -253,3 +253,22 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
 	}
 }
+
+// TestPoisonKeyLeavesNoLargeCharge: keying a deflated body that inflates
+// past 1 MiB in pooled chunks (each taken as a small charge, given back
+// at once) leaves the budget's large count at 0, as it found it. It went
+// down by the chunks each time (largePart of their sum), so a stream of
+// such bodies let the heir (bodyHeir) take the small bodies' eighth.
+func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
+	f, _, _ := poisonFront(2, crashedYes)
+	body := httpcoding.Compress(httpcoding.Deflate, spacedJSON(3<<20))
+	for _, name := range []string{"deflate", "gzip"} {
+		if name == "gzip" {
+			body = gzipAt(t, spacedJSON(3<<20), gzip.BestSpeed)
+		}
+		_ = f.poisonKey(keyedRequest(body, "Content-Encoding", name))
+		if used, large := f.budget.inUse(), f.budget.large.Load(); used != 0 || large != 0 {
+			t.Errorf("%s: after keying, the body budget holds %d bytes, %d of them large; want 0 and 0", name, used, large)
+		}
+	}
+}
