@@ -132,28 +132,32 @@ func (f *Front) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 }
 
 // inflateBudget lets httpcoding.Decompress charge the body budget. It
-// counts the large part of what it took (charges over smallBodyBytes),
-// because Decompress gives back in other amounts than it took (its
-// 256 KiB chunks, each a small charge, in one sum): a give classed by
-// its own size released large bytes never reserved, and the budget's
-// large count, which bounds the heir, drifted below zero. Not for
-// concurrent use: one decompression or decode.
+// counts the small charges it holds (each of smallBodyBytes or less),
+// because Decompress gives back in other amounts than it took: its
+// 256 KiB chunks, each a small charge, in one sum. A give classed by its
+// own size released large bytes never reserved, and the budget's large
+// count, which bounds the heir, drifted below zero. A give is taken from
+// the small charges first, as Decompress gives its chunks back before
+// the buffers it took whole. Not for concurrent use: one decompression
+// or decode.
 type inflateBudget struct {
 	f     *Front
 	limit int64
-	large int64 // of what is taken now, the large part
+	small int64 // of what is taken now, the small charges
 }
 
 func (b *inflateBudget) Take(n int) bool {
 	if !b.f.budget.reserve(int64(n), int64(n), b.limit) {
 		return false
 	}
-	b.large += largePart(int64(n), int64(n))
+	if largePart(int64(n), int64(n)) == 0 {
+		b.small += int64(n)
+	}
 	return true
 }
 
 func (b *inflateBudget) Give(n int) {
-	large := min(int64(n), b.large)
-	b.large -= large
-	b.f.budget.release(int64(n), large)
+	small := min(int64(n), b.small)
+	b.small -= small
+	b.f.budget.release(int64(n), int64(n)-small)
 }
