@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -92,6 +93,38 @@ func TestAloneRequestsKeepTheirOrder(t *testing.T) {
 	}
 	got := batchesRan(h)[1:]
 	if want := [][]int{{1}, {2}, {3, 4}, {5}, {6}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", got, want)
+	}
+}
+
+// TestAloneHungUpInTheQueue: an alone request abandoned while it queues
+// (its Watch tells) leaves the queue, and the ordinary requests on
+// either side of it, no longer parted, run as one batch.
+func TestAloneHungUpInTheQueue(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 2, MaxQueueDelay: hour}, dynamicMD(), true)
+	held := holdInstance(t, h, 2)
+	gone := &event{}
+	alone := aloneReq(2)
+	alone.Watch = gone.watch
+	reqs := []Request{rowsReq(1, 1, 1), alone, rowsReq(3, 1, 1)}
+	var outs []<-chan outcome
+	for i, r := range reqs {
+		outs = append(outs, submitQueued(t, h, r, i+1))
+	}
+	gone.hangUp()
+	if o := wait(t, outs[1]); !errors.Is(o.err, ErrAbandoned) {
+		t.Fatalf("the alone request hung up in the queue: err %v, want ErrAbandoned", o.err)
+	}
+	h.waitDepth(t, 2)
+	h.m.gate <- struct{}{}
+	if n := h.waitStarted(t); n != 2 {
+		t.Fatalf("after the held batch: %d rows, want 1 and 3 together (2)", n)
+	}
+	h.m.gate <- struct{}{}
+	wait(t, held)
+	checkDoubled(t, reqs[0], wait(t, outs[0]))
+	checkDoubled(t, reqs[2], wait(t, outs[2]))
+	if got, want := batchesRan(h)[1:], [][]int{{1, 3}}; !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("batches %v, want %v", got, want)
 	}
 }

@@ -253,3 +253,29 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
 	}
 }
+
+// TestPoisonKeyLeavesNoLargeCharge: keying a compressed body that
+// inflates past 1 MiB leaves the budget's large count at 0, as it found
+// it: in pooled chunks (each taken as a small charge, given back in one
+// sum), into one buffer its gzip trailer sizes, or both (a trailer that
+// declares less than the body holds). It went down by the chunks each
+// time (the sum classed as large), so a stream of such bodies let the
+// heir (bodyHeir) take the small bodies' eighth.
+func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
+	spaced, dense := spacedJSON(3<<20), int64JSON(1<<20)
+	for name, c := range map[string]struct {
+		coding string
+		body   []byte
+	}{
+		"deflate, in chunks":          {"deflate", httpcoding.Compress(httpcoding.Deflate, spaced)},
+		"gzip past its ratio, chunks": {"gzip", gzipAt(t, spaced, gzip.BestSpeed)},
+		"gzip, its size declared":     {"gzip", gzipAt(t, dense, gzip.BestSpeed)},
+		"gzip, more than declared":    {"gzip", append(gzipAt(t, dense, gzip.BestSpeed), gzipAt(t, dense, gzip.BestSpeed)...)},
+	} {
+		f, _, _ := poisonFront(2, crashedYes)
+		_ = f.poisonKey(keyedRequest(c.body, "Content-Encoding", c.coding))
+		if used, large := f.budget.inUse(), f.budget.large.Load(); used != 0 || large != 0 {
+			t.Errorf("%s: after keying, the body budget holds %d bytes, %d of them large; want 0 and 0", name, used, large)
+		}
+	}
+}
