@@ -90,7 +90,7 @@ type pending struct {
 	gone    atomic.Bool
 	run     atomic.Pointer[runWatch] // its batch's, once it runs
 	counted atomic.Bool              // run has counted it abandoned
-	alone     bool // Request.Alone
+	alone   bool                     // Request.Alone
 
 	state atomic.Int32
 
