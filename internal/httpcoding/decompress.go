@@ -38,7 +38,9 @@ const maxHintRatio = 32
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // Budget is the memory the caller lets decompression hold: Take reserves
-// n bytes or reports that it cannot; Give returns them.
+// n bytes or reports that it cannot; Give returns them, what one Take
+// took in one call, since a budget may count a reserve by its size (the
+// master's counts those over 1 MiB apart).
 type Budget interface {
 	Take(n int) bool
 	Give(n int)
@@ -107,8 +109,8 @@ func readChunked(r io.Reader, prefix []byte, limit int, b Budget) ([]byte, error
 	defer func() {
 		for _, c := range chunks {
 			chunkPool.Put(c)
+			b.Give(chunkSize)
 		}
-		b.Give(len(chunks) * chunkSize)
 	}()
 	total := len(prefix)
 	for {

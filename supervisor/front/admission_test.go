@@ -119,8 +119,9 @@ func closedSoon(c net.Conn) bool {
 
 func (f *frontHarness) waitBudgetEmpty(t *testing.T) {
 	t.Helper()
-	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return f.fr.budget.inUse() == 0 && f.fr.inFlight.Load() == 0 }) {
-		t.Fatalf("after every request ended: %d body bytes and %d requests still held", f.fr.budget.inUse(), f.fr.inFlight.Load())
+	b := &f.fr.budget
+	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return b.inUse() == 0 && b.large.Load() == 0 && f.fr.inFlight.Load() == 0 }) {
+		t.Fatalf("after every request ended: %d body bytes (%d large) and %d requests still held", b.inUse(), b.large.Load(), f.fr.inFlight.Load())
 	}
 }
 

@@ -46,22 +46,30 @@ func (b *bodyBudget) claimLocked(limit int64) int64 {
 
 // feedHeirLocked gives the heir what it may take of the room there is
 // once freed bytes are given back, and returns how many of freed it
-// took (the rest, if more, it took from free room).
+// took (the rest, if more, it took from free room). The room is taken
+// by compare-and-swap, as reserve takes it: a reserve that saw no heir
+// (it was claimed meanwhile) does not take mu, and an add after a load
+// let both take the same room, past the limit.
 func (b *bodyBudget) feedHeirLocked(freed int64) int64 {
 	h := b.heir.Load()
 	if h == nil {
 		return 0
 	}
-	free := h.limit - (b.used.Load() - freed)
-	give := max(min(b.claimLocked(h.limit), free), 0)
+	var give, fromFreed int64
+	for {
+		used := b.used.Load()
+		give = max(min(b.claimLocked(h.limit), h.limit-(used-freed)), 0)
+		fromFreed = min(give, freed)
+		if b.used.CompareAndSwap(used, used+give-fromFreed) {
+			break
+		}
+	}
 	h.held += give
 	h.lacks -= give
 	b.large.Add(give)
 	if h.lacks == 0 {
 		b.heir.Store(nil)
 	}
-	fromFreed := min(give, freed)
-	b.used.Add(give - fromFreed)
 	b.burst.Add(give-fromFreed, bodyBurst)
 	return fromFreed
 }

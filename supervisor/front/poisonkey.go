@@ -91,7 +91,7 @@ func (f *Front) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, err
 	if headerLen >= 0 && headerLen < json {
 		json = headerLen
 	}
-	b := &inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
+	b := inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
 	if !b.Take(decodeCost * json) {
 		return nil, errDecodeNoRoom
 	}
@@ -123,7 +123,7 @@ func (f *Front) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	if err != nil || c == httpcoding.Identity {
 		return sent, func() {}
 	}
-	b := &inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
+	b := inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
 	out, err := httpcoding.Decompress(c, sent, int(f.cfg().MaxBodyBytes), b)
 	if err != nil {
 		return sent, func() {}
@@ -131,33 +131,11 @@ func (f *Front) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	return out, func() { b.Give(cap(out)) }
 }
 
-// inflateBudget lets httpcoding.Decompress charge the body budget. It
-// counts the small charges it holds (each of smallBodyBytes or less),
-// because Decompress gives back in other amounts than it took: its
-// 256 KiB chunks, each a small charge, in one sum. A give classed by its
-// own size released large bytes never reserved, and the budget's large
-// count, which bounds the heir, drifted below zero. A give is taken from
-// the small charges first, as Decompress gives its chunks back before
-// the buffers it took whole. Not for concurrent use: one decompression
-// or decode.
+// inflateBudget lets httpcoding.Decompress charge the body budget.
 type inflateBudget struct {
 	f     *Front
 	limit int64
-	small int64 // of what is taken now, the small charges
 }
 
-func (b *inflateBudget) Take(n int) bool {
-	if !b.f.budget.reserve(int64(n), int64(n), b.limit) {
-		return false
-	}
-	if largePart(int64(n), int64(n)) == 0 {
-		b.small += int64(n)
-	}
-	return true
-}
-
-func (b *inflateBudget) Give(n int) {
-	small := min(int64(n), b.small)
-	b.small -= small
-	b.f.budget.release(int64(n), int64(n)-small)
-}
+func (b inflateBudget) Take(n int) bool { return b.f.budget.reserve(int64(n), int64(n), b.limit) }
+func (b inflateBudget) Give(n int)      { b.f.budget.release(int64(n), largePart(int64(n), int64(n))) }

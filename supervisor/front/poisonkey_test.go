@@ -279,3 +279,19 @@ func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 		}
 	}
 }
+
+// TestPoisonKeyInflateGivesBackTheLargeCount: a body inflated in chunks
+// (deflate: no size to allocate at once) past 1 MiB takes its chunks as
+// small reserves; giving them back must not take them off the count of
+// large bytes, whose drift below zero would let the budget's heir
+// (bodyheir.go) take the eighth kept for small bodies.
+func TestPoisonKeyInflateGivesBackTheLargeCount(t *testing.T) {
+	f, _, c := poisonFront(2, crashedYes)
+	c.MaxBodyBytes = 8 << 20
+	c.Limits.MaxBodyBytesInFlight = 64 << 20
+	body := httpcoding.Compress(httpcoding.Deflate, make([]byte, 3<<20))
+	f.poisonKey(keyedRequest(body, "Content-Encoding", "deflate"))
+	if f.budget.inUse() != 0 || f.budget.large.Load() != 0 {
+		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.budget.inUse(), f.budget.large.Load())
+	}
+}

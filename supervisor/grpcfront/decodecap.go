@@ -29,7 +29,9 @@ import (
 // request the front would take (its body within max_body_bytes) is
 // refused only when typed contents pack smaller than they decode
 // (INT8/16 in int_contents, BYTES of empty elements) past max_body_bytes
-// decoded, or within a few hundred bytes of it.
+// decoded, or within a few hundred bytes of it. Elements sent unpacked
+// (one tag each, which protobuf encoders do not write for proto3) count
+// twice their size: they are appended one at a time.
 //
 // gRPC reports a codec's refusal as INTERNAL (its message says why): it
 // gives a codec no other code.
@@ -86,7 +88,11 @@ func decodedCost(b []byte) (n int64) {
 			n += structCost - int64(len(v)) + inputCost(v)
 		case num == 7: // raw_input_contents
 			n += sliceCost
-		case num == 4 || num == 6: // parameters, outputs
+		case num == 4: // parameters
+			n += structCost
+		case num == 6 && typ == protowire.BytesType: // outputs
+			n += structCost + outputCost(v)
+		case num == 6:
 			n += structCost
 		}
 	})
@@ -97,14 +103,29 @@ func decodedCost(b []byte) (n int64) {
 func inputCost(b []byte) (n int64) {
 	walkFields(b, func(num protowire.Number, typ protowire.Type, v []byte) {
 		switch {
-		case num == 3 && typ == protowire.BytesType: // shape, packed
+		case num == 3 && typ == protowire.BytesType: // shape, packed: sized at once
 			n += 8 * varints(v)
+		case num == 3 && typ == protowire.VarintType: // one element of a shape, unpacked
+			n += 2 * 8 // appended: the slice grows up to twice what it holds
 		case num == 4: // parameters
 			n += structCost + int64(len(v))
-		case num == 5 && typ == protowire.BytesType: // contents
-			n += contentsCost(v)
+		case num == 5 && typ == protowire.BytesType: // contents: its struct and elements
+			n += structCost + contentsCost(v)
 		default:
 			n += int64(len(v))
+		}
+	})
+	return n
+}
+
+// outputCost weighs an InferRequestedOutputTensor beyond its bytes: a
+// struct for each of its parameters (a map entry and its value), as the
+// request's and an input's are counted, since a parameter of a few bytes
+// decodes to about 100.
+func outputCost(b []byte) (n int64) {
+	walkFields(b, func(num protowire.Number, _ protowire.Type, _ []byte) {
+		if num == 2 { // parameters
+			n += structCost
 		}
 	})
 	return n
@@ -119,8 +140,8 @@ func contentsCost(b []byte) (n int64) {
 			n += sliceCost + int64(len(v))
 		case num < 1 || int(num) >= len(elementSize):
 			n += int64(len(v)) // unknown: kept as is
-		case typ != protowire.BytesType: // one element, unpacked
-			n += elementSize[num]
+		case typ != protowire.BytesType: // one element, unpacked: appended, as a shape's
+			n += 2 * elementSize[num]
 		case num == 6 || num == 7: // fp32, fp64, packed: fixed size
 			n += int64(len(v))
 		default: // varints, packed
