@@ -93,29 +93,3 @@ func TestContextClientStopWaitsForItsCallback(t *testing.T) {
 	stop()
 	cancelLive()
 }
-
-// TestContextClientDeadlineIsNoHangUp: an RPC whose deadline passes has
-// not hung up (its timeout answers it, 504), so Watch does not call back
-// and Gone says no; a cancel after the deadline does not call back
-// either, for the context has already ended.
-func TestContextClientDeadlineIsNoHangUp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	called := make(chan struct{}, 1)
-	c := ContextClient{Ctx: ctx}
-	stop, err := c.Watch(func() { called <- struct{}{} })
-	if err != nil {
-		t.Fatalf("Watch = %v, want a watch", err)
-	}
-	recv(t, ctx.Done(), "the deadline")
-	cancel()
-	stop() // waits for a callback under way
-	select {
-	case <-called:
-		t.Error("a passed deadline was taken as a hang-up")
-	default:
-	}
-	if c.Gone() {
-		t.Error("Gone = true after the deadline, want false: the request's own deadline answers it")
-	}
-}
