@@ -26,7 +26,10 @@ import (
 // is watched through its context instead (grpcfront.RPCContext,
 // lb.ContextClient: the context's end calls back at once). Such requests are
 // answered nothing, logged at debug with status 499 and counted
-// (supervisor_client_closed_requests_total).
+// (supervisor_client_closed_requests_total). A gRPC client whose deadline
+// passes resets its stream as its own timer fires, so its RPC ends as a
+// hang-up (499) when that reset reaches the master before the master's
+// timer for the same deadline fires (504): either is true of the client.
 
 // clientGone is the lb's Client for ctx, or nil when its client cannot
 // be asked (a connection with no socket under it).
