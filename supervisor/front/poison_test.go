@@ -21,7 +21,7 @@ import (
 // the client hangs up (lb.ErrClientGone); any other body is 200.
 type crashProxy struct{ sent int }
 
-func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
+func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client, _ lb.AnswerGate) error {
 	p.sent++
 	switch string(ctx.Request.Body()) {
 	case "bad":
@@ -63,7 +63,7 @@ func send(f *Front, c *config.Config, body string) (code int, msg string, marked
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
-	f.proxyInference(&ctx, c, "m", time.Time{})
+	f.proxyInference(&ctx, c, "m", time.Time{}, nil)
 	h := &ctx.Response.Header
 	return ctx.Response.StatusCode(), string(ctx.Response.Body()), h.Peek(worker.InferExitedHeader) != nil || h.Peek(worker.RunTimeoutHeader) != nil
 }
