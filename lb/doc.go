@@ -57,5 +57,8 @@
 //     IdleTimeout and ReadTimeout at zero (unlimited) or set IdleTimeout well
 //     above IdleConnTimeout.
 //   - Upstream responses are read whole before they are written back, and
-//     their headers must fit fasthttp's default 4 KiB read buffer.
+//     their headers must fit fasthttp's default 4 KiB read buffer. A
+//     caller that must bound what it holds passes an AnswerGate
+//     (answergate.go): asked from the header, before the body is read; a
+//     refused answer is never read and its connection is closed.
 package lb

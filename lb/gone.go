@@ -79,8 +79,7 @@ var ErrClientGone = errors.New("the client closed its connection before the answ
 // watch is one request's watch on its client while it waits on a
 // backend.
 type watch struct {
-	client   Client
-	deadline time.Time
+	client Client
 
 	mu        sync.Mutex
 	timer     *time.Timer // the watch's start, then each poll
@@ -92,8 +91,8 @@ type watch struct {
 }
 
 // startWatch arms the timer that will watch client, watchDelay from now.
-func startWatch(client Client, deadline time.Time) *watch {
-	w := &watch{client: client, deadline: deadline}
+func startWatch(client Client) *watch {
+	w := &watch{client: client}
 	w.mu.Lock()
 	w.timer = time.AfterFunc(watchDelay, w.tick)
 	w.mu.Unlock()

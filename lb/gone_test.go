@@ -39,7 +39,7 @@ func doFor(p *Proxy, gone func() bool) <-chan error {
 		defer fasthttp.ReleaseResponse(resp)
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.SetRequestURI("http://lb/v2/models/m/infer")
-		err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, polled(gone))
+		err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, polled(gone), nil)
 		if err == nil && resp.StatusCode() != fasthttp.StatusOK {
 			err = errors.New("answered " + resp.String())
 		}
@@ -144,7 +144,7 @@ func BenchmarkWatch(b *testing.B) {
 				req.Header.SetMethod(fasthttp.MethodPost)
 				req.SetRequestURI("http://lb/v2/models/m/infer")
 				for pb.Next() {
-					if err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, client); err != nil {
+					if err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, client, nil); err != nil {
 						b.Error(err)
 						return
 					}
@@ -187,7 +187,7 @@ func TestServeHTTPForAnswersNothingToAGoneClient(t *testing.T) {
 	var gone atomic.Bool
 	statuses := make(chan int, 1)
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		err := p.ServeHTTPFor(ctx, time.Time{}, GoneFunc(gone.Load))
+		err := p.ServeHTTPFor(ctx, time.Time{}, GoneFunc(gone.Load), nil)
 		if !errors.Is(err, ErrClientGone) {
 			t.Errorf("ServeHTTPFor = %v, want ErrClientGone", err)
 		}
@@ -228,19 +228,21 @@ func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
 	req.SetRequestURI("http://lb/v2/models/m/infer")
 	var w *watch
 	route := NewRoute(func(string) bool {
-		v, _ := p.watches.Load(req)
-		w, _ = v.(*watch)
+		v, _ := p.exchanges.Load(req)
+		if u, ok := v.(*upstream); ok {
+			w = u.w
+		}
 		panic("a route's predicate panics")
 	})
 	func() {
 		defer func() { _ = recover() }()
-		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, GoneFunc(func() bool { return false }))
+		_ = p.DoRouteFor(req, resp, time.Now().Add(waitLimit), route, GoneFunc(func() bool { return false }), nil)
 		t.Fatal("DoRouteFor returned; want its panic")
 	}()
 	if w == nil {
 		t.Fatal("the route's predicate found no watch for the request")
 	}
-	if _, ok := p.watches.Load(req); ok {
+	if _, ok := p.exchanges.Load(req); ok {
 		t.Error("the request's watch is still in the proxy's map after the panic: the next request on this object would be sent through it")
 	}
 	w.mu.Lock()
@@ -422,7 +424,7 @@ func sendToClient(p *Proxy, uri string, c Client) error {
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.SetRequestURI(uri)
-	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, c)
+	err := p.DoRouteFor(req, resp, time.Now().Add(waitLimit), nil, c, nil)
 	if err == nil && resp.StatusCode() != fasthttp.StatusOK {
 		err = errors.New("answered " + resp.String())
 	}

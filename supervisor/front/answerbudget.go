@@ -1,25 +1,40 @@
 package front
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/lb"
 )
 
-// The lb reads a worker's whole answer into the master's memory before
-// the front writes it to the client, and that write may take up to
-// limits.write_timeout (60s by default): a client that sends requests
-// and never reads their answers held them all that long, uncounted, and
-// an answer can be several times its request (JSON text for binary
-// tensors). So an answer is charged to the body budget
-// (limits.max_body_bytes_in_flight) once its request's body is given
-// back, and holds it until fasthttp has written it or given up on the
-// connection: the body becomes a stream (heldAnswer) that fasthttp
-// closes either way, and its Close gives the bytes back. An answer that
-// does not fit is replaced by a 503 with Retry-After; one larger than
-// the budget could ever hold by a 500 that says what to change.
+// A worker's answer is held whole in the master until the front has
+// written it to the client, which may take up to limits.write_timeout
+// (60s by default): a client that sends requests and never reads their
+// answers held them all that long, and an answer can be several times
+// its request (JSON text for binary tensors). So an answer is charged to
+// the body budget (limits.max_body_bytes_in_flight) from its header
+// until fasthttp has written it or given up on the connection:
+//
+//   - The lb asks answerGate about the worker's answer once its header is
+//     in, before a byte of its body is read (lb.AnswerGate). The answer
+//     reserves its declared Content-Length in place of its request's
+//     charge (the request has been sent by then; its buffer is freed when
+//     the handler finishes, kept till then for the poison quarantine).
+//     One that does not fit is never read: the lb closes the worker's
+//     connection (the worker sees the hang-up and stops) and holdAnswer
+//     answers 503 with Retry-After, or 500 for one larger than the
+//     budget could ever hold (the per-answer cap: seven eighths of the
+//     budget), counted (BodyCounts.AnswersRefused).
+//   - holdAnswer then hands the charge to the response's body stream
+//     (heldAnswer), which fasthttp closes whether written or not; its
+//     Close gives the bytes back. One charge from header to write.
+//   - An answer of unknown length (chunked; the prep workers always
+//     declare one) is read whole, then charged by its length the same
+//     way, or replaced by the same refusal.
 //
 // Answers up to chargedAnswerMin are not charged: they cost at most
 // max_connections times that, and mostly sit in the kernel's socket
@@ -63,19 +78,64 @@ func (h *heldAnswer) Close() error {
 	return nil
 }
 
-// holdAnswer charges the answer in ctx to the body budget until it is
-// written (see above), or replaces it with a refusal when it does not fit.
-// The request's own body must have been given back (finish) first: a
-// request and its answer are not held together.
-func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, limit int64) {
+// errAnswerBudget is answerGate's refusal; holdAnswer answers it with the
+// verdict's answerRefusal.
+var errAnswerBudget = errors.New("the answer does not fit the master's body budget (limits.max_body_bytes_in_flight)")
+
+// answerGate is the lb's AnswerGate for v's request, under a budget of
+// limit bytes (see above). It runs on the handler's goroutine.
+func (f *Front) answerGate(v *verdict, limit int64) lb.AnswerGate {
+	return func(h *fasthttp.ResponseHeader) error {
+		n := int64(h.ContentLength())
+		if n <= chargedAnswerMin { // small, or of unknown length: see holdAnswer
+			return nil
+		}
+		f.releaseCharges(v)
+		if !f.budget.reserve(n, n, limit) {
+			r := answerRefusal(n, limit)
+			v.answerRefusal = &r
+			return errAnswerBudget
+		}
+		v.answer = n
+		return nil
+	}
+}
+
+// holdAnswer finishes v's request (its body and charge go back: a request
+// and its answer are not held together) and holds the answer in ctx
+// under the body budget until it is written: with the charge answerGate
+// took, or, for an answer of unknown length, one taken now. An answer
+// that did not fit is replaced by its refusal.
+func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict, limit int64) {
+	charged := v.answer
+	v.answer = 0
+	f.finish(v)
+	if v.answerRefusal != nil {
+		f.bodies.answersRefused.Add(1)
+		f.refuseAnswer(ctx, *v.answerRefusal)
+		return
+	}
 	n := int64(len(ctx.Response.Body()))
+	if charged > 0 && n == charged && !ctx.Response.IsBodyStream() {
+		f.streamAnswer(ctx, n)
+		return
+	}
+	f.budget.release(charged, largePart(charged, charged)) // the exchange failed after the header: ctx holds its error
 	if n <= chargedAnswerMin || ctx.Response.IsBodyStream() {
 		return
 	}
 	if !f.budget.reserve(n, n, limit) {
+		f.bodies.answersRefused.Add(1)
 		f.refuseAnswer(ctx, answerRefusal(n, limit))
 		return
 	}
+	f.streamAnswer(ctx, n)
+}
+
+// streamAnswer makes the answer in ctx, whose n bytes are charged to the
+// budget, the response's body stream, which gives the charge back once
+// fasthttp is done with it.
+func (f *Front) streamAnswer(ctx *fasthttp.RequestCtx, n int64) {
 	b := ctx.Response.Body()
 	// The bytes leave the response's (pooled) buffer: the stream owns
 	// them now. Body then returns them whether they were the buffer's or

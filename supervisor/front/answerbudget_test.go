@@ -110,3 +110,45 @@ func TestUnreadAnswerGivenBackAtWriteTimeout(t *testing.T) {
 	f.waitBudgetEmpty(t)
 	pollFor(t, "the unread answer's connection closed", func() bool { return f.open() == 0 })
 }
+
+// stalledBody is a worker's answer body that sends its first 64 KiB
+// (so that its header leaves the worker's write buffer) and nothing more
+// until its test ends.
+type stalledBody struct {
+	sent int
+	done <-chan struct{}
+}
+
+func (s *stalledBody) Read(p []byte) (int, error) {
+	if s.sent < 64<<10 {
+		n := min(len(p), 64<<10-s.sent)
+		s.sent += n
+		return n, nil
+	}
+	<-s.done
+	return 0, io.EOF
+}
+
+// TestAnswerRefusedFromItsHeader: a worker's answer that declares more
+// than the master may hold is refused from its header, before its body
+// is read: the client gets 500 naming the budget at once, though the
+// worker never sends the body (read first, it would hold the request to
+// its timeout), the refusal is counted, and nothing stays charged.
+func TestAnswerRefusedFromItsHeader(t *testing.T) {
+	f := unreadAnswerFront(t, time.Minute)
+	stalled := make(chan struct{})
+	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetBodyStream(&stalledBody{done: stalled}, 200<<20)
+	})
+	t.Cleanup(func() { close(stalled) }) // before the worker's shutdown waits on it
+	c := f.dial(t)
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	resp := f.exchange(t, c, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n1")
+	if b := body(t, resp); resp.StatusCode != 500 || !strings.Contains(b, "limits.max_body_bytes_in_flight") {
+		t.Fatalf("a 200 MiB answer over a 56 MiB share: %d %.200s, want 500 naming the budget", resp.StatusCode, b)
+	}
+	if n := f.fr.bodies.snapshot().AnswersRefused; n != 1 {
+		t.Errorf("answers refused counted %d, want 1", n)
+	}
+	f.waitBudgetEmpty(t)
+}

@@ -39,10 +39,12 @@
 //     eighths, is kept from every other body, and room given back goes
 //     to it first.
 //   - Answers (answerbudget.go): a proxied answer over 64 KiB is charged
-//     to the same budget from when its request's body is given back until
-//     fasthttp has written it or dropped its connection (limits.write_timeout
-//     bounds a client that does not read); one that does not fit is
-//     replaced by a 503 (500 past what the budget could ever hold).
+//     to the same budget from its header (lb.AnswerGate, in place of its
+//     request's charge), before its body is read, until fasthttp has
+//     written it or dropped its connection (limits.write_timeout bounds a
+//     client that does not read); one that does not fit is never read
+//     and is answered 503 (500 past what the budget could ever hold),
+//     counted (BodyCounts.AnswersRefused).
 //   - Framing (framing.go): a request declaring both a chunked body and a
 //     Content-Length is refused 400 from its header, connection closed.
 //   - Prefix check (precheck.go): a body larger than the first 64 KiB

@@ -73,11 +73,11 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		f.proxyInference(ctx, c, v.model, v.deadline)
-		// The request's body goes back before its answer is charged
+		limit := c.BodyBudgetLimit()
+		f.proxyInference(ctx, c, v.model, v.deadline, f.answerGate(v, limit))
+		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
-		f.finish(v)
-		f.holdAnswer(ctx, c.BodyBudgetLimit())
+		f.holdAnswer(ctx, v, limit)
 	default:
 		f.serveLocal(ctx)
 	}

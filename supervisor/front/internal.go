@@ -22,7 +22,7 @@ func (f *Front) ServeInternal(ctx *fasthttp.RequestCtx) {
 	case v.status != 0:
 		f.refuse(ctx, v.refusal, false)
 	case v.proxied:
-		f.proxyInference(ctx, c, v.model, v.deadline)
+		f.proxyInference(ctx, c, v.model, v.deadline, nil) // the RPC front holds its answers itself
 	default:
 		f.serveLocal(ctx)
 	}

@@ -168,8 +168,9 @@ import (
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,
 // unless its body is quarantined; then it counts a strike when the
-// worker that served it died on it.
-func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time) {
+// worker that served it died on it. gate is asked about the answer
+// (answerbudget.go); a refused answer is neither a crash nor a strike.
+func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, gate lb.AnswerGate) {
 	on := c.Limits.PoisonThreshold > 0
 	var suspect []poison.Key
 	if on {
@@ -184,7 +185,10 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 		}
 	}
 	sent := time.Now()
-	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx))
+	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
+	if errors.Is(err, lb.ErrAnswerRefused) {
+		return
+	}
 	if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
 		if on {
 			f.abandon(ctx, c, model, sent, deadline)

@@ -27,7 +27,7 @@ type crashProxy struct {
 	alone []string
 }
 
-func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
+func (p *crashProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client, _ lb.AnswerGate) error {
 	p.sent++
 	if ctx.Request.Header.Peek(worker.AloneHeader) != nil {
 		p.alone = append(p.alone, string(ctx.Request.Body()))
@@ -77,7 +77,7 @@ func send(f *Front, c *config.Config, body string) (code int, msg string, marked
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
-	f.proxyInference(&ctx, c, "m", time.Time{})
+	f.proxyInference(&ctx, c, "m", time.Time{}, nil)
 	h := &ctx.Response.Header
 	return ctx.Response.StatusCode(), string(ctx.Response.Body()), h.Peek(worker.InferExitedHeader) != nil || h.Peek(worker.RunTimeoutHeader) != nil
 }

@@ -124,7 +124,7 @@ func TestPoisonEncodingDoesNotDodge(t *testing.T) {
 		"gzip":    keyedRequest(gzipAt(t, []byte("bad"), 9), "Content-Encoding", "gzip"),
 		"deflate": keyedRequest(httpcoding.Compress(httpcoding.Deflate, []byte("bad")), "Content-Encoding", "deflate"),
 	} {
-		f.proxyInference(ctx, c, "m", time.Time{})
+		f.proxyInference(ctx, c, "m", time.Time{}, nil)
 		if code := ctx.Response.StatusCode(); code != fasthttp.StatusUnprocessableEntity {
 			t.Errorf("the quarantined body %s: %d, want 422", name, code)
 		}
@@ -141,7 +141,7 @@ type brokenProxy struct {
 	err error
 }
 
-func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client) error {
+func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client, _ lb.AnswerGate) error {
 	p.sent++
 	ctx.SetStatusCode(fasthttp.StatusBadGateway)
 	return p.err

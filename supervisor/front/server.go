@@ -36,8 +36,9 @@ type Readiness struct {
 type Proxy interface {
 	// ServeHTTPFor answers ctx through a worker and returns why none
 	// answered (lb.ErrNoBackend: none took it; lb.ErrClientGone: client
-	// went away, and nothing is answered), nil when one did.
-	ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client lb.Client) error
+	// went away, and nothing is answered; lb.ErrAnswerRefused: gate
+	// refused the answer), nil when one did.
+	ServeHTTPFor(ctx *fasthttp.RequestCtx, deadline time.Time, client lb.Client, gate lb.AnswerGate) error
 	SetRequestID(ctx *fasthttp.RequestCtx)
 	Do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error
 }

@@ -247,6 +247,11 @@ type BodyCounts struct {
 	// poison quarantine by their bytes as sent, not their decoded
 	// tensors, because limits.poison_key_rate was spent (or is 0).
 	PoisonFallbackKeys int64
+	// AnswersRefused counts workers' answers the master dropped because
+	// they did not fit limits.max_body_bytes_in_flight (answered 503, or
+	// 500 over seven eighths of it), most unread: refused from their
+	// header.
+	AnswersRefused int64
 }
 
 // writeBodies writes the body counters.
@@ -259,6 +264,8 @@ func writeBodies(p *promText, b BodyCounts) {
 	p.sample("supervisor_prefix_checks_total", float64(b.ChecksNone), "outcome", "unanswered")
 	p.family("supervisor_client_closed_requests_total", "counter", "Proxied requests whose client closed its connection (or cancelled its RPC) before the answer: their worker exchange was abandoned, nothing answered (nginx's 499)")
 	p.sample("supervisor_client_closed_requests_total", float64(b.ClientClosed))
+	p.family("supervisor_answers_refused_total", "counter", "Workers' answers the master dropped, most before reading them, because they did not fit limits.max_body_bytes_in_flight: answered 503 (500 when over 7/8 of it)")
+	p.sample("supervisor_answers_refused_total", float64(b.AnswersRefused))
 	p.family("supervisor_poison_fallback_keys_total", "counter", "Abandoned requests keyed for the poison quarantine by their bytes as sent, not their decoded tensors, because limits.poison_key_rate was spent")
 	p.sample("supervisor_poison_fallback_keys_total", float64(b.PoisonFallbackKeys))
 }

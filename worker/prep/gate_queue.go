@@ -8,25 +8,30 @@ import "slices"
 // waits for it.
 
 // join enters a decode of cost at once when its lane has room and nobody
-// waits before it (nil), else queues it and returns its waiter.
-func (g *decodeGate) join(cost int64) *gateWaiter {
+// waits before it (nil), else queues it and returns its waiter; held is
+// what its caller holds while it waits (a *waitFullError when the large
+// lane's share is held by waiters already; the first waiter always may).
+func (g *decodeGate) join(cost, held int64) (*gateWaiter, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case cost <= g.small && len(g.smallQ) == 0 && g.smallIn < g.places:
 		g.smallIn++
-		return nil
+		return nil, nil
 	case cost > g.small && len(g.largeQ) == 0 && g.fitsLarge(cost):
 		g.enterLarge(cost)
-		return nil
+		return nil, nil
+	case held > 0 && g.heldWaiting > 0 && g.heldWaiting+held > g.largest():
+		return nil, &waitFullError{held: held, holding: g.heldWaiting, largest: g.largest()}
 	}
-	w := &gateWaiter{cost: cost, ready: make(chan struct{})}
+	w := &gateWaiter{cost: cost, held: held, ready: make(chan struct{})}
+	g.heldWaiting += held
 	if cost <= g.small {
 		g.smallQ = append(g.smallQ, w)
 	} else {
 		g.largeQ = append(g.largeQ, w)
 	}
-	return w
+	return w, nil
 }
 
 // fitsLarge reports whether a large decode of cost fits beside those
@@ -44,6 +49,7 @@ func (g *decodeGate) quit(w *gateWaiter) {
 	case <-w.ready:
 		entered = true
 	default:
+		g.heldWaiting -= w.held
 		g.smallQ = slices.DeleteFunc(g.smallQ, func(x *gateWaiter) bool { return x == w })
 		g.largeQ = slices.DeleteFunc(g.largeQ, func(x *gateWaiter) bool { return x == w })
 		g.admit() // a large decode behind w may fit now
@@ -62,12 +68,14 @@ func (g *decodeGate) admit() {
 	for len(g.smallQ) > 0 && g.smallIn < g.places {
 		w := g.smallQ[0]
 		g.smallQ = g.smallQ[1:]
+		g.heldWaiting -= w.held
 		g.smallIn++
 		close(w.ready)
 	}
 	for len(g.largeQ) > 0 && g.fitsLarge(g.largeQ[0].cost) {
 		w := g.largeQ[0]
 		g.largeQ = g.largeQ[1:]
+		g.heldWaiting -= w.held
 		g.enterLarge(w.cost)
 		close(w.ready)
 	}
@@ -85,11 +93,12 @@ type gateState struct {
 	SmallIn, LargeIn           int
 	LargeBytes                 int64
 	SmallWaiting, LargeWaiting int
+	HeldWaiting                int64
 }
 
 func (g *decodeGate) state() gateState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return gateState{SmallIn: g.smallIn, LargeIn: g.largeIn, LargeBytes: g.largeBytes,
-		SmallWaiting: len(g.smallQ), LargeWaiting: len(g.largeQ)}
+		SmallWaiting: len(g.smallQ), LargeWaiting: len(g.largeQ), HeldWaiting: g.heldWaiting}
 }

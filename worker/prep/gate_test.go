@@ -223,3 +223,42 @@ func TestLargeDecodeBurstReleasesMemory(t *testing.T) {
 		return g.burst.Freer.Released() == 1
 	})
 }
+
+// TestWaitersHoldAtMostTheLargeLane: answers waiting for the large lane
+// hold their outputs; the first waits whatever it holds, more wait while
+// what they hold together fits the large lane's share, and one that
+// would pass it is refused at once (errWaitFull) rather than held. A
+// waiter let in, or gone, gives its holding back.
+func TestWaitersHoldAtMostTheLargeLane(t *testing.T) {
+	g := testGate(1, 10, 100) // large lane: 90 bytes, one place
+	if err := g.enter(90, stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() { first <- g.enterHolding(90, 120, stopper{}) }() // over the share alone: the first may
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1, HeldWaiting: 120})
+	refused := make(chan error, 1)
+	go func() { refused <- g.enterHolding(50, 1, stopper{}) }()
+	select {
+	case err := <-refused:
+		if !errors.Is(err, errWaitFull) {
+			t.Fatalf("a waiter beside 120 bytes held: enterHolding = %v, want errWaitFull", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a waiter beside 120 bytes held waits, want errWaitFull at once")
+	}
+	g.leave(90)
+	entered(t, first, "the first waiter, once the lane emptied")
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90})
+	ok := make(chan error, 2)
+	go func() { ok <- g.enterHolding(50, 40, stopper{}) }()
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1, HeldWaiting: 40})
+	go func() { ok <- g.enterHolding(40, 50, stopper{}) }() // 90 held: fits the share
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 2, HeldWaiting: 90})
+	g.leave(90)
+	entered(t, ok, "the first of two waiters within the share")
+	g.leave(50)
+	entered(t, ok, "the second of two waiters within the share")
+	g.leave(40)
+	waitState(t, g, gateState{})
+}

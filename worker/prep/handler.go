@@ -255,7 +255,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	backstop := 2*h.timeout + time.Minute
 	defer func() { ho.settle(backstop) }()
 	route, gone := h.routes.route(m.md.Name), masterGone(ctx)
-	err = h.up.DoRouteFor(up, resp, deadline, route, gone)
+	err = h.up.DoRouteFor(up, resp, deadline, route, gone, nil)
 	if err == nil && ho.a != nil && len(resp.Header.Peek(worker.ArenaRefusedHeader)) > 0 {
 		ho.settle(backstop)
 		ho = handoff{}

@@ -132,7 +132,7 @@ func (h *handler) resendInline(up *fasthttp.Request, resp *fasthttp.Response, r 
 	up.Header.Del(worker.SlotHeader)
 	up.SetBodyRaw(tensor.AppendRequest(nil, r))
 	resp.Reset()
-	return h.up.DoRouteFor(up, resp, deadline, route, gone)
+	return h.up.DoRouteFor(up, resp, deadline, route, gone, nil)
 }
 
 // arenaFull counts a request turned away for want of a slot.

@@ -1,6 +1,8 @@
 package prep
 
 import (
+	"errors"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
@@ -18,6 +20,11 @@ import (
 // encodes on a niced thread (and so is its compression, when the client
 // asks for one); answers and decodes together keep within
 // the gate's budget, and take turns on what CPU the small requests leave.
+// While it waits, an answer holds its outputs (or, to be compressed, its
+// encoded bytes): the waiters together may hold the large lane's share
+// (enterHolding), and one more is answered 503 with Retry-After rather
+// than held without bound (eight unread 190 MB answers had the worker at
+// 2.2 GB over rest).
 
 // answerBytesPerDataByte bounds what a byte of an output tensor becomes
 // as JSON text: an FP16 or BF16 (2 bytes) is at most 15 ("-5.9604645e-08,"),
@@ -36,7 +43,8 @@ func answerCost(outs []tensor.Tensor) int64 {
 
 // renderGated is render under the decode gate when the answer is large.
 func (h *handler) renderGated(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
-	h.asLargeDecode(ctx, answerCost(outs), "encoded", func() { render(ctx, m, req, outs) })
+	cost := answerCost(outs)
+	h.asLargeDecode(ctx, cost, cost/answerBytesPerDataByte, "encoded", func() { render(ctx, m, req, outs) })
 }
 
 // compressGated is encodeResponse under the decode gate when the answer
@@ -48,14 +56,16 @@ func (h *handler) compressGated(ctx *fasthttp.RequestCtx) {
 		encodeResponse(ctx) // Vary at most
 		return
 	}
-	h.asLargeDecode(ctx, int64(len(ctx.Response.Body())), "compressed", func() { encodeResponse(ctx) })
+	n := int64(len(ctx.Response.Body()))
+	h.asLargeDecode(ctx, n, n, "compressed", func() { encodeResponse(ctx) })
 }
 
 // asLargeDecode runs fn, which writes ctx's answer, at once when cost is
 // a small decode's; otherwise in the gate's large lane (weighing cost,
-// never over what fits) on a niced thread, or answers 504 when the
-// client went away while it waited.
-func (h *handler) asLargeDecode(ctx *fasthttp.RequestCtx, cost int64, what string, fn func()) {
+// never over what fits) on a niced thread, holding held bytes while it
+// waits; or answers 503 when the waiters hold the lane's share, 504 when
+// the client went away while it waited.
+func (h *handler) asLargeDecode(ctx *fasthttp.RequestCtx, cost, held int64, what string, fn func()) {
 	var g *decodeGate // nil: no gate, as a handler without bodies has
 	if h.bodies != nil {
 		g = h.bodies.gate
@@ -65,7 +75,12 @@ func (h *handler) asLargeDecode(ctx *fasthttp.RequestCtx, cost int64, what strin
 		return
 	}
 	cost = max(min(cost, g.largest()), g.small+1)
-	if err := g.enter(cost, stopperFor(ctx)); err != nil {
+	if err := g.enterHolding(cost, held, stopperFor(ctx)); err != nil {
+		if errors.Is(err, errWaitFull) {
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+			writeError(ctx, fasthttp.StatusServiceUnavailable, err.Error())
+			return
+		}
 		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while its answer waited to be "+what+": "+err.Error())
 		return
 	}

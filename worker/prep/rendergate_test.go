@@ -33,7 +33,7 @@ func TestLargeAnswerWaitsForTheGate(t *testing.T) {
 		defer close(done)
 		h.renderGated(&large, m, &v2.InferRequest{}, int64Output(8192)) // 1 MiB of data, up to 6 MiB of JSON
 	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1})
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 8192 * 32})
 
 	var small fasthttp.RequestCtx
 	h.renderGated(&small, m, &v2.InferRequest{}, int64Output(4))
@@ -80,7 +80,7 @@ func TestLargeAnswerCompressedInTheLane(t *testing.T) {
 		defer close(done)
 		h.compressGated(large)
 	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1})
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 4 << 20})
 	small := answer(1 << 10)
 	h.compressGated(small)
 	if enc := string(small.Response.Header.Peek(fasthttp.HeaderContentEncoding)); enc != "gzip" {
@@ -116,4 +116,51 @@ func TestAnswerCostBoundsTheJSON(t *testing.T) {
 			t.Errorf("%v: %d bytes of JSON, over answerCost %d (+256 for the fields)", dt, got, bound)
 		}
 	}
+}
+
+// TestLargeAnswersWaitingAreBounded: while the large lane is held, a
+// large answer waits holding its outputs; one more whose outputs would
+// take those waiting past the lane's share is answered 503 with
+// Retry-After at once, its outputs let go, not held.
+func TestLargeAnswersWaitingAreBounded(t *testing.T) {
+	g := testGate(1, 1<<20, 1<<20+2<<20) // large lane: 2 MiB
+	h := &handler{bodies: &bodyDecoder{gate: g}}
+	m := &model{md: tensor.Metadata{Name: "types"}}
+	if err := g.enter(g.largest(), stopper{}); err != nil {
+		t.Fatal(err)
+	}
+	var waiting fasthttp.RequestCtx
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.renderGated(&waiting, m, &v2.InferRequest{}, int64Output(40000)) // 1.25 MiB of outputs
+	}()
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 40000 * 32})
+	var refused fasthttp.RequestCtx
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		h.renderGated(&refused, m, &v2.InferRequest{}, int64Output(40000))
+	}()
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		g.leave(g.largest())
+		t.Fatal("a second large answer past the share was held waiting, not refused")
+	}
+	if refused.Response.StatusCode() != fasthttp.StatusServiceUnavailable || len(refused.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 ||
+		!bytes.Contains(refused.Response.Body(), []byte("prep.max_decode_bytes")) {
+		t.Errorf("a second large answer beside 1.25 MiB of outputs waiting, share 2 MiB: %d %.200q, want 503 + Retry-After naming the budget",
+			refused.Response.StatusCode(), refused.Response.Body())
+	}
+	g.leave(g.largest())
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting answer was not encoded once the lane freed")
+	}
+	if waiting.Response.StatusCode() != fasthttp.StatusOK {
+		t.Errorf("the waiting answer: %d, want 200", waiting.Response.StatusCode())
+	}
+	waitState(t, g, gateState{})
 }
