@@ -130,12 +130,7 @@ func TestUnreadAnswersAreChargedUntilWritten(t *testing.T) {
 // is given back.
 func servedAndReleased(t *testing.T, addr string, b *ledger, answer int) {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
+	c := inferClient(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	resp, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "m"})
@@ -158,4 +153,15 @@ func servedAndReleased(t *testing.T, addr string, b *ledger, answer int) {
 		wantOutput(t, got.GetInferResponse(), answer)
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the answers written given back", func() bool { return b.inUse() == 0 })
+}
+
+// inferClient dials addr, closed when the test ends.
+func inferClient(t *testing.T, addr string) pb.GRPCInferenceServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewGRPCInferenceServiceClient(conn)
 }
