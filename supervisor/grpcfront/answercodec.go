@@ -9,7 +9,7 @@ import (
 // answerCodec is the server's codec: decodeCap's, except that an infer
 // answer charged to the body budget (heldAnswers) is encoded around its
 // body's bytes, which stay charged until gRPC frees them (see
-// answerhold.go), and its write is bounded from then on.
+// answerhold.go).
 type answerCodec struct {
 	decodeCap
 	answers *heldAnswers
@@ -30,6 +30,5 @@ func (c answerCodec) Marshal(v any) (mem.BufferSlice, error) {
 	if h == nil {
 		return c.decodeCap.Marshal(v)
 	}
-	h.sent(c.answers.write)
 	return h.encode(resp, outer)
 }

@@ -67,15 +67,7 @@ func (h *answerHold) release() {
 		}
 		h.budget.ReleaseBody(h.n)
 		h.conn.forget(h)
-		h.body = nil
 	})
-}
-
-// sent starts the bound on the answer's write: gRPC has it now.
-func (h *answerHold) sent(write time.Duration) {
-	if write > 0 && h.conn != nil {
-		h.timer = time.AfterFunc(write, h.conn.close)
-	}
 }
 
 var _ mem.BufferPool = (*answerHold)(nil)
@@ -84,8 +76,8 @@ var _ mem.BufferPool = (*answerHold)(nil)
 // for the codec; each leaves when it is encoded or its RPC ends.
 type heldAnswers struct {
 	budget Budget
-	write  time.Duration
-	m      sync.Map // *pb.ModelInferResponse -> *answerHold
+	write  time.Duration // Timeouts.Write: an answer held longer closes its connection
+	m      sync.Map      // *pb.ModelInferResponse -> *answerHold
 }
 
 // hold charges the answer body (outputs from start) that resp was
@@ -101,6 +93,11 @@ func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, bod
 			"or raise limits.max_body_bytes_in_flight", n))
 	}
 	h := &answerHold{body: body, start: start, n: n, budget: a.budget, conn: watchdogOf(ctx).connection()}
+	if a.write > 0 && h.conn != nil {
+		// From now rather than from the send, which follows at once:
+		// set before h is shared, so nothing races on it.
+		h.timer = time.AfterFunc(a.write, h.conn.close)
+	}
 	if !h.conn.keep(h) {
 		h.release()
 		return status.Error(codes.Unavailable, "the connection was closed before the answer was sent")
