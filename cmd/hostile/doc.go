@@ -71,6 +71,11 @@
 // loopback address of its own (127.0.0.10 and up), so that one attack's
 // penalty does not refuse the next one's connections.
 //
+// grpc-unread-large (grpcunreadlarge.go, the full run's only: it needs
+// the types model) gives the server no window either, and leaves 64
+// unary answers of about 1 MiB a connection unread: the master must
+// charge them to its body budget until written.
+//
 // The hang-up rows (hangup.go) attack the path that stops a run whose
 // client has gone: 16 clients each send a run of about 5s to a slow
 // model (onnxmodel.SlowSin, one instance, max_run_time 20s, served next

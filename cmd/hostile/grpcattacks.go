@@ -57,6 +57,7 @@ func grpcAttackRows() []attack {
 		raw("grpc-idle-connections", 2000, "held; goaway NO_ERROR at idle_timeout; goaway REFUSED_STREAM beyond grpc.max_connections", h2Repeat(idleH2)),
 		raw("grpc-unread-unary", 8, "rst REFUSED_STREAM beyond max_concurrent_streams: a unary answer the client gives no window stays on its stream", h2Repeat(unreadUnary)),
 		raw("grpc-unread-answers", 8, "cut at write_timeout: the stream's answers fill its window, the connection is closed", h2Repeat(unreadAnswers)),
+		fullOnly(raw(grpcUnreadLargeName, 8, "grpc RESOURCE_EXHAUSTED past the body budget; cut at write_timeout: 4 MiB unary answers given no window", h2Repeat(unreadLarge))),
 		fullOnly(raw("grpc-continuation-flood", 8, "goaway or cut at max_header_bytes: an endless header block is not read on", h2Repeat(continuationFlood))),
 		fullOnly(allow(raw("grpc-hpack-bomb", 8, "rst or goaway at max_header_bytes; absorbed: the connection still serves", h2Repeat(hpackBomb)), outcomeAbsorbed)),
 		fullOnly(allow(raw("grpc-window-update-flood", 8, "absorbed: each WINDOW_UPDATE costs a parse", h2Repeat(windowUpdateFlood)), outcomeAbsorbed)),

@@ -52,7 +52,7 @@ func run() int {
 	}
 	so.ortLib, so.modelsDir = lib, models
 	for _, a := range attacks {
-		so.answerModel = so.answerModel || a.name == unreadAnswersName
+		so.answerModel = so.answerModel || a.name == unreadAnswersName || a.name == grpcUnreadLargeName
 	}
 	o := suiteOptions{
 		server: *so,

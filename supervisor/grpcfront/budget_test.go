@@ -12,8 +12,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
@@ -126,12 +124,7 @@ func TestLegitConcurrencyFitsTwoLargestMessages(t *testing.T) {
 	b := &ledger{limit: 2 * maxMsg}
 	_, addr := listen(t, Options{Handler: inferAnswer, MaxMessageBytes: maxMsg, Budget: b, MaxConcurrentStreams: 256,
 		Timeouts: Timeouts{Message: 10 * time.Second, StreamIdle: time.Minute, Write: 10 * time.Second}})
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
+	c := inferClient(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := range 64 {

@@ -62,6 +62,9 @@ type connEntry struct {
 	early *rate.Limiter
 	box   *penaltyBox
 	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
+	// answers are its answers charged and not yet written, given back
+	// when it closes (see answerhold.go).
+	answers answerSet
 }
 
 // The budget of streams a connection may end (RST_STREAM, mostly)
@@ -244,6 +247,7 @@ var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
 	c.wire.close()
+	c.entry.dropAnswers()
 	c.once.Do(func() { c.l.conns.remove(c) })
 	return err
 }

@@ -113,6 +113,22 @@
 //     until its context ends, then closes every connection and returns
 //     without waiting for handlers still running (each is bounded by its
 //     request's deadline).
-//   - Nothing here holds a request's memory past its RPC: the HTTP request
-//     and response are the RPC's own, dropped when it returns.
+//   - An infer answer over 64 KiB (the HTTP front's bound) is charged to
+//     the body budget from ServeInternal's return (its request's body
+//     given back) until gRPC is done with its bytes: written, dropped
+//     with its stream, or with its connection (see answerhold.go). gRPC
+//     sends a unary answer after its handler returns and ends the RPC
+//     for the handler once it is queued, so without the charge a
+//     client giving no window held max_concurrent_streams answers a
+//     connection, each up to hundreds of MB, uncharged and for ever.
+//     The answer is not copied: the codec (answerCodec) encodes the
+//     message around slices of the HTTP body, and the charge goes back
+//     when gRPC frees the last of them, or when the connection closes
+//     (grpc-go frees nothing still queued then). An answer with no room
+//     is RESOURCE_EXHAUSTED (limits.max_body_bytes_in_flight); one not
+//     written within Timeouts.Write of being queued closes its
+//     connection. No compressor is registered, so gRPC never copies an
+//     answer into a compressed one (that copy would be uncharged).
+//   - Nothing else here holds a request's memory past its RPC: the HTTP
+//     request and response are the RPC's own, dropped when it returns.
 package grpcfront

@@ -57,7 +57,9 @@ type Options struct {
 	// connection's end); a connection whose next message has no room
 	// is not read until it has, for at most Timeouts.Message, then
 	// closed (see wire). Without it, the messages being received are
-	// bounded only by MaxRPCs x MaxMessageBytes.
+	// bounded only by MaxRPCs x MaxMessageBytes. It is also charged each
+	// infer answer over 64 KiB until gRPC has written it (see
+	// answerhold.go): one with no room is RESOURCE_EXHAUSTED.
 	Budget Budget
 	// Timeouts bound a stream's waits on its client (see Timeouts).
 	Timeouts Timeouts
@@ -116,6 +118,7 @@ func New(o Options) *Server {
 		maxMsg = defaultMaxMessageBytes
 	}
 	conns := &connSet{penalties: newPenaltyBox(o.AbusePenalty, penaltyEntries)}
+	answers := &heldAnswers{budget: o.Budget, write: o.Timeouts.Write}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
 		grpc.ConnectionTimeout(o.HandshakeTimeout),
@@ -128,7 +131,7 @@ func New(o Options) *Server {
 		grpc.InTapHandle(tapHandle(o.Admit, o.Timeouts, conns, newRPCCap(o.MaxRPCs), o.Budget)),
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
-		grpc.ForceServerCodecV2(newDecodeCap(maxMsg)),
+		grpc.ForceServerCodecV2(answerCodec{newDecodeCap(maxMsg), answers}),
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
@@ -137,7 +140,7 @@ func New(o Options) *Server {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
 	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
-	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler})
+	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler, answers: answers})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
 	return s

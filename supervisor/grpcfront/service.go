@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc/codes"
@@ -14,7 +15,8 @@ import (
 // service implements GRPCInferenceService on the master's Handler.
 type service struct {
 	pb.UnimplementedGRPCInferenceServiceServer
-	h fasthttp.RequestHandler
+	h       fasthttp.RequestHandler
+	answers *heldAnswers // charges infer answers until sent (nil: none)
 }
 
 var _ pb.GRPCInferenceServiceServer = (*service)(nil)
@@ -140,5 +142,14 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	return decodeInferResponse(answer, x.ctx.Response.Header.Peek(headerLenHeader))
+	hlen := x.ctx.Response.Header.Peek(headerLenHeader)
+	resp, err := decodeInferResponse(answer, hlen)
+	if err != nil {
+		return nil, err
+	}
+	start, _ := strconv.Atoi(string(hlen)) // valid: decoded
+	if err := s.answers.hold(ctx, resp, answer, start); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

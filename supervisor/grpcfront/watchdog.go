@@ -104,6 +104,14 @@ func watchdogOf(ctx context.Context) *watchdog {
 	return w
 }
 
+// connection is the stream's connection (nil: unknown).
+func (w *watchdog) connection() *connEntry {
+	if w == nil {
+		return nil
+	}
+	return w.conn
+}
+
 // ended runs once the stream is over: a stream the client ended before
 // its first message (a reset, mostly) counts against its connection.
 func (w *watchdog) ended() {
