@@ -28,7 +28,12 @@ import (
 // 16 us for the whole exchange with a trivial backend: BenchmarkWatch,
 // CPU time, before the delay), which requests answered sooner need not
 // pay; the hang-up of a slower one is seen at watchDelay at the latest.
-const watchDelay = time.Millisecond
+// At 1 ms, MLP requests with 32 in flight (2.5 ms each) all paid it: a
+// fifth more master CPU per request, an eighth fewer served
+// (scripts/bench-grpc MODELS=mlp CONC=32; BenchmarkWatchSlow: 28 against
+// 22 us of process CPU a request). At 10 ms a request that pays it has
+// run thousands of times longer than the registration costs.
+const watchDelay = 10 * time.Millisecond
 
 // ClientPoll is how often a watched request whose Client cannot be
 // watched asks whether its client has gone: then the longest a worker

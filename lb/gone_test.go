@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,19 +124,47 @@ func TestWatchedRequestWhoseClientStaysIsAnswered(t *testing.T) {
 // calls) against DoRoute, to the same trivial backend over a Unix socket.
 func BenchmarkWatch(b *testing.B) {
 	dir := shortDir(b)
-	be := startBackend(b, dir, "bench", okHandler)
+	benchmarkWatch(b, startBackend(b, dir, "bench", okHandler), watchClients)
+}
+
+// BenchmarkWatchSlow is BenchmarkWatch for requests answered after 3 ms
+// (an MLP request with 32 in flight on a 2-core box), with the CPU time
+// the process (client, proxy, backend) spent per request as cpu-ns/op:
+// with watchDelay at 1 ms each such request also paid the epoll
+// registration and its removal, about 20% more master CPU per request
+// at 32 in flight (scripts/bench-grpc, MODELS=mlp CONC=32).
+func BenchmarkWatchSlow(b *testing.B) {
+	dir := shortDir(b)
+	be := startBackend(b, dir, "bench", func(ctx *fasthttp.RequestCtx) {
+		<-time.After(3 * time.Millisecond) // the model's run
+		ctx.SetBodyString("ok")
+	})
+	benchmarkWatch(b, be, []watchClient{watchClients[0], watchClients[2]})
+}
+
+// watchClient makes a benchmark goroutine's Client.
+type watchClient struct {
+	name   string
+	client func(b *testing.B) Client
+}
+
+// watchClients are the Clients BenchmarkWatch compares.
+var watchClients = []watchClient{
+	{"unwatched", func(*testing.B) Client { return nil }},
+	{"watched", func(*testing.B) Client { return GoneFunc(func() bool { return false }) }},
+	{"event", func(b *testing.B) Client { return hangup.Peer{Conn: loopbackConn(b)} }},
+}
+
+// benchmarkWatch runs DoRouteFor to be with each of clients, 16
+// goroutines a P, and reports the process's CPU time per request.
+func benchmarkWatch(b *testing.B, be *testBackend, clients []watchClient) {
 	p := New(Options{})
 	p.SetBackends([]Backend{be.Backend})
-	for _, c := range []struct {
-		name   string
-		client func(b *testing.B) Client
-	}{
-		{"unwatched", func(*testing.B) Client { return nil }},
-		{"watched", func(*testing.B) Client { return GoneFunc(func() bool { return false }) }},
-		{"event", func(b *testing.B) Client { return hangup.Peer{Conn: loopbackConn(b)} }},
-	} {
+	for _, c := range clients {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			b.SetParallelism(16)
+			start := cpuTime(b)
 			b.RunParallel(func(pb *testing.PB) {
 				client := c.client(b)
 				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -150,8 +179,18 @@ func BenchmarkWatch(b *testing.B) {
 					}
 				}
 			})
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// cpuTime is the user and system CPU time the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loopbackConn is the accepting side of a loopback TCP connection whose

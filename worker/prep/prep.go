@@ -72,8 +72,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
@@ -120,32 +118,8 @@ func Run(rt *worker.Runtime) error {
 			go publishArena(h.arena, h.board, rt.Log, stop)
 		}
 	}
-	srv := &fasthttp.Server{
-		Handler:            rt.Count(h.serve),
-		Name:               "supervisor-prep",
-		MaxRequestBodySize: int(rt.Spec.MaxBodyBytes),
-		ReadBufferSize:     readBufferSize(rt.Spec.MaxHeaderBytes),
-		ErrorHandler:       h.transportError,
-		Logger:             fasthttpLogger{rt},
-	}
+	srv := newServer(rt.Spec, rt.Count(h.serve), h.transportError, fasthttpLogger{rt})
 	return rt.Serve(srv)
-}
-
-// forwardedHeaderRoom is what the master adds to a client's header block
-// when it forwards a request (the request id, the prefix check's header).
-const forwardedHeaderRoom = 4 << 10
-
-// readBufferSize is the server's read buffer, which bounds a request's
-// header block: every header the master admitted (limits.max_header_bytes)
-// and what it adds. With fasthttp's default (4 KiB) a client's 5 KiB of
-// headers (a long bearer token, cookies), admitted by the master, were
-// answered 400 "small read buffer" here. 0 (no max_header_bytes given):
-// fasthttp's default.
-func readBufferSize(maxHeaderBytes int64) int {
-	if maxHeaderBytes <= 0 {
-		return 0
-	}
-	return int(maxHeaderBytes) + forwardedHeaderRoom
 }
 
 // setUpstreams points the pool of infer workers this prep worker feeds at
