@@ -36,7 +36,7 @@ func AppendInferResponse(dst []byte, model string, req *InferRequest, outputs []
 	first, anyBinary := true, false
 	for i := range outputs {
 		t := &outputs[i]
-		include, bin := selectOutput(req, t.Name)
+		include, bin := req.SelectOutput(t.Name)
 		if !include {
 			continue
 		}
@@ -53,16 +53,17 @@ func AppendInferResponse(dst []byte, model string, req *InferRequest, outputs []
 	}
 	headerLen = len(dst) - start
 	for i := range outputs {
-		if include, bin := selectOutput(req, outputs[i].Name); include && bin {
+		if include, bin := req.SelectOutput(outputs[i].Name); include && bin {
 			dst = append(dst, outputs[i].Data...)
 		}
 	}
 	return dst, headerLen
 }
 
-// selectOutput says whether the output called name goes in the response,
-// and whether as binary data.
-func selectOutput(req *InferRequest, name string) (include, binary bool) {
+// SelectOutput reports whether the response to req carries the output
+// called name, and whether as binary tensor data. A nil req asks for
+// every output, in JSON.
+func (req *InferRequest) SelectOutput(name string) (include, binary bool) {
 	if req == nil {
 		return true, false
 	}

@@ -66,9 +66,6 @@ type decodeGate struct {
 	largeBytes int64
 	smallQ     []*gateWaiter // waiting, first come first
 	largeQ     []*gateWaiter
-	// heldWaiting is what the waiters hold while they wait (an answer's
-	// outputs: enterHolding), kept within the large lane's share.
-	heldWaiting int64
 	// burst follows largeBytes, so that the memory a burst of large
 	// decodes held goes back to the OS once it is over (internal/osmem).
 	burst osmem.Gauge
@@ -78,7 +75,6 @@ type decodeGate struct {
 // been let in (its place is then taken for it).
 type gateWaiter struct {
 	cost  int64
-	held  int64 // what its caller holds while it waits (enterHolding)
 	ready chan struct{}
 }
 
@@ -142,24 +138,15 @@ const gatePoll = 20 * time.Millisecond
 // at once with an *overBudgetError for a cost that could never run. nil
 // means entered, and the caller must leave with the same cost.
 func (g *decodeGate) enter(cost int64, stop stopper) error {
-	return g.enterHolding(cost, 0, stop)
-}
-
-// enterHolding is enter for a caller that holds held bytes while it
-// waits (an answer's outputs, waiting to be encoded): the bytes all
-// waiters hold are kept within the large lane's share, and one that
-// would pass it is refused at once (a *waitFullError, errWaitFull)
-// rather than held without bound.
-func (g *decodeGate) enterHolding(cost, held int64, stop stopper) error {
 	if g == nil {
 		return nil
 	}
 	if err := g.check(cost); err != nil {
 		return err
 	}
-	w, err := g.join(cost, held)
+	w := g.join(cost)
 	if w == nil {
-		return err
+		return nil
 	}
 	t := time.NewTicker(gatePoll)
 	defer t.Stop()
@@ -175,20 +162,6 @@ func (g *decodeGate) enterHolding(cost, held int64, stop stopper) error {
 		}
 	}
 }
-
-// errWaitFull is a wait refused because the waiters already hold the
-// large lane's share (enterHolding).
-var errWaitFull = errors.New("answers waiting to be encoded hold the prep worker's decode budget")
-
-// waitFullError is errWaitFull with its figures.
-type waitFullError struct{ held, holding, largest int64 }
-
-func (e *waitFullError) Error() string {
-	return fmt.Sprintf("server busy: the answers waiting to be encoded already hold %d bytes, and %d more would pass the %d this prep worker lets them hold (the large lane of prep.max_decode_bytes); retry later",
-		e.holding, e.held, e.largest)
-}
-
-func (e *waitFullError) Is(target error) bool { return target == errWaitFull }
 
 // leave gives back the place and bytes of a decode of cost that entered,
 // and lets in whoever now fits.

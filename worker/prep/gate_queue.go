@@ -8,30 +8,46 @@ import "slices"
 // waits for it.
 
 // join enters a decode of cost at once when its lane has room and nobody
-// waits before it (nil), else queues it and returns its waiter; held is
-// what its caller holds while it waits (a *waitFullError when the large
-// lane's share is held by waiters already; the first waiter always may).
-func (g *decodeGate) join(cost, held int64) (*gateWaiter, error) {
+// waits before it (nil), else queues it and returns its waiter.
+func (g *decodeGate) join(cost int64) *gateWaiter {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case cost <= g.small && len(g.smallQ) == 0 && g.smallIn < g.places:
 		g.smallIn++
-		return nil, nil
+		return nil
 	case cost > g.small && len(g.largeQ) == 0 && g.fitsLarge(cost):
 		g.enterLarge(cost)
-		return nil, nil
-	case held > 0 && g.heldWaiting > 0 && g.heldWaiting+held > g.largest():
-		return nil, &waitFullError{held: held, holding: g.heldWaiting, largest: g.largest()}
+		return nil
 	}
-	w := &gateWaiter{cost: cost, held: held, ready: make(chan struct{})}
-	g.heldWaiting += held
+	w := &gateWaiter{cost: cost, ready: make(chan struct{})}
 	if cost <= g.small {
 		g.smallQ = append(g.smallQ, w)
 	} else {
 		g.largeQ = append(g.largeQ, w)
 	}
-	return w, nil
+	return w
+}
+
+// grow takes the large lane's room for a caller that must not wait (an
+// answer: answerroom.go) from held bytes, which it holds already (0:
+// none, and no place), to cost bytes: with no place yet, it takes one
+// when nobody waits for the lane (none overtakes a waiting decode) and
+// cost fits; with one, the added bytes must fit. false: it holds what it
+// held, no more.
+func (g *decodeGate) grow(held, cost int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case held == 0 && len(g.largeQ) == 0 && g.fitsLarge(cost):
+		g.enterLarge(cost)
+	case held > 0 && g.largeBytes-held+cost <= g.largest():
+		g.largeBytes += cost - held
+		g.burst.Add(cost-held, burstBytes)
+	default:
+		return false
+	}
+	return true
 }
 
 // fitsLarge reports whether a large decode of cost fits beside those
@@ -49,7 +65,6 @@ func (g *decodeGate) quit(w *gateWaiter) {
 	case <-w.ready:
 		entered = true
 	default:
-		g.heldWaiting -= w.held
 		g.smallQ = slices.DeleteFunc(g.smallQ, func(x *gateWaiter) bool { return x == w })
 		g.largeQ = slices.DeleteFunc(g.largeQ, func(x *gateWaiter) bool { return x == w })
 		g.admit() // a large decode behind w may fit now
@@ -68,14 +83,12 @@ func (g *decodeGate) admit() {
 	for len(g.smallQ) > 0 && g.smallIn < g.places {
 		w := g.smallQ[0]
 		g.smallQ = g.smallQ[1:]
-		g.heldWaiting -= w.held
 		g.smallIn++
 		close(w.ready)
 	}
 	for len(g.largeQ) > 0 && g.fitsLarge(g.largeQ[0].cost) {
 		w := g.largeQ[0]
 		g.largeQ = g.largeQ[1:]
-		g.heldWaiting -= w.held
 		g.enterLarge(w.cost)
 		close(w.ready)
 	}
@@ -93,12 +106,11 @@ type gateState struct {
 	SmallIn, LargeIn           int
 	LargeBytes                 int64
 	SmallWaiting, LargeWaiting int
-	HeldWaiting                int64
 }
 
 func (g *decodeGate) state() gateState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return gateState{SmallIn: g.smallIn, LargeIn: g.largeIn, LargeBytes: g.largeBytes,
-		SmallWaiting: len(g.smallQ), LargeWaiting: len(g.largeQ), HeldWaiting: g.heldWaiting}
+		SmallWaiting: len(g.smallQ), LargeWaiting: len(g.largeQ)}
 }

@@ -160,6 +160,10 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	if hit {
 		return
 	}
+	if !h.roomOf(ctx).reserve(expectedAnswer(m, req)) { // before the infer worker runs it
+		refuseAnswer(ctx)
+		return
+	}
 	outs, status, err := h.forward(ctx, m, req)
 	if err != nil {
 		writeError(ctx, status, err.Error())

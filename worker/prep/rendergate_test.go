@@ -3,7 +3,6 @@ package prep
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,53 +15,52 @@ func int64Output(rows int) []tensor.Tensor {
 	return []tensor.Tensor{{Name: "masked", DType: tensor.Int64, Shape: []int64{int64(rows), 4}, Data: make([]byte, rows*32)}}
 }
 
-// TestLargeAnswerWaitsForTheGate: an answer that may write more than a
-// small decode costs is encoded in the decode gate's large lane, so with
-// the lane held it waits, unwritten, while a small answer is written at
-// once; it is written when the lane frees, and gives its place back.
-func TestLargeAnswerWaitsForTheGate(t *testing.T) {
+// TestLargeAnswerNeedsRoom: an answer that takes more than a small
+// decode costs holds room in the decode gate's large lane until it is
+// written (its request's user values closed). With the lane held, it is
+// answered 503 with Retry-After at once, holding nothing, while a small
+// answer is written; with the lane free it is written and holds its
+// room until then.
+func TestLargeAnswerNeedsRoom(t *testing.T) {
 	g := testGate(1, 1<<20, 1<<20+64<<20)
 	h := &handler{bodies: &bodyDecoder{gate: g}}
 	m := &model{md: tensor.Metadata{Name: "types"}}
 	if err := g.enter(g.largest(), stopper{}); err != nil {
 		t.Fatal(err)
 	}
-	var large fasthttp.RequestCtx
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.renderGated(&large, m, &v2.InferRequest{}, int64Output(8192)) // 1 MiB of data, up to 6 MiB of JSON
-	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 8192 * 32})
-
+	var refused fasthttp.RequestCtx
+	h.renderGated(&refused, m, &v2.InferRequest{}, int64Output(16384)) // 2 MiB of data, up to 1.3 MiB of JSON
+	if refused.Response.StatusCode() != fasthttp.StatusServiceUnavailable || len(refused.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 ||
+		!bytes.Contains(refused.Response.Body(), []byte("prep.max_decode_bytes")) {
+		t.Errorf("a large answer beside a full lane: %d %.200q, want 503 + Retry-After naming the budget",
+			refused.Response.StatusCode(), refused.Response.Body())
+	}
+	refused.ResetUserValues()
 	var small fasthttp.RequestCtx
 	h.renderGated(&small, m, &v2.InferRequest{}, int64Output(4))
 	if !bytes.HasPrefix(small.Response.Body(), []byte(`{"model_name":"types"`)) {
-		t.Fatalf("a small answer beside a held large lane: %.80q, want it written at once", small.Response.Body())
+		t.Fatalf("a small answer beside a full lane: %.80q, want it written at once", small.Response.Body())
 	}
-	select {
-	case <-done:
-		t.Fatal("a large answer was encoded while the gate's large lane was full")
-	default:
-	}
+	small.ResetUserValues()
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest()})
 
 	g.leave(g.largest())
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the large answer was not encoded within 30s of the lane freeing")
+	var large fasthttp.RequestCtx
+	outs := int64Output(16384)
+	h.renderGated(&large, m, &v2.InferRequest{}, outs)
+	if b := large.Response.Body(); !bytes.HasPrefix(b, []byte(`{"model_name":"types"`)) || len(b) < 16384*4*2 {
+		t.Fatalf("the large answer: %d bytes %.80q, want the JSON of 16384x4 zeros", len(b), b)
 	}
-	if b := large.Response.Body(); !bytes.HasPrefix(b, []byte(`{"model_name":"types"`)) || len(b) < 8192*4*2 {
-		t.Fatalf("the large answer: %d bytes %.80q, want the JSON of 8192x4 zeros", len(b), b)
-	}
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: answerCost(&v2.InferRequest{}, outs)})
+	large.ResetUserValues() // as fasthttp does once the answer is written
 	waitState(t, g, gateState{})
 }
 
-// TestLargeAnswerCompressedInTheLane: a large answer the client wants
-// gzip'd is compressed in the gate's large lane: with the lane held it
-// stays uncompressed, a small one is compressed at once, and it is
-// compressed once the lane frees.
-func TestLargeAnswerCompressedInTheLane(t *testing.T) {
+// TestLargeAnswerCompressedInItsRoom: a large answer the client wants
+// gzip'd is compressed when the lane has room for the compressed copy
+// too, and goes uncompressed (Vary set) when it has not; a small one is
+// compressed at once.
+func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 	g := testGate(1, 1<<20, 1<<20+64<<20)
 	h := &handler{bodies: &bodyDecoder{gate: g}}
 	answer := func(n int) *fasthttp.RequestCtx {
@@ -74,93 +72,54 @@ func TestLargeAnswerCompressedInTheLane(t *testing.T) {
 	if err := g.enter(g.largest(), stopper{}); err != nil {
 		t.Fatal(err)
 	}
-	large := answer(4 << 20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.compressGated(large)
-	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 4 << 20})
+	full := answer(4 << 20)
+	h.compressGated(full)
+	if enc, n := string(full.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(full.Response.Body()); enc != "" || n != 4<<20 ||
+		len(full.Response.Header.Peek(fasthttp.HeaderVary)) == 0 {
+		t.Fatalf("a large answer beside a full lane: Content-Encoding %q, %d bytes; want it uncompressed, with Vary", enc, n)
+	}
 	small := answer(1 << 10)
 	h.compressGated(small)
 	if enc := string(small.Response.Header.Peek(fasthttp.HeaderContentEncoding)); enc != "gzip" {
-		t.Fatalf("a small answer beside a held large lane: Content-Encoding %q, want gzip at once", enc)
+		t.Fatalf("a small answer beside a full lane: Content-Encoding %q, want gzip at once", enc)
 	}
 	g.leave(g.largest())
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the large answer was not compressed within 30s of the lane freeing")
-	}
+	large := answer(4 << 20)
+	h.compressGated(large)
 	if enc, n := string(large.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(large.Response.Body()); enc != "gzip" || n >= 4<<20 {
 		t.Fatalf("the large answer: Content-Encoding %q, %d bytes; want gzip, smaller than 4 MiB", enc, n)
 	}
+	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 4 << 20})
+	for _, ctx := range []*fasthttp.RequestCtx{full, small, large} {
+		ctx.ResetUserValues()
+	}
 	waitState(t, g, gateState{})
 }
 
-// TestAnswerCostBoundsTheJSON: answerCost is at least the JSON written
-// for each datatype's longest values.
+// TestAnswerCostBoundsTheJSON: answerCost is at least the outputs and
+// the JSON written for each datatype's longest values, and expectedAnswer
+// (from the declared outputs) at least answerCost.
 func TestAnswerCostBoundsTheJSON(t *testing.T) {
 	worst := map[tensor.DType][]byte{
-		tensor.Int64: {1, 0, 0, 0, 0, 0, 0, 0x80}, // -9223372036854775807
-		tensor.Int8:  {0x80},                      // -128
-		tensor.Bool:  {0},                         // false
-		tensor.FP32:  {0x01, 0x00, 0x80, 0x80},    // a negative subnormal-ish FP32
-		tensor.FP16:  {0x01, 0x80},                // -5.9604645e-08
-		tensor.Bytes: tensor.AppendBytesElement(nil, []byte{1}),
+		tensor.Int64:  {1, 0, 0, 0, 0, 0, 0, 0x80}, // -9223372036854775807
+		tensor.Uint64: bytes.Repeat([]byte{0xff}, 8),
+		tensor.Int8:   {0x80},                   // -128
+		tensor.Bool:   {0},                      // false
+		tensor.FP32:   {0x01, 0x00, 0x80, 0x80}, // a negative subnormal-ish FP32
+		tensor.FP16:   {0x01, 0x80},             // -5.9604645e-08
+		tensor.FP64:   {1, 0, 0, 0, 0, 0, 0x10, 0x80},
+		tensor.Bytes:  tensor.AppendBytesElement(nil, []byte{1}),
 	}
 	for dt, elem := range worst {
-		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{64}, Data: bytes.Repeat(elem, 64)}}
-		body, _ := v2.AppendInferResponse(nil, "m", &v2.InferRequest{}, outs)
-		if got, bound := int64(len(body)), answerCost(outs)+256; got > bound {
-			t.Errorf("%v: %d bytes of JSON, over answerCost %d (+256 for the fields)", dt, got, bound)
+		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{64, 1}, Data: bytes.Repeat(elem, 64)}}
+		req := &v2.InferRequest{Inputs: []tensor.Tensor{{Shape: []int64{64}}}}
+		body, _ := v2.AppendInferResponse(nil, "m", req, outs)
+		if got, bound := int64(len(body)+len(outs[0].Data)), answerCost(req, outs); got > bound {
+			t.Errorf("%v: %d bytes of JSON and outputs, over answerCost %d", dt, got, bound)
+		}
+		m := &model{md: tensor.Metadata{Outputs: []tensor.Spec{{Name: "y", DType: dt, Shape: []int64{-1, 1}}}}}
+		if exp, cost := expectedAnswer(m, req), answerCost(req, outs); dt != tensor.Bytes && exp < cost {
+			t.Errorf("%v: expectedAnswer %d, under answerCost %d", dt, exp, cost)
 		}
 	}
-}
-
-// TestLargeAnswersWaitingAreBounded: while the large lane is held, a
-// large answer waits holding its outputs; one more whose outputs would
-// take those waiting past the lane's share is answered 503 with
-// Retry-After at once, its outputs let go, not held.
-func TestLargeAnswersWaitingAreBounded(t *testing.T) {
-	g := testGate(1, 1<<20, 1<<20+2<<20) // large lane: 2 MiB
-	h := &handler{bodies: &bodyDecoder{gate: g}}
-	m := &model{md: tensor.Metadata{Name: "types"}}
-	if err := g.enter(g.largest(), stopper{}); err != nil {
-		t.Fatal(err)
-	}
-	var waiting fasthttp.RequestCtx
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.renderGated(&waiting, m, &v2.InferRequest{}, int64Output(40000)) // 1.25 MiB of outputs
-	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1, HeldWaiting: 40000 * 32})
-	var refused fasthttp.RequestCtx
-	answered := make(chan struct{})
-	go func() {
-		defer close(answered)
-		h.renderGated(&refused, m, &v2.InferRequest{}, int64Output(40000))
-	}()
-	select {
-	case <-answered:
-	case <-time.After(30 * time.Second):
-		g.leave(g.largest())
-		t.Fatal("a second large answer past the share was held waiting, not refused")
-	}
-	if refused.Response.StatusCode() != fasthttp.StatusServiceUnavailable || len(refused.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 ||
-		!bytes.Contains(refused.Response.Body(), []byte("prep.max_decode_bytes")) {
-		t.Errorf("a second large answer beside 1.25 MiB of outputs waiting, share 2 MiB: %d %.200q, want 503 + Retry-After naming the budget",
-			refused.Response.StatusCode(), refused.Response.Body())
-	}
-	g.leave(g.largest())
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting answer was not encoded once the lane freed")
-	}
-	if waiting.Response.StatusCode() != fasthttp.StatusOK {
-		t.Errorf("the waiting answer: %d, want 200", waiting.Response.StatusCode())
-	}
-	waitState(t, g, gateState{})
 }

@@ -1,0 +1,171 @@
+package prep
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
+)
+
+// answerRoom is the room in the decode gate's large lane that one infer
+// request's answer holds, its outputs and their encoding: taken before
+// the infer worker is asked, from the outputs the model declares
+// (expectedAnswer), grown to the outputs that came back before they are
+// encoded (answerCost), and given back once the answer has been written,
+// when fasthttp closes the request's user values (Close). Neither step
+// waits: an answer that finds no room is answered 503 with Retry-After,
+// because a request waiting for room holds its inflated body and, once
+// run, its outputs (unread-answers: eight 190 MB JSON answers, each
+// beside its 67 MB request and outputs, took the worker 2 GB over rest).
+// An answer up to a small decode's cost takes no room (it is written at
+// once, as before); one over the lane's share takes all of it, alone.
+//
+// The zero answerRoom (no gate) takes nothing and always has room.
+type answerRoom struct {
+	g    *decodeGate
+	cost int64 // held in the large lane; 0: none, no place
+}
+
+// answerRoomKey is the request's user value that holds its answerRoom.
+type answerRoomKey struct{}
+
+// roomOf is ctx's answer room, made and put in ctx's user values (which
+// close it once the answer is written) at its first call.
+func (h *handler) roomOf(ctx *fasthttp.RequestCtx) *answerRoom {
+	if r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom); ok {
+		return r
+	}
+	r := &answerRoom{}
+	if h.bodies != nil {
+		r.g = h.bodies.gate
+	}
+	ctx.SetUserValue(answerRoomKey{}, r)
+	return r
+}
+
+// reserve makes the room at least cost bytes (at most the lane's share),
+// without waiting; false when the lane lacks it, the room unchanged.
+func (r *answerRoom) reserve(cost int64) bool {
+	if r.g == nil || cost <= r.cost || (r.cost == 0 && !r.g.isLarge(cost)) {
+		return true
+	}
+	cost = max(min(cost, r.g.largest()), r.g.small+1)
+	if cost <= r.cost {
+		return true
+	}
+	if !r.g.grow(r.cost, cost) {
+		return false
+	}
+	r.cost = cost
+	return true
+}
+
+// large reports whether the room holds a place in the large lane: its
+// answer is encoded niced.
+func (r *answerRoom) large() bool { return r.cost > 0 }
+
+// Close gives the room back (io.Closer: fasthttp calls it once the
+// response is written, or the request's context is reset).
+func (r *answerRoom) Close() error {
+	if r.cost > 0 {
+		r.g.leave(r.cost)
+		r.cost = 0
+	}
+	return nil
+}
+
+// refuseAnswer answers a request whose answer found no room.
+func refuseAnswer(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	writeError(ctx, fasthttp.StatusServiceUnavailable, "server busy: the answers this prep worker holds fill its large lane "+
+		"(prep.max_decode_bytes, less room kept for small images); retry later")
+}
+
+// answerTextBytes is the most JSON text an element of each datatype
+// takes, its comma included: an INT64 "-9223372036854775807," 21, an
+// FP32 (FP16 and BF16 are written as FP32) "-1.1754942e-38," 15, an FP64
+// 25, a BOOL "false," 6. BYTES elements vary: see answerCost.
+var answerTextBytes = [...]int64{
+	tensor.Bool: 6, tensor.Uint8: 4, tensor.Uint16: 6, tensor.Uint32: 11, tensor.Uint64: 21,
+	tensor.Int8: 5, tensor.Int16: 7, tensor.Int32: 12, tensor.Int64: 21,
+	tensor.FP16: 15, tensor.FP32: 15, tensor.FP64: 25, tensor.BF16: 15,
+}
+
+// bytesTextPerByte bounds the JSON text of a byte of a BYTES element
+// (a \u00XX escape), its length prefix counted as bytes too.
+const bytesTextPerByte = 6
+
+// answerFields is room for the JSON around the tensors.
+const answerFields = 4 << 10
+
+// answerCost is the memory the answer of outs to req holds: the outputs,
+// and the answer written from them (binary: their bytes; JSON: the
+// longest text of each element).
+func answerCost(req *v2.InferRequest, outs []tensor.Tensor) int64 {
+	n := int64(answerFields)
+	for i := range outs {
+		t := &outs[i]
+		data := int64(len(t.Data))
+		switch _, bin := req.SelectOutput(t.Name); {
+		case bin:
+			n += 2 * data
+		case t.DType == tensor.Bytes:
+			n += (1 + bytesTextPerByte) * data
+		default:
+			n += data + data/int64(max(t.DType.Size(), 1))*textBytes(t.DType)
+		}
+	}
+	return n
+}
+
+// textBytes is answerTextBytes of d (0 for BYTES and unknown types).
+func textBytes(d tensor.DType) int64 {
+	if int(d) < len(answerTextBytes) {
+		return answerTextBytes[d]
+	}
+	return 0
+}
+
+// expectedAnswer is answerCost of the outputs m declares for req, their
+// first dimension, when variable, the rows of req's first input; an
+// output whose size the declaration leaves open (another variable
+// dimension, BYTES) counts nothing here, and is charged once it comes
+// back.
+func expectedAnswer(m *model, req *v2.InferRequest) int64 {
+	rows := int64(1)
+	if len(req.Inputs) > 0 && len(req.Inputs[0].Shape) > 0 {
+		rows = req.Inputs[0].Shape[0]
+	}
+	n := int64(answerFields)
+	for _, o := range m.md.Outputs {
+		include, bin := req.SelectOutput(o.Name)
+		elems, ok := declaredElements(o.Shape, rows)
+		if !include || !ok || o.DType == tensor.Bytes {
+			continue
+		}
+		size := int64(o.DType.Size())
+		if bin {
+			n += 2 * elems * size
+		} else {
+			n += elems * (size + textBytes(o.DType))
+		}
+	}
+	return n
+}
+
+// declaredElements is the element count of a declared shape whose first
+// dimension, if variable, is rows; false when another is variable or the
+// count overflows.
+func declaredElements(shape []int64, rows int64) (int64, bool) {
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 && i == 0 {
+			d = rows
+		}
+		if d < 0 || (d > 0 && n > (1<<62)/d) {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}

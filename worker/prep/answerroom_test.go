@@ -1,0 +1,106 @@
+package prep
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/worker"
+)
+
+// typesHandler is a prep handler serving "types" (INT64 [-1,4] in, out
+// y INT64 [-1,4]: no batching) through gate, forwarding to a fake infer
+// worker that answers every request with out.
+func typesHandler(t *testing.T, gate *decodeGate, out tensor.Tensor) (*handler, *fakeInfer) {
+	t.Helper()
+	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
+	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
+	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
+	r := newRouter(up, nil, nil, zerolog.Nop())
+	r.gate = gate
+	r.fetch = func(string) ([]worker.ModelStatus, error) {
+		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "types", Platform: "onnxruntime_onnx",
+			Inputs:  []tensor.Spec{{Name: "ids", DType: tensor.Int64, Shape: []int64{-1, 4}}},
+			Outputs: []tensor.Spec{{Name: "y", DType: tensor.Int64, Shape: []int64{-1, 4}}}}}}, nil
+	}
+	r.update([]string{inf.socket})
+	bodies := newBodyDecoder(0)
+	bodies.gate = gate
+	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), bodies: bodies}, inf
+}
+
+// longestInt64s is rows × 4 INT64 of -2^63+1, the longest in JSON.
+func longestInt64s(rows int) []byte {
+	return bytes.Repeat(binary.LittleEndian.AppendUint64(nil, 1<<63+1), rows*4)
+}
+
+// TestHugeAnswersKeepTheHeapBounded: many requests at once, each for an
+// answer of megabytes of JSON that nobody reads yet (their request
+// contexts are kept, user values not closed, as a connection whose
+// client does not read keeps them): only as many as the large lane has
+// room for reach the infer worker and are answered, the rest get 503
+// with Retry-After at once, and the heap they hold stays within the
+// lane. Once the answers are written, the room is back.
+func TestHugeAnswersKeepTheHeapBounded(t *testing.T) {
+	const rows, clients = 64 << 10, 12 // 2 MiB of outputs, 5.25 MiB of JSON an answer
+	g := testGate(2, 1<<20, 2<<20+32<<20)
+	h, inf := typesHandler(t, g, tensor.Tensor{Name: "y", DType: tensor.Int64, Shape: []int64{rows, 4}, Data: longestInt64s(rows)})
+	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
+	body := append([]byte(header), make([]byte, rows*32)...)
+	post := func() *fasthttp.RequestCtx {
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+		ctx.Request.SetRequestURI("/v2/models/types/infer")
+		ctx.Request.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
+		ctx.Request.SetBodyRaw(body)
+		h.serve(ctx)
+		ctx.Request.SetBodyRaw(nil) // the body is shared: only the answer counts
+		return ctx
+	}
+	before := liveHeap()
+	ctxs := make([]*fasthttp.RequestCtx, clients)
+	var wg sync.WaitGroup
+	for i := range ctxs {
+		wg.Add(1)
+		go func() { defer wg.Done(); ctxs[i] = post() }()
+	}
+	wg.Wait()
+	held := int64(liveHeap()) - int64(before)
+	served, refused := 0, 0
+	for _, ctx := range ctxs {
+		switch s := ctx.Response.StatusCode(); {
+		case s == fasthttp.StatusOK:
+			served++
+		case s == fasthttp.StatusServiceUnavailable && len(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)) > 0:
+			refused++
+		default:
+			t.Fatalf("a huge answer: %d %.200q, want 200, or 503 with Retry-After", s, ctx.Response.Body())
+		}
+	}
+	t.Logf("%d answered, %d refused, %d infer requests; heap held %.1f MiB, the lane %.1f MiB",
+		served, refused, inf.hits.Load(), float64(held)/(1<<20), float64(g.largest())/(1<<20))
+	perAnswer := int64(rows * 4 * (8 + 21)) // outputs and their longest JSON
+	if most := int(g.largest() / perAnswer); served < 1 || served > most || int(inf.hits.Load()) != served {
+		t.Errorf("%d answered of %d, %d infer requests: want 1 to %d (the lane's room), each the only ones to reach the infer worker",
+			served, clients, inf.hits.Load(), most)
+	}
+	if held > g.largest() {
+		t.Errorf("%d unread huge answers held %d bytes of heap, over the large lane's %d", served, held, g.largest())
+	}
+	for _, ctx := range ctxs {
+		ctx.ResetUserValues() // as fasthttp does once the answer is written
+	}
+	waitState(t, g, gateState{})
+	if ctx := post(); ctx.Response.StatusCode() != fasthttp.StatusOK {
+		t.Errorf("a huge answer once the others were written: %d, want 200", ctx.Response.StatusCode())
+	}
+}
