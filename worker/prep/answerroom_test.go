@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -102,5 +104,39 @@ func TestHugeAnswersKeepTheHeapBounded(t *testing.T) {
 	waitState(t, g, gateState{})
 	if ctx := post(); ctx.Response.StatusCode() != fasthttp.StatusOK {
 		t.Errorf("a huge answer once the others were written: %d, want 200", ctx.Response.StatusCode())
+	}
+}
+
+// TestServedAnswerGivesItsRoomBack, through a real fasthttp server: a
+// huge answer holds its room while the server writes it and gives it
+// back once written (the server closes the request's user values), so a
+// next one is answered too.
+func TestServedAnswerGivesItsRoomBack(t *testing.T) {
+	const rows = 64 << 10
+	g := testGate(1, 1<<20, 1<<20+16<<20) // room for one answer at a time
+	h, _ := typesHandler(t, g, tensor.Tensor{Name: "y", DType: tensor.Int64, Shape: []int64{rows, 4}, Data: longestInt64s(rows)})
+	sock := filepath.Join(t.TempDir(), "prep.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: h.serve}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown() })
+	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return net.Dial("unix", sock) }}
+	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
+	body := append([]byte(header), make([]byte, rows*32)...)
+	for i := range 3 {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.SetRequestURI("http://prep/v2/models/types/infer")
+		req.Header.SetMethod(fasthttp.MethodPost)
+		req.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
+		req.SetBodyRaw(body)
+		if err := c.DoTimeout(req, resp, time.Minute); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
+		}
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+		waitState(t, g, gateState{})
 	}
 }

@@ -28,9 +28,11 @@
 // lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
 // cpuset), so that requests never wait behind them in the Go scheduler;
 // an image that could never fit gets 400 before anything is decoded. A
-// large answer (up to 8 bytes of JSON per byte of its outputs) is
-// encoded in the same large lane, at the same low priority
-// (rendergate.go): a model without batching answers any number of rows.
+// large answer (its outputs and their JSON, up to 21 bytes an INT64)
+// holds room in the same large lane from before its infer worker is
+// asked until it is written, 503 at once without it, and is encoded at
+// the same low priority (answerroom.go, rendergate.go): a model without
+// batching answers any number of rows.
 //
 // A compressed body (Content-Encoding gzip or deflate) is decompressed
 // before anything reads it (encoding.go): its decompressed size is what
