@@ -29,18 +29,31 @@ type answerRoom struct {
 // answerRoomKey is the request's user value that holds its answerRoom.
 type answerRoomKey struct{}
 
-// roomOf is ctx's answer room, made and put in ctx's user values (which
-// close it once the answer is written) at its first call.
-func (h *handler) roomOf(ctx *fasthttp.RequestCtx) *answerRoom {
+// reserveAnswer grows ctx's answer room to cost bytes (reserve): false
+// when the lane lacks them. An answer that needs no room makes none, so
+// that small requests pay no allocation.
+func (h *handler) reserveAnswer(ctx *fasthttp.RequestCtx, cost int64) bool {
+	r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom)
+	if !ok {
+		var g *decodeGate
+		if h.bodies != nil {
+			g = h.bodies.gate
+		}
+		if !g.isLarge(cost) {
+			return true
+		}
+		r = &answerRoom{g: g}
+		ctx.SetUserValue(answerRoomKey{}, r) // closed once the answer is written
+	}
+	return r.reserve(cost)
+}
+
+// roomHeld is what ctx's answer room holds in the large lane (0: none).
+func roomHeld(ctx *fasthttp.RequestCtx) int64 {
 	if r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom); ok {
-		return r
+		return r.cost
 	}
-	r := &answerRoom{}
-	if h.bodies != nil {
-		r.g = h.bodies.gate
-	}
-	ctx.SetUserValue(answerRoomKey{}, r)
-	return r
+	return 0
 }
 
 // reserve makes the room at least cost bytes (at most the lane's share),
@@ -59,10 +72,6 @@ func (r *answerRoom) reserve(cost int64) bool {
 	r.cost = cost
 	return true
 }
-
-// large reports whether the room holds a place in the large lane: its
-// answer is encoded niced.
-func (r *answerRoom) large() bool { return r.cost > 0 }
 
 // Close gives the room back (io.Closer: fasthttp calls it once the
 // response is written, or the request's context is reset).

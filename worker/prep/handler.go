@@ -160,7 +160,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	if hit {
 		return
 	}
-	if !h.roomOf(ctx).reserve(expectedAnswer(m, req)) { // before the infer worker runs it
+	if !h.reserveAnswer(ctx, expectedAnswer(m, req)) { // before the infer worker runs it
 		refuseAnswer(ctx)
 		return
 	}

@@ -24,12 +24,11 @@ import (
 // renderGated is render within ctx's answer room, grown to what outs
 // take; 503 when the lane lacks it.
 func (h *handler) renderGated(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
-	room := h.roomOf(ctx)
-	if !room.reserve(answerCost(req, outs)) {
+	if !h.reserveAnswer(ctx, answerCost(req, outs)) {
 		refuseAnswer(ctx)
 		return
 	}
-	runIn(room, func() { render(ctx, m, req, outs) })
+	runIn(roomHeld(ctx) > 0, func() { render(ctx, m, req, outs) })
 }
 
 // compressGated is encodeResponse within ctx's answer room when the
@@ -43,18 +42,17 @@ func (h *handler) compressGated(ctx *fasthttp.RequestCtx) {
 		encodeResponse(ctx) // Vary at most
 		return
 	}
-	room := h.roomOf(ctx)
-	if !room.reserve(room.cost + int64(len(ctx.Response.Body()))) {
+	if !h.reserveAnswer(ctx, roomHeld(ctx)+int64(len(ctx.Response.Body()))) {
 		ctx.Response.Header.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
 		return
 	}
-	runIn(room, func() { encodeResponse(ctx) })
+	runIn(roomHeld(ctx) > 0, func() { encodeResponse(ctx) })
 }
 
-// runIn runs fn on a niced thread when room holds a place in the large
-// lane, else at once.
-func runIn(room *answerRoom, fn func()) {
-	if !room.large() {
+// runIn runs fn on a niced thread when its answer holds a place in the
+// large lane (large), else at once.
+func runIn(large bool, fn func()) {
+	if !large {
 		fn()
 		return
 	}

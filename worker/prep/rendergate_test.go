@@ -41,6 +41,9 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 	if !bytes.HasPrefix(small.Response.Body(), []byte(`{"model_name":"types"`)) {
 		t.Fatalf("a small answer beside a full lane: %.80q, want it written at once", small.Response.Body())
 	}
+	if r := small.UserValue(answerRoomKey{}); r != nil {
+		t.Errorf("a small answer made a room %+v, want none (no allocation per small request)", r)
+	}
 	small.ResetUserValues()
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest()})
 
