@@ -15,8 +15,7 @@ import (
 // RPCs as it cares to open x 64 KiB). The codec encodes it into a pooled
 // buffer whose release, when gRPC has written it or dropped it with its
 // stream, stops a timer of Timeouts.Write; a timer that fires closes the
-// connection, which gives back what it queued. A compressed answer's
-// bound ends once it is compressed: gRPC frees the message then.
+// connection, which gives back what it queued.
 
 // boundAnswer is a message to send within write of its encoding, on
 // conn; the interceptors wrap what a handler sends in it, the codec

@@ -1,10 +1,11 @@
 package grpcfront
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
@@ -13,12 +14,13 @@ import (
 // A client that gives no window to answers too small to be charged, on
 // more RPCs than a connection may have open at once, has its connection
 // closed at write_timeout, and the answers it left go with it; a client
-// that reads gets its answers. Without the bound, each RPC ends once its
+// that reads gets its answers, unary and streamed. Without the bound, each RPC ends once its
 // answer is queued and the connection stays open with every answer held.
 func TestUnreadSmallAnswersAreCutAtWriteTimeout(t *testing.T) {
 	const answer, rpcs, write = 32 << 10, 512, 2 * time.Second
 	var calls atomic.Int64
-	o := Options{Handler: bigAnswers(answer, &calls), Budget: &ledger{limit: 8 << 20}, Timeouts: Timeouts{Write: write}}
+	b := &ledger{limit: 8 << 20}
+	o := Options{Handler: bigAnswers(answer, &calls), Budget: b, Timeouts: Timeouts{Write: write}}
 	before := heapInUse()
 	h, addr := hostileConn(t, o)
 	start := time.Now()
@@ -38,12 +40,30 @@ func TestUnreadSmallAnswersAreCutAtWriteTimeout(t *testing.T) {
 		return grew < 8<<20
 	})
 	t.Logf("cut %v after the first RPC, %d answered; heap +%d KiB after", time.Since(start).Round(time.Millisecond), calls.Load(), grew>>10)
-	c := inferClient(t, addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "m"})
-	if err != nil {
-		t.Fatalf("a client that reads its answers: %v", err)
+	servedAndReleased(t, addr, b, answer)
+}
+
+// BenchmarkAnswerMarshal is the codec's work for a small infer answer
+// sent and written: plain (no bound) against bound (wrapped as the
+// interceptor does, its timer started and stopped).
+func BenchmarkAnswerMarshal(b *testing.B) {
+	c := answerCodec{newDecodeCap(1 << 30), &heldAnswers{}}
+	resp := &pb.ModelInferResponse{ModelName: "mlp", Outputs: []*pb.ModelInferResponse_InferOutputTensor{
+		{Name: "y", Datatype: "FP32", Shape: []int64{1, 10}}}, RawOutputContents: [][]byte{make([]byte, 40)}}
+	for _, bench := range []struct {
+		name string
+		t    Timeouts
+	}{{"plain", Timeouts{}}, {"bound", Timeouts{Write: time.Minute}}} {
+		b.Run(bench.name, func(b *testing.B) {
+			conn := &connEntry{}
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := c.Marshal(bench.t.bound(resp, conn))
+				if err != nil || out.Len() != proto.Size(resp) {
+					b.Fatalf("%d bytes, %v; want %d", out.Len(), err, proto.Size(resp))
+				}
+				out.Free()
+			}
+		})
 	}
-	wantOutput(t, resp, answer)
 }
