@@ -83,10 +83,7 @@ type heldAnswers struct {
 // hold charges the answer body (outputs from start) that resp was
 // decoded from, until gRPC is done with it; it refuses one with no room.
 func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, body []byte, start int) error {
-	// Its capacity: the HTTP client reads a body into a buffer rounded
-	// up to a power of two, which is what the master holds (an answer
-	// just over 1 MiB holds 2).
-	n := int64(cap(body))
+	n := int64(len(body))
 	if a == nil || a.budget == nil || n <= chargedAnswerMin {
 		return nil
 	}

@@ -174,20 +174,3 @@ func inferClient(t *testing.T, addr string) pb.GRPCInferenceServiceClient {
 	t.Cleanup(func() { conn.Close() })
 	return pb.NewGRPCInferenceServiceClient(conn)
 }
-
-// An answer is charged what its body's buffer holds, not its length: the
-// HTTP client reads a body into a buffer rounded up to a power of two.
-func TestAnswerChargeIsItsBuffer(t *testing.T) {
-	b := &ledger{}
-	a := &heldAnswers{budget: b}
-	ctx, cancel := context.WithCancel(context.Background())
-	body := make([]byte, 1<<20+1, 2<<20)
-	if err := a.hold(ctx, &pb.ModelInferResponse{}, body, 0); err != nil {
-		t.Fatal(err)
-	}
-	if got := b.inUse(); got != 2<<20 {
-		t.Errorf("an answer of %d bytes in a buffer of %d is charged %d, want the buffer", len(body), cap(body), got)
-	}
-	cancel()
-	polltest.Until(t, 5*time.Second, 5*time.Millisecond, "the charge of an answer never sent given back", func() bool { return b.inUse() == 0 })
-}

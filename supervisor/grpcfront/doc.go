@@ -127,8 +127,7 @@
 //     (grpc-go frees nothing still queued then). An answer with no room
 //     is RESOURCE_EXHAUSTED (limits.max_body_bytes_in_flight); one not
 //     written within Timeouts.Write of being queued closes its
-//     connection. It is charged its buffer's capacity, which the HTTP
-//     client rounds up to a power of two.
+//     connection.
 //   - Every other answer, unary or streamed, is not charged but has the
 //     same bound (answerbound.go): not written within Timeouts.Write of
 //     being encoded, it closes its connection. Without it a unary
