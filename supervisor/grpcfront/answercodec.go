@@ -2,6 +2,7 @@ package grpcfront
 
 import (
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
@@ -16,9 +17,11 @@ type answerCodec struct {
 }
 
 // Marshal encodes a charged ModelInferResponse, alone or as a
-// ModelStreamInferResponse's, without copying its outputs; every other
-// message as gRPC's proto codec does.
+// ModelStreamInferResponse's, without copying its outputs; an answer
+// with a write bound (boundAnswer) into a buffer whose release stops it;
+// every other message as gRPC's proto codec does.
 func (c answerCodec) Marshal(v any) (mem.BufferSlice, error) {
+	v, bound := unbound(v)
 	var outer *pb.ModelStreamInferResponse
 	resp, ok := v.(*pb.ModelInferResponse)
 	if !ok {
@@ -26,9 +29,11 @@ func (c answerCodec) Marshal(v any) (mem.BufferSlice, error) {
 			resp = outer.GetInferResponse()
 		}
 	}
-	h := c.answers.take(resp)
-	if h == nil {
-		return c.decodeCap.Marshal(v)
+	if h := c.answers.take(resp); h != nil {
+		return h.encode(resp, outer) // bound by its charge
 	}
-	return h.encode(resp, outer)
+	if m, ok := v.(proto.Message); ok && bound != nil {
+		return bound.marshal(m)
+	}
+	return c.decodeCap.Marshal(v)
 }

@@ -220,6 +220,16 @@ func (e *connEntry) forget(h *answerHold) {
 	e.answers.mu.Unlock()
 }
 
+// gone reports whether the connection has closed (dropAnswers ran).
+func (e *connEntry) gone() bool {
+	if e == nil {
+		return true
+	}
+	e.answers.mu.Lock()
+	defer e.answers.mu.Unlock()
+	return e.answers.gone
+}
+
 // dropAnswers releases every answer the closed connection still holds.
 func (e *connEntry) dropAnswers() {
 	if e == nil {

@@ -73,36 +73,7 @@ func TestUnreadAnswersAreChargedUntilWritten(t *testing.T) {
 	o := Options{Handler: bigAnswers(answer, &calls), Budget: b, Timeouts: Timeouts{Write: 3 * time.Second}}
 	before := heapInUse()
 	h, addr := hostileConn(t, o)
-	if err := h.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
-		t.Fatal(err)
-	}
-	msg, err := proto.Marshal(&pb.ModelInferRequest{ModelName: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range rpcs {
-		id, err := h.Open(addr, inferMethod)
-		if err == nil {
-			err = h.Framer.WriteData(id, true, hostile.Message(msg))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var refused atomic.Int64
-	cut := make(chan struct{})
-	go func() {
-		defer close(cut)
-		for {
-			f, err := h.Framer.ReadFrame()
-			if err != nil {
-				return
-			}
-			if _, how := hostile.Outcome(f); how == "grpc ResourceExhausted" {
-				refused.Add(1)
-			}
-		}
-	}()
+	refused, cut := leaveUnread(t, h, addr, rpcs)
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "every RPC answered", func() bool { return calls.Load() == rpcs })
 	polltest.Wait(2*time.Second, 5*time.Millisecond, func() bool { return refused.Load() >= rpcs-8 })
 	if n := refused.Load(); n < rpcs-8 {
@@ -123,6 +94,44 @@ func TestUnreadAnswersAreChargedUntilWritten(t *testing.T) {
 	}
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the unread answers given back", func() bool { return b.inUse() == 0 })
 	servedAndReleased(t, addr, b, answer)
+}
+
+// leaveUnread gives the server no window on h, then calls ModelInfer
+// rpcs times; it reads h's frames until the connection ends (cut
+// closed), counting the RPCs refused RESOURCE_EXHAUSTED.
+func leaveUnread(t *testing.T, h *hostile.H2, addr string, rpcs int) (*atomic.Int64, <-chan struct{}) {
+	t.Helper()
+	if err := h.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := proto.Marshal(&pb.ModelInferRequest{ModelName: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rpcs {
+		id, err := h.Open(addr, inferMethod)
+		if err == nil {
+			err = h.Framer.WriteData(id, true, hostile.Message(msg))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := new(atomic.Int64)
+	cut := make(chan struct{})
+	go func() {
+		defer close(cut)
+		for {
+			f, err := h.Framer.ReadFrame()
+			if err != nil {
+				return
+			}
+			if _, how := hostile.Outcome(f); how == "grpc ResourceExhausted" {
+				refused.Add(1)
+			}
+		}
+	}()
+	return refused, cut
 }
 
 // servedAndReleased calls ModelInfer and ModelStreamInfer on addr as a

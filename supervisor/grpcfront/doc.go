@@ -127,7 +127,13 @@
 //     (grpc-go frees nothing still queued then). An answer with no room
 //     is RESOURCE_EXHAUSTED (limits.max_body_bytes_in_flight); one not
 //     written within Timeouts.Write of being queued closes its
-//     connection. No compressor is registered, so gRPC never copies an
+//     connection.
+//   - Every other answer, unary or streamed, is not charged but has the
+//     same bound (answerbound.go): not written within Timeouts.Write of
+//     being encoded, it closes its connection. Without it a unary
+//     answer of 64 KiB or less, queued behind a window that never
+//     opens, held its stream and its bytes for as long as the
+//     connection lived. No compressor is registered, so gRPC never copies an
 //     answer into a compressed one (that copy would be uncharged).
 //   - Nothing else here holds a request's memory past its RPC: the HTTP
 //     request and response are the RPC's own, dropped when it returns.

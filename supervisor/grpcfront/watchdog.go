@@ -180,7 +180,12 @@ func (t Timeouts) unaryWatch(ctx context.Context, req any, _ *grpc.UnaryServerIn
 	w.received()
 	resp, err := h(ctx, req)
 	w.arm(t.Write, true)
-	return resp, err
+	if err != nil {
+		return resp, err
+	}
+	// The stream ends, and w with it, once the answer is queued: the
+	// answer keeps its own bound until written (answerbound.go).
+	return t.bound(resp, w.connection()), nil
 }
 
 // streamWatch bounds each wait of a streaming RPC: for its next message
@@ -213,5 +218,6 @@ func (s *watchedStream) RecvMsg(m any) error {
 func (s *watchedStream) SendMsg(m any) error {
 	s.w.arm(s.t.Write, true)
 	defer s.w.disarm()
-	return s.ServerStream.SendMsg(m)
+	// Queued, m may outlive the wait (and the stream): it keeps its bound.
+	return s.ServerStream.SendMsg(s.t.bound(m, s.w.connection()))
 }
