@@ -248,7 +248,7 @@ func (f *Front) finish(v *verdict) {
 // request's charge (with its large part) and its answer's.
 func (f *Front) releaseCharges(v *verdict) {
 	f.budget.release(v.reserved, v.large)
-	f.budget.release(v.answer, largePart(v.answer, v.answer))
+	f.budget.releaseAnswer(v.answer)
 	v.reserved, v.large, v.answer = 0, 0, 0
 }
 

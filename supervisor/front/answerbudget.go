@@ -72,7 +72,7 @@ func (h *heldAnswer) WriteTo(w io.Writer) (int64, error) {
 // Close gives the answer's charge back and drops its bytes.
 func (h *heldAnswer) Close() error {
 	h.once.Do(func() {
-		h.budget.release(h.n, largePart(h.n, h.n))
+		h.budget.releaseAnswer(h.n)
 		h.b = nil
 	})
 	return nil
@@ -91,7 +91,7 @@ func (f *Front) answerGate(v *verdict, limit int64) lb.AnswerGate {
 			return nil
 		}
 		f.releaseCharges(v)
-		if !f.budget.reserve(n, n, limit) {
+		if !f.budget.reserveAnswer(n, limit) {
 			r := answerRefusal(n, limit)
 			v.answerRefusal = &r
 			return errAnswerBudget
@@ -120,11 +120,11 @@ func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict, limit int64) {
 		f.streamAnswer(ctx, n)
 		return
 	}
-	f.budget.release(charged, largePart(charged, charged)) // the exchange failed after the header: ctx holds its error
+	f.budget.releaseAnswer(charged) // the exchange failed after the header: ctx holds its error
 	if n <= chargedAnswerMin || ctx.Response.IsBodyStream() {
 		return
 	}
-	if !f.budget.reserve(n, n, limit) {
+	if !f.budget.reserveAnswer(n, limit) {
 		f.bodies.answersRefused.Add(1)
 		f.refuseAnswer(ctx, answerRefusal(n, limit))
 		return

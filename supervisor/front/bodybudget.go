@@ -98,5 +98,19 @@ func (b *bodyBudget) release(n, large int64) {
 	b.burst.Add(-n, bodyBurst)
 }
 
+// reserveAnswer takes n bytes of a budget of limit bytes for an answer
+// held until its client reads it, as a large body (whatever its size):
+// answers wait on a client, and one that never reads must not reach the
+// eighth kept for small request bodies. Counted as small, answers of up
+// to 1 MiB let one such client fill the whole budget and refuse every
+// request until write_timeout cut it (cmd/hostile grpc-unread-large:
+// 1 MiB answers). releaseAnswer gives n back.
+func (b *bodyBudget) reserveAnswer(n, limit int64) bool { return b.reserve(n, answerTotal, limit) }
+
+func (b *bodyBudget) releaseAnswer(n int64) { b.release(n, largePart(n, answerTotal)) }
+
+// answerTotal is the size an answer is reserved as: a large body's.
+const answerTotal = smallBodyBytes + 1
+
 // inUse is the number of body bytes reserved now.
 func (b *bodyBudget) inUse() int64 { return b.used.Load() }

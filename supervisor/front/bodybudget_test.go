@@ -32,3 +32,31 @@ func TestBodyBudgetShares(t *testing.T) {
 		t.Fatal("released bytes could not be reserved again")
 	}
 }
+
+// TestHeldAnswersLeaveTheSmallBodiesEighth: answers held for a client
+// that never reads them, each just under 1 MiB (a "small" size), fill at
+// most seven eighths of the budget, so a small request body still finds
+// room; and giving them back leaves the budget and its large count at 0.
+// Reserved as small bodies, 8 of them filled an 8 MiB budget and every
+// request was refused (cmd/hostile grpc-unread-large).
+func TestHeldAnswersLeaveTheSmallBodiesEighth(t *testing.T) {
+	const limit, answer = 8 << 20, smallBodyBytes - 4096
+	var b bodyBudget
+	held := 0
+	for held < 16 && b.reserveAnswer(answer, limit) {
+		held++
+	}
+	if used := b.inUse(); used > limit-limit/8 {
+		t.Errorf("%d held answers take %d bytes, more than the large bodies' seven eighths (%d)", held, used, limit-limit/8)
+	}
+	if !b.reserve(64<<10, 64<<10, limit) {
+		t.Fatalf("with %d answers held (%d bytes), a 64 KiB request body found no room", held, b.inUse())
+	}
+	b.release(64<<10, 0)
+	for ; held > 0; held-- {
+		b.releaseAnswer(answer)
+	}
+	if b.inUse() != 0 || b.large.Load() != 0 {
+		t.Errorf("after the answers were given back: %d bytes in use, %d large, want 0 and 0", b.inUse(), b.large.Load())
+	}
+}

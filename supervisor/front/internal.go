@@ -56,6 +56,16 @@ func (f *Front) ReserveBody(n int64) bool {
 	return f.budget.reserve(n, n, f.cfg().BodyBudgetLimit())
 }
 
+// ReserveAnswer takes n bytes of the body budget for a gRPC answer held
+// until it is written (grpcfront.Budget), as a large body whatever its
+// size (bodyBudget.reserveAnswer); ReleaseAnswer gives them back.
+func (f *Front) ReserveAnswer(n int64) bool {
+	return f.budget.reserveAnswer(n, f.cfg().BodyBudgetLimit())
+}
+
+// ReleaseAnswer gives back n bytes taken by ReserveAnswer.
+func (f *Front) ReleaseAnswer(n int64) { f.budget.releaseAnswer(n) }
+
 // ClaimBody makes a gRPC message of n bytes (over 1 MiB) the body
 // budget's heir: grpcfront's line of messages waiting for room gives it
 // to its head. Room given back goes to it first, up to what the large

@@ -65,7 +65,7 @@ func (h *answerHold) release() {
 		if h.timer != nil {
 			h.timer.Stop()
 		}
-		h.budget.ReleaseBody(h.n)
+		h.budget.ReleaseAnswer(h.n)
 		h.conn.forget(h)
 	})
 }
@@ -87,7 +87,7 @@ func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, bod
 	if a == nil || a.budget == nil || n <= chargedAnswerMin {
 		return nil
 	}
-	if !a.budget.ReserveBody(n) {
+	if !a.budget.ReserveAnswer(n) {
 		return status.Error(codes.ResourceExhausted, fmt.Sprintf("server busy: the answer is %d bytes and answers and request bodies "+
 			"in flight fill limits.max_body_bytes_in_flight (one answer may hold at most 7/8 of it); retry later, ask for fewer rows, "+
 			"or raise limits.max_body_bytes_in_flight", n))

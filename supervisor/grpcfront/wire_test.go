@@ -38,6 +38,9 @@ func (l *ledger) ReserveBody(n int64) bool {
 	return true
 }
 
+func (l *ledger) ReserveAnswer(n int64) bool { return l.ReserveBody(n) }
+func (l *ledger) ReleaseAnswer(n int64)      { l.ReleaseBody(n) }
+
 func (l *ledger) ReleaseBody(n int64) {
 	if n == 0 {
 		return
