@@ -91,13 +91,14 @@ func refuseAnswer(ctx *fasthttp.RequestCtx) {
 }
 
 // answerTextBytes is the most JSON text an element of each datatype
-// takes, its comma included: an INT64 "-9223372036854775807," 21, an
-// FP32 (FP16 and BF16 are written as FP32) "-1.1754942e-38," 15, an FP64
-// 25, a BOOL "false," 6. BYTES elements vary: see answerCost.
+// takes, its comma included: an INT64 "-9223372036854775808," 21, an
+// FP32 (FP16 and BF16 are written as FP32) up to 9 digits,
+// "-1.00000075e-36," 16, an FP64 25, a BOOL "false," 6. BYTES elements
+// vary: see answerCost.
 var answerTextBytes = [...]int64{
 	tensor.Bool: 6, tensor.Uint8: 4, tensor.Uint16: 6, tensor.Uint32: 11, tensor.Uint64: 21,
 	tensor.Int8: 5, tensor.Int16: 7, tensor.Int32: 12, tensor.Int64: 21,
-	tensor.FP16: 15, tensor.FP32: 15, tensor.FP64: 25, tensor.BF16: 15,
+	tensor.FP16: 16, tensor.FP32: 16, tensor.FP64: 25, tensor.BF16: 16,
 }
 
 // bytesTextPerByte bounds the JSON text of a byte of a BYTES element

@@ -2,6 +2,8 @@ package prep
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -101,21 +103,24 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 
 // TestAnswerCostBoundsTheJSON: answerCost is at least the outputs and
 // the JSON written for each datatype's longest values, and expectedAnswer
-// (from the declared outputs) at least answerCost.
+// (from the declared outputs) at least answerCost; enough rows that a
+// byte short an element outgrows answerFields' slack (a float32 takes up
+// to 9 digits: "-1.00000075e-36," is 16 bytes).
 func TestAnswerCostBoundsTheJSON(t *testing.T) {
 	worst := map[tensor.DType][]byte{
 		tensor.Int64:  {1, 0, 0, 0, 0, 0, 0, 0x80}, // -9223372036854775807
 		tensor.Uint64: bytes.Repeat([]byte{0xff}, 8),
-		tensor.Int8:   {0x80},                   // -128
-		tensor.Bool:   {0},                      // false
-		tensor.FP32:   {0x01, 0x00, 0x80, 0x80}, // a negative subnormal-ish FP32
-		tensor.FP16:   {0x01, 0x80},             // -5.9604645e-08
+		tensor.Int8:   {0x80}, // -128
+		tensor.Bool:   {0},    // false
+		tensor.FP32:   binary.LittleEndian.AppendUint32(nil, math.Float32bits(-1.00000075e-36)),
+		tensor.FP16:   {0x01, 0x80}, // -5.9604645e-08
 		tensor.FP64:   {1, 0, 0, 0, 0, 0, 0x10, 0x80},
 		tensor.Bytes:  tensor.AppendBytesElement(nil, []byte{1}),
 	}
 	for dt, elem := range worst {
-		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{64, 1}, Data: bytes.Repeat(elem, 64)}}
-		req := &v2.InferRequest{Inputs: []tensor.Tensor{{Shape: []int64{64}}}}
+		const rows = 1 << 13
+		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{rows, 1}, Data: bytes.Repeat(elem, rows)}}
+		req := &v2.InferRequest{Inputs: []tensor.Tensor{{Shape: []int64{rows}}}}
 		body, _ := v2.AppendInferResponse(nil, "m", req, outs)
 		if got, bound := int64(len(body)+len(outs[0].Data)), answerCost(req, outs); got > bound {
 			t.Errorf("%v: %d bytes of JSON and outputs, over answerCost %d", dt, got, bound)
