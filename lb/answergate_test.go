@@ -20,26 +20,8 @@ import (
 func startHugeAnswerer(t *testing.T, dir string) (Backend, <-chan struct{}) {
 	t.Helper()
 	b := Backend{Name: "huge", Socket: filepath.Join(dir, "huge.sock")}
-	ln, err := net.Listen("unix", b.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	closed := make(chan struct{}, 4)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return // closed by cleanup
-			}
-			go answerHuge(conn, closed)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-	})
+	serveUnix(t, b.Socket, func(conn net.Conn) { answerHuge(conn, closed) })
 	return b, closed
 }
 
@@ -49,14 +31,8 @@ func answerHuge(conn net.Conn, closed chan<- struct{}) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(2 * waitLimit))
 	br := bufio.NewReader(conn)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return
-		}
-		if line == "\r\n" {
-			break
-		}
+	if readHead(br) != nil {
+		return
 	}
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\n"); err != nil {
 		return
