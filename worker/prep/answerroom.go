@@ -23,7 +23,7 @@ import (
 // The zero answerRoom (no gate) takes nothing and always has room.
 type answerRoom struct {
 	g    *decodeGate
-	cost int64 // held in the large lane; 0: none, no place
+	cost int64 // bytes held in the large lane (no place); 0: none
 }
 
 // answerRoomKey is the request's user value that holds its answerRoom.
@@ -77,7 +77,7 @@ func (r *answerRoom) reserve(cost int64) bool {
 // response is written, or the request's context is reset).
 func (r *answerRoom) Close() error {
 	if r.cost > 0 {
-		r.g.leave(r.cost)
+		r.g.shrink(r.cost)
 		r.cost = 0
 	}
 	return nil

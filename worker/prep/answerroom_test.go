@@ -40,6 +40,20 @@ func typesHandler(t *testing.T, gate *decodeGate, out tensor.Tensor) (*handler, 
 	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), bodies: bodies}, inf
 }
 
+// postTypes serves a request of rows to typesHandler's h, binary, and
+// returns its context, user values open (its answer unread).
+func postTypes(h *handler, rows int) *fasthttp.RequestCtx {
+	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
+	ctx := new(fasthttp.RequestCtx)
+	ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+	ctx.Request.SetRequestURI("/v2/models/types/infer")
+	ctx.Request.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
+	ctx.Request.SetBodyRaw(append([]byte(header), make([]byte, rows*32)...))
+	h.serve(ctx)
+	ctx.Request.SetBodyRaw(nil) // only the answer counts
+	return ctx
+}
+
 // longestInt64s is rows × 4 INT64 of -2^63+1, the longest in JSON.
 func longestInt64s(rows int) []byte {
 	return bytes.Repeat(binary.LittleEndian.AppendUint64(nil, 1<<63+1), rows*4)
@@ -56,18 +70,7 @@ func TestHugeAnswersKeepTheHeapBounded(t *testing.T) {
 	const rows, clients = 64 << 10, 12 // 2 MiB of outputs, 5.25 MiB of JSON an answer
 	g := testGate(2, 1<<20, 2<<20+32<<20)
 	h, inf := typesHandler(t, g, tensor.Tensor{Name: "y", DType: tensor.Int64, Shape: []int64{rows, 4}, Data: longestInt64s(rows)})
-	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
-	body := append([]byte(header), make([]byte, rows*32)...)
-	post := func() *fasthttp.RequestCtx {
-		ctx := new(fasthttp.RequestCtx)
-		ctx.Request.Header.SetMethod(fasthttp.MethodPost)
-		ctx.Request.SetRequestURI("/v2/models/types/infer")
-		ctx.Request.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
-		ctx.Request.SetBodyRaw(body)
-		h.serve(ctx)
-		ctx.Request.SetBodyRaw(nil) // the body is shared: only the answer counts
-		return ctx
-	}
+	post := func() *fasthttp.RequestCtx { return postTypes(h, rows) }
 	before := liveHeap()
 	ctxs := make([]*fasthttp.RequestCtx, clients)
 	var wg sync.WaitGroup

@@ -29,25 +29,34 @@ func (g *decodeGate) join(cost int64) *gateWaiter {
 	return w
 }
 
-// grow takes the large lane's room for a caller that must not wait (an
+// grow takes the large lane's bytes for a caller that must not wait (an
 // answer: answerroom.go) from held bytes, which it holds already (0:
-// none, and no place), to cost bytes: with no place yet, it takes one
-// when nobody waits for the lane (none overtakes a waiting decode) and
-// cost fits; with one, the added bytes must fit. false: it holds what it
-// held, no more.
+// none), to cost bytes: the first bytes when nobody waits for the lane
+// (none overtakes a waiting decode), and only when they fit. It takes
+// no place: places are the decode threads, and an answer holds its
+// bytes while its infer worker runs and its client reads, decoding
+// nothing (two unread answers in a lane of two places refused every
+// other answer, and queued every large decode, with the lane's bytes
+// mostly free). false: it holds what it held, no more. shrink gives
+// them back.
 func (g *decodeGate) grow(held, cost int64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case held == 0 && len(g.largeQ) == 0 && g.fitsLarge(cost):
-		g.enterLarge(cost)
-	case held > 0 && g.largeBytes-held+cost <= g.largest():
-		g.largeBytes += cost - held
-		g.burst.Add(cost-held, burstBytes)
-	default:
+	if held == 0 && len(g.largeQ) > 0 || g.largeBytes-held+cost > g.largest() {
 		return false
 	}
+	g.largeBytes += cost - held
+	g.burst.Add(cost-held, burstBytes)
 	return true
+}
+
+// shrink gives back bytes that grow took, and lets in whoever now fits.
+func (g *decodeGate) shrink(bytes int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.largeBytes -= bytes
+	g.burst.Add(-bytes, burstBytes)
+	g.admit()
 }
 
 // fitsLarge reports whether a large decode of cost fits beside those

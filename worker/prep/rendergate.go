@@ -49,7 +49,7 @@ func (h *handler) compressGated(ctx *fasthttp.RequestCtx) {
 	runIn(roomHeld(ctx) > 0, func() { encodeResponse(ctx) })
 }
 
-// runIn runs fn on a niced thread when its answer holds a place in the
+// runIn runs fn on a niced thread when its answer holds room in the
 // large lane (large), else at once.
 func runIn(large bool, fn func()) {
 	if !large {

@@ -56,7 +56,8 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 	if b := large.Response.Body(); !bytes.HasPrefix(b, []byte(`{"model_name":"types"`)) || len(b) < 16384*4*2 {
 		t.Fatalf("the large answer: %d bytes %.80q, want the JSON of 16384x4 zeros", len(b), b)
 	}
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: answerCost(&v2.InferRequest{}, outs)})
+	// Bytes of the lane, no decode place.
+	waitState(t, g, gateState{LargeBytes: answerCost(&v2.InferRequest{}, outs)})
 	large.ResetUserValues() // as fasthttp does once the answer is written
 	waitState(t, g, gateState{})
 }
@@ -94,7 +95,7 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 	if enc, n := string(large.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(large.Response.Body()); enc != "gzip" || n >= 4<<20 {
 		t.Fatalf("the large answer: Content-Encoding %q, %d bytes; want gzip, smaller than 4 MiB", enc, n)
 	}
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 4 << 20})
+	waitState(t, g, gateState{LargeBytes: 4 << 20}) // bytes, no decode place
 	for _, ctx := range []*fasthttp.RequestCtx{full, small, large} {
 		ctx.ResetUserValues()
 	}
