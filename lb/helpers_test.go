@@ -217,32 +217,10 @@ type closer struct {
 func startCloser(t *testing.T, dir, name string) *closer {
 	t.Helper()
 	c := &closer{Backend: Backend{Name: name, Socket: filepath.Join(dir, name+".sock")}}
-	ln, err := net.Listen("unix", c.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return // closed by cleanup
-			}
-			br := bufio.NewReader(conn)
-			for {
-				line, err := br.ReadString('\n')
-				if err != nil || line == "\r\n" {
-					break
-				}
-			}
-			c.requests.Add(1)
-			conn.Close()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
+	serveUnix(t, c.Socket, func(conn net.Conn) {
+		_ = readHead(bufio.NewReader(conn))
+		c.requests.Add(1)
+		conn.Close()
 	})
 	return c
 }
