@@ -83,8 +83,13 @@ func (r *answerRoom) Close() error {
 	return nil
 }
 
-// refuseAnswer answers a request whose answer found no room.
+// refuseAnswer answers a request whose answer found no room, and gives
+// back the room it held (an image request's earlier chunks, the outputs
+// it had before they were encoded): its short error needs none.
 func refuseAnswer(ctx *fasthttp.RequestCtx) {
+	if r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom); ok {
+		r.Close()
+	}
 	ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 	writeError(ctx, fasthttp.StatusServiceUnavailable, "server busy: the answers this prep worker holds fill its large lane "+
 		"(prep.max_decode_bytes, less room kept for small images); retry later")
@@ -161,6 +166,15 @@ func expectedAnswer(m *model, req *v2.InferRequest) int64 {
 		}
 	}
 	return n
+}
+
+// chunksAnswer is expectedAnswer of the first k chunks of an image
+// request, each like chunk (one input tensor of the chunk's images): an
+// image model's outputs are declared per chunk (a fixed batch of 1 per
+// image, or the chunk's rows), and the chunks' outputs are stacked into
+// one answer.
+func chunksAnswer(m *model, chunk *v2.InferRequest, k int) int64 {
+	return answerFields + int64(k)*(expectedAnswer(m, chunk)-answerFields)
 }
 
 // declaredElements is the element count of a declared shape whose first

@@ -30,14 +30,21 @@ func imageHandler(t *testing.T, gate *decodeGate) *handler {
 // connection without answering) while exits is set (nil: never).
 func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool) (*handler, *fakeInfer) {
 	t.Helper()
+	return imageHandlerOut(t, gate, cache, exits, tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)})
+}
+
+// imageHandlerOut is cachedImageHandler whose model declares, and whose
+// fake infer worker answers every request with, out.
+func imageHandlerOut(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool, out tensor.Tensor) (*handler, *fakeInfer) {
+	t.Helper()
+	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
 	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
 		if exits != nil && exits.Load() {
 			ctx.HijackSetNoResponse(true)
 			ctx.Hijack(func(c net.Conn) { c.Close() })
 			return
 		}
-		out := tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)}
-		ctx.SetBody(tensor.AppendTensors(nil, []tensor.Tensor{out}))
+		ctx.SetBody(reply)
 	})
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	procs := []worker.Processing{{Model: "img", Image: &worker.ImageInput{MaxPixels: 40_000_000}}}
@@ -49,7 +56,7 @@ func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache, exits
 	r.fetch = func(string) ([]worker.ModelStatus, error) {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "img", Platform: "onnxruntime_onnx",
 			Inputs:  []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{1, 3, 224, 224}}},
-			Outputs: []tensor.Spec{{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}}}}}}, nil
+			Outputs: []tensor.Spec{{Name: out.Name, DType: out.DType, Shape: out.Shape}}}}}, nil
 	}
 	r.update([]string{inf.socket})
 	if m, ok := r.model("img"); !ok || m.image == nil {

@@ -21,7 +21,11 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 // inferImages serves an image model: the images, as a raw body or a V2
 // BYTES input, become the model's input tensor, run on an infer worker one
 // chunk at a time (see imageInput.chunk), and the outputs of the chunks
-// are concatenated along the batch dimension. The response cache is
+// are concatenated along the batch dimension. Before each chunk is run,
+// the request's answer room grows by the outputs the chunk will bring
+// (chunksAnswer), so that the outputs of earlier chunks are never held
+// uncharged; a chunk that finds no room refuses the request (503). The
+// response cache is
 // asked before any image is decoded (lookupImages), so a hit costs no
 // decoding.
 func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
@@ -57,9 +61,13 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		return
 	}
 	var outs []tensor.Tensor
-	for _, in := range inputs {
+	for i, in := range inputs {
 		sub := *req
 		sub.Inputs = []tensor.Tensor{in}
+		if !h.reserveAnswer(ctx, chunksAnswer(m, &sub, i+1)) { // before this chunk's infer
+			refuseAnswer(ctx)
+			return
+		}
 		o, status, err := h.forward(ctx, m, &sub)
 		if err != nil {
 			writeError(ctx, status, err.Error())

@@ -30,7 +30,8 @@
 // an image that could never fit gets 400 before anything is decoded. A
 // large answer (its outputs and their JSON, up to 21 bytes an INT64)
 // holds room in the same large lane from before its infer worker is
-// asked until it is written, 503 at once without it, and is encoded at
+// asked (an image request's, grown before each chunk of images) until
+// it is written, 503 at once without it, and is encoded at
 // the same low priority (answerroom.go, rendergate.go): a model without
 // batching answers any number of rows.
 //
