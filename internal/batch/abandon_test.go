@@ -95,18 +95,13 @@ func BenchmarkRunContext(b *testing.B) {
 // for it, so abandoned requests leave a queue as fast as it is served.
 func TestAbandonedInTheQueueIsNotRun(t *testing.T) {
 	h := newHarness(t, Config{}, dynamicMD(), true)
-	first := h.submit(context.Background(), rowsReq(1, 1, 2))
-	if rows := h.waitStarted(t); rows != 1 {
-		t.Fatalf("first run of %d rows, want 1", rows)
-	}
+	first := h.holdFirst(t)
 	gone := rowsReq(2, 1, 2)
 	gone.Abandoned = func() bool { return true }
-	goneOut := h.submit(context.Background(), gone)
-	h.waitDepth(t, 1)
+	goneOut := submitQueued(t, h, gone, 1)
 	stays := rowsReq(3, 1, 2)
 	stays.Abandoned = func() bool { return false }
-	staysOut := h.submit(context.Background(), stays)
-	h.waitDepth(t, 2)
+	staysOut := submitQueued(t, h, stays, 2)
 	runFirstThenStays(t, h, first, stays, staysOut)
 	if o := wait(t, goneOut); !errors.Is(o.err, ErrAbandoned) {
 		t.Errorf("the request abandoned in the queue: err %v, want ErrAbandoned", o.err)
@@ -120,19 +115,14 @@ func TestAbandonedInTheQueueIsNotRun(t *testing.T) {
 // queued request still waited for stays.
 func TestAbandonedLeavesTheQueueWithinAPoll(t *testing.T) {
 	h := newHarness(t, Config{}, dynamicMD(), true)
-	first := h.submit(context.Background(), rowsReq(1, 1, 2))
-	if rows := h.waitStarted(t); rows != 1 {
-		t.Fatalf("first run of %d rows, want 1", rows)
-	}
+	first := h.holdFirst(t)
 	var gone atomic.Bool
 	leaves := rowsReq(2, 1, 2)
 	leaves.Abandoned = gone.Load
-	leavesOut := h.submit(context.Background(), leaves)
-	h.waitDepth(t, 1)
+	leavesOut := submitQueued(t, h, leaves, 1)
 	stays := rowsReq(3, 1, 2)
 	stays.Abandoned = func() bool { return false }
-	staysOut := h.submit(context.Background(), stays)
-	h.waitDepth(t, 2)
+	staysOut := submitQueued(t, h, stays, 2)
 	gone.Store(true)
 	h.clk.Advance(abandonPoll)
 	if o := wait(t, leavesOut); !errors.Is(o.err, ErrAbandoned) {

@@ -68,16 +68,11 @@ func watchedReq(id int, e *event) Request {
 // for stays, and the queue is never polled.
 func TestWatchedLeavesTheQueueAtTheHangUp(t *testing.T) {
 	h := newHarness(t, Config{}, dynamicMD(), true)
-	first := h.submit(context.Background(), rowsReq(1, 1, 2))
-	if rows := h.waitStarted(t); rows != 1 {
-		t.Fatalf("first run of %d rows, want 1", rows)
-	}
+	first := h.holdFirst(t)
 	leaving, staying := &event{}, &event{}
-	leavesOut := h.submit(context.Background(), watchedReq(2, leaving))
-	h.waitDepth(t, 1)
+	leavesOut := submitQueued(t, h, watchedReq(2, leaving), 1)
 	stays := watchedReq(3, staying)
-	staysOut := h.submit(context.Background(), stays)
-	h.waitDepth(t, 2)
+	staysOut := submitQueued(t, h, stays, 2)
 	leaving.hangUp()
 	if o := wait(t, leavesOut); !errors.Is(o.err, ErrAbandoned) {
 		t.Errorf("the request abandoned in the queue: err %v, want ErrAbandoned", o.err)
@@ -145,8 +140,7 @@ func TestWatchFailureFallsBackToPolling(t *testing.T) {
 	polled := &client{id: 2, counting: new(atomic.Bool), asked: new(atomic.Int32)}
 	r := watchedReq(2, &event{fail: true})
 	r.Abandoned = polled.abandoned
-	out := h.submit(context.Background(), r)
-	h.waitDepth(t, 1)
+	out := submitQueued(t, h, r, 1)
 	polled.gone.Store(true)
 	h.clk.Advance(abandonPoll)
 	if o := wait(t, out); !errors.Is(o.err, ErrAbandoned) {

@@ -194,6 +194,17 @@ func (h *harness) waitStarted(t *testing.T) int {
 	}
 }
 
+// holdFirst submits request 1 (rowsReq(1, 1, 2)) and waits for its run
+// to start alone, holding the only instance until the test feeds h.m.gate.
+func (h *harness) holdFirst(t *testing.T) <-chan outcome {
+	t.Helper()
+	first := h.submit(context.Background(), rowsReq(1, 1, 2))
+	if rows := h.waitStarted(t); rows != 1 {
+		t.Fatalf("first run of %d rows, want 1", rows)
+	}
+	return first
+}
+
 type outcome struct {
 	outs []tensor.Tensor
 	err  error

@@ -41,15 +41,11 @@ func TestWatchedCountFollowsTheQueue(t *testing.T) {
 // neither runs the request nor keeps Close waiting for it.
 func TestAbandonedDuringCloseLeavesUnrun(t *testing.T) {
 	h := newHarness(t, Config{}, dynamicMD(), true)
-	first := h.submit(context.Background(), rowsReq(1, 1, 2))
-	if rows := h.waitStarted(t); rows != 1 {
-		t.Fatalf("first run of %d rows, want 1", rows)
-	}
+	first := h.holdFirst(t)
 	var gone atomic.Bool
 	leaves := rowsReq(2, 1, 2)
 	leaves.Abandoned = gone.Load
-	leavesOut := h.submit(context.Background(), leaves)
-	h.waitDepth(t, 1)
+	leavesOut := submitQueued(t, h, leaves, 1)
 	closed := make(chan struct{})
 	go func() { h.b.Close(); close(closed) }()
 	gone.Store(true)
