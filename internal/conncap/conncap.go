@@ -3,6 +3,7 @@ package conncap
 import (
 	"errors"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -126,4 +127,15 @@ type Conn struct {
 func (c *Conn) Close() error {
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return c.Conn.Close()
+}
+
+// HTTPBusy is a whole HTTP/1.1 503 answer, with Retry-After: 1 and
+// Connection: close, from server, carrying body of contentType: the
+// refusal of a listener serving HTTP.
+func HTTPBusy(server, contentType string, body []byte) []byte {
+	b := []byte("HTTP/1.1 503 Service Unavailable\r\nServer: " + server + "\r\nConnection: close\r\n" +
+		"Retry-After: 1\r\nContent-Type: " + contentType + "\r\nContent-Length: ")
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\n\r\n"...)
+	return append(b, body...)
 }

@@ -1,9 +1,12 @@
 package conncap
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 	"testing"
@@ -124,5 +127,23 @@ func TestAcceptRetriesWhenOutOfDescriptors(t *testing.T) {
 	l = New(&failingListener{Listener: ln, errs: []error{other}}, 0, nil)
 	if _, err := l.Accept(); !errors.Is(err, other) {
 		t.Fatalf("accept failing otherwise: %v, want the error returned", err)
+	}
+}
+
+// HTTPBusy is a response net/http reads whole: 503, Retry-After, close,
+// the content type and exactly the body.
+func TestHTTPBusyIsAWholeResponse(t *testing.T) {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(HTTPBusy("s", "text/plain", []byte("busy\n")))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !resp.Close ||
+		resp.Header.Get("Content-Type") != "text/plain" || resp.Header.Get("Server") != "s" || string(body) != "busy\n" {
+		t.Fatalf("status %d, headers %v, close %v, body %q; want 503, Retry-After 1, close, text/plain from s, \"busy\\n\"",
+			resp.StatusCode, resp.Header, resp.Close, body)
 	}
 }

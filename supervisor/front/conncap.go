@@ -40,11 +40,7 @@ func (l *capListener) StopListening() error { return l.stop.StopListening() }
 func overCapAnswer(maxConns int) []byte {
 	body := v2.AppendError(nil, "server busy: "+strconv.Itoa(maxConns)+
 		" client connections are open (limits.max_connections); retry later")
-	b := []byte("HTTP/1.1 503 Service Unavailable\r\nServer: supervisor\r\nConnection: close\r\n" +
-		"Retry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ")
-	b = strconv.AppendInt(b, int64(len(body)), 10)
-	b = append(b, "\r\n\r\n"...)
-	return append(b, body...)
+	return conncap.HTTPBusy("supervisor", "application/json", body)
 }
 
 // Accept returns the next connection under the cap, answering and

@@ -17,9 +17,7 @@ const maxConns = 128
 // busyAnswer is the whole HTTP answer to a connection over maxConns.
 var busyAnswer = func() []byte {
 	body := "metrics listener busy: " + strconv.Itoa(maxConns) + " connections are open; retry later\n"
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nServer: supervisor-metrics\r\nConnection: close\r\n" +
-		"Retry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	return conncap.HTTPBusy("supervisor-metrics", "text/plain; charset=utf-8", []byte(body))
 }()
 
 // capConns wraps ln in the maxConns cap. Its accepts are retried, not
