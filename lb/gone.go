@@ -42,7 +42,7 @@ const watchDelay = 10 * time.Millisecond
 // client's hang-up; at 100 ms, 16 clients hanging up 50 ms into slow runs
 // (cmd/hostile's hangup-slow) kept most of a prep worker's 64 slots held
 // and legit requests sometimes got "arena full". One poll is a
-// non-blocking peek on the client's socket (worker.BenchmarkPeerClosed:
+// non-blocking peek on the client's socket (hangup.BenchmarkPeerClosed:
 // about 2.5 µs on a loaded 2-core EPYC), so a thousand slow requests in
 // flight cost about 5% of a core per hop.
 const ClientPoll = 50 * time.Millisecond

@@ -157,7 +157,7 @@ func runFirstThenStays(t *testing.T, h *harness, first <-chan outcome, stays Req
 // BenchmarkPruneQueue is one poll by the loop of a queue of 64 requests
 // (one prep worker's arena slots), none abandoned, without the Abandoned
 // calls themselves (one non-blocking peek each in an infer worker, about
-// 2.5 µs: worker's BenchmarkPeerClosed): the loop's own cost every
+// 2.5 µs: hangup's BenchmarkPeerClosed): the loop's own cost every
 // abandonPoll (about 0.3 µs; with the peeks, 64 queued requests cost under
 // 1% of a core).
 func BenchmarkPruneQueue(b *testing.B) {

@@ -20,7 +20,7 @@ type pair struct{ server, client net.Conn }
 
 // dialPair connects over network ("tcp": loopback, "unix": a socket in a
 // temp dir).
-func dialPair(t *testing.T, network string) pair {
+func dialPair(t testing.TB, network string) pair {
 	t.Helper()
 	addr := "127.0.0.1:0"
 	if network == "unix" {

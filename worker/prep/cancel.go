@@ -21,7 +21,7 @@ import (
 // connection the request came on, which it does when it stops waiting
 // (its deadline or upstream timeout) or dies. fasthttp's RequestCtx.Done
 // fires only at server shutdown, so the connection is asked directly
-// (worker.PeerClosed). While the request waits on its infer worker, the
+// (hangup.PeerClosed). While the request waits on its infer worker, the
 // connection is the lb's Client (masterGone), watched for the master's
 // hang-up as an epoll event (hangup.Peer): the hang-up closes the
 // connection to the infer worker at once, which stops the run in turn,
@@ -69,7 +69,7 @@ func (s stopper) check() error {
 	if !s.deadline.IsZero() && !now().Before(s.deadline) {
 		return errDeadlinePassed
 	}
-	if s.conn != nil && worker.PeerClosed(s.conn) {
+	if s.conn != nil && hangup.PeerClosed(s.conn) {
 		return errClientGone
 	}
 	return nil

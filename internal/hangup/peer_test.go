@@ -1,4 +1,4 @@
-package worker_test
+package hangup
 
 import (
 	"net"
@@ -8,30 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/internal/polltest"
-	"github.com/supervisor-dev/supervisor/worker"
 )
-
-// connPair returns both ends of a loopback TCP connection: the server's
-// (the one a worker asks) and the client's.
-func connPair(t testing.TB) (server net.Conn, client *net.TCPConn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, c.(*net.TCPConn)
-}
 
 // PeerClosed sees a peer that hung up cleanly (FIN: a prep worker's client
 // at its deadline) and one that reset the connection (RST: a process
@@ -40,8 +17,8 @@ func connPair(t testing.TB) (server net.Conn, client *net.TCPConn) {
 // silent peer still waits. The first peek after a reset fails with
 // ECONNRESET instead of reading end of file.
 func TestPeerClosed(t *testing.T) {
-	s, _ := connPair(t)
-	if worker.PeerClosed(s) {
+	s := dialPair(t, "tcp").server
+	if PeerClosed(s) {
 		t.Fatal("an open, silent connection was taken as closed")
 	}
 	for name, hangUp := range map[string]func(*net.TCPConn) error{
@@ -54,14 +31,15 @@ func TestPeerClosed(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, c := connPair(t)
-			if err := hangUp(c); err != nil {
+			p := dialPair(t, "tcp")
+			s := p.server
+			if err := hangUp(p.client.(*net.TCPConn)); err != nil {
 				t.Fatal(err)
 			}
 			polltest.Until(t, 5*time.Second, time.Millisecond, "the kernel to have the peer's "+name, func() bool {
 				return hungUp(t, s)
 			})
-			if !worker.PeerClosed(s) {
+			if !PeerClosed(s) {
 				t.Fatalf("the first PeerClosed after the peer's %s: false, want true", name)
 			}
 		})
@@ -91,9 +69,9 @@ func hungUp(t *testing.T, conn net.Conn) bool {
 // batch's abandonPoll): what each poll period costs per request in
 // flight.
 func BenchmarkPeerClosed(b *testing.B) {
-	s, _ := connPair(b)
+	s := dialPair(b, "tcp").server
 	for b.Loop() {
-		if worker.PeerClosed(s) {
+		if PeerClosed(s) {
 			b.Fatal("an open connection was taken as closed")
 		}
 	}
