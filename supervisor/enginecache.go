@@ -50,7 +50,8 @@ func makeEngineCaches(specs []worker.Spec, creds *credentials, log zerolog.Logge
 // mkdirAll is os.MkdirAll(dir, 0o750) with every directory it creates
 // given to the workers' user, so that they can reach and write dir; dir
 // itself is given to them when it already exists and is someone else's.
-// Existing parents are left as they are.
+// Existing parents are left as they are. A symbolic link in dir's path
+// is refused (mkdirOwned, chownDir), not followed.
 func (c *credentials) mkdirAll(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
