@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -49,7 +50,8 @@ func makeEngineCaches(specs []worker.Spec, creds *credentials, log zerolog.Logge
 // mkdirAll is os.MkdirAll(dir, 0o750) with every directory it creates
 // given to the workers' user, so that they can reach and write dir; dir
 // itself is given to them when it already exists and is someone else's.
-// Existing parents are left as they are.
+// Existing parents are left as they are. A symbolic link in dir's path
+// is refused (mkdirOwned, chownDir), not followed.
 func (c *credentials) mkdirAll(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -60,10 +62,7 @@ func (c *credentials) mkdirAll(dir string) error {
 		return err
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("create %q: %w", missing[i], err)
-		}
-		if err := c.chown(missing[i]); err != nil {
+		if err := c.mkdirOwned(missing[i]); err != nil {
 			return err
 		}
 	}
@@ -71,9 +70,53 @@ func (c *credentials) mkdirAll(dir string) error {
 		return nil
 	}
 	if fi, err := os.Stat(abs); err == nil && !c.owns(fi) {
-		return c.chown(abs)
+		return c.chownDir(abs)
 	}
 	return nil
+}
+
+// mkdirOwned makes dir 0750 and gives it to the workers' user, through
+// no symbolic link: the parents made before it are the workers', and on a
+// reload the workers run, so a worker could swap one for a link to a
+// directory of root's between the Mkdir and the chown, and root's chown
+// follows links.
+func (c *credentials) mkdirOwned(dir string) error {
+	parent, err := openNoLinks(filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parent)
+	if err := unix.Mkdirat(parent, filepath.Base(dir), 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %q: %w", dir, err)
+	}
+	return c.chownDir(dir)
+}
+
+// chownDir gives the directory dir to the workers' user, refusing a
+// symbolic link anywhere in its path (see mkdirOwned): it changes the
+// directory it opened, not whatever the path names by then.
+func (c *credentials) chownDir(dir string) error {
+	fd, err := openNoLinks(dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchown(fd, c.uid, c.gid); err != nil {
+		return fmt.Errorf("give %q to the workers' user: %w", dir, err)
+	}
+	return nil
+}
+
+// openNoLinks opens the directory dir with openat2's RESOLVE_NO_SYMLINKS
+// (Linux 5.6 or later).
+func openNoLinks(dir string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{
+		Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("open %q without following symbolic links (one in the path is refused: "+
+			"a worker may have put it there; set engine_cache_dir to a path without links): %w", dir, err)
+	}
+	return fd, nil
 }
 
 // missingDirs lists abs and its parents that do not exist, deepest first;
