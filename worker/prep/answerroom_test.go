@@ -25,7 +25,13 @@ import (
 func typesHandler(t *testing.T, gate *decodeGate, out tensor.Tensor) (*handler, *fakeInfer) {
 	t.Helper()
 	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
-	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
+	return typesHandlerFor(t, gate, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
+}
+
+// typesHandlerFor is typesHandler with an infer worker that behaves so.
+func typesHandlerFor(t *testing.T, gate *decodeGate, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
+	t.Helper()
+	inf := startFakeInfer(t, behave)
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	r := newRouter(up, nil, nil, zerolog.Nop())
 	r.gate = gate
