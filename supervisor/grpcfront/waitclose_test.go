@@ -4,9 +4,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // A connection that closes (its client gone, the server stopping) while
@@ -16,16 +13,7 @@ import (
 func TestWaitLineHeadClosedGivesItsClaimBack(t *testing.T) {
 	b := &claimLedger{ledger: ledger{limit: 1}, small: 100}
 	line := &waitLine{}
-	owe := func(n int) *wire {
-		w := newWire(b, wireMax, time.Minute, line)
-		if err := w.read(clientBytes(t, func(f *http2.Framer) error {
-			return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(n, 0)[:6]))
-		})); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
-	first, second := owe(500), owe(600)
+	first, second := oweWire(t, b, line, 500), oweWire(t, b, line, 600)
 	if settle(first, 1) || settle(second, 1) || !slices.Equal(b.claims, []int64{500}) {
 		t.Fatalf("claims %v, want the head's 500 only", b.claims)
 	}

@@ -124,6 +124,22 @@ func TestServedAnswerGivesItsRoomBack(t *testing.T) {
 	const rows = 64 << 10
 	g := testGate(1, 1<<20, 1<<20+16<<20) // room for one answer at a time
 	h, _ := typesHandler(t, g, tensor.Tensor{Name: "y", DType: tensor.Int64, Shape: []int64{rows, 4}, Data: longestInt64s(rows)})
+	post := serveTypes(t, h, rows)
+	for i := range 3 {
+		resp := fasthttp.AcquireResponse()
+		if err := post(resp); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
+		}
+		fasthttp.ReleaseResponse(resp)
+		waitState(t, g, gateState{})
+	}
+}
+
+// serveTypes serves h (typesHandler's) through a real fasthttp server,
+// and returns a function that posts it a request of rows, binary, and
+// reads the answer into resp.
+func serveTypes(t *testing.T, h *handler, rows int) func(resp *fasthttp.Response) error {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "prep.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -135,17 +151,13 @@ func TestServedAnswerGivesItsRoomBack(t *testing.T) {
 	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return net.Dial("unix", sock) }}
 	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
 	body := append([]byte(header), make([]byte, rows*32)...)
-	for i := range 3 {
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	return func(resp *fasthttp.Response) error {
+		req := fasthttp.AcquireRequest()
+		defer fasthttp.ReleaseRequest(req)
 		req.SetRequestURI("http://prep/v2/models/types/infer")
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
 		req.SetBodyRaw(body)
-		if err := c.DoTimeout(req, resp, time.Minute); err != nil || resp.StatusCode() != fasthttp.StatusOK {
-			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
-		}
-		fasthttp.ReleaseRequest(req)
-		fasthttp.ReleaseResponse(resp)
-		waitState(t, g, gateState{})
+		return c.DoTimeout(req, resp, time.Minute)
 	}
 }
