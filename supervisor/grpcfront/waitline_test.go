@@ -34,21 +34,26 @@ func settle(w *wire, id uint32) bool {
 	return w.settleLocked(id)
 }
 
+// oweWire is a wire of b in line that owes a message of n bytes on
+// stream 1, its first 6 bytes read.
+func oweWire(t *testing.T, b Budget, line *waitLine, n int) *wire {
+	t.Helper()
+	w := newWire(b, wireMax, time.Minute, line)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(n, 0)[:6]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // Only the head of the line claims room; a small head leaves the line
 // at once; a head whose stream ends gives its claim back, and the next
 // in line claims.
 func TestWaitLineOnlyTheHeadClaims(t *testing.T) {
 	b := &claimLedger{ledger: ledger{limit: 1}, small: 100}
 	line := &waitLine{}
-	owe := func(n int) *wire {
-		w := newWire(b, wireMax, time.Minute, line)
-		if err := w.read(clientBytes(t, func(f *http2.Framer) error {
-			return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(n, 0)[:6]))
-		})); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
+	owe := func(n int) *wire { return oweWire(t, b, line, n) }
 	small, first, second := owe(50), owe(500), owe(600)
 	if settle(second, 1) || settle(first, 1) || len(b.claims) != 0 {
 		t.Fatalf("claims %v while a small message heads the line", b.claims)

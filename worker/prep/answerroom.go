@@ -145,7 +145,9 @@ func textBytes(d tensor.DType) int64 {
 // first dimension, when variable, the rows of req's first input; an
 // output whose size the declaration leaves open (another variable
 // dimension, BYTES) counts nothing here, and is charged once it comes
-// back.
+// back. The rows are the client's word (a [2^40,0] input of a [-1,-1]
+// model carries no data), so the sums saturate at answerCeiling, which
+// takes the whole lane, rather than wrap to nothing.
 func expectedAnswer(m *model, req *v2.InferRequest) int64 {
 	rows := int64(1)
 	if len(req.Inputs) > 0 && len(req.Inputs[0].Shape) > 0 {
@@ -160,12 +162,24 @@ func expectedAnswer(m *model, req *v2.InferRequest) int64 {
 		}
 		size := int64(o.DType.Size())
 		if bin {
-			n += 2 * elems * size
+			n = min(n+saturatedProduct(elems, 2*size), answerCeiling)
 		} else {
-			n += elems * (size + textBytes(o.DType))
+			n = min(n+saturatedProduct(elems, size+textBytes(o.DType)), answerCeiling)
 		}
 	}
 	return n
+}
+
+// answerCeiling bounds expectedAnswer: above any lane, and twice it
+// still fits an int64.
+const answerCeiling = 1 << 61
+
+// saturatedProduct is a*b for a, b >= 0, at most answerCeiling.
+func saturatedProduct(a, b int64) int64 {
+	if b != 0 && a > answerCeiling/b {
+		return answerCeiling
+	}
+	return a * b
 }
 
 // chunksAnswer is expectedAnswer of the first k chunks of an image
@@ -174,22 +188,22 @@ func expectedAnswer(m *model, req *v2.InferRequest) int64 {
 // image, or the chunk's rows), and the chunks' outputs are stacked into
 // one answer.
 func chunksAnswer(m *model, chunk *v2.InferRequest, k int) int64 {
-	return answerFields + int64(k)*(expectedAnswer(m, chunk)-answerFields)
+	return min(answerFields+saturatedProduct(int64(k), expectedAnswer(m, chunk)-answerFields), answerCeiling)
 }
 
 // declaredElements is the element count of a declared shape whose first
-// dimension, if variable, is rows; false when another is variable or the
-// count overflows.
+// dimension, if variable, is rows (at most answerCeiling); false when
+// another is variable.
 func declaredElements(shape []int64, rows int64) (int64, bool) {
 	n := int64(1)
 	for i, d := range shape {
 		if d < 0 && i == 0 {
 			d = rows
 		}
-		if d < 0 || (d > 0 && n > (1<<62)/d) {
+		if d < 0 {
 			return 0, false
 		}
-		n *= d
+		n = saturatedProduct(n, d)
 	}
 	return n, true
 }

@@ -25,7 +25,13 @@ import (
 func typesHandler(t *testing.T, gate *decodeGate, out tensor.Tensor) (*handler, *fakeInfer) {
 	t.Helper()
 	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
-	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
+	return typesHandlerFor(t, gate, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
+}
+
+// typesHandlerFor is typesHandler with an infer worker that behaves so.
+func typesHandlerFor(t *testing.T, gate *decodeGate, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
+	t.Helper()
+	inf := startFakeInfer(t, behave)
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	r := newRouter(up, nil, nil, zerolog.Nop())
 	r.gate = gate
@@ -118,6 +124,22 @@ func TestServedAnswerGivesItsRoomBack(t *testing.T) {
 	const rows = 64 << 10
 	g := testGate(1, 1<<20, 1<<20+16<<20) // room for one answer at a time
 	h, _ := typesHandler(t, g, tensor.Tensor{Name: "y", DType: tensor.Int64, Shape: []int64{rows, 4}, Data: longestInt64s(rows)})
+	post := serveTypes(t, h, rows)
+	for i := range 3 {
+		resp := fasthttp.AcquireResponse()
+		if err := post(resp); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
+		}
+		fasthttp.ReleaseResponse(resp)
+		waitState(t, g, gateState{})
+	}
+}
+
+// serveTypes serves h (typesHandler's) through a real fasthttp server,
+// and returns a function that posts it a request of rows, binary, and
+// reads the answer into resp.
+func serveTypes(t *testing.T, h *handler, rows int) func(resp *fasthttp.Response) error {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "prep.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -129,17 +151,13 @@ func TestServedAnswerGivesItsRoomBack(t *testing.T) {
 	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return net.Dial("unix", sock) }}
 	header := fmt.Sprintf(`{"inputs":[{"name":"ids","datatype":"INT64","shape":[%d,4],"parameters":{"binary_data_size":%d}}]}`, rows, rows*32)
 	body := append([]byte(header), make([]byte, rows*32)...)
-	for i := range 3 {
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	return func(resp *fasthttp.Response) error {
+		req := fasthttp.AcquireRequest()
+		defer fasthttp.ReleaseRequest(req)
 		req.SetRequestURI("http://prep/v2/models/types/infer")
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.Header.Set(headerLenHeader, strconv.Itoa(len(header)))
 		req.SetBodyRaw(body)
-		if err := c.DoTimeout(req, resp, time.Minute); err != nil || resp.StatusCode() != fasthttp.StatusOK {
-			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
-		}
-		fasthttp.ReleaseRequest(req)
-		fasthttp.ReleaseResponse(resp)
-		waitState(t, g, gateState{})
+		return c.DoTimeout(req, resp, time.Minute)
 	}
 }
