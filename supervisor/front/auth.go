@@ -24,8 +24,13 @@ type Keys struct {
 }
 
 type apiKey struct {
-	digest  [sha256.Size]byte
-	limiter *rate.Limiter // nil = no rate limit
+	digest [sha256.Size]byte
+	// perSec and burst are auth.rate_limit and auth.rate_burst as the
+	// key was loaded with (perSec 0 = no limit); limiter is its bucket on
+	// this host, nil without a limit, carried over by SetKeys to the next
+	// config's key while both stay the same (ratelimit.go).
+	perSec, burst int
+	limiter       *rate.Limiter
 }
 
 // LoadKeys builds the key set from the config (inline keys and the
@@ -43,10 +48,16 @@ func LoadKeys(a config.AuthConfig) (*Keys, error) {
 		return nil, nil
 	}
 	ks := &Keys{exemptHealth: a.ExemptHealth}
+	seen := map[[sha256.Size]byte]bool{}
 	for _, k := range raw {
 		key := apiKey{digest: sha256.Sum256([]byte(k))}
+		if seen[key.digest] {
+			continue // listed twice (inline and in the file): one bucket
+		}
+		seen[key.digest] = true
 		if a.RateLimit > 0 {
-			key.limiter = rate.NewLimiter(rate.Limit(a.RateLimit), max(a.RateBurst, 1))
+			key.perSec, key.burst = a.RateLimit, max(a.RateBurst, 1)
+			key.limiter = newBucket(key.perSec, key.burst)
 		}
 		ks.keys = append(ks.keys, key)
 	}

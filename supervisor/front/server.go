@@ -2,6 +2,7 @@ package front
 
 import (
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,7 @@ type Front struct {
 	// keys are the API keys in force (nil = no authentication); inFlight
 	// counts proxied requests against limits.max_in_flight.
 	keys     atomic.Pointer[Keys]
+	setKeys  sync.Mutex // orders SetKeys calls
 	inFlight atomic.Int64
 	// serving gates inference routes (SetServing); draining asks clients
 	// to close their connections (Drain).
@@ -107,8 +109,16 @@ func New(b Backend, p Proxy, opts Options) *Front {
 // cfg is the config in force.
 func (f *Front) cfg() *config.Config { return f.b.Config() }
 
-// SetKeys puts keys (LoadKeys) in force for the requests decided from now.
-func (f *Front) SetKeys(keys *Keys) { f.keys.Store(keys) }
+// SetKeys puts keys (LoadKeys) in force for the requests decided from
+// now. A key that was in force before with the same rate limit keeps its
+// bucket (ratelimit.go): a reload, or a repository load (which reloads),
+// does not refill it.
+func (f *Front) SetKeys(keys *Keys) {
+	f.setKeys.Lock()
+	defer f.setKeys.Unlock()
+	keys.carryBuckets(f.keys.Load())
+	f.keys.Store(keys)
+}
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener
