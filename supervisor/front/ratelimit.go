@@ -2,8 +2,13 @@ package front
 
 import (
 	"crypto/sha256"
+	"sync/atomic"
+	"time"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
+
+	"github.com/supervisor-dev/supervisor/internal/respredis"
 )
 
 // The per-key client rate limit (auth.rate_limit, auth.rate_burst) is a
@@ -39,3 +44,68 @@ func (ks *Keys) carryBuckets(old *Keys) {
 // newBucket is a full bucket for perSec requests a second and burst at
 // once.
 func newBucket(perSec, burst int) *rate.Limiter { return rate.NewLimiter(rate.Limit(perSec), burst) }
+
+// With auth.rate_limit_redis, the buckets that decide are in Redis
+// (respredis.Limiter, GCRA: one EVALSHA per request), shared by every
+// host of a fleet pointing at it, so a key gets rate_limit across the
+// fleet as a gateway in front of it would enforce; this host's bucket
+// for the key is kept in step (a request Redis allows takes a token
+// from it too, when there is one). When Redis does not answer (down,
+// slower than respredis.LimitTimeout, or paused for a second after a
+// failure) the host's own bucket decides: never unlimited, never
+// refusing everything, and each host then allows the key rate_limit on
+// its own. Those decisions are counted
+// (supervisor_rate_limit_fallbacks_total).
+
+// fleetLimit is the Front's Redis limiter, kept across reloads while
+// auth.rate_limit_redis is the same.
+type fleetLimit struct {
+	url       string
+	redis     *respredis.Limiter
+	fallbacks atomic.Int64
+	// timeout is how long a decision waits for Redis; 0 is
+	// respredis.LimitTimeout (tests give Redis longer).
+	timeout time.Duration
+}
+
+// adopt gives keys (nil: authentication off) the limiter of their
+// auth.rate_limit_redis: the one in force when the address is the same,
+// else a new one, and the one in force is closed (a decision still
+// using it falls back to its local bucket). Called under Front.setKeys.
+func (fl *fleetLimit) adopt(keys *Keys, log zerolog.Logger) {
+	url := ""
+	if keys != nil {
+		url = keys.redisURL
+	}
+	if url != fl.url {
+		if err := fl.redis.Close(); err != nil {
+			log.Debug().Err(err).Msg("rate limit: closing the old Redis")
+		}
+		fl.url, fl.redis = url, nil
+		if url != "" {
+			l, err := respredis.NewLimiter(url, fl.timeout, log)
+			if err != nil {
+				log.Error().Err(err).Msg("auth.rate_limit_redis: each host limits its keys alone")
+			}
+			fl.redis = l
+		}
+	}
+	if keys != nil {
+		keys.fleet, keys.fallbacks = fl.redis, &fl.fallbacks
+	}
+}
+
+// allow takes one request of k: from Redis's bucket when Redis answers,
+// else from this host's.
+func (ks *Keys) allow(k *apiKey) bool {
+	if ks.fleet != nil {
+		if ok, answered := ks.fleet.Allow(k.bucket, k.perSec, k.burst); answered {
+			if ok {
+				k.limiter.Allow() // in step, for when Redis fails
+			}
+			return ok
+		}
+		ks.fallbacks.Add(1)
+	}
+	return k.limiter.Allow()
+}

@@ -2,9 +2,11 @@ package front
 
 import (
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/respredis/redistest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -87,5 +89,105 @@ func TestRateLimitOutlivesReload(t *testing.T) {
 	}
 	if n := len(f.keys.Load().keys); n != 2 {
 		t.Fatalf("%d keys in force, want 2", n)
+	}
+}
+
+// fleetFront is a front whose keys' buckets are in the Redis at url, as
+// one host of a fleet. It waits seconds for Redis, not the 20ms a master
+// does: on a machine loaded by other tests a decision could fall back.
+func fleetFront(t *testing.T, auth config.AuthConfig) *Front {
+	t.Helper()
+	cfg := config.DefaultConfig()
+	cfg.Auth = auth
+	f, _, _ := newTestFront(cfg)
+	f.fleet.timeout = 5 * time.Second
+	reload(t, f, auth)
+	t.Cleanup(func() { f.SetKeys(nil) }) // closes its Redis connections
+	return f
+}
+
+// TestRateLimitSharedByAFleet: two fronts (two hosts) with one
+// auth.rate_limit_redis share one bucket per key: together they get the
+// burst once, then both refuse. Redis killed, each host's own bucket
+// decides: it still allows what it has left (not refusing everything)
+// and then refuses (not unlimited), and the decisions are counted.
+func TestRateLimitSharedByAFleet(t *testing.T) {
+	srv := redistest.Start(t)
+	auth := config.AuthConfig{APIKeys: []string{rateKey}, RateLimit: 1, RateBurst: 6, RateLimitRedis: srv.URL}
+	hosts := []*Front{fleetFront(t, auth), fleetFront(t, auth)}
+	allowed, refused := 0, false
+	for i := range 40 {
+		r := hosts[i%2].keys.Load().verify(keyHeader(rateKey), "/v2/models/m/infer")
+		if r.status == fasthttp.StatusTooManyRequests {
+			refused = true
+			break
+		}
+		allowed++
+	}
+	// At 1/s, a slow machine may see one refill during the burst.
+	if !refused || allowed < 6 || allowed > 7 {
+		t.Fatalf("two hosts allowed %d requests of one key (refused: %v), want the one burst of 6 across both", allowed, refused)
+	}
+	for i, f := range hosts {
+		if r := f.keys.Load().verify(keyHeader(rateKey), "/v2/models/m/infer"); r.status != fasthttp.StatusTooManyRequests {
+			t.Errorf("host %d after the fleet's burst: %d, want 429", i, r.status)
+		}
+		if n := f.BodyCounts().RateLimitFallbacks; n != 0 {
+			t.Errorf("host %d counted %d fallbacks with Redis up", i, n)
+		}
+	}
+	// Each host took about half the burst from its own bucket (kept in
+	// step): what is left there is what it allows with Redis gone.
+	srv.Kill()
+	for i, f := range hosts {
+		allowed, refused := 0, false
+		for range 40 {
+			r := f.keys.Load().verify(keyHeader(rateKey), "/v2/models/m/infer")
+			if r.status == fasthttp.StatusTooManyRequests {
+				refused = true
+				break
+			}
+			allowed++
+		}
+		if allowed < 1 || !refused {
+			t.Errorf("host %d with Redis killed: %d allowed, refused %v; want its own bucket's rest (at least 1), then 429", i, allowed, refused)
+		}
+		if n := f.BodyCounts().RateLimitFallbacks; n < int64(allowed)+1 {
+			t.Errorf("host %d counted %d fallbacks for %d decisions without Redis", i, n, allowed+1)
+		}
+	}
+}
+
+// BenchmarkRateLimitedKey is the cost of a rate-limited key's check
+// (verify: the key's digest and constant-time comparison, then its
+// bucket), with the bucket on this host and in a real redis-server on
+// loopback; the bucket never empties, so each check takes a token. Redis
+// gets seconds to answer (as in fleetFront), so that no check falls back
+// and hides the cost: fallbacks/op shows it.
+func BenchmarkRateLimitedKey(b *testing.B) {
+	for _, where := range []string{"local", "redis"} {
+		b.Run(where, func(b *testing.B) {
+			auth := config.AuthConfig{APIKeys: []string{rateKey}, RateLimit: 1_000_000, RateBurst: 1_000_000}
+			if where == "redis" {
+				auth.RateLimitRedis = redistest.Start(b).URL
+			}
+			cfg := config.DefaultConfig()
+			cfg.Auth = auth
+			f, _, _ := newTestFront(cfg)
+			f.fleet.timeout = 5 * time.Second
+			keys, err := LoadKeys(auth)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.SetKeys(keys)
+			defer f.SetKeys(nil)
+			h := keyHeader(rateKey)
+			for b.Loop() {
+				if r := f.keys.Load().verify(h, "/v2/models/m/infer"); r.status != 0 {
+					b.Fatalf("refused %d %s", r.status, r.msg)
+				}
+			}
+			b.ReportMetric(float64(f.BodyCounts().RateLimitFallbacks)/float64(b.N), "fallbacks/op")
+		})
 	}
 }

@@ -76,8 +76,11 @@ type Front struct {
 	// keys are the API keys in force (nil = no authentication); inFlight
 	// counts proxied requests against limits.max_in_flight.
 	keys     atomic.Pointer[Keys]
-	setKeys  sync.Mutex // orders SetKeys calls
 	inFlight atomic.Int64
+	// setKeys orders SetKeys calls; fleet is the rate limit shared
+	// through Redis that they hand to the keys (ratelimit.go).
+	setKeys sync.Mutex
+	fleet   fleetLimit
 	// serving gates inference routes (SetServing); draining asks clients
 	// to close their connections (Drain).
 	serving  atomic.Bool
@@ -117,6 +120,7 @@ func (f *Front) SetKeys(keys *Keys) {
 	f.setKeys.Lock()
 	defer f.setKeys.Unlock()
 	keys.carryBuckets(f.keys.Load())
+	f.fleet.adopt(keys, f.log)
 	f.keys.Store(keys)
 }
 
@@ -131,8 +135,13 @@ func (f *Front) SetServing(on bool) { f.serving.Store(on) }
 // owner (a new master after an upgrade, or a closed port after a stop).
 func (f *Front) Drain() { f.draining.Store(true) }
 
-// BodyCounts are the body counters now, for /metrics.
-func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
+// BodyCounts are the body counters now (and the rate limit's Redis
+// fallbacks), for /metrics.
+func (f *Front) BodyCounts() status.BodyCounts {
+	c := f.bodies.snapshot()
+	c.RateLimitFallbacks = f.fleet.fallbacks.Load()
+	return c
+}
 
 // Listener is the public listener CapConnections returns: it admits at
 // most limits.max_connections clients and can stop listening for good
