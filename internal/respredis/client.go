@@ -29,10 +29,13 @@ const (
 // Client is one Redis server's cache. Its methods are safe for concurrent
 // use and never return an error: a failure is a miss.
 type Client struct {
-	rdb     *redis.Client
-	sets    chan struct{} // a token per SET in flight
-	log     zerolog.Logger
-	lastLog atomic.Int64 // Unix nanoseconds of the last failure logged
+	rdb  *redis.Client
+	sets chan struct{} // a token per SET in flight
+	log  zerolog.Logger
+	// onFailure is what a failure's log line says happens instead
+	// ("response cache: ... serving as a miss").
+	onFailure string
+	lastLog   atomic.Int64 // Unix nanoseconds of the last failure logged
 	// maxValue is the largest maxLen a Get has asked for: what the
 	// connections' replies are held to (guard.go).
 	maxValue atomic.Int64
@@ -40,14 +43,21 @@ type Client struct {
 
 // New connects lazily to the server of url, "redis://host:port/db".
 func New(url string, log zerolog.Logger) (*Client, error) {
+	return newClient(url, log, "response cache", "serving as a miss")
+}
+
+// newClient is New for what uses the server (in its errors and logs),
+// and what a failure makes it do instead.
+func newClient(url string, log zerolog.Logger, what, onFailure string) (*Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("response cache redis %q: %w (use redis://host:port/db)", url, err)
+		return nil, fmt.Errorf("%s redis %q: %w (use redis://host:port/db)", what, url, err)
 	}
 	opt.ContextTimeoutEnabled = true // the per-call deadlines below bound each call
 	opt.MaxRetries = -1              // a retry would not fit in GetTimeout
 	opt.DialTimeout = 200 * time.Millisecond
-	c := &Client{sets: make(chan struct{}, maxSets), log: log.With().Str("redis", opt.Addr).Logger()}
+	c := &Client{sets: make(chan struct{}, maxSets), log: log.With().Str("redis", opt.Addr).Logger(),
+		onFailure: what + ": Redis failed; " + onFailure + " (logged at most every 10s)"}
 	opt.Dialer = guardDialer(redis.NewDialer(opt), &c.maxValue)
 	c.rdb = redis.NewClient(opt)
 	return c, nil
@@ -135,7 +145,7 @@ func (c *Client) failed(op string, err error) {
 	if now-last < int64(logEvery) || !c.lastLog.CompareAndSwap(last, now) {
 		return
 	}
-	c.log.Warn().Err(err).Str("op", op).Msg("response cache: Redis failed; serving as a miss (logged at most every 10s)")
+	c.log.Warn().Err(err).Str("op", op).Msg(c.onFailure)
 }
 
 // Close closes the connections.

@@ -1,6 +1,10 @@
-// Package respredis is the response cache's optional second level: a Redis
-// server that a fleet of supervisors shares, so a hit on one host serves
-// the same request on another.
+// Package respredis is the supervisors' client of a Redis server that a
+// fleet of them shares: the response cache's optional second level, so a
+// hit on one host serves the same request on another (Client), and the
+// API keys' rate limit, so a key gets its rate across the fleet (Limiter,
+// ratelimit.go: GCRA in one EVALSHA, LimitTimeout, a pause after a
+// failure; the caller falls back to its own bucket). Both share the
+// connection settings, the reply guard and the throttled failure log.
 //
 // Entries are SET with PX (the model's TTL) under a prefix and the hex of
 // the request's SHA-256 key (internal/respcache), which holds the model's

@@ -80,6 +80,12 @@ type AuthConfig struct {
 	// RateBurst is how many it may send at once above that (at least 1).
 	RateLimit int `yaml:"rate_limit"`
 	RateBurst int `yaml:"rate_burst"`
+	// RateLimitRedis, "redis://host:port/db", keeps the rate limit's
+	// buckets in a Redis that a fleet of supervisors shares, so a key
+	// gets rate_limit across the fleet, not on each host; "" = each host
+	// its own. When Redis fails or is slow (20ms), each host falls back
+	// to its own buckets (supervisor/front ratelimit.go).
+	RateLimitRedis string `yaml:"rate_limit_redis"`
 }
 
 func defaultLimits() LimitsConfig {
@@ -174,6 +180,12 @@ func (v *configValidator) auth(a AuthConfig) {
 	}
 	if a.RateBurst < 1 {
 		v.errorf("auth.rate_burst", "%d must be at least 1", a.RateBurst)
+	}
+	if a.RateLimitRedis != "" {
+		v.redisURL("auth.rate_limit_redis", a.RateLimitRedis)
+		if a.RateLimit == 0 {
+			v.errorf("auth.rate_limit_redis", "is set but auth.rate_limit is 0 (no limit): set a rate_limit, or remove rate_limit_redis")
+		}
 	}
 }
 

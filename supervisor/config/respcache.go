@@ -54,9 +54,15 @@ func (v *configValidator) responseCache(field string, c *ResponseCacheConfig) {
 		v.errorf(field+".ttl", "%s is negative (use 0 to keep answers until evicted, or a duration such as 60s)", c.TTL)
 	}
 	if c.Redis != "" {
-		if u, err := url.Parse(c.Redis); err != nil || u.Scheme != "redis" || u.Host == "" {
-			v.errorf(field+".redis", "%q is not a redis:// URL (use redis://host:port/db)", c.Redis)
-		}
+		v.redisURL(field+".redis", c.Redis)
+	}
+}
+
+// redisURL checks a Redis address: response_cache.redis, or
+// auth.rate_limit_redis.
+func (v *configValidator) redisURL(field, s string) {
+	if u, err := url.Parse(s); err != nil || u.Scheme != "redis" || u.Host == "" {
+		v.errorf(field, "%q is not a redis:// URL (use redis://host:port/db)", s)
 	}
 }
 

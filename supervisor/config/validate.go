@@ -98,7 +98,7 @@ func (c *Config) validate() []error {
 	v.bodyBudget(c)
 	v.accounts(c)
 	v.auth(c.Auth)
-	v.controlGroup(c.ControlGroup)
+	v.controlGroup(c)
 	v.process(c)
 	v.models(c.Models)
 	v.modelControl(c)
@@ -128,12 +128,30 @@ func (v *configValidator) accounts(c *Config) {
 	}
 }
 
-func (v *configValidator) controlGroup(g string) {
+// controlGroup checks that control_group exists and is not the group
+// the workers run in: the control socket lets its group reload, stop or
+// upgrade the master, so a worker (which runs untrusted models and parses
+// clients' bytes) in that group could take the master over.
+func (v *configValidator) controlGroup(c *Config) {
+	g := c.ControlGroup
 	if g == "" {
 		return
 	}
-	if _, err := LookupGroup(g); err != nil {
+	gid, err := LookupGroup(g)
+	if err != nil {
 		v.errorf("control_group", "%v", err)
+		return
+	}
+	creds, err := LookupCredentials(c.Workers.User, c.Workers.Group)
+	if err != nil || creds == nil {
+		return // no workers' account (they run as the master), or accounts says why
+	}
+	if creds.GID == gid {
+		which := fmt.Sprintf("workers.group (%s)", c.Workers.Group)
+		if c.Workers.Group == "" {
+			which = fmt.Sprintf("the primary group of workers.user (%s)", c.Workers.User)
+		}
+		v.errorf("control_group", "%q (gid %d) is %s: the workers could reload, stop or upgrade the master through the control socket; use a group of operators the workers are not in", g, gid, which)
 	}
 }
 

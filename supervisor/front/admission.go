@@ -14,8 +14,9 @@ import (
 )
 
 // A public request is decided from its header alone, in fasthttp's
-// HeaderReceived hook, before a byte of its body is read: route, method,
-// API key, rate limit, Content-Length against max_body_bytes,
+// HeaderReceived hook, before a byte of its body is read: API key and
+// its rate limit (first, so that without a key every route answers the
+// same 401), route, method, Content-Length against max_body_bytes,
 // Content-Encoding (415 unless identity, gzip or deflate), readiness,
 // X-Request-Timeout, max_in_flight and the body budget. A refused request
 // never gets a body buffer; its body is left unread on a connection that
@@ -121,6 +122,12 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 		return v
 	}
 	path := requestPath(h)
+	// The key before the route: a client without one learns nothing of
+	// what is served (an unknown model's 404 against a known one's 401
+	// would list the models to anyone).
+	if v.refusal = f.keys.Load().verify(h, path); v.status != 0 {
+		return v
+	}
 	if strings.HasPrefix(path, RepositoryPrefix) {
 		return f.decideRepository(h, path, v) // repository.go
 	}
@@ -128,9 +135,6 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v.refusal, route, v.proxied = routeRequest(c, h, path)
 	v.model = route.Model
 	if v.status != 0 {
-		return v
-	}
-	if v.refusal = f.keys.Load().verify(h, path); v.status != 0 {
 		return v
 	}
 	if v.refusal = bodyAllowed(c, route, v); v.status != 0 || !v.proxied {

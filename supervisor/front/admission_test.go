@@ -34,7 +34,7 @@ type frontHarness struct {
 // open is how many client connections the front holds now.
 func (f *frontHarness) open() int64 { return f.ln.Open() }
 
-func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
+func startFront(t *testing.T, edit func(*config.Config), opts ...func(*Options)) *frontHarness {
 	t.Helper()
 	cfg := config.DefaultConfig()
 	cfg.Models = []config.ModelConfig{{Name: "mlp", Path: "models/mlp.onnx", Batching: config.DefaultBatching()}}
@@ -44,7 +44,7 @@ func startFront(t *testing.T, edit func(*config.Config)) *frontHarness {
 	if edit != nil {
 		edit(cfg)
 	}
-	fr, _, proxy := newTestFront(cfg)
+	fr, _, proxy := newTestFront(cfg, opts...)
 	keys, err := LoadKeys(cfg.Auth)
 	if err != nil {
 		t.Fatal(err)

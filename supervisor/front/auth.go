@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/time/rate"
 
+	"github.com/supervisor-dev/supervisor/internal/respredis"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -21,11 +24,24 @@ import (
 type Keys struct {
 	keys         []apiKey
 	exemptHealth bool
+	// redisURL is auth.rate_limit_redis ("" = none); SetKeys sets fleet
+	// to the Front's limiter for it, and fallbacks to the Front's count
+	// of decisions Redis did not answer (ratelimit.go).
+	redisURL  string
+	fleet     *respredis.Limiter
+	fallbacks *atomic.Int64
 }
 
 type apiKey struct {
-	digest  [sha256.Size]byte
-	limiter *rate.Limiter // nil = no rate limit
+	digest [sha256.Size]byte
+	// perSec and burst are auth.rate_limit and auth.rate_burst as the
+	// key was loaded with (perSec 0 = no limit); limiter is its bucket on
+	// this host, nil without a limit, carried over by SetKeys to the next
+	// config's key while both stay the same (ratelimit.go). bucket names
+	// its bucket in Redis: the digest in hex.
+	perSec, burst int
+	limiter       *rate.Limiter
+	bucket        string
 }
 
 // LoadKeys builds the key set from the config (inline keys and the
@@ -43,10 +59,20 @@ func LoadKeys(a config.AuthConfig) (*Keys, error) {
 		return nil, nil
 	}
 	ks := &Keys{exemptHealth: a.ExemptHealth}
+	if a.RateLimit > 0 {
+		ks.redisURL = a.RateLimitRedis
+	}
+	seen := map[[sha256.Size]byte]bool{}
 	for _, k := range raw {
 		key := apiKey{digest: sha256.Sum256([]byte(k))}
+		if seen[key.digest] {
+			continue // listed twice (inline and in the file): one bucket
+		}
+		seen[key.digest] = true
 		if a.RateLimit > 0 {
-			key.limiter = rate.NewLimiter(rate.Limit(a.RateLimit), max(a.RateBurst, 1))
+			key.perSec, key.burst = a.RateLimit, max(a.RateBurst, 1)
+			key.limiter = newBucket(key.perSec, key.burst)
+			key.bucket = hex.EncodeToString(key.digest[:])
 		}
 		ks.keys = append(ks.keys, key)
 	}
@@ -90,7 +116,7 @@ func (ks *Keys) verify(h *fasthttp.RequestHeader, path string) refusal {
 	if r.status != 0 {
 		return r
 	}
-	if match.limiter != nil && !match.limiter.Allow() {
+	if match.limiter != nil && !ks.allow(match) {
 		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
 			msg: "rate limit exceeded for this API key"}
 	}

@@ -9,11 +9,14 @@
 //
 // The model:
 //   - A request is decided from its header alone (admission.go), in
-//     fasthttp's HeaderReceived hook: route, method, model, API key and
-//     rate, Content-Length against max_body_bytes, Content-Encoding,
-//     the serving gate (SetServing), X-Request-Timeout, then the
-//     resources, last: a place under limits.max_in_flight and the
-//     declared body in the body budget. A refused request gets no body
+//     fasthttp's HeaderReceived hook: API key and rate (first: without
+//     a key every route answers the same 401, so the models cannot be
+//     listed by their 404s; the rate's buckets outlive reloads, and with
+//     auth.rate_limit_redis are shared by a fleet: ratelimit.go), route,
+//     method, model, Content-Length against max_body_bytes,
+//     Content-Encoding, the serving gate (SetServing), X-Request-Timeout,
+//     then the resources, last: a place under limits.max_in_flight and
+//     the declared body in the body budget. A refused request gets no body
 //     buffer; its body is declared empty to fasthttp, so none of it is
 //     read, and its connection is closed after the answer by a lingering
 //     close (linger.go: at most lingerTime and lingerMaxBytes).

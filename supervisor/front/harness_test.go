@@ -29,10 +29,15 @@ type testBackend struct {
 func (b *testBackend) Config() *config.Config { return b.cfg.Load() }
 func (b *testBackend) Readiness() Readiness   { return Readiness{NotReady: b.notReady} }
 
-// newTestFront is a front for cfg over a real lb with no backends.
-func newTestFront(cfg *config.Config) (*Front, *testBackend, *lb.Proxy) {
+// newTestFront is a front for cfg over a real lb with no backends;
+// edits change its Options.
+func newTestFront(cfg *config.Config, edits ...func(*Options)) (*Front, *testBackend, *lb.Proxy) {
 	b := &testBackend{}
 	b.cfg.Store(cfg)
 	proxy := lb.New(lb.Options{Timeout: cfg.Prep.UpstreamTimeout.Duration + 5*time.Second, Logger: zerolog.Nop()})
-	return New(b, proxy, Options{Version: "test", Log: zerolog.Nop()}), b, proxy
+	opts := Options{Version: "test", Log: zerolog.Nop()}
+	for _, edit := range edits {
+		edit(&opts)
+	}
+	return New(b, proxy, opts), b, proxy
 }

@@ -40,9 +40,10 @@ type Repository interface {
 
 var errRepositoryBodyTooLarge = fmt.Errorf("the request body is larger than the repository routes take (%d bytes)", MaxRepositoryBody)
 
-// decideRepository admits a repository request from its header: 404 for
-// a path of no route, 405 for a method other than POST, the API key, and
-// 413 for a declared body over MaxRepositoryBody.
+// decideRepository admits a repository request from its header, once
+// decide has checked its API key: 404 for a path of no route, 405 for a
+// method other than POST, and 413 for a declared body over
+// MaxRepositoryBody.
 func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verdict) *verdict {
 	if f.opts.Repository == nil || !f.opts.Repository.Routes(path) {
 		v.refusal = refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("no route for %q (the repository routes are POST /v2/repository/index and POST /v2/repository/models/{m}/load or /unload)", path)}
@@ -51,9 +52,6 @@ func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verd
 	if method := string(h.Method()); method != fasthttp.MethodPost {
 		v.refusal = refusal{status: fasthttp.StatusMethodNotAllowed, header: fasthttp.HeaderAllow, value: fasthttp.MethodPost,
 			msg: fmt.Sprintf("method %s is not allowed on %q; use POST", method, path)}
-		return v
-	}
-	if v.refusal = f.keys.Load().verify(h, path); v.status != 0 {
 		return v
 	}
 	switch {

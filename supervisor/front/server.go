@@ -2,6 +2,7 @@ package front
 
 import (
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +77,10 @@ type Front struct {
 	// counts proxied requests against limits.max_in_flight.
 	keys     atomic.Pointer[Keys]
 	inFlight atomic.Int64
+	// setKeys orders SetKeys calls; fleet is the rate limit shared
+	// through Redis that they hand to the keys (ratelimit.go).
+	setKeys sync.Mutex
+	fleet   fleetLimit
 	// serving gates inference routes (SetServing); draining asks clients
 	// to close their connections (Drain).
 	serving  atomic.Bool
@@ -107,8 +112,17 @@ func New(b Backend, p Proxy, opts Options) *Front {
 // cfg is the config in force.
 func (f *Front) cfg() *config.Config { return f.b.Config() }
 
-// SetKeys puts keys (LoadKeys) in force for the requests decided from now.
-func (f *Front) SetKeys(keys *Keys) { f.keys.Store(keys) }
+// SetKeys puts keys (LoadKeys) in force for the requests decided from
+// now. A key that was in force before with the same rate limit keeps its
+// bucket (ratelimit.go): a reload, or a repository load (which reloads),
+// does not refill it.
+func (f *Front) SetKeys(keys *Keys) {
+	f.setKeys.Lock()
+	defer f.setKeys.Unlock()
+	keys.carryBuckets(f.keys.Load())
+	f.fleet.adopt(keys, f.log)
+	f.keys.Store(keys)
+}
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener
@@ -121,8 +135,13 @@ func (f *Front) SetServing(on bool) { f.serving.Store(on) }
 // owner (a new master after an upgrade, or a closed port after a stop).
 func (f *Front) Drain() { f.draining.Store(true) }
 
-// BodyCounts are the body counters now, for /metrics.
-func (f *Front) BodyCounts() status.BodyCounts { return f.bodies.snapshot() }
+// BodyCounts are the body counters now (and the rate limit's Redis
+// fallbacks), for /metrics.
+func (f *Front) BodyCounts() status.BodyCounts {
+	c := f.bodies.snapshot()
+	c.RateLimitFallbacks = f.fleet.fallbacks.Load()
+	return c
+}
 
 // Listener is the public listener CapConnections returns: it admits at
 // most limits.max_connections clients and can stop listening for good

@@ -94,7 +94,7 @@ func (r *Report) writeArenas(w io.Writer) {
 			fmt.Fprintln(tw, "\nARENA\tPID\tSLOTS IN USE\tFULL FOR\tTURNED AWAY")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%d\n", p.Name, p.PID, a.InUse, a.Slots, a.fullFor(), a.TurnedAway)
+		printf(tw, "%s\t%d\t%d/%d\t%s\t%d\n", p.Name, p.PID, a.InUse, a.Slots, a.fullFor(), a.TurnedAway)
 	}
 	tw.Flush()
 }

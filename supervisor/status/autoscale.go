@@ -33,11 +33,11 @@ func writeAutoscaleLine(w io.Writer, r *Report) {
 	if a == nil {
 		return
 	}
-	fmt.Fprintf(w, "prep autoscale: %d workers (min %d, max %d), %d up, %d down", a.Workers, a.Min, a.Max, a.Ups, a.Downs)
+	printf(w, "prep autoscale: %d workers (min %d, max %d), %d up, %d down", a.Workers, a.Min, a.Max, a.Ups, a.Downs)
 	if d := a.Last; d != nil {
-		fmt.Fprintf(w, "; last %s %d -> %d, %s ago: %s", d.Direction, d.From, d.To, since(r.At, d.At), d.Reason)
+		printf(w, "; last %s %d -> %d, %s ago: %s", d.Direction, d.From, d.To, since(r.At, d.At), d.Reason)
 		if d.Error != "" {
-			fmt.Fprintf(w, " (FAILED: %s)", d.Error)
+			printf(w, " (FAILED: %s)", d.Error)
 		}
 	}
 	fmt.Fprintln(w)

@@ -20,7 +20,10 @@
 //     a restart does not reset a /metrics counter.
 //   - Everything a client or worker can influence (model names, reasons,
 //     listen addresses) is escaped where it is written: html/template on
-//     the page, label escaping in the Prometheus text.
+//     the page, label escaping in the Prometheus text, and in the text of
+//     `supervisor status` every control character (escape sequences a
+//     compromised worker wrote to its slot, newlines) as \xNN or \uNNNN
+//     (printable, escape.go).
 //   - The page references nothing outside itself (no scripts, styles or
 //     fonts from elsewhere), so it works on an air-gapped host.
 package status

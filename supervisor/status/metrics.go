@@ -252,6 +252,11 @@ type BodyCounts struct {
 	// 500 over seven eighths of it), most unread: refused from their
 	// header.
 	AnswersRefused int64
+	// RateLimitFallbacks counts rate-limit decisions that
+	// auth.rate_limit_redis did not answer (failed, slower than 20ms, or
+	// paused for a second after a failure), taken on the master's own
+	// bucket for the key instead.
+	RateLimitFallbacks int64
 }
 
 // writeBodies writes the body counters.
@@ -268,4 +273,6 @@ func writeBodies(p *promText, b BodyCounts) {
 	p.sample("supervisor_answers_refused_total", float64(b.AnswersRefused))
 	p.family("supervisor_poison_fallback_keys_total", "counter", "Abandoned requests keyed for the poison quarantine by their bytes as sent, not their decoded tensors, because limits.poison_key_rate was spent")
 	p.sample("supervisor_poison_fallback_keys_total", float64(b.PoisonFallbackKeys))
+	p.family("supervisor_rate_limit_fallbacks_total", "counter", "Rate-limit decisions auth.rate_limit_redis did not answer (failed, slower than 20ms, or paused a second after a failure), taken on this master's own bucket for the key")
+	p.sample("supervisor_rate_limit_fallbacks_total", float64(b.RateLimitFallbacks))
 }

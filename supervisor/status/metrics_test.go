@@ -16,7 +16,7 @@ func TestMetricsTextFormat(t *testing.T) {
 		Latency:    shm.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1, 1}, Sum: 2.5},
 		ModelStats: []shm.ModelSnapshot{{Name: `we"ird`, Success: 3, Inferences: 7}}})
 	text := string(MetricsText(Scrape{Totals: tot, Status: control.Status{Generation: 2, Ready: true},
-		Bodies: BodyCounts{PoisonFallbackKeys: 5}}))
+		Bodies: BodyCounts{PoisonFallbackKeys: 5, RateLimitFallbacks: 4}}))
 	for _, want := range []string{
 		"# TYPE nv_inference_request_success counter\n",
 		`nv_inference_request_success{model="we\"ird",version="1"} 3` + "\n",
@@ -29,6 +29,8 @@ func TestMetricsTextFormat(t *testing.T) {
 		"supervisor_generation 2\n",
 		"# TYPE supervisor_poison_fallback_keys_total counter\n",
 		"supervisor_poison_fallback_keys_total 5\n",
+		"# TYPE supervisor_rate_limit_fallbacks_total counter\n",
+		"supervisor_rate_limit_fallbacks_total 4\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q", want)

@@ -28,32 +28,32 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.ControlError != "" {
 		state = "not answering on the control socket (from the scoreboard only)"
 	}
-	fmt.Fprintf(w, "master pid %d (%s), %s, listening on %s, up %s, generation %d\n", st.PID, st.Version, state,
+	printf(w, "master pid %d (%s), %s, listening on %s, up %s, generation %d\n", st.PID, st.Version, state,
 		orDash(st.Listen), since(r.At, st.Started), st.Generation)
 	if st.ScoreboardError != "" {
-		fmt.Fprintf(w, "SCOREBOARD DAMAGED %d time(s), recreated; last: %s\n", st.ScoreboardFaults, st.ScoreboardError)
+		printf(w, "SCOREBOARD DAMAGED %d time(s), recreated; last: %s\n", st.ScoreboardFaults, st.ScoreboardError)
 	}
 	for _, msg := range st.Warnings {
-		fmt.Fprintf(w, "WARNING: %s\n", msg)
+		printf(w, "WARNING: %s\n", msg)
 	}
 	if len(st.Degraded) > 0 {
-		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
+		printf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}
 	for _, ms := range st.Models {
 		if !ms.Ready {
-			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
+			printf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Quarantined)) {
-		fmt.Fprintf(w, "POISON %s: %d request bodies refused 422 for crashing its infer worker (limits.poison_ttl)\n",
+		printf(w, "POISON %s: %d request bodies refused 422 for crashing its infer worker (limits.poison_ttl)\n",
 			name, st.Quarantined[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.RunTimeouts)) {
-		fmt.Fprintf(w, "RUN TIMEOUTS %s: %d requests answered 500: their run outlived max_run_time and was stopped\n",
+		printf(w, "RUN TIMEOUTS %s: %d requests answered 500: their run outlived max_run_time and was stopped\n",
 			name, st.RunTimeouts[name])
 	}
 	if line := repositoryLine(st.RepositoryAPI); line != "" {
-		fmt.Fprintln(w, line)
+		printf(w, "%s\n", line)
 	}
 	for _, op := range []*control.OpResult{st.LastReload, st.LastUpgrade} {
 		if op != nil {
@@ -61,7 +61,7 @@ func (r *Report) WriteText(w io.Writer) {
 			if !op.OK {
 				outcome = "FAILED: " + op.Error
 			}
-			fmt.Fprintf(w, "last %s: %s, %s ago (took %s)\n", op.Op, outcome, since(r.At, op.At), op.Took)
+			printf(w, "last %s: %s, %s ago (took %s)\n", op.Op, outcome, since(r.At, op.At), op.Took)
 		}
 	}
 	writeAutoscaleLine(w, r)
@@ -70,7 +70,7 @@ func (r *Report) WriteText(w io.Writer) {
 	r.writeArenas(w)
 	fmt.Fprintln(w)
 	r.writePools(w)
-	fmt.Fprintf(w, "\nbottleneck: %s\n", r.Bottleneck)
+	printf(w, "\nbottleneck: %s\n", r.Bottleneck)
 }
 
 func (r *Report) writeProcesses(w io.Writer) {
@@ -81,7 +81,7 @@ func (r *Report) writeProcesses(w io.Writer) {
 		if p.Stale && state != "gone" {
 			state += " (old gen)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%.0f\t%s\t%d\t%s\n",
+		printf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%.0f\t%s\t%d\t%s\n",
 			p.Generation, p.Role, p.Name, p.PID, orDash(p.Device), orDash(p.CPUs), state,
 			seconds(p.UptimeS), p.Requests, p.InFlight, p.Queue, p.Errors, bytesIEC(p.RSSBytes), p.CPUPercent,
 			latency(p.LatencyP99S), p.Restarts, recycleIn(p))
@@ -93,7 +93,7 @@ func (r *Report) writePools(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "POOL\tPROCS\tREADY\tREQS\tINFL\tQUEUE\tERRS\tRSS\tCPU%")
 	for _, p := range r.Pools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.0f\n", p.Role, p.Processes, p.Ready, p.Requests, p.InFlight,
+		printf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.0f\n", p.Role, p.Processes, p.Ready, p.Requests, p.InFlight,
 			p.Queue, p.Errors, bytesIEC(p.RSSBytes), p.CPUPercent)
 	}
 	tw.Flush()
@@ -104,7 +104,7 @@ func (r *Report) writePools(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nGPU\tNAME\tUTIL%\tMEMORY")
 	for _, g := range r.GPUs {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s / %s\n", g.Index, g.Name, g.UtilizationPercent, bytesIEC(g.MemoryUsedBytes), bytesIEC(g.MemoryTotalBytes))
+		printf(tw, "%d\t%s\t%d\t%s / %s\n", g.Index, g.Name, g.UtilizationPercent, bytesIEC(g.MemoryUsedBytes), bytesIEC(g.MemoryTotalBytes))
 	}
 	tw.Flush()
 }
