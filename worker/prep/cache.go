@@ -37,6 +37,7 @@ type modelCache struct {
 	redis    *respredis.Client // nil: local only
 	ttl      time.Duration
 	identity string
+	model    string // the model's name, the one key's model part
 }
 
 // openCaches maps the segments of the models with a response cache. A
@@ -56,7 +57,7 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			log.Warn().Err(err).Str("model", p.Model).Msg("response cache unavailable; the model serves uncached")
 			continue
 		}
-		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
+		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity, model: p.Model}
 		if url := p.Cache.Redis; url != "" {
 			if _, seen := redises[url]; !seen {
 				if redises[url], err = respredis.New(url, log); err != nil {
@@ -71,13 +72,14 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 }
 
 // key hashes what changes the answer to req with these inputs: the
-// model's identity, every input's name, datatype, shape and bytes, and
-// the requested outputs with their classification. Binary or JSON
-// outputs, the id, the timeout and the priority change only the
-// encoding or the scheduling, not the answer.
+// model's identity, the request's one key (v2.WriteRequestKey: the
+// model's name and every input's name, datatype, shape and bytes, as the
+// poison quarantine keys it), and the requested outputs with their
+// classification. Binary or JSON outputs, the id, the timeout and the
+// priority change only the encoding or the scheduling, not the answer.
 func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache.Key {
 	b := respcache.NewKeyBuilder(c.identity)
-	v2.WriteInputsKey(b, inputs)
+	v2.WriteRequestKey(b, c.model, inputs)
 	return keyOutputs(b, req)
 }
 
