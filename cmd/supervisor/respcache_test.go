@@ -107,7 +107,7 @@ func startCachedModel(t *testing.T, path, redisURL string) *instance {
 // by other weights with the same size and modification time (cp -p of a
 // retrained model) serves the new weights, makes the cached answers
 // unreachable (the model's content identity is in the key) and shows the
-// new identity in the model's metadata: the same request misses once,
+// new identity in the model's metadata and the status: the same request misses once,
 // with the new model's answer, then hits again.
 func TestResponseCacheReload(t *testing.T) {
 	a, b := mlpBytes(t, 1), mlpBytes(t, 2)
@@ -128,8 +128,14 @@ func TestResponseCacheReload(t *testing.T) {
 	wantMLPAnswer(t, cachedInfer(t, in, req, nil), 2, x)
 	wantMLPAnswer(t, cachedInfer(t, in, req, nil), 2, x)
 	wantCache(t, in, 2, 2)
-	if after := modelIdentity(t, in, "cached"); after == before || !strings.HasPrefix(after, "sha256:") {
+	after := modelIdentity(t, in, "cached")
+	if after == before || !strings.HasPrefix(after, "sha256:") {
 		t.Fatalf("metadata model_identity %q after the reload, was %q: want another sha256", after, before)
+	}
+	for _, ms := range in.status().Models {
+		if ms.Name == "cached" && ms.Identity != after {
+			t.Fatalf("status shows model identity %q, the metadata %q", ms.Identity, after)
+		}
 	}
 }
 

@@ -40,8 +40,11 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}
 	for _, ms := range st.Models {
-		if !ms.Ready {
+		switch {
+		case !ms.Ready:
 			fmt.Fprintf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
+		case ms.Identity != "":
+			fmt.Fprintf(w, "model %s: %s\n", ms.Name, ms.Identity)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Quarantined)) {
