@@ -13,6 +13,7 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
@@ -36,6 +37,8 @@ type Master struct {
 	ctl     *controlServer
 
 	infer, prep *pool
+	// modelIDs are the model files' content identities (modelSpecs).
+	modelIDs modelid.Cache
 	// ready is what /v2/health/ready reports: every pool has a ready worker
 	// and the master is not stopping. (The gate of inference routes is the
 	// front's SetServing.)
@@ -416,7 +419,7 @@ func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
 
 // specs are the templates of a pool's workers under cfg.
 func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
-	models := modelSpecs(cfg)
+	models := modelSpecs(cfg, &m.modelIDs)
 	var caches map[string]string
 	if role == worker.RolePrep {
 		caches = m.caches.sync(cfg)
@@ -457,20 +460,25 @@ func baseSpec(cfg *config.Config, role worker.Role, name string, gen int) worker
 	}
 }
 
-// modelSpecs lists the models with a version made of each file's size and
-// modification time, so that a reload after a model file was replaced in
-// place restarts the workers that serve it.
-func modelSpecs(cfg *config.Config) []worker.Model {
+// modelSpecs lists the models with each file's content identity as its
+// version (internal/modelid: the SHA-256 of its bytes, hashed again only
+// when the file's inode, size, mtime or ctime changed since ids last
+// saw it), so that a reload or a load after a model file was replaced,
+// even with its old size and mtime (cp -p), restarts the workers that
+// serve it. A file that cannot be read has no version: its workers fail
+// to load it and say why.
+func modelSpecs(cfg *config.Config, ids *modelid.Cache) []worker.Model {
 	var ms []worker.Model
+	paths := map[string]bool{}
 	for _, mc := range cfg.Models {
+		paths[mc.Path] = true
 		gpu := cfg.ModelProviders(mc).ORT()
 		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
 			OutputBinding: cfg.ModelOutputBinding(mc), MaxRunTime: cfg.MaxRunTime(mc)}
-		if fi, err := os.Stat(mc.Path); err == nil {
-			wm.Version = fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
-		}
+		wm.Version, _ = ids.Of(mc.Path)
 		ms = append(ms, wm)
 	}
+	ids.Forget(func(path string) bool { return paths[path] })
 	return ms
 }
 

@@ -8,16 +8,22 @@ func (m *Master) modelStates() []control.ModelState {
 	// One snapshot per serving worker, not per model: health checks with
 	// strict_readiness call this on every probe, with hundreds of models.
 	var reports []map[string]string
+	identities := map[string]string{} // the first serving worker's, by model
 	for _, s := range m.infer.list() {
 		if p := s.serving(); p != nil {
 			un, _ := p.models.snapshot()
 			reports = append(reports, un)
+			for _, wm := range p.spec.Models {
+				if _, seen := identities[wm.Name]; !seen {
+					identities[wm.Name] = wm.Version
+				}
+			}
 		}
 	}
 	cfg := m.cfg()
 	states := make([]control.ModelState, 0, len(cfg.Models))
 	for _, mc := range cfg.Models {
-		st := control.ModelState{Name: mc.Name}
+		st := control.ModelState{Name: mc.Name, Identity: identities[mc.Name]}
 		for _, un := range reports {
 			reason, down := un[mc.Name]
 			st.Ready = st.Ready || !down

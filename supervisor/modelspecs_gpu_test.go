@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -37,7 +38,7 @@ models:
 			CUDA:     ort.CUDAOptions{ArenaExtendStrategy: "kSameAsRequested", CopyInSeparateStream: true},
 			TensorRT: ort.TensorRTOptions{Enable: true, FP16: true, MaxWorkspaceBytes: 1 << 30}}},
 	}
-	specs := modelSpecs(c)
+	specs := modelSpecs(c, &modelid.Cache{})
 	if len(specs) != len(want) {
 		t.Fatalf("modelSpecs gave %d models, want %d", len(specs), len(want))
 	}

@@ -26,7 +26,8 @@ func processing(c *config.Config, models []worker.Model, caches map[string]strin
 		}
 		if path, ok := caches[m.Name]; ok && i < len(models) {
 			rc := m.ResponseCache
-			p.Cache = &worker.ResponseCache{Path: path, TTL: rc.TTL.Duration, Identity: cacheIdentity(models[i], p), Redis: rc.Redis}
+			p.Cache = &worker.ResponseCache{Path: path, TTL: rc.TTL.Duration, Identity: cacheIdentity(m.Name, p),
+				Model: models[i].Version, Redis: rc.Redis}
 		}
 		if p.Image != nil || p.Classify != nil || p.Cache != nil {
 			ps = append(ps, p)
@@ -35,14 +36,18 @@ func processing(c *config.Config, models []worker.Model, caches map[string]strin
 	return ps
 }
 
-// cacheIdentity is what about a model changes its answers: its name, file
-// and version, and its processing settings (labels file contents aside:
-// replacing a labels file in place keeps old labelled answers until their
-// TTL).
-func cacheIdentity(m worker.Model, p worker.Processing) string {
+// cacheIdentity is what about a model the prep worker decides of its
+// answers: its name and its processing settings (labels file contents
+// aside: replacing a labels file in place keeps old labelled answers
+// until their TTL). The model file's part is its content identity, which
+// each answer carries from the infer worker that computed it
+// (worker.ResponseCache.Model): not its path, so hosts that hold the same
+// weights at different paths share Redis entries, and hosts that hold
+// different weights at the same path never do.
+func cacheIdentity(name string, p worker.Processing) string {
 	settings, _ := json.Marshal(struct {
 		Image    *worker.ImageInput
 		Classify *worker.Classify
 	}{p.Image, p.Classify})
-	return m.Name + "\x00" + m.Path + "\x00" + m.Version + "\x00" + string(settings)
+	return name + "\x00" + string(settings)
 }

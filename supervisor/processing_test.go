@@ -28,8 +28,9 @@ func TestProcessing(t *testing.T) {
 	}
 }
 
-// TestProcessingCache: a model with response_cache gets its segment, TTL
-// and an identity that changes with the model's version and settings.
+// TestProcessingCache: a model with response_cache gets its segment, TTL,
+// an identity of its name and settings (not its path) and its file's
+// content identity as the model part of its keys.
 func TestProcessingCache(t *testing.T) {
 	c, err := config.ParseConfig([]byte("models:\n"+
 		"  - {name: raw, path: r.onnx, response_cache: {enable: true, ttl: 5s}}\n"+
@@ -42,8 +43,11 @@ func TestProcessingCache(t *testing.T) {
 	if len(procs) != 1 || procs[0].Cache == nil || procs[0].Cache.Path != "/dev/shm/x" || procs[0].Cache.TTL != 5*time.Second {
 		t.Fatalf("processing() = %+v", procs)
 	}
-	models[0].Version = "1-2"
-	if again := processing(c, models, map[string]string{"raw": "/dev/shm/x"}); again[0].Cache.Identity == procs[0].Cache.Identity {
-		t.Error("a new model version kept the cache identity")
+	if procs[0].Cache.Model != "1-1" {
+		t.Errorf("cache model identity %q, want the spec's version 1-1", procs[0].Cache.Model)
+	}
+	models[0].Version, models[0].Path = "1-2", "elsewhere.onnx"
+	if again := processing(c, models, map[string]string{"raw": "/dev/shm/x"}); again[0].Cache.Identity != procs[0].Cache.Identity || again[0].Cache.Model != "1-2" {
+		t.Errorf("another file: identity %q model %q, want %q and 1-2", again[0].Cache.Identity, again[0].Cache.Model, procs[0].Cache.Identity)
 	}
 }

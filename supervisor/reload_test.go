@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -143,11 +144,52 @@ func TestModelSpecsWarmup(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, m := range modelSpecs(c) {
+	for _, m := range modelSpecs(c, &modelid.Cache{}) {
 		got = append(got, m.Warmup)
 	}
 	if want := []string{"", worker.WarmupNone, worker.WarmupZeros, "req/d.json"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("worker warm-up policies %q, want %q", got, want)
 	}
 
+}
+
+// TestModelSpecsVersionIsContent: a model file rewritten with its old
+// size and mtime (cp -p of retrained weights) gets a new version, so the
+// worker specs differ and a reload or a load replaces the workers
+// (sameWorker); the same bytes at another path get the same version.
+func TestModelSpecsVersionIsContent(t *testing.T) {
+	dir := t.TempDir()
+	path, other := filepath.Join(dir, "m.onnx"), filepath.Join(dir, "copy.onnx")
+	mtime := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	write := func(p, content string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(path, "weights A")
+	write(other, "weights A")
+	c, err := config.ParseConfig([]byte("models:\n  - {name: m, path: "+path+"}\n  - {name: n, path: "+other+"}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := &modelid.Cache{}
+	before := modelSpecs(c, ids)
+	if before[0].Version == "" || before[0].Version != before[1].Version {
+		t.Fatalf("versions %q and %q: want one content identity for the same bytes", before[0].Version, before[1].Version)
+	}
+	write(path, "weights B") // same size, same mtime
+	after := modelSpecs(c, ids)
+	if after[0].Version == before[0].Version {
+		t.Fatalf("a file rewritten with the same size and mtime kept version %s", before[0].Version)
+	}
+	if sameWorker(worker.Spec{Models: before}, worker.Spec{Models: after}) {
+		t.Fatal("the worker specs before and after the rewrite are the same worker: a reload would replace nothing")
+	}
+	if after[1].Version != before[1].Version {
+		t.Fatal("the untouched file changed version")
+	}
 }

@@ -13,10 +13,10 @@ import (
 // caches are the master's response cache segments, one per model with
 // response_cache enabled (internal/respcache). The master creates them, the
 // prep workers map them; a reload keeps a model's segment unless its
-// max_bytes changed (the key carries the model's identity, so answers of a
-// replaced model never match; a new size is a new path, so the prep
-// workers are replaced onto it) and removes those of models that no longer
-// cache.
+// max_bytes changed (the key carries the model's settings and content
+// identity, so answers of a replaced model never match; a new size is a
+// new path, so the prep workers are replaced onto it) and removes those
+// of models that no longer cache.
 type caches struct {
 	mu    sync.Mutex
 	segs  map[string]*respcache.Segment

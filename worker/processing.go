@@ -32,14 +32,30 @@ type ResponseCache struct {
 	Path string `json:"path"`
 	// TTL is how long an entry answers; 0 means until evicted.
 	TTL time.Duration `json:"ttl,omitempty"`
-	// Identity is everything about the model that changes its answers
-	// (name, file version, processing settings), the start of every key:
-	// a reload that changes it makes the old entries unreachable.
+	// Identity is what the prep worker decides of the model's answers
+	// (its name and processing settings), the start of every key: a
+	// reload that changes it makes the old entries unreachable.
 	Identity string `json:"identity"`
+	// Model is the model file's content identity (internal/modelid) when
+	// the master made the spec: the key's model part until an infer
+	// worker answers. Answers are stored under the identity of the infer
+	// worker that computed them (ModelIDHeader), which may differ during
+	// a reload or after a file changed under a restarted worker, and
+	// later lookups use the last one an infer worker answered with.
+	Model string `json:"model,omitempty"`
 	// Redis is the second-level cache's URL (internal/respredis); ""
 	// means the local segment alone.
 	Redis string `json:"redis,omitempty"`
 }
+
+// ModelIDHeader is on every answer of an infer worker: the content
+// identity (internal/modelid) of the model file that computed it, which
+// that worker hashed when it loaded the model. The prep worker stores the
+// answer in the response cache under it, never under the identity it
+// believes the model has: during a reload old prep workers talk to new
+// infer workers (infer is reconciled first), and a restarted infer
+// worker loads whatever the file holds now.
+const ModelIDHeader = "Supervisor-Model-Id"
 
 // ImageInput is the tensor one image becomes: the model's preprocess
 // settings, whose one definition (fields, defaults, validation) is

@@ -37,8 +37,11 @@ const MaxSpecEnvBytes = 64 << 10
 type Model struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
-	// Version tells model files apart at the same path (size and
-	// modification time), so a reload notices a replaced file.
+	// Version is the model file's content identity (internal/modelid:
+	// "sha256:<hex>" of its bytes), so a reload notices a file replaced
+	// even with its old size and mtime; "" when it could not be read.
+	// The infer worker hashes the file it loads itself (it may have
+	// changed since) and answers with that (ModelIDHeader).
 	Version string `json:"version,omitempty"`
 	// Batching configures the model's batcher; nil means batching off
 	// with the default queue bound and one instance.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,30 +103,40 @@ func startCachedModel(t *testing.T, path, redisURL string) *instance {
 			path, redisKey)})
 }
 
-// TestResponseCacheReload: a reload after the model file changed in place
-// makes the cached answers unreachable (the model's identity is in the
-// key): the same request misses once, then hits again.
+// TestResponseCacheReload: a reload after the model file was replaced
+// by other weights with the same size and modification time (cp -p of a
+// retrained model) serves the new weights, makes the cached answers
+// unreachable (the model's content identity is in the key) and shows the
+// new identity in the model's metadata and the status: the same request misses once,
+// with the new model's answer, then hits again.
 func TestResponseCacheReload(t *testing.T) {
-	mlp, err := os.ReadFile(filepath.Join(modelsDir, "mlp.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := writeBytes(t, filepath.Join(t.TempDir(), "m.onnx"), mlp)
+	a, b := mlpBytes(t, 1), mlpBytes(t, 2)
+	mtime := time.Now().Add(-time.Hour).Truncate(time.Second)
+	path := filepath.Join(t.TempDir(), "m.onnx")
+	installModel(t, path, a, mtime)
 	in := startCachedModel(t, path, "")
-	req := cacheBody(t, "r", seq(16, 1))
-	cachedInfer(t, in, req, nil)
+	x := seq(16, 1)
+	req := cacheBody(t, "r", x)
+	before := modelIdentity(t, in, "cached")
+	wantMLPAnswer(t, cachedInfer(t, in, req, nil), 1, x)
 	cachedInfer(t, in, req, nil)
 	wantCache(t, in, 1, 1)
-	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(path, later, later); err != nil {
-		t.Fatal(err)
-	}
+	installModel(t, path, b, mtime) // cp -p: other bytes, same size and mtime
 	if out, err := in.cli("reload"); err != nil {
 		t.Fatalf("reload: %v\n%s", err, out)
 	}
-	cachedInfer(t, in, req, nil)
-	cachedInfer(t, in, req, nil)
+	wantMLPAnswer(t, cachedInfer(t, in, req, nil), 2, x)
+	wantMLPAnswer(t, cachedInfer(t, in, req, nil), 2, x)
 	wantCache(t, in, 2, 2)
+	after := modelIdentity(t, in, "cached")
+	if after == before || !strings.HasPrefix(after, "sha256:") {
+		t.Fatalf("metadata model_identity %q after the reload, was %q: want another sha256", after, before)
+	}
+	for _, ms := range in.status().Models {
+		if ms.Name == "cached" && ms.Identity != after {
+			t.Fatalf("status shows model identity %q, the metadata %q", ms.Identity, after)
+		}
+	}
 }
 
 // cacheBody is a JSON request of one mlp row, with an id.

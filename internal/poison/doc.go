@@ -7,12 +7,13 @@
 //
 // The model:
 //   - A Quarantine holds at most Max entries, each a 64-bit seeded hash
-//     of a route path and the request fields its caller adds through a
-//     Hasher (the front adds the decoded tensors, so that the encoding a
-//     client chooses does not change the key; KeyOf takes a body as it
-//     is) plus the bytes hashed, the model it was sent to, its crash
-//     count and when the entry ends. Full, it drops the entry that was
-//     touched least recently.
+//     of the request fields its caller adds through a Hasher (the front
+//     adds the model's name and the decoded tensors, v2.WriteRequestKey,
+//     so that neither the encoding a client chooses, nor the route's
+//     form, nor the outputs it asks for change the key; KeyOf takes a
+//     model and a body as it is) plus the bytes hashed, the model it was
+//     sent to, its crash count and when the entry ends. Full, it drops
+//     the entry that was touched least recently.
 //   - Crashed counts one crash of a body; at threshold crashes within ttl
 //     the body is quarantined until ttl after its last crash. Blocked
 //     tells whether a body is quarantined and for how much longer; Look

@@ -16,8 +16,9 @@ const DefaultMax = 1024
 // whose bad body stopped coming is no longer hashed.
 const sweepEvery = time.Second
 
-// Key identifies one request sent to one route: a hash of what the
-// caller fed a Hasher, and how many bytes it fed through Bytes.
+// Key identifies one request to one model: a hash of what the caller fed
+// a Hasher, and how many bytes it fed through Bytes (the tensors' or the
+// body's; names are not counted).
 type Key struct {
 	Hash uint64
 	Len  int
@@ -63,20 +64,22 @@ func New(max int) *Quarantine {
 		runTimeouts: map[string]int64{}, soloRuns: map[string]int64{}, acquitted: map[string]int64{}}
 }
 
-// KeyOf is the key of a route path and a body taken as it is.
-func (q *Quarantine) KeyOf(path, body []byte) Key {
-	h := q.NewHasher(path)
+// KeyOf is the key of a request to model whose body is taken as it is,
+// undecoded: the model's name, -1 (where a decoded request's key,
+// v2.WriteRequestKey, has its input count, never negative) and the body.
+func (q *Quarantine) KeyOf(model string, body []byte) Key {
+	h := q.NewHasher()
+	h.String(model)
+	h.Int(-1)
 	h.Bytes(body)
 	return h.Sum()
 }
 
-// NewHasher starts the key of a request to route path, for the caller to
-// add the request's fields to (v2.WriteInputsKey).
-func (q *Quarantine) NewHasher(path []byte) *Hasher {
+// NewHasher starts a key, for the caller to add the request's fields to
+// (v2.WriteRequestKey: the model and its input tensors).
+func (q *Quarantine) NewHasher() *Hasher {
 	h := &Hasher{}
 	h.h.SetSeed(q.seed)
-	h.Bytes(path)
-	h.n = 0 // Len counts the request's bytes, not its path
 	return h
 }
 
@@ -95,11 +98,10 @@ func (h *Hasher) Int(n int64) {
 	_, _ = h.h.Write(h.buf[:])
 }
 
-// String adds a length-prefixed string.
+// String adds a length-prefixed string (a name: not counted in Len).
 func (h *Hasher) String(s string) {
 	h.Int(int64(len(s)))
 	_, _ = h.h.WriteString(s)
-	h.n += len(s)
 }
 
 // Bytes adds length-prefixed bytes.

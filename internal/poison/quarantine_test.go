@@ -21,8 +21,7 @@ func newTest(max int) (*Quarantine, *clock) {
 
 func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	q, c := newTest(8)
-	path := []byte("/v2/models/m/infer")
-	bad, good := q.KeyOf(path, []byte("bad")), q.KeyOf(path, []byte("good"))
+	bad, good := q.KeyOf("m", []byte("bad")), q.KeyOf("m", []byte("good"))
 	if q.Watching("m") {
 		t.Fatal("an empty quarantine watches model m")
 	}
@@ -42,8 +41,8 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	if _, ok := q.Blocked(good); ok {
 		t.Fatal("another body is blocked")
 	}
-	if _, ok := q.Blocked(q.KeyOf([]byte("/v2/models/n/infer"), []byte("bad"))); ok {
-		t.Fatal("the same body to another route is blocked")
+	if _, ok := q.Blocked(q.KeyOf("n", []byte("bad"))); ok {
+		t.Fatal("the same body to another model is blocked")
 	}
 	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 || s.Refusing()["m"] != 1 {
 		t.Fatalf("stats %+v, want m quarantined once, once now", s)
@@ -63,7 +62,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 
 func TestCrashesOutsideTheWindowStartAgain(t *testing.T) {
 	q, c := newTest(8)
-	k := q.KeyOf([]byte("/p"), []byte("b"))
+	k := q.KeyOf("/p", []byte("b"))
 	q.Crashed("m", k, 2, time.Minute)
 	c.t = c.t.Add(2 * time.Minute)
 	if q.Crashed("m", k, 2, time.Minute) {
@@ -79,12 +78,12 @@ func TestCrashesOutsideTheWindowStartAgain(t *testing.T) {
 // still refused outlives the entries that only counted a crash.
 func TestBounded(t *testing.T) {
 	q, c := newTest(4)
-	keep := q.KeyOf([]byte("/p"), []byte("keep"))
+	keep := q.KeyOf("/p", []byte("keep"))
 	q.Crashed("m", keep, 1, time.Hour)
 	for i := range 100 {
 		c.t = c.t.Add(time.Millisecond)
 		q.Blocked(keep)
-		q.Crashed("m", q.KeyOf([]byte("/p"), fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
+		q.Crashed("m", q.KeyOf("/p", fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
 		if n := q.Len(); n > 4 || q.held.Load() != int64(n) {
 			t.Fatalf("after %d crashes the quarantine holds %d entries (counted %d), bound 4", i+1, n, q.held.Load())
 		}
@@ -102,7 +101,7 @@ func TestThresholdOneAndZeroMax(t *testing.T) {
 	if q.max != DefaultMax {
 		t.Fatalf("New(0) bound %d, want %d", q.max, DefaultMax)
 	}
-	if !q.Crashed("m", q.KeyOf(nil, []byte("x")), 1, time.Minute) {
+	if !q.Crashed("m", q.KeyOf("", []byte("x")), 1, time.Minute) {
 		t.Fatal("threshold 1: the first crash did not quarantine")
 	}
 }
@@ -131,7 +130,7 @@ func TestRunTimeoutsCounted(t *testing.T) {
 // counted by model.
 func TestSuspects(t *testing.T) {
 	q, c := newTest(8)
-	k, other := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/p"), []byte("o"))
+	k, other := q.KeyOf("/p", []byte("b")), q.KeyOf("/p", []byte("o"))
 	if s := q.Look(k); s != (Standing{}) {
 		t.Fatalf("before any strike: %+v, want nothing", s)
 	}
@@ -170,7 +169,7 @@ func TestSuspects(t *testing.T) {
 // window ends.
 func TestAcquit(t *testing.T) {
 	q, c := newTest(8)
-	k, sent, bad := q.KeyOf([]byte("/p"), []byte("b")), q.KeyOf([]byte("/s"), []byte("b")), q.KeyOf([]byte("/p"), []byte("x"))
+	k, sent, bad := q.KeyOf("/p", []byte("b")), q.KeyOf("/s", []byte("b")), q.KeyOf("/p", []byte("x"))
 	q.Crashed("m", k, 2, time.Minute)
 	q.Crashed("m", sent, 2, time.Minute)
 	q.Crashed("m", bad, 2, time.Minute)
@@ -184,7 +183,7 @@ func TestAcquit(t *testing.T) {
 	if s := q.Look(bad); !s.Blocked {
 		t.Fatalf("a quarantined key after Acquit: %+v, want still blocked", s)
 	}
-	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf([]byte("/p"), []byte("never"))) {
+	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf("/p", []byte("never"))) {
 		t.Fatal("Acquit of a cleared or never struck key says it cleared one")
 	}
 	q.Crashed("m", k, 2, time.Minute)
@@ -213,7 +212,7 @@ func TestAcquit(t *testing.T) {
 // window.
 func TestAcquitRacesStrikes(t *testing.T) {
 	q := New(8)
-	k := q.KeyOf([]byte("/p"), []byte("shared"))
+	k := q.KeyOf("/p", []byte("shared"))
 	q.Crashed("m", k, 1000, time.Minute)
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -241,12 +240,13 @@ func TestAcquitRacesStrikes(t *testing.T) {
 }
 
 // TestHasherFieldsDoNotRun: fields are written with their lengths, so
-// moving a byte from one field to the next changes the key; the path is
-// not counted in Len.
+// moving a byte from one field to the next changes the key; a name
+// (String) is not counted in Len.
 func TestHasherFieldsDoNotRun(t *testing.T) {
 	q := New(8)
 	key := func(fields ...string) Key {
-		h := q.NewHasher([]byte("/v2/models/m/infer"))
+		h := q.NewHasher()
+		h.String("m")
 		for _, f := range fields {
 			h.Bytes([]byte(f))
 		}

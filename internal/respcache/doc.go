@@ -43,9 +43,12 @@
 // # Keys
 //
 // A key is SHA-256 (Key) of everything that changes an answer: the model's
-// identity (name, file version, the processing config), every input
-// (name, datatype, shape, bytes), the requested outputs and their
-// classification. For an image model the inputs are the image bytes as
+// name and processing config, every input (name, datatype, shape, bytes),
+// the requested outputs and their classification, all hashed once, then
+// hashed again with the content identity of the model file that computed
+// the answer (internal/modelid: the SHA-256 of its bytes, sent by the
+// infer worker with each answer; worker/prep's cache.go says why not the
+// one the prep worker believes). For an image model the inputs are the image bytes as
 // sent, hashed before they are decoded (worker/prep's imageKey), so a hit
 // costs no decoding. Fields are length-prefixed, so no two different requests
 // serialise alike; two requests then share a key only through a SHA-256
@@ -55,8 +58,8 @@
 // # Reloads and upgrades
 //
 // The master keeps a model's segment across reloads while its max_bytes is
-// unchanged; answers of a replaced model file or changed processing settings
-// stop matching because the model identity is part of the key, and age out
+// unchanged; answers of a model file with other contents or changed
+// processing settings stop matching because both are part of the key, and age out
 // of the ring. A changed max_bytes makes a new, empty segment. Segments are
 // per master (named after its pid): a new master after an upgrade starts
 // with empty caches, and removes those of dead masters.

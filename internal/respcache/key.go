@@ -15,9 +15,11 @@ type KeyBuilder struct {
 	buf [binary.MaxVarintLen64]byte
 }
 
-// NewKeyBuilder starts a key with the model's identity: everything about
-// the model that changes its answers (name, file version, processing
-// settings), so that a reload that changes them changes every key.
+// NewKeyBuilder starts a key with identity: what about the model changes
+// its answers (worker/prep hashes its name and processing settings first,
+// then that digest under the content identity of the model file that
+// computed the answer), so that a reload that changes them changes every
+// key.
 func NewKeyBuilder(identity string) *KeyBuilder {
 	b := &KeyBuilder{h: sha256.New()}
 	b.String(identity)

@@ -8,7 +8,9 @@
 //
 // Entries are SET with PX (the model's TTL) under a prefix and the hex of
 // the request's SHA-256 key (internal/respcache), which holds the model's
-// identity, so different models and versions never meet. Redis is an
+// name and settings and the SHA-256 of the weights that computed the
+// answer, so different models and weights never meet, whatever path or
+// file times they have on each host. Redis is an
 // optimisation, never a dependency: a GET waits at most 20 ms (less when
 // the request's deadline is nearer), a SET runs in the background and is
 // dropped when too many are in flight, and any failure or timeout is a

@@ -17,6 +17,9 @@ type Metadata struct {
 	Platform string `json:"platform"`
 	Inputs   []Spec `json:"inputs"`
 	Outputs  []Spec `json:"outputs"`
+	// Identity is the content identity of the model file the infer
+	// worker loaded (internal/modelid, "sha256:<hex>"); "" when unknown.
+	Identity string `json:"identity,omitempty"`
 }
 
 // Input returns the input spec called name.

@@ -6,8 +6,11 @@ import "github.com/supervisor-dev/supervisor/internal/tensor"
 const modelVersion = "1"
 
 // AppendModelMetadata appends the V2 model metadata response:
-// {"name","versions":["1"],"platform","inputs":[{"name","datatype","shape"}],"outputs":[...]}.
-// Dynamic dimensions are written as -1.
+// {"name","versions":["1"],"platform","inputs":[{"name","datatype","shape"}],"outputs":[...]},
+// with "parameters":{"model_identity":"sha256:<hex>"} when the model
+// file's content identity is known (md.Identity): which weights answer,
+// whatever the file's name or times. Dynamic dimensions are written as
+// -1.
 func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, md.Name)
@@ -17,6 +20,11 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 	dst = appendSpecs(dst, md.Inputs)
 	dst = append(dst, `,"outputs":`...)
 	dst = appendSpecs(dst, md.Outputs)
+	if md.Identity != "" {
+		dst = append(dst, `,"parameters":{"model_identity":`...)
+		dst = appendString(dst, md.Identity)
+		dst = append(dst, '}')
+	}
 	return append(dst, '}')
 }
 

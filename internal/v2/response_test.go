@@ -210,6 +210,10 @@ func TestAppendModelMetadata(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &back); err != nil || fmt.Sprint(back) != fmt.Sprint(*md) {
 		t.Errorf("read back %+v, %v", back, err)
 	}
+	md.Identity = "sha256:ab12"
+	if got := string(AppendModelMetadata(nil, md)); got != strings.TrimSuffix(want, "}")+`,"parameters":{"model_identity":"sha256:ab12"}}` {
+		t.Errorf("with an identity: %s", got)
+	}
 }
 
 func TestAppendServerMetadataAndError(t *testing.T) {

@@ -138,6 +138,11 @@ type ModelState struct {
 	// (failed to load, failed or crashed its warm-up); "" while ready or
 	// while no infer worker serves at all.
 	Reason string `json:"reason,omitempty"`
+	// Identity is the content identity of the model file the serving
+	// infer workers were started on (internal/modelid, "sha256:<hex>"):
+	// which weights answer, whatever the file's name or times; "" when no
+	// infer worker serves or the file could not be read.
+	Identity string `json:"identity,omitempty"`
 }
 
 // StateDegraded is WorkerStatus.State for a worker position whose boots

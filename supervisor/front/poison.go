@@ -120,11 +120,14 @@ import (
 //
 // The key is what reaches the model, not the bytes as sent
 // (poisonkey.go): the body decompressed, then decoded into its tensors,
-// whose names, datatypes, shapes and bytes are hashed with the requested
-// outputs. So the same tensors sent gzip'd or deflated at any level, as
-// JSON (with any whitespace or number spelling) or binary, are one
-// body: a client or retrying library that varies the encoding is
-// quarantined all the same. The alternative, keying on the response
+// whose names, datatypes, shapes and bytes are hashed with the model's
+// name (v2.WriteRequestKey, the one key the response cache starts from
+// too), not the route's form nor the requested outputs. So the same
+// tensors sent gzip'd or deflated at any level, as JSON (with any
+// whitespace or number spelling) or binary, to /versions/1 or not,
+// asking for any output or classification, are one body: a client or
+// retrying library that varies any of these is quarantined all the
+// same. The alternative, keying on the response
 // cache's key, computed by the prep worker after it decodes the request,
 // cannot be had for a request whose prep worker crashed (nothing comes
 // back), and the master would still have to decode each incoming request

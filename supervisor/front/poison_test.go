@@ -237,7 +237,7 @@ func TestServedSuspectIsAcquitted(t *testing.T) {
 	} {
 		f, p, cfg := poisonFront(2, crashedYes)
 		body := fmt.Sprintf("code:%d", c.status)
-		f.poison.Crashed("m", f.poison.KeyOf([]byte("/v2/models/m/infer"), []byte(body)), 2, time.Minute)
+		f.poison.Crashed("m", f.poison.KeyOf("m", []byte(body)), 2, time.Minute)
 		send(f, cfg, body)
 		send(f, cfg, body)
 		alone, acquitted := len(p.alone), f.PoisonStats().Acquitted["m"]

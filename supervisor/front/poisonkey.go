@@ -17,16 +17,21 @@ import (
 const headerLenHeader = "Inference-Header-Content-Length"
 
 // poisonKey is the quarantine key of the request in ctx: what reaches
-// the model, not the bytes as sent (poison.go). The body is decompressed
-// (Content-Encoding), then decoded as a V2 infer request; the key hashes
-// the route path, each input's name, datatype, shape and tensor bytes,
-// and the requested outputs (the response cache's choice, worker/prep
-// cache.go, less the model identity the path stands for). A body that
-// does not decode that way (an image body, a malformed or oversized one)
-// is keyed by its decompressed bytes, or by its bytes as sent when it
-// cannot be decompressed within max_body_bytes and the body budget. A
-// body whose decode does not fit in the body budget (see decodeCost) is
-// keyed by its decompressed bytes too.
+// the model, not the bytes as sent nor how it was asked (poison.go). The
+// body is decompressed (Content-Encoding), then decoded as a V2 infer
+// request; the key is v2.WriteRequestKey's: the model's name (whatever
+// form the route takes: /versions/{v} names the same model) and each
+// input's name, datatype, shape and tensor bytes. Not the requested
+// outputs nor their parameters: the same tensors crash the model whatever
+// output is asked for, so a quarantined body resent with another output
+// or classification, or to /versions/1, is refused as it was (the
+// response cache adds the outputs to the same key, worker/prep cache.go,
+// for there they change the answer). A body that does not decode that
+// way (an image body, a malformed or oversized one) is keyed by the model
+// and its decompressed bytes (poison.Quarantine.KeyOf), or its bytes as
+// sent when it cannot be decompressed within max_body_bytes and the body
+// budget. A body whose decode does not fit in the body budget (see
+// decodeCost) is keyed by its decompressed bytes too.
 func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
 	k, _ := f.decodedKey(ctx)
 	return k
@@ -37,21 +42,33 @@ func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
 func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 	body, release := f.inflated(ctx)
 	defer release()
-	h := f.poison.NewHasher(ctx.Path())
+	model := keyModel(ctx)
 	req, err := f.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
-		h.Bytes(body)
-		return h.Sum(), len(body)
+		return f.poison.KeyOf(model, body), len(body)
 	}
-	v2.WriteInputsKey(h, req.Inputs)
-	v2.WriteOutputsKey(h, req.Outputs)
+	h := f.poison.NewHasher()
+	v2.WriteRequestKey(h, model, req.Inputs)
 	return h.Sum(), len(body)
 }
 
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
 // fallback past its rate, which screen checks as well.
 func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
-	return f.poison.KeyOf(ctx.Path(), ctx.Request.Body())
+	return f.poison.KeyOf(keyModel(ctx), ctx.Request.Body())
+}
+
+// keyModel is the model ctx's route names, the model part of its keys:
+// an inference route's path takes more than one form
+// (/v2/models/{m}/infer, /v2/models/{m}/versions/{v}/infer), and a key
+// of the path would let a client dodge a quarantine by its spelling.
+// The front routes only paths ParseRoute reads; another path keys as is.
+func keyModel(ctx *fasthttp.RequestCtx) string {
+	path := string(ctx.Path())
+	if r, ok := v2.ParseRoute(path); ok {
+		return r.Model
+	}
+	return path
 }
 
 // abandonKey is the key to remember an abandoned request by at now: its

@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // modJSON is a V2 request of one INT64 input x of shape [1,4].
@@ -61,14 +62,17 @@ func binaryMod(xs ...int64) ([]byte, string) {
 }
 
 // TestPoisonKeyIsWhatReachesTheModel: the same tensor gzip'd at two
-// levels, deflated, with other JSON whitespace or number spelling, or as
-// binary tensor data has one key; another tensor, another route or a body that is no V2
-// request (keyed by its decompressed bytes) has its own.
+// levels, deflated, with other JSON whitespace or number spelling, as
+// binary tensor data, to the versioned route or asking for outputs has
+// one key; another tensor, another model or a body that is no V2 request
+// (keyed by its decompressed bytes) has its own.
 func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 	f, _, _ := poisonFront(2, crashedYes)
 	plain := []byte(modJSON)
 	bin, binLen := binaryMod(1, 2, 3, 4)
 	want := f.poisonKey(keyedRequest(plain))
+	versioned := keyedRequest(plain)
+	versioned.Request.SetRequestURI("/v2/models/m/versions/1/infer")
 	same := map[string]*fasthttp.RequestCtx{
 		"gzip level 1": keyedRequest(gzipAt(t, plain, gzip.BestSpeed), "Content-Encoding", "gzip"),
 		"gzip level 9": keyedRequest(gzipAt(t, plain, gzip.BestCompression), "Content-Encoding", "gzip"),
@@ -76,6 +80,10 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 		"whitespace":   keyedRequest([]byte(" {\"inputs\" : [ {\"name\":\"x\", \"datatype\":\"INT64\",\n\"shape\":[1, 4],\"data\":[1, 2, 3, 4]} ] }\n")),
 		"binary":       keyedRequest(bin, headerLenHeader, binLen),
 		"binary gzip":  keyedRequest(gzipAt(t, bin, gzip.DefaultCompression), headerLenHeader, binLen, "Content-Encoding", "gzip"),
+		"versioned":    versioned,
+		"an output":    keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[{"name":"y"}]}`)),
+		"classification": keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],` +
+			`"outputs":[{"name":"y","parameters":{"classification":3}}]}`)),
 	}
 	for name, ctx := range same {
 		if got := f.poisonKey(ctx); got != want {
@@ -86,11 +94,10 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 	otherRoute.Request.SetRequestURI("/v2/models/n/infer")
 	bin5, _ := binaryMod(1, 2, 3, 5)
 	other := map[string]*fasthttp.RequestCtx{
-		"another tensor":      keyedRequest(bin5, headerLenHeader, binLen),
-		"another route":       otherRoute,
-		"raw bytes":           keyedRequest([]byte("\x89PNG not a V2 request")),
-		"undecodable gzip":    keyedRequest([]byte("not gzip"), "Content-Encoding", "gzip"),
-		"another output kept": keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[{"name":"y"}]}`)),
+		"another tensor":   keyedRequest(bin5, headerLenHeader, binLen),
+		"another model":    otherRoute,
+		"raw bytes":        keyedRequest([]byte("\x89PNG not a V2 request")),
+		"undecodable gzip": keyedRequest([]byte("not gzip"), "Content-Encoding", "gzip"),
 	}
 	for name, ctx := range other {
 		if got := f.poisonKey(ctx); got == want {
@@ -131,6 +138,61 @@ func TestPoisonEncodingDoesNotDodge(t *testing.T) {
 	}
 	if p.sent != before {
 		t.Errorf("%d refused sends reached the proxy", p.sent-before)
+	}
+}
+
+// crashingProxy plays the lb over a model that crashes its infer
+// worker on every request: 502 marked as the infer worker's exit.
+type crashingProxy struct{ crashProxy }
+
+func (p *crashingProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client, _ lb.AnswerGate) error {
+	p.sent++
+	ctx.SetStatusCode(fasthttp.StatusBadGateway)
+	ctx.Response.Header.Set(worker.InferExitedHeader, "m")
+	return nil
+}
+
+// TestPoisonRouteAndOutputsDoNotDodge: a body quarantined after two
+// crashes is refused when resent to the versioned route, asking for an
+// output, or asking for classification 1 to 1000, and none of those
+// sends reaches a worker (each would crash it again, failing every
+// request it holds); a raw body (undecoded) is refused at the versioned
+// route as well.
+func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
+	f, _, c := poisonFront(2, crashedYes)
+	p := &crashingProxy{}
+	f.proxy = p
+	to := func(path, body string) *fasthttp.RequestCtx {
+		ctx := keyedRequest([]byte(body))
+		ctx.Request.SetRequestURI(path)
+		return ctx
+	}
+	for range 2 {
+		f.proxyInference(to("/v2/models/m/infer", modJSON), c, "m", time.Time{}, nil)
+		f.proxyInference(to("/v2/models/m/infer", "\x89PNG raw"), c, "m", time.Time{}, nil)
+	}
+	withOutputs := func(outputs string) string {
+		return `{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[` + outputs + `]}`
+	}
+	dodges := map[string]*fasthttp.RequestCtx{
+		"versioned":     to("/v2/models/m/versions/1/infer", modJSON),
+		"an output":     to("/v2/models/m/infer", withOutputs(`{"name":"y"}`)),
+		"versioned raw": to("/v2/models/m/versions/1/infer", "\x89PNG raw"),
+	}
+	for k := 1; k <= 1000; k++ {
+		dodges["classification "+strconv.Itoa(k)] = to("/v2/models/m/infer", withOutputs(`{"name":"y","parameters":{"classification":`+strconv.Itoa(k)+`}}`))
+	}
+	before, refused := p.sent, 0
+	for name, ctx := range dodges {
+		f.proxyInference(ctx, c, "m", time.Time{}, nil)
+		if code := ctx.Response.StatusCode(); code == fasthttp.StatusUnprocessableEntity {
+			refused++
+		} else if !strings.HasPrefix(name, "classification") {
+			t.Errorf("the quarantined body, %s: %d, want 422", name, code)
+		}
+	}
+	if refused != len(dodges) || p.sent != before {
+		t.Fatalf("%d of %d resends refused, %d reached a worker and crashed it; want all refused, none sent", refused, len(dodges), p.sent-before)
 	}
 }
 
@@ -217,7 +279,7 @@ func BenchmarkPoisonKey(b *testing.B) {
 		b.Run(c.name+"/as-sent", func(b *testing.B) {
 			b.SetBytes(int64(len(c.ctx.Request.Body())))
 			for b.Loop() {
-				f.poison.KeyOf(c.ctx.Path(), c.ctx.Request.Body())
+				f.sentKey(c.ctx)
 			}
 		})
 		b.Run(c.name+"/decoded", func(b *testing.B) {
@@ -241,7 +303,7 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 	bin, binLen := binaryMod(make([]int64, n)...)
 	c.Limits.MaxBodyBytesInFlight = config.ByteSize(3 * len(js)) // the body fits, its decode (8 bytes a value) does not
 	tight := f.poisonKey(keyedRequest(js))
-	if want := f.poison.KeyOf([]byte("/v2/models/m/infer"), js); tight != want {
+	if want := f.poison.KeyOf("m", js); tight != want {
 		t.Errorf("a %d-byte JSON body with %d bytes of budget: key %+v, want its bytes' %+v", len(js), 3*len(js), tight, want)
 	}
 	binTight := f.poisonKey(keyedRequest(bin, headerLenHeader, binLen))

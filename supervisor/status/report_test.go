@@ -110,17 +110,18 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 // TestTextReportNamesEveryUnavailableModel: a model no infer worker serves
 // has no reason from a worker, and still gets its line; a model with
 // quarantined request bodies gets a POISON line, one with runs stopped at
-// max_run_time a RUN TIMEOUTS line.
+// max_run_time a RUN TIMEOUTS line; a ready model's line shows its
+// content identity.
 func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	r := &Report{Status: control.Status{Models: []control.ModelState{
-		{Name: "ok", Ready: true},
+		{Name: "ok", Ready: true, Identity: "sha256:ab12"},
 		{Name: "broken", Reason: "could not load: bad file"},
 		{Name: "orphan"},
 	}, Quarantined: map[string]int{"ok": 2}, RunTimeouts: map[string]int64{"ok": 5}}}
 	var b bytes.Buffer
 	r.WriteText(&b)
 	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves",
-		"POISON ok: 2 request bodies refused 422", "RUN TIMEOUTS ok: 5 requests answered 500"} {
+		"POISON ok: 2 request bodies refused 422", "RUN TIMEOUTS ok: 5 requests answered 500", "model ok: sha256:ab12"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status text lacks %q:\n%s", want, b.String())
 		}

@@ -40,8 +40,11 @@ func (r *Report) WriteText(w io.Writer) {
 		printf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
 	}
 	for _, ms := range st.Models {
-		if !ms.Ready {
+		switch {
+		case !ms.Ready:
 			printf(w, "MODEL UNAVAILABLE %s: %s\n", ms.Name, ms.Why())
+		case ms.Identity != "":
+			printf(w, "model %s: %s\n", ms.Name, ms.Identity)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Quarantined)) {

@@ -144,9 +144,9 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 </svg>{{end}}
 
 <h2>Models</h2>
-{{if .R.Models}}<table id="models"><tr><th class="l">model</th><th class="l">state</th><th class="l">reason</th></tr>
-{{range .R.Models}}{{if .Ready}}<tr><td class="l">{{.Name}}</td><td class="l ok">ready</td><td class="l">-</td></tr>
-{{else}}<tr class="bad"><td class="l">{{.Name}}</td><td class="l">UNAVAILABLE</td><td class="l">{{why .}}</td></tr>
+{{if .R.Models}}<table id="models"><tr><th class="l">model</th><th class="l">state</th><th class="l">reason</th><th class="l">identity</th></tr>
+{{range .R.Models}}{{if .Ready}}<tr><td class="l">{{.Name}}</td><td class="l ok">ready</td><td class="l">-</td><td class="l">{{or .Identity "-"}}</td></tr>
+{{else}}<tr class="bad"><td class="l">{{.Name}}</td><td class="l">UNAVAILABLE</td><td class="l">{{why .}}</td><td class="l">{{or .Identity "-"}}</td></tr>
 {{end}}{{end}}</table>{{else}}<p>none reported{{if .R.ControlError}} (the master did not answer on its control socket){{end}}</p>{{end}}
 
 <h2>Pools</h2>

@@ -163,7 +163,9 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		return nil, err
 	}
 	rt.ModelState(m.Name, worker.ModelWarming, "")
-	mod, err := openModel(m, opts, obs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
+	mod, err := openIdentified(m.Path, func() (*model, error) {
+		return openModel(m, opts, obs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
+	})
 	if err != nil {
 		s.unavailable[m.Name] = err.Error()
 		log.Error().Err(err).Msg("model unavailable: the other models serve")
@@ -171,7 +173,7 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		return nil, err
 	}
 	s.models[m.Name] = mod
-	log.Info().Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
+	log.Info().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
 	rt.ModelState(m.Name, worker.ModelReady, "")
 	return mod, nil
 }
@@ -236,6 +238,7 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		replyError(ctx, err)
 		return
 	}
+	ctx.Response.Header.Set(worker.ModelIDHeader, m.identity)
 	in.reply(ctx, outs)
 }
 

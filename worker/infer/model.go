@@ -22,6 +22,9 @@ type model struct {
 	// divisors are integer inputs the graph divides by: requests with a
 	// zero there are refused (divisor.go).
 	divisors []string
+	// identity is the content identity of the file loaded
+	// (openIdentified), sent with every answer (worker.ModelIDHeader).
+	identity string
 }
 
 // openModel loads m, starts its batcher and warms it up as m.Warmup says

@@ -1,6 +1,7 @@
 package prep
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,6 +29,19 @@ import (
 // answers, with its id and its choice of JSON or binary outputs, which are
 // therefore not part of the key.
 //
+// A key has two parts: what the prep worker decides of the answer (the
+// model's name and processing settings, the request's one key, its
+// requested outputs: key, imageKey), and the content identity of the
+// model file that computes it (internal/modelid). An answer is stored
+// under the identity its infer worker sent with it (worker.ModelIDHeader),
+// never under the one this prep worker was told: during a reload old prep
+// workers talk to new infer workers, and a restarted infer worker loads
+// whatever the file holds, so an answer stored under the identity the
+// prep worker believed would be served, after a rollback, for weights
+// that never computed it. Lookups use the identity of the last answer
+// (the master's until one comes), so a hit is always an answer of that
+// model.
+//
 // With Redis configured it is a two-level cache: the local segment first,
 // then Redis (internal/respredis), whose hits fill the local segment; an
 // answer is stored in both. Redis alone is not offered: the local lookup
@@ -36,8 +50,17 @@ type modelCache struct {
 	seg      *respcache.Segment
 	redis    *respredis.Client // nil: local only
 	ttl      time.Duration
-	identity string
+	identity string // the model's name and processing settings
+	model    string // the model's name, the one key's model part
+	// current is the model identity lookups use: the spec's, then the
+	// last one an infer worker answered with.
+	current atomic.Pointer[string]
 }
+
+// request is the part of a cache key the prep worker decides (key,
+// imageKey), hashed once so that the answer can be stored under another
+// model identity than its lookup's without hashing the tensors again.
+type request respcache.Key
 
 // openCaches maps the segments of the models with a response cache. A
 // segment that cannot be opened is logged: its model serves uncached.
@@ -56,7 +79,8 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			log.Warn().Err(err).Str("model", p.Model).Msg("response cache unavailable; the model serves uncached")
 			continue
 		}
-		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity}
+		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity, model: p.Model}
+		c.current.Store(&p.Cache.Model)
 		if url := p.Cache.Redis; url != "" {
 			if _, seen := redises[url]; !seen {
 				if redises[url], err = respredis.New(url, log); err != nil {
@@ -70,28 +94,31 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 	return out
 }
 
-// key hashes what changes the answer to req with these inputs: the
-// model's identity, every input's name, datatype, shape and bytes, and
-// the requested outputs with their classification. Binary or JSON
-// outputs, the id, the timeout and the priority change only the
-// encoding or the scheduling, not the answer.
-func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) respcache.Key {
+// key hashes what the prep worker decides of the answer to req with
+// these inputs: the model's name and processing settings, the request's
+// one key (v2.WriteRequestKey: the model's name and every input's name,
+// datatype, shape and bytes, as the poison quarantine keys it), and the
+// requested outputs with their classification. Binary or JSON outputs,
+// the id, the timeout and the priority change only the encoding or the
+// scheduling, not the answer.
+func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) request {
 	b := respcache.NewKeyBuilder(c.identity)
-	v2.WriteInputsKey(b, inputs)
+	v2.WriteRequestKey(b, c.model, inputs)
 	return keyOutputs(b, req)
 }
 
 // imageKey is an image model's key, taken before decoding: the model's
-// identity, the images as sent (each one's bytes with its length, after
-// any base64: a JSON request carries them as base64 strings, a binary one
-// and a raw image body as raw bytes, and all three share the key), and
-// the requested outputs. The input's name and datatype are the model's one
-// BYTES input and its shape is the image count, so they add nothing; the
-// preprocess settings (size, resize, interpolation, channel order, scale,
-// mean, std, layout, dtype) are in the identity, so a reload that changes
-// them changes the key. The leading -1, never an input count, keeps image
-// keys apart from key's.
-func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) respcache.Key {
+// name and settings, the images as sent (each one's bytes with its
+// length, after any base64: a JSON request carries them as base64
+// strings, a binary one and a raw image body as raw bytes, and all three
+// share the key), and the requested outputs. The input's name and
+// datatype are the model's one BYTES input and its shape is the image
+// count, so they add nothing; the preprocess settings (size, resize,
+// interpolation, channel order, scale, mean, std, layout, dtype) are in
+// the identity, so a reload that changes them changes the key. The
+// leading -1, where key has the model name's length, keeps image keys
+// apart from key's.
+func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) request {
 	b := respcache.NewKeyBuilder(c.identity)
 	b.Int(-1)
 	b.Int(int64(len(images)))
@@ -103,34 +130,45 @@ func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) respcache.K
 
 // keyOutputs ends a key with req's requested outputs and their
 // classification.
-func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) respcache.Key {
+func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) request {
 	v2.WriteOutputsKey(b, req.Outputs)
+	return request(b.Sum())
+}
+
+// at is the key of r's answer as computed by the model file of identity
+// model (internal/modelid).
+func (r request) at(model string) respcache.Key {
+	b := respcache.NewKeyBuilder(model)
+	b.Bytes(r[:])
 	return b.Sum()
 }
 
 // lookup answers ctx from the cache when it holds the answer to req with
-// these inputs, and says whether it did; on a miss it returns the key to
-// store the answer under. Hits and misses are counted with the time the
-// lookup took. A model without a cache always misses, uncounted.
-func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, inputs []tensor.Tensor) (respcache.Key, bool) {
-	return h.lookupBy(ctx, m, req, func(c *modelCache) respcache.Key { return c.key(req, inputs) })
+// these inputs, and says whether it did; on a miss it returns the request
+// part of the key to store the answer under. Hits and misses are counted
+// with the time the lookup took. A model without a cache always misses,
+// uncounted.
+func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, inputs []tensor.Tensor) (request, bool) {
+	return h.lookupBy(ctx, m, req, func(c *modelCache) request { return c.key(req, inputs) })
 }
 
 // lookupImages is lookup for an image model's request, before its images
 // are decoded: a hit decodes nothing.
-func (h *handler) lookupImages(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, images [][]byte) (respcache.Key, bool) {
-	return h.lookupBy(ctx, m, req, func(c *modelCache) respcache.Key { return c.imageKey(req, images) })
+func (h *handler) lookupImages(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, images [][]byte) (request, bool) {
+	return h.lookupBy(ctx, m, req, func(c *modelCache) request { return c.imageKey(req, images) })
 }
 
-// lookupBy is lookup with the key that keyOf computes; its time counts
-// as the lookup's.
-func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, keyOf func(*modelCache) respcache.Key) (respcache.Key, bool) {
+// lookupBy is lookup with the request part that keyOf computes, under
+// the model identity of the last answer; its time counts as the
+// lookup's.
+func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, keyOf func(*modelCache) request) (request, bool) {
 	c := m.cache
 	if c == nil {
-		return respcache.Key{}, false
+		return request{}, false
 	}
 	start := time.Now()
-	k := keyOf(c)
+	r := keyOf(c)
+	k := r.at(c.currentModel())
 	var deadline time.Time // the client's, when the master passed one
 	if d, ok := clientBudget(&ctx.Request.Header); ok {
 		deadline = start.Add(d)
@@ -138,10 +176,10 @@ func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequ
 	if outs, ok := c.get(k, start, deadline); ok {
 		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
 		h.renderGated(ctx, m, req, outs)
-		return k, true
+		return r, true
 	}
 	c.seg.Miss(time.Since(start))
-	return k, false
+	return r, false
 }
 
 // get finds k's outputs in the local segment, then in Redis (waiting no
@@ -173,12 +211,28 @@ func (c *modelCache) expiry(now time.Time) time.Time {
 	return now.Add(c.ttl)
 }
 
-// store caches the postprocessed outputs of a successful request.
-func (c *modelCache) store(k respcache.Key, outs []tensor.Tensor) {
-	if c == nil {
+// currentModel is the model identity lookups use.
+func (c *modelCache) currentModel() string {
+	if p := c.current.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// store caches the postprocessed outputs of a successful request under
+// the identity of the model that computed them (worker.ModelIDHeader),
+// and makes it the one later lookups use. An answer without one (an
+// infer worker that did not say, or an image request whose chunks two
+// models computed) is not stored.
+func (c *modelCache) store(r request, model string, outs []tensor.Tensor) {
+	if c == nil || model == "" {
 		return
 	}
+	if c.currentModel() != model {
+		c.current.Store(&model)
+	}
 	now := time.Now()
+	k := r.at(model)
 	payload := tensor.AppendTensors(nil, outs)
 	c.seg.Put(k, payload, now, c.expiry(now))
 	c.redis.Set(k, payload, c.ttl, c.seg.MaxEntry())

@@ -24,7 +24,7 @@ import (
 )
 
 // cacheKey decodes a V2 request (headerLen -1 for JSON) and returns its key.
-func cacheKey(t *testing.T, body string, headerLen int) respcache.Key {
+func cacheKey(t *testing.T, body string, headerLen int) request {
 	t.Helper()
 	req, err := v2.DecodeInferRequest([]byte(body), headerLen)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestImageCacheKey(t *testing.T) {
 	req := &v2.InferRequest{}
 	a, b := []byte("image a"), []byte("image b")
 	k := c.imageKey(req, [][]byte{a, b})
-	for name, other := range map[string]respcache.Key{
+	for name, other := range map[string]request{
 		"other image":        c.imageKey(req, [][]byte{a, []byte("image c")}),
 		"other order":        c.imageKey(req, [][]byte{b, a}),
 		"split differently":  c.imageKey(req, [][]byte{[]byte("image ai"), []byte("mage b")}),
@@ -168,6 +168,58 @@ func TestFailedInferenceIsNotCached(t *testing.T) {
 	}
 }
 
+// TestCacheStoresUnderTheAnswersModel: an answer is stored under the
+// model identity its infer worker sent, not the one the prep worker was
+// told. A prep worker told model A whose infer worker (reloaded) answers
+// with model B stores B's answer under B; told A again (a rollback) and
+// answered by A, the same image misses and gets A's answer, where a
+// store under the prep worker's belief would have served B's. An answer
+// with no identity is not stored.
+func TestCacheStoresUnderTheAnswersModel(t *testing.T) {
+	var model atomic.Value
+	var value atomic.Uint32
+	cache := imageCache(t, "img\x00v1")
+	out := tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}}
+	h, inf := imageHandlerBy(t, testGate(1, 16<<20, 16<<20+200<<20), cache, out, func(ctx *fasthttp.RequestCtx) {
+		if id := model.Load().(string); id != "" {
+			ctx.Response.Header.Set(worker.ModelIDHeader, id)
+		}
+		o := out
+		o.Data = binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(value.Load())))
+		ctx.SetBody(tensor.AppendTensors(nil, []tensor.Tensor{o}))
+	})
+	img := encodePNG(t, 64, 48)
+	answer := func(what string) string {
+		t.Helper()
+		return answered(t, postImage(h, img), fasthttp.StatusOK, what)
+	}
+	modelA := "sha256:a"
+	cache.current.Store(&modelA)
+	model.Store("sha256:b")
+	value.Store(2)
+	fromB := answer("told A, answered by B")
+	if got := answer("B's answer again"); got != fromB || inf.hits.Load() != 1 {
+		t.Fatalf("the repeat answered %s after %d infer requests, want B's %s from the cache", got, inf.hits.Load(), fromB)
+	}
+	cache.current.Store(&modelA) // a prep worker told A again
+	model.Store(modelA)
+	value.Store(1)
+	fromA := answer("told A, answered by A")
+	if fromA == fromB || inf.hits.Load() != 2 {
+		t.Fatalf("told A again: %s after %d infer requests, want A's own answer (B's was %s), computed", fromA, inf.hits.Load(), fromB)
+	}
+	if got := answer("A's answer again"); got != fromA || inf.hits.Load() != 2 {
+		t.Fatalf("the repeat answered %s, want A's %s from the cache", got, fromA)
+	}
+	model.Store("")
+	other := encodePNG(t, 65, 48)
+	answered(t, postImage(h, other), fasthttp.StatusOK, "an answer with no model identity")
+	answered(t, postImage(h, other), fasthttp.StatusOK, "again")
+	if inf.hits.Load() != 4 {
+		t.Fatalf("%d infer requests, want 4: an answer with no identity is not cached", inf.hits.Load())
+	}
+}
+
 // TestModelsShareARedisClient: two models naming the same Redis share one
 // client (one pool, one bound on SETs); a model naming another has its own.
 func TestModelsShareARedisClient(t *testing.T) {
@@ -203,7 +255,7 @@ func TestBadRedisEntryIsNotCopiedLocally(t *testing.T) {
 	defer rc.Close()
 	c := imageCache(t, "img\x00v1")
 	c.redis = rc
-	k := c.imageKey(&v2.InferRequest{}, [][]byte{[]byte("image")})
+	k := c.imageKey(&v2.InferRequest{}, [][]byte{[]byte("image")}).at("sha256:m")
 	rc.Set(k, []byte("not tensors"), time.Minute, c.seg.MaxEntry())
 	polltest.Until(t, 5*time.Second, 10*time.Millisecond, "the bad SET lands", func() bool {
 		_, ok := rc.Get(k, time.Time{}, c.seg.MaxEntry())

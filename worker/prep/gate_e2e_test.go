@@ -25,6 +25,9 @@ func imageHandler(t *testing.T, gate *decodeGate) *handler {
 	return h
 }
 
+// testModelID is the model identity the fake infer workers answer with.
+const testModelID = "sha256:test"
+
 // cachedImageHandler is imageHandler with a response cache (nil: none),
 // and its fake infer worker, which exits mid-request (closes its
 // connection without answering) while exits is set (nil: never).
@@ -38,14 +41,22 @@ func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache, exits
 func imageHandlerOut(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool, out tensor.Tensor) (*handler, *fakeInfer) {
 	t.Helper()
 	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
-	inf := startFakeInfer(t, func(ctx *fasthttp.RequestCtx) {
+	return imageHandlerBy(t, gate, cache, out, func(ctx *fasthttp.RequestCtx) {
 		if exits != nil && exits.Load() {
 			ctx.HijackSetNoResponse(true)
 			ctx.Hijack(func(c net.Conn) { c.Close() })
 			return
 		}
+		ctx.Response.Header.Set(worker.ModelIDHeader, testModelID)
 		ctx.SetBody(reply)
 	})
+}
+
+// imageHandlerBy is imageHandlerOut whose fake infer worker answers with
+// behave; its model declares the output out.
+func imageHandlerBy(t *testing.T, gate *decodeGate, cache *modelCache, out tensor.Tensor, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
+	t.Helper()
+	inf := startFakeInfer(t, behave)
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	procs := []worker.Processing{{Model: "img", Image: &worker.ImageInput{MaxPixels: 40_000_000}}}
 	r := newRouter(up, procs, nil, zerolog.Nop())

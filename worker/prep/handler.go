@@ -12,7 +12,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
-	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
@@ -164,12 +163,12 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		refuseAnswer(ctx)
 		return
 	}
-	outs, status, err := h.forward(ctx, m, req)
+	outs, model, status, err := h.forward(ctx, m, req)
 	if err != nil {
 		writeError(ctx, status, err.Error())
 		return
 	}
-	h.respond(ctx, m, req, outs, key)
+	h.respond(ctx, m, req, outs, key, model)
 }
 
 // notImageModel is the error for an image body sent to a tensor model.
@@ -205,14 +204,14 @@ func binaryHeaderLen(ctx *fasthttp.RequestCtx, size int64) (int, error) {
 }
 
 // respond postprocesses the outputs (classification), stores them in the
-// model's response cache under key, if it has one, and writes the V2
-// response.
-func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key respcache.Key) {
+// model's response cache, if it has one, under key and the identity of
+// the model that computed them, and writes the V2 response.
+func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key request, model string) {
 	if err := m.postprocess(req, outs); err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, "postprocessing failed: "+err.Error())
 		return
 	}
-	m.cache.store(key, outs)
+	m.cache.store(key, model, outs)
 	h.renderGated(ctx, m, req, outs)
 }
 
@@ -229,9 +228,11 @@ func render(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []ten
 	ctx.Response.SetBodyRaw(body)
 }
 
-// forward runs the request on an infer worker; on failure it returns the
-// HTTP status to answer with.
-func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest) ([]tensor.Tensor, int, error) {
+// forward runs the request on an infer worker and returns its outputs
+// and the identity of the model file that computed them
+// (worker.ModelIDHeader; "" when the worker did not say); on failure it
+// returns the HTTP status to answer with.
+func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest) (outs []tensor.Tensor, model string, status int, err error) {
 	outputs := make([]string, len(req.Outputs))
 	for i, o := range req.Outputs {
 		outputs[i] = o.Name
@@ -244,14 +245,14 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
 	if timeout <= 0 { // the client has given up: no slot, no infer worker
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
-		return nil, fasthttp.StatusServiceUnavailable, errExpired
+		return nil, "", fasthttp.StatusServiceUnavailable, errExpired
 	}
 	deadline := time.Now().Add(timeout)
 	tr := &tensor.Request{Model: m.md.Name, Outputs: outputs, Inputs: req.Inputs}
 	ho, err := h.setBody(up, tr, deadline)
 	if err != nil {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
-		return nil, fasthttp.StatusServiceUnavailable, err
+		return nil, "", fasthttp.StatusServiceUnavailable, err
 	}
 	// After the reply is copied out, or at once on failure. The backstop
 	// is the longest an infer worker can keep a request (its upstream
@@ -268,23 +269,23 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	if err != nil {
 		h.log.WithLevel(failureLevel(err)).Err(err).Msg("infer worker request failed")
 		status, err := sendFailure(ctx, m.md.Name, err, timeout)
-		return nil, status, err
+		return nil, "", status, err
 	}
 	body, err := ho.reply(resp)
 	if err != nil {
-		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
+		return nil, "", fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
 		passOnFailure(ctx, resp)
-		return nil, resp.StatusCode(), fmt.Errorf("inference failed: %s", body)
+		return nil, "", resp.StatusCode(), fmt.Errorf("inference failed: %s", body)
 	}
 	// The response (and the slot) are released on return: the tensors
 	// alias the copy.
-	outs, err := tensor.ParseTensors(body)
+	outs, err = tensor.ParseTensors(body)
 	if err != nil {
-		return nil, fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
+		return nil, "", fasthttp.StatusInternalServerError, fmt.Errorf("bad reply from infer worker: %w", err)
 	}
-	return outs, fasthttp.StatusOK, nil
+	return outs, string(resp.Header.Peek(worker.ModelIDHeader)), fasthttp.StatusOK, nil
 }
 
 // passOnFailure copies the headers of an infer worker's failure that the

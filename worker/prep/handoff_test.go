@@ -74,7 +74,7 @@ func forwardWithin(h *handler, in time.Duration) (int, error) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(in).UnixNano(), 10))
 	m := &model{md: tensor.Metadata{Name: "m"}}
-	_, status, err := h.forward(&ctx, m, &v2.InferRequest{})
+	_, _, status, err := h.forward(&ctx, m, &v2.InferRequest{})
 	return status, err
 }
 

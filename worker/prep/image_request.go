@@ -61,6 +61,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		return
 	}
 	var outs []tensor.Tensor
+	var model string // the chunks' model identity; "" when they differ
 	for i, in := range inputs {
 		sub := *req
 		sub.Inputs = []tensor.Tensor{in}
@@ -68,17 +69,22 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 			refuseAnswer(ctx)
 			return
 		}
-		o, status, err := h.forward(ctx, m, &sub)
+		o, id, status, err := h.forward(ctx, m, &sub)
 		if err != nil {
 			writeError(ctx, status, err.Error())
 			return
+		}
+		if i == 0 {
+			model = id
+		} else if id != model {
+			model = "" // two models answered: cache nothing
 		}
 		if outs, err = concatBatch(outs, o); err != nil {
 			writeError(ctx, fasthttp.StatusInternalServerError, err.Error())
 			return
 		}
 	}
-	h.respond(ctx, m, req, outs, key)
+	h.respond(ctx, m, req, outs, key, model)
 }
 
 // imageRequest reads the images a request carries. A raw body is one
