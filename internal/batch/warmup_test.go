@@ -87,3 +87,23 @@ func TestWarmupInputsBytesAreEmptyStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupSizes: 1 and the max always, the powers of two between, the
+// preferred sizes, sorted and each once; batching off is one run.
+func TestWarmupSizes(t *testing.T) {
+	for _, c := range []struct {
+		max       int
+		preferred []int
+		want      []int
+	}{
+		{0, nil, []int{1}},
+		{1, nil, []int{1}},
+		{4, []int{4}, []int{1, 2, 4}},
+		{6, []int{3}, []int{1, 2, 3, 4, 6}},
+		{65536, nil, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}},
+	} {
+		if got := WarmupSizes(c.max, c.preferred); !slices.Equal(got, c.want) {
+			t.Errorf("WarmupSizes(%d, %v) = %v, want %v", c.max, c.preferred, got, c.want)
+		}
+	}
+}
