@@ -14,8 +14,9 @@ import (
 
 // modelsWorker plays an infer worker loading spec.Models: it reports each
 // model's state, dies (exit 2, as a Go process does on a SIGFPE in C code)
-// on a model named crash*, reports bad* unavailable, skips what the master
-// marked unavailable, then serves.
+// on a model named crash*, hangs on hang* (until boot_timeout kills it),
+// reports bad* unavailable, skips what the master marked unavailable, then
+// serves.
 func modelsWorker(spec *worker.Spec) {
 	rt := worker.Start(spec)
 	for _, m := range spec.Models {
@@ -27,6 +28,8 @@ func modelsWorker(spec *worker.Spec) {
 		switch {
 		case strings.HasPrefix(m.Name, "crash"):
 			os.Exit(2)
+		case strings.HasPrefix(m.Name, "hang"):
+			select {}
 		case strings.HasPrefix(m.Name, "bad"):
 			rt.ModelState(m.Name, worker.ModelUnavailable, "warm-up failed")
 		default:
@@ -70,6 +73,42 @@ func TestPositionSkipsModelsItsWorkersDiedOn(t *testing.T) {
 	changed[1].Version = "2"
 	if got := s.skippedModels(changed); len(got) != 1 || got["crash2"] == "" {
 		t.Errorf("skipped after crash1's file changed = %v, want only crash2", got)
+	}
+}
+
+// TestPositionSkipsModelsThatDoNotFitBootTimeout: a worker killed at
+// boot_timeout while it loads or warms up a model is booted again at once
+// without that model, which is unavailable saying so; the first boot
+// succeeds (at 49438f4 it failed, and the master exited). The model is
+// tried again once its spec or boot_timeout changes.
+func TestPositionSkipsModelsThatDoNotFitBootTimeout(t *testing.T) {
+	lc := testLifecycle()
+	lc.bootTimeout = 3 * time.Second
+	s, _, _ := testPosition(t, "models", lc)
+	s.tmpl.Role = worker.RoleInfer
+	for _, n := range []string{"a", "hang", "b"} {
+		s.tmpl.Models = append(s.tmpl.Models, worker.Model{Name: n, Path: n + ".onnx", Version: "1"})
+	}
+	bootPosition(t, s)
+	p := s.serving()
+	un, ready := p.models.snapshot()
+	if len(un) != 1 || !ready["a"] || !ready["b"] {
+		t.Fatalf("unavailable %v, ready %v: want hang unavailable, a and b ready", un, ready)
+	}
+	if !strings.Contains(un["hang"], "did not fit boot_timeout (3s)") || !strings.Contains(un["hang"], "raise boot_timeout") {
+		t.Errorf("hang: reason %q, want it to name boot_timeout and what to change", un["hang"])
+	}
+	s.mu.Lock()
+	skipped := s.skipped
+	s.mu.Unlock()
+	longer := &position{lc: &lifecycle{bootTimeout: time.Minute}, skipped: skipped}
+	if got := longer.skippedModels(p.spec.Models); len(got) != 0 {
+		t.Errorf("skipped with a longer boot_timeout = %v, want none", got)
+	}
+	batched := append([]worker.Model(nil), p.spec.Models...)
+	batched[1].Batching = &worker.Batching{MaxBatchSize: 8}
+	if got := s.skippedModels(batched); len(got) != 0 {
+		t.Errorf("skipped after hang's batching changed = %v, want none", got)
 	}
 }
 
