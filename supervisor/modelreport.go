@@ -2,6 +2,9 @@ package supervisor
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,4 +112,42 @@ func (e *warmupCrash) reason() string {
 	}
 	return fmt.Sprintf("an infer worker (pid %d) died (%s) while loading or warming it up; "+
 		"the model is skipped until its file or config changes: fix it (or set its warmup: none or a request file) and reload", e.PID, e.Exit)
+}
+
+// loadFailed is why a reload's replacement worker was refused: it does not
+// serve Models (name -> reason), which the worker it was to replace
+// serves. Their new file or config failed to load, to warm up or to fit
+// boot_timeout; the old worker keeps serving their previous version, and
+// the reload keeps their previous config (Master.applyReload).
+type loadFailed struct {
+	Models map[string]string
+}
+
+func (e *loadFailed) Error() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(e.Models)) {
+		parts = append(parts, fmt.Sprintf("failed to load %q: %s", name, e.Models[name]))
+	}
+	return strings.Join(parts, "; ") + " (the previous version keeps serving, with its config)"
+}
+
+// keepsModels is a reload's check on the replacement of old (see
+// position.replace): it refuses, with a *loadFailed, a worker that does not
+// serve every model old serves and the new spec still lists. A model old
+// did not serve either may stay unavailable: nothing is lost.
+func keepsModels(old *process) func(*process) error {
+	_, served := old.models.snapshot()
+	return func(next *process) error {
+		un, _ := next.models.snapshot()
+		failed := map[string]string{}
+		for name := range served {
+			if reason, down := un[name]; down {
+				failed[name] = reason
+			}
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		return &loadFailed{Models: failed}
+	}
 }

@@ -487,7 +487,7 @@ func (s *position) serve(p *process) (stopped bool) {
 		if reason == "" {
 			continue
 		}
-		if next, _ := s.replace(p, reason); next != nil {
+		if next, _ := s.replace(p, reason, nil); next != nil {
 			p = next
 			lifetime = s.lifetimeTimer()
 			retry, retryDelay = nil, s.lc.backoffBase
@@ -531,10 +531,16 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 		r.done <- nil
 		return p, false
 	}
-	next, err := s.replace(p, "reload")
+	next, err := s.replace(p, "reload", keepsModels(p))
 	if err != nil && s.stopping() {
 		s.tmpl, s.lc = oldTmpl, oldLC
 		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
+		return p, false
+	}
+	var failed *loadFailed
+	if errors.As(err, &failed) {
+		s.tmpl, s.lc = oldTmpl, oldLC
+		r.done <- fmt.Errorf("%s: %w", s.name, err)
 		return p, false
 	}
 	if err != nil {
@@ -548,8 +554,9 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 
 // replace boots a successor for old while old keeps serving, swaps it in,
 // and hands old to the master to drain and stop. It returns the successor,
-// or an error (old still serving) when the successor failed to boot.
-func (s *position) replace(old *process, reason string) (*process, error) {
+// or an error (old still serving) when the successor failed to boot or
+// accept (if not nil) refused it.
+func (s *position) replace(old *process, reason string, accept func(*process) error) (*process, error) {
 	log := s.log.With().Str("worker", s.name).Int("pid", old.pid()).Str("reason", reason).Logger()
 	select {
 	case s.lc.surge <- struct{}{}:
@@ -560,6 +567,11 @@ func (s *position) replace(old *process, reason string) (*process, error) {
 	log.Info().Msg("recycling: booting a replacement")
 	s.setState(stateRecycling)
 	next, err := s.boot()
+	if err == nil && accept != nil {
+		if err = accept(next); err != nil {
+			next.kill() // it never served: nothing routes to it
+		}
+	}
 	if err != nil {
 		log.Error().Err(err).Msg("replacement failed to boot; the old worker keeps serving")
 		s.setState(stateReady)

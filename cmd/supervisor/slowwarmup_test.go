@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,4 +40,75 @@ func TestSlowWarmupLeavesTheMasterUp(t *testing.T) {
 	if w := workerNamed(t, in, "infer-0"); w.Restarts != 0 || w.State != "ready" {
 		t.Errorf("infer-0 %+v: want ready with no restart counted (the boot retry is not one)", w)
 	}
+}
+
+// fixedBody is one request of fixed.onnx ([2,3]).
+func fixedBody() []byte {
+	return []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2,3],"data":[1,2,3,4,5,6]}]}`)
+}
+
+// TestRepositoryLoadThatFailsChangesNothing (issue 28): a load whose
+// override makes a serving model fail (a warm-up that does not fit
+// boot_timeout; a batching the model's fixed shape refuses) answers 400
+// naming it, and changes nothing: the previous version keeps answering,
+// the override is not in force, and a later reload that touches the infer
+// workers succeeds without trying it again. At 49438f4 the first load
+// answered 500 "applied, but ... failed in part", and the override stayed.
+func TestRepositoryLoadThatFailsChangesNothing(t *testing.T) {
+	slow := writeModel(t, t.TempDir(), "slow", onnxmodel.SlowRows(100, 1000))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp", "fixed"}, bootTimeout: "5s",
+		modelItems: "  - {name: slow, path: " + slow + ", batching: {max_batch_size: 64}}\n",
+		extra:      "model_control: explicit\n"})
+	huge := `{"parameters":{"config":"{\"max_batch_size\":65536}"}}`
+	code, msg := repoCall(t, in, "/v2/repository/models/slow/load", huge)
+	if code != http.StatusBadRequest || !strings.Contains(msg, `failed to load "slow": loading and warming it up did not fit boot_timeout (5s)`) {
+		t.Errorf("load of slow with max_batch_size 65536 = %d %q, want 400 saying it did not fit boot_timeout", code, msg)
+	}
+	wantServes(t, in, "slow", slowRowsBody())
+	batched := `{"parameters":{"config":"{\"max_batch_size\":8}"}}`
+	code, msg = repoCall(t, in, "/v2/repository/models/fixed/load", batched)
+	if code != http.StatusBadRequest || !strings.Contains(msg, `failed to load "fixed"`) || !strings.Contains(msg, "not dynamic") {
+		t.Errorf("load of fixed with max_batch_size 8 = %d %q, want 400 with the batcher's refusal", code, msg)
+	}
+	wantServes(t, in, "fixed", fixedBody())
+	idx := repoIndex(t, in, "")
+	wantIndexState(t, idx, "slow", "READY", "")
+	wantIndexState(t, idx, "fixed", "READY", "")
+	wantAPIState(t, in, nil)
+
+	// A reload whose file makes fixed fail exits 1 naming it; fixed keeps
+	// serving, and the rest of the change (a new model) applies.
+	base, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := filepath.Join(modelsDir, "types.onnx")
+	withTypes := strings.Replace(string(base), "models:\n", "models:\n  - {name: types, path: "+types+"}\n", 1)
+	writeConfig(t, in, strings.Replace(withTypes, "fixed.onnx}", "fixed.onnx, batching: {max_batch_size: 8}}", 1))
+	if out, err := in.cli("reload"); err == nil || !strings.Contains(out, `failed to load "fixed"`) {
+		t.Errorf("reload with fixed batched = %v, want exit 1 naming fixed:\n%s", err, out)
+	}
+	wantServes(t, in, "fixed", fixedBody())
+	if code, body, _ := in.get("/v2/models/types/ready"); code != http.StatusOK {
+		t.Errorf("types after the reload that failed for fixed: ready = %d %s, want 200", code, body)
+	}
+
+	// A reload that replaces the infer worker (a model added) does not
+	// try the failed overrides again (no second boot_timeout kill).
+	mlp := filepath.Join(modelsDir, "mlp.onnx")
+	writeConfig(t, in, strings.Replace(withTypes, "models:\n", "models:\n  - {name: mlp2, path: "+mlp+"}\n", 1))
+	if out, err := in.cli("reload"); err != nil || !strings.Contains(out, "replaced infer-0") {
+		t.Errorf("reload after the failed loads = %v, want success replacing infer-0:\n%s", err, out)
+	}
+	wantServes(t, in, "mlp2", mlpBody())
+	if n := strings.Count(in.log.String(), "worker killed at boot_timeout"); n != 1 {
+		t.Errorf("%d boot_timeout kills in the log, want 1 (the failed load's)", n)
+	}
+	for m, body := range map[string][]byte{"slow": slowRowsBody(), "fixed": fixedBody(), "mlp": mlpBody()} {
+		wantServes(t, in, m, body)
+	}
+	if code, msg := repoCall(t, in, "/v2/repository/models/slow/load", `{"parameters":{"config":"{\"max_batch_size\":128}"}}`); code != http.StatusOK {
+		t.Errorf("load of slow with max_batch_size 128 = %d %q, want 200", code, msg)
+	}
+	wantServes(t, in, "slow", slowRowsBody())
 }
