@@ -223,6 +223,9 @@ func check(args []string) error {
 	if err := cfg.CheckModels(); err != nil {
 		return err
 	}
+	for _, w := range cfg.WarmupWarnings() {
+		fmt.Printf("\n# WARNING: %s\n", w)
+	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
 	return nil
 }

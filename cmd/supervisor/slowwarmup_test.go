@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,28 @@ func TestSlowWarmupLeavesTheMasterUp(t *testing.T) {
 	}
 	if w := workerNamed(t, in, "infer-0"); w.Restarts != 0 || w.State != "ready" {
 		t.Errorf("infer-0 %+v: want ready with no restart counted (the boot retry is not one)", w)
+	}
+}
+
+// TestCheckWarnsWhenAWarmupCannotFit (issue 28): `supervisor check`
+// estimates each model's loading and warm-up and warns when it cannot fit
+// boot_timeout; at 49438f4 it accepted the config in silence. The models
+// are those of TestSlowWarmupLeavesTheMasterUp; check starts no master.
+func TestCheckWarnsWhenAWarmupCannotFit(t *testing.T) {
+	lib := needORT(t)
+	dir := t.TempDir()
+	slow := writeModel(t, dir, "slow", onnxmodel.SlowRows(100, 1000))
+	cfg := writeBytes(t, filepath.Join(dir, "supervisor.yaml"), []byte("onnxruntime_library: "+lib+"\nboot_timeout: 8s\nmodels:\n"+
+		"  - {name: mlp, path: "+filepath.Join(modelsDir, "mlp.onnx")+"}\n"+
+		"  - {name: fits, path: "+slow+", batching: {max_batch_size: 512}}\n"+
+		"  - {name: toolong, path: "+slow+", batching: {max_batch_size: 65536}}\n"+
+		"placement:\n  overcommit: true\n"))
+	b, err := exec.Command(binPath, "check", "-c", cfg).CombinedOutput()
+	out := string(b)
+	if err != nil || !strings.Contains(out, `# WARNING: model "toolong": loading and warming it up is estimated at`) ||
+		!strings.Contains(out, "batch sizes 1, 2, 4, ..., 32768, 65536 (131071 rows)") ||
+		!strings.Contains(out, "an estimate), over boot_timeout (8s)") || strings.Contains(out, `model "fits"`) {
+		t.Errorf("check (%v) does not warn about toolong's warm-up alone:\n%s", err, out)
 	}
 }
 

@@ -24,7 +24,7 @@ func (b *Batcher) WarmUp() error { return b.WarmUpFilled(false) }
 // the process instead of failing the run.
 func (b *Batcher) WarmUpFilled(intOnes bool) error {
 	for _, n := range WarmupSizes(b.cfg.MaxBatchSize, b.cfg.PreferredBatchSizes) {
-		inputs, err := warmupInputs(b.md.Inputs, n, b.cfg.MaxBatchSize > 0, intOnes)
+		inputs, err := WarmupInputs(b.md.Inputs, n, b.cfg.MaxBatchSize > 0, intOnes)
 		if err == nil {
 			_, err = b.run(context.Background(), inputs)
 		}
@@ -78,11 +78,12 @@ func (b *Batcher) WarmUpWith(inputs []tensor.Tensor) error {
 	return nil
 }
 
-// warmupInputs builds inputs with rows rows when batching, every other
+// WarmupInputs builds the zeros warm-up's inputs (also what `supervisor
+// check` times): rows rows when batching, every other
 // dynamic dimension set to 1 and fixed ones (0 included) as declared,
 // filled with zeros (BYTES: empty strings), or integer inputs with ones
 // when intOnes.
-func warmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tensor.Tensor, error) {
+func WarmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tensor.Tensor, error) {
 	inputs := make([]tensor.Tensor, len(specs))
 	for i, s := range specs {
 		shape := make([]int64, len(s.Shape))
