@@ -239,6 +239,13 @@ func (p *process) waitReady(timeout time.Duration) error {
 		return err
 	case <-t.C:
 		p.kill()
+		// The event reader says its word once it has read every line the
+		// worker wrote (at EOF, now): the model it was on is the last one
+		// it named.
+		select {
+		case <-p.ready:
+		case <-time.After(time.Second):
+		}
 		return p.models.timedOut(p.pid(), timeout)
 	}
 }
