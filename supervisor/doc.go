@@ -77,10 +77,11 @@
 //     taken out before it is replaced.
 //   - A model that fails to load or warm up makes only itself unavailable:
 //     infer workers report each model's state on their event pipe before
-//     "ok" (worker.ModelState). A worker that dies while warming a model is
-//     booted again at once without it (position.skipped, keyed by the model's
-//     path and file version): at most one extra boot per model, never a
-//     crash loop. strict_readiness adds "every model serves" to
+//     "ok" (worker.ModelState). A worker that dies while warming a model,
+//     or is killed there at boot_timeout, is booted again at once without
+//     it (position.skipped, keyed by the model's spec, and boot_timeout
+//     for a timeout): at most one extra boot per model, never a crash
+//     loop, and never a master that exits at start for one slow model. strict_readiness adds "every model serves" to
 //     /v2/health/ready.
 //   - Stop drains in order: with drain_grace, first a lame duck
 //     (lameduck.go: ready answers 503 while everything still serves, a

@@ -2,7 +2,11 @@ package supervisor
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -16,6 +20,7 @@ type modelReport struct {
 	unavailable map[string]string // model -> reason
 	ready       map[string]bool
 	warming     string // set by ModelWarming, cleared by the model's next state
+	warmingAt   time.Time
 }
 
 func (r *modelReport) record(ev worker.ModelEvent) {
@@ -27,7 +32,7 @@ func (r *modelReport) record(ev worker.ModelEvent) {
 	r.warming = ""
 	switch ev.State {
 	case worker.ModelWarming:
-		r.warming = ev.Name
+		r.warming, r.warmingAt = ev.Name, time.Now()
 	case worker.ModelReady:
 		r.ready[ev.Name] = true
 	case worker.ModelUnavailable:
@@ -44,6 +49,20 @@ func (r *modelReport) diedBooting(pid int, exit string) error {
 		return &warmupCrash{Model: r.warming, PID: pid, Exit: exit}
 	}
 	return fmt.Errorf("exited before it was ready (%s)", exit)
+}
+
+// timedOut is the boot error of a worker killed at boot_timeout: a
+// *warmupCrash naming the model it was loading or warming up then, so
+// that the position boots again without that model (its warm-up does not
+// fit), or a plain error when it was past its models.
+func (r *modelReport) timedOut(pid int, timeout time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warming != "" {
+		return &warmupCrash{Model: r.warming, PID: pid, Exit: "killed at boot_timeout",
+			BootTimeout: timeout, Took: time.Since(r.warmingAt)}
+	}
+	return fmt.Errorf("not ready within boot_timeout (%s): killed", timeout)
 }
 
 // snapshot returns copies of the unavailable models and their reasons,
@@ -63,21 +82,72 @@ func (r *modelReport) snapshot() (unavailable map[string]string, ready map[strin
 
 // warmupCrash is the boot error of an infer worker that died (a signal
 // from inside ONNX Runtime, typically SIGFPE on an integer Mod or Div by
-// zero) while it was loading or warming up Model. The position then marks the
+// zero) while it was loading or warming up Model, or that was killed
+// there at boot_timeout (BootTimeout set). The position then marks the
 // model unavailable and boots again without it (position.boot), instead of
-// crash-looping and leaving every other model unserved.
+// crash-looping, or exiting the master at its first boot, and leaving
+// every other model unserved.
 type warmupCrash struct {
 	Model string
 	PID   int
 	Exit  string // how the process ended, e.g. "signal: floating point exception"
+	// BootTimeout is the boot_timeout the worker was killed at (0: it
+	// died on its own); Took how long it had been on Model then.
+	BootTimeout, Took time.Duration
 }
 
 func (e *warmupCrash) Error() string {
+	if e.BootTimeout > 0 {
+		return fmt.Sprintf("not ready within boot_timeout (%s): killed while loading or warming up model %q", e.BootTimeout, e.Model)
+	}
 	return fmt.Sprintf("exited (%s) while loading or warming up model %q", e.Exit, e.Model)
 }
 
 // reason is what the model's unavailability says afterwards.
 func (e *warmupCrash) reason() string {
+	if e.BootTimeout > 0 {
+		return fmt.Sprintf("loading and warming it up did not fit boot_timeout (%s): an infer worker (pid %d) was killed after %s on it; "+
+			"the model is skipped until its file, its config or boot_timeout changes: raise boot_timeout, lower its max_batch_size, or set its warmup: none, and reload",
+			e.BootTimeout, e.PID, e.Took.Round(time.Millisecond))
+	}
 	return fmt.Sprintf("an infer worker (pid %d) died (%s) while loading or warming it up; "+
 		"the model is skipped until its file or config changes: fix it (or set its warmup: none or a request file) and reload", e.PID, e.Exit)
+}
+
+// loadFailed is why a reload's replacement worker was refused: it does not
+// serve Models (name -> reason), which the worker it was to replace
+// serves. Their new file or config failed to load, to warm up or to fit
+// boot_timeout; the old worker keeps serving their previous version, and
+// the reload keeps their previous config (Master.applyReload).
+type loadFailed struct {
+	Models map[string]string
+}
+
+func (e *loadFailed) Error() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(e.Models)) {
+		parts = append(parts, fmt.Sprintf("failed to load %q: %s", name, e.Models[name]))
+	}
+	return strings.Join(parts, "; ") + " (the previous version keeps serving, with its config)"
+}
+
+// keepsModels is a reload's check on the replacement of old (see
+// position.replace): it refuses, with a *loadFailed, a worker that does not
+// serve every model old serves and the new spec still lists. A model old
+// did not serve either may stay unavailable: nothing is lost.
+func keepsModels(old *process) func(*process) error {
+	_, served := old.models.snapshot()
+	return func(next *process) error {
+		un, _ := next.models.snapshot()
+		failed := map[string]string{}
+		for name := range served {
+			if reason, down := un[name]; down {
+				failed[name] = reason
+			}
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		return &loadFailed{Models: failed}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -116,15 +117,19 @@ type position struct {
 	recycles int
 	failures int // consecutive failed boots
 	lastExit string
-	// skipped are the models this position's workers died on while warming
-	// them up (see warmupCrash), keyed by name; a model is skipped only
-	// while its path and file version are the ones it died on.
+	// skipped are the models this position's workers died on, or were
+	// killed on at boot_timeout, while loading or warming them up (see
+	// warmupCrash), keyed by name; a model is skipped only while its spec
+	// (path, file version, batching, warm-up...) is the one it died on,
+	// and, for a timeout, boot_timeout is unchanged.
 	skipped map[string]skippedModel
 }
 
 // skippedModel is a model a worker of the position died on.
 type skippedModel struct {
-	path, version, reason string
+	model       worker.Model
+	bootTimeout time.Duration // the one it did not fit; 0 for a crash
+	reason      string
 }
 
 func newPosition(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks positionHooks, log zerolog.Logger) *position {
@@ -199,7 +204,7 @@ func (s *position) skippedModels(models []worker.Model) map[string]string {
 	defer s.mu.Unlock()
 	var out map[string]string
 	for _, m := range models {
-		if sk, ok := s.skipped[m.Name]; ok && sk.path == m.Path && sk.version == m.Version {
+		if sk, ok := s.skipped[m.Name]; ok && reflect.DeepEqual(sk.model, m) && (sk.bootTimeout == 0 || sk.bootTimeout == s.lc.bootTimeout) {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -219,11 +224,14 @@ func (s *position) skip(spec worker.Spec, crash *warmupCrash) {
 		if s.skipped == nil {
 			s.skipped = map[string]skippedModel{}
 		}
-		s.skipped[m.Name] = skippedModel{path: m.Path, version: m.Version, reason: crash.reason()}
+		s.skipped[m.Name] = skippedModel{model: m, bootTimeout: crash.BootTimeout, reason: crash.reason()}
 		s.mu.Unlock()
 	}
-	s.log.Error().Str("worker", s.name).Int("pid", crash.PID).Str("model", crash.Model).Str("exit", crash.Exit).
-		Msg("worker died while warming up a model: marking the model unavailable and booting again without it")
+	msg := "worker died while warming up a model: marking the model unavailable and booting again without it"
+	if crash.BootTimeout > 0 {
+		msg = "worker killed at boot_timeout while loading or warming up a model: marking the model unavailable and booting again without it"
+	}
+	s.log.Error().Str("worker", s.name).Int("pid", crash.PID).Str("model", crash.Model).Str("exit", crash.Exit).Msg(msg)
 }
 
 // start runs the position in its own goroutine; the first boot's outcome goes
@@ -479,7 +487,7 @@ func (s *position) serve(p *process) (stopped bool) {
 		if reason == "" {
 			continue
 		}
-		if next, _ := s.replace(p, reason); next != nil {
+		if next, _ := s.replace(p, reason, nil); next != nil {
 			p = next
 			lifetime = s.lifetimeTimer()
 			retry, retryDelay = nil, s.lc.backoffBase
@@ -523,10 +531,16 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 		r.done <- nil
 		return p, false
 	}
-	next, err := s.replace(p, "reload")
+	next, err := s.replace(p, "reload", keepsModels(p))
 	if err != nil && s.stopping() {
 		s.tmpl, s.lc = oldTmpl, oldLC
 		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
+		return p, false
+	}
+	var failed *loadFailed
+	if errors.As(err, &failed) {
+		s.tmpl, s.lc = oldTmpl, oldLC
+		r.done <- fmt.Errorf("%s: %w", s.name, err)
 		return p, false
 	}
 	if err != nil {
@@ -540,8 +554,9 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 
 // replace boots a successor for old while old keeps serving, swaps it in,
 // and hands old to the master to drain and stop. It returns the successor,
-// or an error (old still serving) when the successor failed to boot.
-func (s *position) replace(old *process, reason string) (*process, error) {
+// or an error (old still serving) when the successor failed to boot or
+// accept (if not nil) refused it.
+func (s *position) replace(old *process, reason string, accept func(*process) error) (*process, error) {
 	log := s.log.With().Str("worker", s.name).Int("pid", old.pid()).Str("reason", reason).Logger()
 	select {
 	case s.lc.surge <- struct{}{}:
@@ -552,6 +567,11 @@ func (s *position) replace(old *process, reason string) (*process, error) {
 	log.Info().Msg("recycling: booting a replacement")
 	s.setState(stateRecycling)
 	next, err := s.boot()
+	if err == nil && accept != nil {
+		if err = accept(next); err != nil {
+			next.kill() // it never served: nothing routes to it
+		}
+	}
 	if err != nil {
 		log.Error().Err(err).Msg("replacement failed to boot; the old worker keeps serving")
 		s.setState(stateReady)

@@ -229,7 +229,8 @@ func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
 }
 
 // waitReady waits for the readiness signal, at most timeout. On timeout
-// the process is killed.
+// the process is killed, and the error is a *warmupCrash when it was
+// loading or warming up a model then (modelReport.timedOut).
 func (p *process) waitReady(timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -238,7 +239,14 @@ func (p *process) waitReady(timeout time.Duration) error {
 		return err
 	case <-t.C:
 		p.kill()
-		return fmt.Errorf("not ready within boot_timeout (%s): killed", timeout)
+		// The event reader says its word once it has read every line the
+		// worker wrote (at EOF, now): the model it was on is the last one
+		// it named.
+		select {
+		case <-p.ready:
+		case <-time.After(time.Second):
+		}
+		return p.models.timedOut(p.pid(), timeout)
 	}
 }
 

@@ -3,7 +3,9 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,15 +148,69 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
 	}
+	old := m.cfg()
 	m.generation.Add(1)
 	m.conf.Store(cfg)
 	m.repo.Commit(cfg)
 	m.front.SetKeys(keys)
 	m.applySettings(cfg)
 	// Infer first: prep workers booted next get the new infer workers.
-	err = errors.Join(m.reconcile(cfg, m.infer, res), m.reconcile(cfg, m.prep, res))
+	err = m.reconcile(cfg, m.infer, res)
+	if failed, others := splitLoadFailures(err); failed != nil {
+		// Loads that fail change nothing: those models keep the config
+		// their serving version was loaded with, and the infer workers
+		// refused for them get the rest of the change.
+		res.FailedModels = failed.Models
+		cfg = withModelsOf(cfg, old, failed.Models)
+		m.conf.Store(cfg)
+		err = errors.Join(failed, others, m.reconcile(cfg, m.infer, res))
+	}
+	err = errors.Join(err, m.reconcile(cfg, m.prep, res))
 	m.board.Stamp(m.generation.Load(), m.servingRecords())
 	return err
+}
+
+// splitLoadFailures takes the *loadFailed errors out of a reconcile's
+// error (one per refused position), merged into one; others is the rest.
+func splitLoadFailures(err error) (failed *loadFailed, others error) {
+	var rest []error
+	var walk func(error)
+	walk = func(err error) {
+		var lf *loadFailed
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		} else if errors.As(err, &lf) {
+			if failed == nil {
+				failed = &loadFailed{Models: map[string]string{}}
+			}
+			maps.Copy(failed.Models, lf.Models)
+		} else if err != nil {
+			rest = append(rest, err)
+		}
+	}
+	walk(err)
+	return failed, errors.Join(rest...)
+}
+
+// withModelsOf returns cfg with the models named in names configured as
+// in old (the config their serving version was loaded with); a model old
+// does not have stays as cfg has it.
+func withModelsOf(cfg, old *config.Config, names map[string]string) *config.Config {
+	c := *cfg
+	c.Models = slices.Clone(cfg.Models)
+	for i, mc := range c.Models {
+		if _, ok := names[mc.Name]; !ok {
+			continue
+		}
+		for _, om := range old.Models {
+			if om.Name == mc.Name {
+				c.Models[i] = om
+			}
+		}
+	}
+	return &c
 }
 
 // reloadable rejects changes a running master cannot apply in place.

@@ -113,6 +113,8 @@ type options struct {
 	// ortLibrary replaces the ONNX Runtime library path (default: the one
 	// found).
 	ortLibrary string
+	// bootTimeout replaces boot_timeout (default 60s).
+	bootTimeout string
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -175,6 +177,9 @@ func startInstance(t *testing.T, o options) *instance {
 	if o.maxBodyBytes == "" {
 		o.maxBodyBytes = "8MiB"
 	}
+	if o.bootTimeout == "" {
+		o.bootTimeout = "60s"
+	}
 	if o.prepCPUs == "" {
 		o.prepCPUs = "auto"
 	}
@@ -211,7 +216,7 @@ runtime_dir: %s
 onnxruntime_library: %s
 max_body_bytes: %s
 shutdown_timeout: 10s
-boot_timeout: 60s
+boot_timeout: %s
 models:
 %sprep:
   workers: %d
@@ -230,7 +235,7 @@ metrics:
   listen: 127.0.0.1:%d
 grpc:
   listen: %s
-%s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.modelsYAML()+o.modelItems,
+%s`, port, in.runtimeDir, lib, o.maxBodyBytes, o.bootTimeout, o.modelsYAML()+o.modelItems,
 		o.prepWorkers, o.prepCPUs, o.recycle, o.prepSection, o.inferWorkers, o.inferCPUs, o.recycle, metricsPort, in.grpcAddr, o.extra)
 	if err := os.WriteFile(in.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

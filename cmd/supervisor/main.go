@@ -223,6 +223,9 @@ func check(args []string) error {
 	if err := cfg.CheckModels(); err != nil {
 		return err
 	}
+	for _, w := range cfg.WarmupWarnings() {
+		fmt.Printf("\n# WARNING: %s\n", w)
+	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
 	return nil
 }
@@ -272,7 +275,10 @@ func reload(args []string) error {
 		return err
 	}
 	cfg := f.controlConfig()
-	wait := 2*cfg.BootTimeout.Duration + cfg.Workers.DrainTimeout.Duration + 30*time.Second
+	// An infer worker may boot three times in one reload: killed at
+	// boot_timeout on a model, again without it, and, when that model
+	// kept its previous config, once more with the rest of the change.
+	wait := 3*cfg.BootTimeout.Duration + cfg.Workers.DrainTimeout.Duration + 30*time.Second
 	resp, err := control.Call(cfg.RuntimeDir, "reload", wait)
 	if err != nil {
 		return fmt.Errorf("reload failed: %w", err)

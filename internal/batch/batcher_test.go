@@ -379,8 +379,11 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestWarmUpRunsEveryBatchSize(t *testing.T) {
-	h := newHarness(t, Config{MaxBatchSize: 4, PreferredBatchSizes: []int{4}}, dynamicMD(), false)
+// TestWarmUpRunsTheSizesThatRun: warm-up runs 1, the powers of two, the
+// preferred sizes and max_batch_size, not every size from 1 to the max
+// (a max_batch_size of 65536 ran for ever and its worker never booted).
+func TestWarmUpRunsTheSizesThatRun(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchSize: 100, PreferredBatchSizes: []int{24, 8}}, dynamicMD(), false)
 	if err := h.b.WarmUp(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,8 +392,8 @@ func TestWarmUpRunsEveryBatchSize(t *testing.T) {
 	for _, s := range shapes {
 		rows = append(rows, s[0])
 	}
-	if !slices.Equal(rows, []int64{1, 2, 3, 4}) {
-		t.Errorf("warmed batch sizes %v, want 1 to 4", rows)
+	if want := []int64{1, 2, 4, 8, 16, 24, 32, 64, 100}; !slices.Equal(rows, want) {
+		t.Errorf("warmed batch sizes %v, want %v", rows, want)
 	}
 	if s := h.b.Stats(); s.ExecutionCount != 0 {
 		t.Errorf("warm-up counted in stats: %+v", s)

@@ -3,19 +3,19 @@ package batch
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
-// WarmUp runs the model once on zero inputs at every batch size the
-// Batcher may form, so that no request pays ONNX Runtime's first-run cost
-// for a shape (memory planning, kernel selection). That is every size from 1
-// to MaxBatchSize: preferred sizes do not narrow it, since a partial batch
-// after MaxQueueDelay, or one cut short because the next request does not
-// fit, can have any size. With batching off it is one run. Dynamic
-// dimensions past the first are warmed at size 1 only; other sizes pay
-// their first run; a dimension fixed at 0 stays 0. WarmUp calls the RunFunc
-// directly, outside the queue and the statistics; call it before serving.
+// WarmUp runs the model once on zero inputs at each batch size of
+// WarmupSizes, so that the batch sizes that run most do not pay ONNX
+// Runtime's first-run cost for a shape (memory planning, kernel or
+// algorithm selection, the arena growing). With batching off it is one
+// run. Dynamic dimensions past the first are warmed at size 1 only; other
+// sizes pay their first run; a dimension fixed at 0 stays 0. WarmUp calls
+// the RunFunc directly, outside the queue and the statistics; call it
+// before serving.
 func (b *Batcher) WarmUp() error { return b.WarmUpFilled(false) }
 
 // WarmUpFilled is WarmUp with integer inputs filled with ones instead of
@@ -23,12 +23,8 @@ func (b *Batcher) WarmUp() error { return b.WarmUpFilled(false) }
 // integer Div or Mod by zero raises SIGFPE inside ONNX Runtime and kills
 // the process instead of failing the run.
 func (b *Batcher) WarmUpFilled(intOnes bool) error {
-	sizes := b.cfg.MaxBatchSize
-	if sizes == 0 {
-		sizes = 1
-	}
-	for n := 1; n <= sizes; n++ {
-		inputs, err := warmupInputs(b.md.Inputs, n, b.cfg.MaxBatchSize > 0, intOnes)
+	for _, n := range WarmupSizes(b.cfg.MaxBatchSize, b.cfg.PreferredBatchSizes) {
+		inputs, err := WarmupInputs(b.md.Inputs, n, b.cfg.MaxBatchSize > 0, intOnes)
 		if err == nil {
 			_, err = b.run(context.Background(), inputs)
 		}
@@ -37,6 +33,40 @@ func (b *Batcher) WarmUpFilled(intOnes bool) error {
 		}
 	}
 	return nil
+}
+
+// WarmupSizes are the batch sizes a zeros warm-up runs, in increasing
+// order, for a batcher of maxBatch rows (0: batching off, one run) and its
+// preferred sizes: 1, every power of two below maxBatch, the preferred
+// sizes and maxBatch itself.
+//
+// Not every size from 1 to maxBatch: that is maxBatch²/2 rows, minutes
+// for a max_batch_size of a few thousand (65536 never finished within any
+// boot_timeout), and it bought little. The sizes here are the ones that
+// run: 1 (light load), the preferred sizes (dispatched as soon as the
+// queue can form them, so the common sizes under load) and maxBatch
+// (saturation). The powers of two in between give one first run at every
+// scale on the way: ONNX Runtime's arena bins its chunks by powers of two
+// and grows once per bin, and GPU providers pick kernels per size class,
+// so a partial batch after max_queue_delay finds the arena grown and pays
+// at most a shape's plan. That costs at most 2·maxBatch rows plus the
+// preferred sizes; the other sizes pay their first run once each, when
+// they first occur.
+func WarmupSizes(maxBatch int, preferred []int) []int {
+	if maxBatch <= 0 {
+		return []int{1}
+	}
+	sizes := []int{maxBatch}
+	for n := 1; n < maxBatch; n *= 2 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range preferred {
+		if n >= 1 && n <= maxBatch {
+			sizes = append(sizes, n)
+		}
+	}
+	slices.Sort(sizes)
+	return slices.Compact(sizes)
 }
 
 // WarmUpWith runs the model once on inputs (a replayed request), directly,
@@ -48,11 +78,12 @@ func (b *Batcher) WarmUpWith(inputs []tensor.Tensor) error {
 	return nil
 }
 
-// warmupInputs builds inputs with rows rows when batching, every other
+// WarmupInputs builds the zeros warm-up's inputs (also what `supervisor
+// check` times): rows rows when batching, every other
 // dynamic dimension set to 1 and fixed ones (0 included) as declared,
 // filled with zeros (BYTES: empty strings), or integer inputs with ones
 // when intOnes.
-func warmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tensor.Tensor, error) {
+func WarmupInputs(specs []tensor.Spec, rows int, batching, intOnes bool) ([]tensor.Tensor, error) {
 	inputs := make([]tensor.Tensor, len(specs))
 	for i, s := range specs {
 		shape := make([]int64, len(s.Shape))

@@ -13,7 +13,7 @@ import (
 // at 1.
 func TestWarmupInputsKeepFixedZeroDims(t *testing.T) {
 	specs := []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{-1, 0, 3}}}
-	in, err := warmupInputs(specs, 1, false, false)
+	in, err := WarmupInputs(specs, 1, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestWarmupInputsKeepFixedZeroDims(t *testing.T) {
 
 // TestWarmupInputsScalar: a rank-0 input is one element.
 func TestWarmupInputsScalar(t *testing.T) {
-	in, err := warmupInputs([]tensor.Spec{{Name: "s", DType: tensor.Int64, Shape: []int64{}}}, 1, false, true)
+	in, err := WarmupInputs([]tensor.Spec{{Name: "s", DType: tensor.Int64, Shape: []int64{}}}, 1, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestWarmupInputsIntegerOnes(t *testing.T) {
 		{Name: "u8", DType: tensor.Uint8, Shape: []int64{2}},
 		{Name: "f", DType: tensor.FP32, Shape: []int64{2}},
 	}
-	in, err := warmupInputs(specs, 3, false, true)
+	in, err := WarmupInputs(specs, 3, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestWarmupInputsIntegerOnes(t *testing.T) {
 func TestWarmupInputsBytesAreEmptyStrings(t *testing.T) {
 	specs := []tensor.Spec{{Name: "text", DType: tensor.Bytes, Shape: []int64{-1, 2}}}
 	for _, intOnes := range []bool{false, true} {
-		in, err := warmupInputs(specs, 3, true, intOnes)
+		in, err := WarmupInputs(specs, 3, true, intOnes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +84,26 @@ func TestWarmupInputsBytesAreEmptyStrings(t *testing.T) {
 			if len(e) != 0 {
 				t.Errorf("intOnes %v: element %d is %q, want the empty string", intOnes, i, e)
 			}
+		}
+	}
+}
+
+// TestWarmupSizes: 1 and the max always, the powers of two between, the
+// preferred sizes, sorted and each once; batching off is one run.
+func TestWarmupSizes(t *testing.T) {
+	for _, c := range []struct {
+		max       int
+		preferred []int
+		want      []int
+	}{
+		{0, nil, []int{1}},
+		{1, nil, []int{1}},
+		{4, []int{4}, []int{1, 2, 4}},
+		{6, []int{3}, []int{1, 2, 3, 4, 6}},
+		{65536, nil, []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}},
+	} {
+		if got := WarmupSizes(c.max, c.preferred); !slices.Equal(got, c.want) {
+			t.Errorf("WarmupSizes(%d, %v) = %v, want %v", c.max, c.preferred, got, c.want)
 		}
 	}
 }

@@ -83,3 +83,18 @@ func SquareMatMul() *Model {
 		Output("y", tensor.FP32, D(1), D(1))
 	return g.Model()
 }
+
+// SlowRows costs the same for every row: input "x" FP32 [batch,width],
+// output "y" FP32 [batch,1] = ReduceSum over axis 1 of Sin^nodes(x). A run
+// costs about rows*width*nodes sine evaluations on two rows*width-float
+// buffers, so its warm-up grows with max_batch_size while batch size 1
+// answers at once: the model for tests of warm-ups that do not fit
+// boot_timeout. Not written by WriteAll.
+func SlowRows(width, nodes int) *Model {
+	g := NewGraph("slow_rows").
+		Input("x", tensor.FP32, Sym("batch"), D(int64(width))).
+		Int64s("axis1", []int64{1}, []int64{1})
+	g.Node("ReduceSum", []string{sines(g, "x", nodes), "axis1"}, []string{"y"}, AttrInt("keepdims", 1)).
+		Output("y", tensor.FP32, Sym("batch"), D(1))
+	return g.Model()
+}

@@ -8,8 +8,9 @@ import (
 // A model's warmup key (ModelConfig.Warmup) says what its infer workers run
 // before they serve it:
 //
-//   - "zeros" (the default, also ""): zero inputs at every batch size the
-//     batcher may form, dynamic dimensions at 1, fixed ones (0 included) as
+//   - "zeros" (the default, also ""): zero inputs at the batch sizes that
+//     run (batch.WarmupSizes: 1, powers of two, the preferred sizes and
+//     max_batch_size), dynamic dimensions at 1, fixed ones (0 included) as
 //     declared; integer inputs get ones instead when the graph has a Div or
 //     Mod (an integer division by zero kills the process inside ONNX
 //     Runtime).

@@ -175,6 +175,11 @@ type OpResult struct {
 	// serves after the reload (it failed to load or warm up); the reload
 	// itself succeeded and the other models serve.
 	UnavailableModels []string `json:"unavailable_models,omitempty"`
+	// FailedModels are the models (name -> reason) whose new file or config
+	// failed to load, warm up or fit boot_timeout during the reload: their
+	// previous version keeps serving with its previous config, and the
+	// reload fails (OK false) naming them.
+	FailedModels map[string]string `json:"failed_models,omitempty"`
 	// NewPID is the master an upgrade handed over to.
 	NewPID int `json:"new_pid,omitempty"`
 }

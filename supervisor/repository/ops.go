@@ -104,6 +104,9 @@ func (r *API) repositoryLoad(name string, body []byte) (int, string) {
 	if stopped {
 		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("the master is stopping: the load of %q was cut short; a restart serves what the config file says", name)
 	}
+	if reason, failed := out.res.FailedModels[name]; failed {
+		return fasthttp.StatusBadRequest, fmt.Sprintf("failed to load %q: %s (nothing changed: the previous version keeps serving, with its config)", name, reason)
+	}
 	for _, st := range out.states {
 		if out.applied && st.Name == name && !st.Ready {
 			return fasthttp.StatusBadRequest, fmt.Sprintf("failed to load %q: %s (the other models keep serving; fix the model or unload it)", name, st.Why())
@@ -226,8 +229,11 @@ func (r *API) runRepositoryChange(name string, ch modelChange, busy string) repo
 	r.setBusy(name, busy)
 	defer r.setBusy("", "")
 	res := r.m.Reload()
-	applied := r.inForce(seq)
+	_, failed := res.FailedModels[name]
+	applied := r.inForce(seq) && !failed
 	if !applied {
+		// Not stored, or the model failed to load and kept its previous
+		// config: a later reload must not try the change again.
 		r.undo(name, prev, had)
 	}
 	r.log.Info().Str("model", name).Str("op", strings.ToLower(busy)).Bool("applied", applied).Bool("ok", res.OK).Msg("repository API change finished")

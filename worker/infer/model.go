@@ -28,8 +28,8 @@ type model struct {
 }
 
 // openModel loads m, starts its batcher and warms it up as m.Warmup says
-// (by default every batch size the batcher may form, so that no request
-// pays ONNX Runtime's first run of a shape).
+// (by default the batch sizes that run, batch.WarmupSizes, so that they do
+// not pay ONNX Runtime's first run of a shape).
 // obs, if not nil, is told what the batcher does (the scoreboard). Each
 // run is bounded by m.MaxRunTime; wedged is called on a run that outlives
 // its bound and grace (runbound.go).

@@ -16,8 +16,9 @@ import (
 var integerDivisionOps = []string{"Mod", "Div"}
 
 // warmUp runs m's warm-up policy (worker.Model.Warmup) on its batcher: zero
-// inputs at every batch size (integer inputs as ones when g says the graph
-// divides), nothing, or a V2 request replayed once. An
+// inputs at the batch sizes that run (batch.WarmupSizes; integer inputs as
+// ones when g says the graph divides), nothing, or a V2 request replayed
+// once. An
 // error marks the model unavailable; a crash inside ONNX Runtime is caught
 // by the master (worker.ModelWarming).
 func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata, g graphFacts) error {
