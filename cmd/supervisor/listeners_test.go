@@ -37,11 +37,13 @@ func listenersAnswer(in *instance) []error {
 	return errs
 }
 
+// mlpRow is a V2 JSON request of one mlp row.
+const mlpRow = `{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"data":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}]}`
+
 // httpInfersMLP posts one mlp row to the public listener on a new
 // connection and wants 200.
 func httpInfersMLP(in *instance) error {
-	body := `{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"data":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}]}`
-	return freshPost(in.url+"/v2/models/mlp/infer", body, http.StatusOK)
+	return freshPost(in.url+"/v2/models/mlp/infer", mlpRow, http.StatusOK)
 }
 
 // grpcInfersMLP sends one ModelInfer of mlp to the gRPC listener on a new

@@ -237,10 +237,8 @@ func (o *opsRun) repository(t *testing.T) {
 			t.Fatalf("%s spare = %d %s, want 200", call, code, msg)
 		}
 	}
-	wantServes(t, o.in, "spare", modelBodyMLP)
+	wantServes(t, o.in, "spare", []byte(mlpRow))
 }
-
-var modelBodyMLP = []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"data":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}]}`)
 
 // recycle sends mlp requests until every worker was recycled at least
 // once (max_requests 150), bounded in requests and time, then waits until
@@ -268,7 +266,7 @@ func (o *opsRun) recycle(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for range 50 {
-					if code, b, _ := o.in.post("/v2/models/mlp/infer", modelBodyMLP, nil); code != http.StatusOK {
+					if code, b, _ := o.in.post("/v2/models/mlp/infer", []byte(mlpRow), nil); code != http.StatusOK {
 						errs <- fmt.Errorf("%d %s", code, b)
 						return
 					}
