@@ -138,6 +138,15 @@ func TestOperationsMatrix(t *testing.T) {
 	o := &opsRun{t: t, in: in, bin: bin}
 	surfaces := opsSurfaces()
 	var rows [][]string
+	header := []string{"operation"}
+	for _, s := range surfaces {
+		header = append(header, s.name)
+	}
+	// Deferred: an operation that fails outright (t.Fatal) still shows
+	// the rows before it.
+	defer func() {
+		t.Logf("operations matrix (OPS=full: %t):\n%s", full, markdownTable(append(header, "log", "took"), rows))
+	}()
 	failed := false
 	for _, op := range opsOperations() {
 		if !full && !op.sample {
@@ -173,11 +182,6 @@ func TestOperationsMatrix(t *testing.T) {
 			break // the sample stops at the first failure; the full run shows every cell
 		}
 	}
-	header := []string{"operation"}
-	for _, s := range surfaces {
-		header = append(header, s.name)
-	}
-	t.Logf("operations matrix (OPS=full: %t):\n%s", full, markdownTable(append(header, "log", "took"), rows))
 	if out, err := in.cli("stop"); err != nil {
 		t.Errorf("final stop: %v\n%s", err, out)
 	}
