@@ -21,7 +21,7 @@ export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install deb test-systemd fuzz conformance hostile proto fleet
+.PHONY: all setup setup-system build models run test ops bench lint fmt clean install deb test-systemd fuzz conformance hostile proto fleet
 
 all: build
 
@@ -56,6 +56,13 @@ test: setup build
 	@# A bounded fleet run (20-50 s): the full one adds maintenance.
 	@if [ "$$(id -u)" = 0 ]; then STEADY=2s SCENARIOS="upgrade reload kill" scripts/fleet; \
 	else echo "test: skipping scripts/fleet (network namespaces need root); run it as root"; fi
+
+## ops: the operations matrix in full (TestOperationsMatrix with OPS=full, 30-60 s): reload,
+## repository unload+load, recycle, worker kill, two upgrades, stop and start, each followed by
+## HTTP and gRPC infer, a metrics scrape, supervisor status, a response cache hit and the poison
+## quarantine, and a log check (scripts/log-errors); prints the table. `make test` runs a sample
+ops: setup build
+	SUPERVISOR_BIN=$(CURDIR)/$(BIN) OPS=full $(GO) test $(GOTESTFLAGS) -count=1 -v -run '^TestOperationsMatrix$$' ./cmd/supervisor/
 
 ## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
 ## how many load and serve, why the rest do not, how many answer their test data correctly

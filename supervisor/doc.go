@@ -138,9 +138,9 @@
 //     unloads are reloads through the reload queue (repository.Master),
 //     one at a time; their handler waits for the outcome or the start of a
 //     stop, never for the boots a stop cuts short.
-//   - The metrics listener (supervisor/metrics) answers only Host names
-//     it serves (loopback, its listen host, metrics.allowed_hosts); others
-//     get 403.
+//   - The metrics listener (supervisor/metrics) answers only an IP
+//     literal or a Host name it serves (loopback, its listen host,
+//     metrics.allowed_hosts); other names get 403.
 //
 // Size: about 3,900 non-test lines, past the 2,500 a package should stay
 // under, after the public front (supervisor/front), the repository API

@@ -251,8 +251,13 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	defer metrics.Close() // likewise, and before the control socket
 	// Before the close: a scrape between the close and the exit is refused,
 	// not queued and reset (internal/listenstop); it answers until then,
-	// so the drain can be watched.
-	defer m.stopSocket("metrics", metricsLn)
+	// so the drain can be watched. Not after an upgrade: the socket is the
+	// new master's then (mayStopSockets), as the public and gRPC ones are.
+	defer func() {
+		if m.mayStopSockets() {
+			m.stopSocket("metrics", metricsLn)
+		}
+	}()
 	if m.grpc, err = m.listenGRPC(); err != nil {
 		return err
 	}

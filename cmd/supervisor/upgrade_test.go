@@ -16,8 +16,9 @@ import (
 // TestUpgradesUnderLoad upgrades twice to rebuilt binaries, then once to a
 // binary that exits before it is ready, all under load: no request may
 // fail, each upgrade hands over to a new master (new pid, new version, new
-// workers, MAINPID= sent to systemd) and the failed one leaves the old
-// master serving.
+// workers, MAINPID= sent to systemd) whose every listener (HTTP, gRPC,
+// metrics) answers once the old master exited, and the failed one leaves
+// the old master serving.
 func TestUpgradesUnderLoad(t *testing.T) {
 	needORT(t)
 	bin := filepath.Join(t.TempDir(), "supervisor")
@@ -57,6 +58,11 @@ func TestUpgradesUnderLoad(t *testing.T) {
 		pollUntil(t, 10*time.Second, fmt.Sprintf("the old master %d exits", prev.PID), func() bool { return processGone(prev.PID) })
 		for _, w := range prev.Workers {
 			pollUntil(t, 10*time.Second, fmt.Sprintf("old worker %s (pid %d) exits", w.Name, w.PID), func() bool { return processGone(w.PID) })
+		}
+		// The old master is gone: every listener it handed over still
+		// accepts (its exit once shut the metrics socket down for both).
+		for _, err := range listenersAnswer(in) {
+			t.Errorf("upgrade %d: after the old master exited: %v", i+1, err)
 		}
 		// Each master has its own scoreboard: status reads the new one's,
 		// and the old one removed its own on the way out.

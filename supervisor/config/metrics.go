@@ -14,10 +14,11 @@ type MetricsConfig struct {
 	// default: the page shows pids, models and load to anyone who can
 	// reach it. "" turns the listener off.
 	Listen string `yaml:"listen"`
-	// AllowedHosts are Host names the listener answers besides loopback
-	// names and the host of Listen (say the machine's DNS name, for a
-	// scraper that uses it); any other Host gets 403, which keeps a web
-	// page in a local browser from reading it through DNS rebinding.
+	// AllowedHosts are Host names the listener answers besides IP
+	// literals, loopback names and the host of Listen (say the machine's
+	// DNS name, for a scraper that uses it); any other name gets 403,
+	// which keeps a web page in a local browser from reading it through
+	// DNS rebinding.
 	AllowedHosts []string `yaml:"allowed_hosts,flow"`
 }
 

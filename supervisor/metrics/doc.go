@@ -8,10 +8,10 @@
 //   - Nothing on the inference path waits for it: a scrape reads the
 //     board under its mutex and the master's state through Master, and
 //     NVML at most once per gpuCacheFor.
-//   - It answers only Host names it serves (host.go: loopback, the host
-//     of metrics.listen, metrics.allowed_hosts, read per request so a
-//     reload applies at once); any other gets 403, so a page in a
-//     browser on the host cannot read it by DNS rebinding.
+//   - It answers only an IP literal or a Host name it serves (host.go:
+//     loopback, the host of metrics.listen, metrics.allowed_hosts, read
+//     per request so a reload applies at once); any other name gets 403,
+//     so a page in a browser on the host cannot read it by DNS rebinding.
 //   - A panic in a handler is answered 500; it never takes the master
 //     down.
 //   - At most maxConns connections are open (conncap.go); one more is

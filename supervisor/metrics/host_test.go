@@ -18,22 +18,43 @@ func TestMetricsHosts(t *testing.T) {
 	for host, want := range map[string]bool{
 		"localhost:8002": true, "127.0.0.1:8002": true, "[::1]:8002": true, "LOCALHOST": true,
 		"10.0.0.5:8002": true, "gpu-7.example.com:8002": true, "gpu-7.example.com": true,
-		"evil.example:8002": false, "": false, "127.0.0.1.evil.example": false, "10.0.0.6:8002": false,
+		"evil.example:8002": false, "": false, "127.0.0.1.evil.example": false, "10.0.0.6:8002": true, "gpu-8.example.com": false,
 	} {
 		if got := hs.allows([]byte(host)); got != want {
 			t.Errorf("Host %q allowed = %v, want %v", host, got, want)
 		}
 	}
-	if newMetricsHosts(config.MetricsConfig{Listen: "0.0.0.0:8002"}).allows([]byte("0.0.0.0:8002")) {
-		t.Error("an unspecified listen address must not make 0.0.0.0 an allowed Host")
+}
+
+// TestMetricsHostsIPLiterals: listening on every address (0.0.0.0 or
+// [::], as deploy/k8s and deploy/prometheus have it), a scrape addressed to
+// the pod's or host's IP is answered, whatever the IP and however it is
+// written (v4, v6 bracketed, with or without a port); a name not allowed
+// still gets 403. DNS rebinding needs a name: an IP literal cannot be
+// rebound (host.go).
+func TestMetricsHostsIPLiterals(t *testing.T) {
+	for _, listen := range []string{"0.0.0.0:8002", "[::]:8002", "127.0.0.1:8002"} {
+		hs := newMetricsHosts(config.MetricsConfig{Listen: listen})
+		for host, want := range map[string]bool{
+			"10.1.2.3:8002": true, "10.1.2.3": true, "192.168.0.7:9999": true, "0.0.0.0:8002": true,
+			"[fd00::1:2]:8002": true, "[fd00::1:2]": true, "fd00::1:2": true, "[2001:db8::7]:80": true,
+			"[fe80::1%25eth0]:8002": true, "[::ffff:10.1.2.3]:8002": true,
+			"pod-7.supervisor.svc:8002": false, "evil.example": false, "10.1.2.3.nip.io:8002": false,
+			"10.1.2:8002": false, "0x0a010203:8002": false, "[evil.example]:8002": false, "": false,
+		} {
+			if got := hs.allows([]byte(host)); got != want {
+				t.Errorf("listen %s: Host %q allowed = %v, want %v", listen, host, got, want)
+			}
+		}
 	}
 }
 
 // TestMetricsRefusesForeignHost: a request naming another host (a DNS
-// rebinding page) gets 403 before any route is served.
+// rebinding page) gets 403 before any route is served; one addressed to
+// an IP reaches the routes.
 func TestMetricsRefusesForeignHost(t *testing.T) {
-	ms := New(nil, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.Nop())
-	for host, want := range map[string]int{"attacker.example:8002": 403, "127.0.0.1:8002": 404} {
+	ms := New(nil, fakeMaster{config.MetricsConfig{Listen: "0.0.0.0:8002"}}, nil, zerolog.Nop())
+	for host, want := range map[string]int{"attacker.example:8002": 403, "127.0.0.1:8002": 404, "10.1.2.3:8002": 404, "[fd00::7]:8002": 404} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI("/no-such-page")
 		ctx.Request.Header.SetHost(host)

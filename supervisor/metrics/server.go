@@ -71,7 +71,13 @@ func (ms *Server) Serve() {
 	ms.stopped.Add(2)
 	go func() {
 		defer ms.stopped.Done()
-		_ = ms.srv.Serve(ms.ln)
+		// nil after Close (fasthttp ends quietly on net.ErrClosed); an
+		// error is an accept that failed for good, such as a socket shut
+		// down under this master: the port answers nothing from now on.
+		if err := ms.srv.Serve(ms.ln); err != nil {
+			ms.log.Error().Err(err).Str("listen", ms.ln.Addr().String()).
+				Msg("metrics listener failed; scrapes get no answer until a restart (or an upgrade)")
+		}
 	}()
 	go func() {
 		defer ms.stopped.Done()

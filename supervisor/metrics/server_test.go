@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/internal/listenstop"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
@@ -95,4 +97,71 @@ func TestConnectionFloodIsCapped(t *testing.T) {
 	if got := statusLine(t, addr); strings.HasPrefix(got, "HTTP/1.1 503") || !strings.HasPrefix(got, "HTTP/1.1 ") {
 		t.Fatalf("a connection once one idle one closed: %q, want an answer from the server", got)
 	}
+}
+
+// TestServeLogsAListenerThatFails: when the listening socket stops
+// accepting under the server (shut down through another descriptor, as
+// an upgraded-away master once did to its successor's: issue 27), the
+// master logs it at error level, which scripts/log-errors and the
+// operations matrix catch; a Close logs nothing of the kind.
+func TestServeLogsAListenerThatFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupFile, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dupFile.Close()
+	dup, err := net.FileListener(dupFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dup.Close()
+	var log lockedLog
+	ms := New(ln, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.New(&log))
+	ms.Serve()
+	if got := statusLine(t, ln.Addr().String()); !strings.Contains(got, " 404 ") {
+		t.Fatalf("before the shutdown: %q, want 404", got)
+	}
+	if err := listenstop.Shutdown(dup); err != nil {
+		t.Fatal(err)
+	}
+	polltest.Until(t, 5*time.Second, 5*time.Millisecond, "an error-level line saying the metrics listener failed", func() bool {
+		s := log.String()
+		return strings.Contains(s, `"level":"error"`) && strings.Contains(s, "metrics listener failed")
+	})
+	ms.Close()
+
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quiet lockedLog
+	ms = New(ln2, fakeMaster{config.DefaultConfig().Metrics}, nil, zerolog.New(&quiet))
+	ms.Serve()
+	ms.Close()
+	if s := quiet.String(); strings.Contains(s, `"level":"error"`) {
+		t.Errorf("a Close logged an error: %s", s)
+	}
+}
+
+// lockedLog is a log sink the server's goroutines write while the test
+// reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
