@@ -60,7 +60,7 @@ type Record struct {
 func (r Record) Claimed() bool { return r.i >= 0 }
 
 // Record counts: enough for every worker of a config plus surges and reloads
-// that grow pools; a board is 2 KiB a record.
+// that grow pools; a board is 4 KiB a record.
 const (
 	minBoardRecords  = 64
 	recordsPerWorker = 4
