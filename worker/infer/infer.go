@@ -91,6 +91,7 @@ type server struct {
 	unavailable map[string]string
 	metaJSON    []byte
 	arenas      arenas // prep workers' shared-memory arenas
+	runs        *runs  // what the models' runs are at work on (atwork.go)
 }
 
 // load opens every model it can. Only a library that cannot initialise, or
@@ -108,7 +109,7 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{models: map[string]*model{}, unavailable: map[string]string{}}
+	s := &server{models: map[string]*model{}, unavailable: map[string]string{}, runs: &runs{slot: rt.Slot()}}
 	var status []worker.ModelStatus
 	var obs observers
 	var gpuErrs []error
@@ -163,7 +164,7 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		return nil, err
 	}
 	rt.ModelState(m.Name, worker.ModelWarming, "")
-	mod, err := openModel(m, opts, obs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
+	mod, err := openModel(m, opts, obs, s.runs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
 	if err != nil {
 		s.unavailable[m.Name] = err.Error()
 		log.Error().Err(err).Msg("model unavailable: the other models serve")

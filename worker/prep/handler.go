@@ -148,7 +148,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, notImageModel(ctx, m))
 		return
 	}
-	req, err := decodeV2(ctx, m.limits())
+	req, err := decodeV2(ctx, m.limits(), h.board)
 	if err == nil {
 		err = req.Validate(&m.api)
 	}
@@ -180,12 +180,13 @@ func notImageModel(ctx *fasthttp.RequestCtx, m *model) error {
 }
 
 // decodeV2 decodes a V2 infer request, JSON or with binary tensors,
-// within lim.
-func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits) (*v2.InferRequest, error) {
+// within lim, recorded as at work in slot (atwork.go; nil: not).
+func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits, slot *shm.Slot) (*v2.InferRequest, error) {
 	headerLen, err := binaryHeaderLen(ctx, int64(len(ctx.PostBody())))
 	if err != nil {
 		return nil, err
 	}
+	defer atWork(slot, ctx).End()
 	return v2.DecodeInferRequestLimited(ctx.PostBody(), headerLen, lim)
 }
 
