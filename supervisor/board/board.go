@@ -237,6 +237,23 @@ func (b *Board) Release(bs Record) {
 	}
 }
 
+// AtWork reads record bs's work record (shm.Scoreboard.AtWork): read
+// once its process is reaped, what it was at work on when it died. False
+// when bs is no record of the live board.
+func (b *Board) AtWork(bs Record) (shm.AtWork, bool) {
+	if b == nil || bs.i < 0 {
+		return shm.AtWork{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sb == nil || b.sb != bs.sb {
+		return shm.AtWork{}, false
+	}
+	var a shm.AtWork
+	ok := b.use(func(sb *shm.Scoreboard) { a = sb.AtWork(bs.i) })
+	return a, ok
+}
+
 // Snapshot returns the header, the records and a copy of the retired
 // totals, consistently: a record released meanwhile is counted once.
 func (b *Board) Snapshot() (shm.Header, []shm.SlotSnapshot, status.Totals) {

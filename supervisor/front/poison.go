@@ -167,8 +167,10 @@ import (
 
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,
-// unless its body is quarantined; then it counts a strike when the
-// worker that served it died on it. gate is asked about the answer
+// unless its body is quarantined, under a token of its own
+// (worker.TokenHeader); then it weighs the death of a worker under it
+// (blame.go): a strike, a suspect, or, when its infer worker died before
+// it was at work, one more send. gate is asked about the answer
 // (answerbudget.go); a refused answer is neither a crash nor a strike.
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, gate lb.AnswerGate) {
 	on := c.Limits.PoisonThreshold > 0
@@ -184,29 +186,49 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 			f.poison.SoloRun(model)
 		}
 	}
-	sent := time.Now()
-	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
-	if errors.Is(err, lb.ErrAnswerRefused) {
-		return
-	}
-	if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
-		if on {
-			f.abandon(ctx, c, model, sent, deadline)
+	token := f.tokenOf(ctx)
+	for resent := false; ; resent = true {
+		sent := time.Now()
+		err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
+		if errors.Is(err, lb.ErrAnswerRefused) {
+			return
 		}
-		f.bodies.clientClosed.Add(1)
+		if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
+			if on {
+				f.abandon(ctx, c, model, token, sent, deadline)
+			}
+			f.bodies.clientClosed.Add(1)
+			return
+		}
+		if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
+			f.countRunTimeout(ctx, c, model)
+			return
+		}
+		exited := ctx.Response.Header.Peek(worker.InferExitedHeader)
+		inferExited, socket := exited != nil, string(exited)
+		ctx.Response.Header.Del(worker.InferExitedHeader)
+		if !inferExited && err == nil {
+			if suspect != nil && acquits(ctx.Response.StatusCode()) {
+				f.poison.Acquit(model, suspect...)
+			}
+			return
+		}
+		switch f.blameFor(inferExited, socket, err, token) {
+		case blameRetry:
+			if !resent && (deadline.IsZero() || time.Now().Before(deadline)) {
+				ctx.Response.Reset()
+				continue
+			}
+		case blameStrike:
+			if on {
+				f.countCrash(ctx, c, model)
+			}
+		case blameSuspect:
+			if on {
+				f.poison.Suspected(model, f.poisonKey(ctx), c.Limits.PoisonTTL.Duration)
+			}
+		}
 		return
-	}
-	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
-		f.countRunTimeout(ctx, c, model)
-		return
-	}
-	inferExited := ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
-	ctx.Response.Header.Del(worker.InferExitedHeader)
-	switch {
-	case on && f.diedOnIt(inferExited, err, sent):
-		f.countCrash(ctx, c, model)
-	case suspect != nil && err == nil && !inferExited && acquits(ctx.Response.StatusCode()):
-		f.poison.Acquit(model, suspect...)
 	}
 }
 
@@ -230,24 +252,6 @@ func acquits(status int) bool {
 // worker that exited under it: the request sees the connection
 // break first, the master's Wait returns a moment later.
 const crashWait = time.Second
-
-// diedOnIt says whether the worker serving a request sent at sent
-// crashed on its own under it: its infer worker (inferExited: the prep
-// worker marked the answer) or its prep worker
-// (err: the lb's exchange with it failed after the request may have
-// reached it), rather than killed from outside (the OOM killer, the
-// hang detection, an operator's SIGKILL) or stopped: the requests in flight then did not
-// cause it, and identical requests (a load test's, a health check's)
-// must not be quarantined for it.
-func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
-	if inferExited {
-		return f.opts.InferCrashed == nil || f.opts.InferCrashed(sent, crashWait)
-	}
-	if err == nil || errors.Is(err, lb.ErrNoBackend) || isTimeoutErr(err) || f.opts.PrepCrashed == nil {
-		return false // answered, never sent, or timed out: no broken connection to wait on
-	}
-	return f.opts.PrepCrashed(sent, crashWait)
-}
 
 // screen is the refusal of a quarantined body, or nil, and the keys the
 // body is a suspect by (nil: none), to run alone and acquit if served.
@@ -277,11 +281,11 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 	f.strike(model, f.poisonKey(ctx), c)
 }
 
-// abandon remembers a request sent at sent whose client hung up, for a
-// worker crash while it may still be in flight (WorkerCrashed), or
-// strikes it at once when one already happened.
-func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, sent, deadline time.Time) {
-	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), sent: sent, until: inFlightUntil(c, sent, deadline)}
+// abandon remembers a request sent at sent with token whose client hung
+// up, for a worker crash while it may still be at work on it
+// (WorkerCrashed), or strikes it at once when one already was.
+func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, token uint64, sent, deadline time.Time) {
+	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), token: token, sent: sent, until: inFlightUntil(c, sent, deadline)}
 	if f.abandoned.add(r) {
 		f.strike(model, r.key, c)
 	}
@@ -299,12 +303,13 @@ func inFlightUntil(c *config.Config, sent, deadline time.Time) time.Time {
 	return until.Add(crashWait)
 }
 
-// WorkerCrashed strikes the abandoned requests that were in flight when a
-// prep or an infer worker crashed on its own (not killed from outside:
-// the master's crash log tells) at at: poison.go says why that is sound.
-func (f *Front) WorkerCrashed(at time.Time) {
+// WorkerCrashed strikes the abandoned requests that a prep or an infer
+// worker that crashed on its own (not killed from outside: the master's
+// crash log tells) was at work on (e.Work; every one in flight then when
+// nothing is known of its work).
+func (f *Front) WorkerCrashed(e Exit) {
 	c := f.cfg()
-	for _, r := range f.abandoned.takeAt(at) {
+	for _, r := range f.abandoned.take(e) {
 		if c.Limits.PoisonThreshold > 0 {
 			f.strike(r.model, r.key, c)
 		}
