@@ -46,7 +46,7 @@ type Quarantine struct {
 type entry struct {
 	model   string
 	crashes int
-	marked  bool // suspected (Suspected) without a strike
+	marked  bool      // suspected (Suspected) without a strike
 	blocked bool      // quarantined (until ends)
 	cleared bool      // acquitted once in this window (Acquit): not again
 	ends    time.Time // the crash window's end, or the quarantine's
