@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 )
@@ -59,4 +60,38 @@ func TestPoisonSparesAnotherModelsInnocents(t *testing.T) {
 		}
 	}
 	t.Logf("mlp: %d requests, failures %v; modx crashes per body %v", l.sent.Load(), l.failures(), crashes)
+}
+
+// TestPoisonAttributionRun measures finding 1's scenario for
+// POISON_RUN_SECONDS (skipped without it; scripts/poison-attribution
+// runs it): the default limits, one infer worker serving mlp and modx,
+// four clients sending one identical mlp body in a loop, and four
+// different crashing bodies sent to modx in turn, 1.5 s apart. It logs
+// the innocent requests refused 422 of all the innocent requests sent.
+func TestPoisonAttributionRun(t *testing.T) {
+	secs := envInt("POISON_RUN_SECONDS", 0)
+	if secs <= 0 {
+		t.Skip("POISON_RUN_SECONDS not set (scripts/poison-attribution)")
+	}
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
+		models: map[string]string{"modx": writeModel(t, t.TempDir(), "modx", onnxmodel.ModByXMinus3())}})
+	innocent := inferBody(t, v2Tensor{"x", "FP32", []int64{1, 16}, seq(16, 1)})
+	l := startLoad(in, 4, "/v2/models/mlp/infer", innocent)
+	bodies := [][]byte{modBody("3,1,1,1"), modBody("1,3,1,1"), modBody("1,1,3,1"), modBody("1,1,1,3")}
+	poison := map[int]int{}
+	tick := time.NewTicker(1500 * time.Millisecond)
+	defer tick.Stop()
+	end := time.After(time.Duration(secs) * time.Second)
+	for i := 0; ; i++ {
+		select {
+		case <-end:
+			l.finishAllowing(t, "innocent mlp clients", math.MaxInt64)
+			t.Logf("POISON-ATTRIBUTION innocent 422: %d of %d innocent requests (failures by status %v); crashing bodies answered %v",
+				l.failures()["422"], l.sent.Load(), l.failures(), poison)
+			return
+		case <-tick.C:
+		}
+		code, _, _ := in.post("/v2/models/modx/infer", bodies[i%len(bodies)], nil)
+		poison[code]++
+	}
 }
