@@ -32,7 +32,10 @@
 // crash inside ONNX Runtime names the model it happened on.
 //
 // Each model's requests go through its own dynamic batcher (internal/batch),
-// configured by worker.Model.Batching.
+// configured by worker.Model.Batching. Each run records its requests'
+// tokens (worker.TokenHeader) in the worker's scoreboard slot while it
+// executes, for the master to blame a crash on them only; a poison
+// suspect's run has the worker to itself (atwork.go).
 //
 // Each run is bounded by worker.Model.MaxRunTime (runbound.go): at it ONNX
 // Runtime is told to terminate the run, the batch's requests get 500 with
