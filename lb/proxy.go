@@ -287,7 +287,7 @@ func (p *Proxy) doRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 			return nil
 		}
 		if !neverSent(err) || w != nil && w.isAbandoned() {
-			return fmt.Errorf("backend %s: %w", b.name, err)
+			return &BackendError{Socket: b.socket, Name: b.name, Err: err}
 		}
 		var we *requestWriteError
 		if errors.As(err, &we) && !staleRetried {
@@ -308,6 +308,19 @@ func (p *Proxy) doRoute(req *fasthttp.Request, resp *fasthttp.Response, deadline
 	}
 	return fmt.Errorf("%w: %v", ErrNoBackend, lastErr)
 }
+
+// BackendError is DoRouteFor's error once a backend may have got the
+// request: which backend (its Socket, unique to one worker process in
+// both the lb's users) and what failed. The prep worker names the infer
+// worker that died under a request with it, and the master the prep
+// worker, so that a crash is matched to the worker it happened on.
+type BackendError struct {
+	Socket, Name string
+	Err          error
+}
+
+func (e *BackendError) Error() string { return "backend " + e.Name + ": " + e.Err.Error() }
+func (e *BackendError) Unwrap() error { return e.Err }
 
 // prepareUpstream adjusts what fasthttp would otherwise change or refuse.
 func prepareUpstream(ctx *fasthttp.RequestCtx) {

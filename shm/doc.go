@@ -66,14 +66,14 @@
 //   - A slot whose worker vanished is recognisable (SlotSnapshot.Stale): its
 //     pid no longer exists, or its generation is older than the header's.
 //
-// # Layout (version 2)
+// # Layout (version 3)
 //
 // All integers are 64-bit words in the host's byte order (little-endian on
 // amd64 and arm64; the board never leaves the host), except the four 32-bit
 // size fields. Times are Unix nanoseconds, 0 meaning unset. The header is
-// 128 bytes; slot i starts at 128 + i*2048.
+// 128 bytes; slot i starts at 128 + i*4096.
 //
-//	header                        slot (2048 bytes)
+//	header                        slot (4096 bytes)
 //	  0 magic "SCOREBRD"            0 seq (seqlock)     512 latency buckets [20]
 //	  8 version uint32              8 state             672 latency sum (ns)
 //	 12 header size uint32         16 pid               680 queue-time buckets [20]
@@ -101,7 +101,13 @@
 //	                                   40 request ns     64 inferences (rows)
 //	                                   72 executions     80 compute input ns
 //	                                   88 compute infer  96 compute output ns
+//	                             2048 work record (work.go):
+//	                                    0 missed         8 entries [255]:
+//	                                                       unit<<48 | token
 //
+// Version 3 added the work record: the requests a worker is working on
+// now (an infer worker's model runs, a prep worker's decodes), which the
+// master reads after a crash to blame only those.
 // Version 2 added the per-model counters (Triton's per-model statistics:
 // failures by reason, inference and execution counts, queue and compute
 // durations, each a running total). The arena words (a prep worker's

@@ -9,7 +9,7 @@ import (
 
 // LayoutVersion is the version of the file layout this package reads and
 // writes. Boards of any other version are refused with ErrVersion.
-const LayoutVersion = 2
+const LayoutVersion = 3
 
 // magic spells "SCOREBRD" in the file (little-endian).
 const magic uint64 = 0x44524245524f4353
@@ -71,6 +71,7 @@ type slotLayout struct {
 	batchSizeSum   uint64
 	_              [11]uint64
 	perModel       [MaxModels]modelLayout
+	work           workLayout // requests at work (work.go)
 }
 
 // MaxModels is how many of a worker's models get their own counters in its

@@ -26,7 +26,7 @@ func TestLayoutIsFrozen(t *testing.T) {
 		{"header.masterPID", unsafe.Offsetof(h.masterPID), 24},
 		{"header.generation", unsafe.Offsetof(h.generation), 32},
 		{"header.startNanos", unsafe.Offsetof(h.startNanos), 40},
-		{"slot size", unsafe.Sizeof(s), 2048},
+		{"slot size", unsafe.Sizeof(s), 4096},
 		{"slot.state", unsafe.Offsetof(s.state), 8},
 		{"slot.pid", unsafe.Offsetof(s.pid), 16},
 		{"slot.generation", unsafe.Offsetof(s.generation), 24},
@@ -52,6 +52,8 @@ func TestLayoutIsFrozen(t *testing.T) {
 		{"model.queueCount", unsafe.Offsetof(s.perModel[0].queueCount), 48},
 		{"model.inferences", unsafe.Offsetof(s.perModel[0].inferences), 64},
 		{"model.computeInfer", unsafe.Offsetof(s.perModel[0].computeInfer), 88},
+		{"slot.work", unsafe.Offsetof(s.work), 2048},
+		{"work.entries", unsafe.Offsetof(s.work.entries), 8},
 	}
 	for _, o := range offsets {
 		if o.have != o.want {
@@ -80,8 +82,8 @@ func TestCreateThenOpenReadOnlySeesHeader(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
 	}
-	if fi.Size() != 128+5*2048 {
-		t.Errorf("size = %d, want %d", fi.Size(), 128+5*2048)
+	if fi.Size() != 128+5*4096 {
+		t.Errorf("size = %d, want %d", fi.Size(), 128+5*4096)
 	}
 	if tmps, _ := filepath.Glob(path + ".tmp*"); len(tmps) != 0 {
 		t.Errorf("temporary files left behind: %v", tmps)
@@ -183,9 +185,9 @@ func TestOpenRejectsBadFiles(t *testing.T) {
 		}, ErrNotScoreboard, "magic"},
 		{"version", func(t *testing.T) string {
 			p := good(t)
-			patch(t, p, 8, []byte{3, 0, 0, 0})
+			patch(t, p, 8, []byte{2, 0, 0, 0})
 			return p
-		}, ErrVersion, "file has version 3, this binary reads version 2"},
+		}, ErrVersion, "file has version 2, this binary reads version 3"},
 		{"slotsize", func(t *testing.T) string {
 			p := good(t)
 			patch(t, p, 16, []byte{0, 4, 0, 0})
@@ -193,14 +195,14 @@ func TestOpenRejectsBadFiles(t *testing.T) {
 		}, ErrNotScoreboard, "slot size"},
 		{"truncated", func(t *testing.T) string {
 			p := good(t)
-			if err := os.Truncate(p, 128+3*2048); err != nil {
+			if err := os.Truncate(p, 128+3*4096); err != nil {
 				t.Fatal(err)
 			}
 			return p
-		}, ErrTruncated, "4 slots need 8320"},
+		}, ErrTruncated, "4 slots need 16512"},
 		{"oversized", func(t *testing.T) string {
 			p := good(t)
-			if err := os.Truncate(p, 128+5*2048); err != nil {
+			if err := os.Truncate(p, 128+5*4096); err != nil {
 				t.Fatal(err)
 			}
 			return p

@@ -6,68 +6,81 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/supervisor/front"
 )
 
-// crashLog records when a worker of one role (the master keeps one for
-// infer workers, one for prep workers) last crashed on its own, for the
-// front's poison quarantine (supervisor/front poison.go): a request whose
-// worker exited counts against its body only when the exit was a crash
-// (a fault signal, or an exit status of its own), never a kill from
-// outside (SIGKILL from the OOM killer, the hang detection or an
-// operator; SIGTERM): the requests in flight then are not what killed it.
+// crashLog records the last unexpected exits of the workers of one role
+// (the master keeps one for infer workers, one for prep workers), for the
+// front's poison quarantine (supervisor/front poison.go): each with its
+// worker's socket, which the request that died with it names (the lb's
+// BackendError), whether it was a crash (a fault signal, or an exit
+// status of its own) rather than a kill from outside (SIGKILL from the
+// OOM killer, the hang detection or an operator; SIGTERM), and what the
+// worker was at work on when it died (its scoreboard record's work
+// record, read once the process was reaped, before the record is
+// released). A request counts against its body only when its worker
+// crashed and it was at work then.
 //
-// The hang detection's kill is no strike on purpose: heartbeats come from
+// The hang detection's kill is no crash on purpose: heartbeats come from
 // a ticker goroutine of their own, which a request's run does not stop (a
 // run that never returns is stopped at max_run_time, a strike of its
 // own), so a worker that stops beating is wedged as a whole (a driver, a
 // SIGSTOP, swapping), and every request in flight is innocent. Counting
 // it quarantined a load test's one body after two such hangs (TestChaos).
 type crashLog struct {
-	mu   sync.Mutex
-	last time.Time
-	next chan struct{} // closed at the next crash
+	mu    sync.Mutex
+	exits [crashLogSize]front.Exit
+	next  int
+	more  chan struct{} // closed at the next exit
 	// then, if set, is told of each crash, after it is recorded: the
-	// front strikes the abandoned requests in flight then.
-	then func(at time.Time)
+	// front strikes the abandoned requests at work then.
+	then func(front.Exit)
 }
 
-func newCrashLog(then func(at time.Time)) *crashLog {
-	return &crashLog{next: make(chan struct{}), then: then}
+// crashLogSize is how many exits a crashLog keeps: a request looks for
+// its worker's within a second of the exit, and no pool restarts that
+// many workers a second.
+const crashLogSize = 64
+
+func newCrashLog(then func(front.Exit)) *crashLog {
+	return &crashLog{more: make(chan struct{}), then: then}
 }
 
-// record notes a worker's unexpected exit, err as its Wait gave it.
-func (c *crashLog) record(err error) {
-	if !isCrash(err) {
-		return
-	}
+// record notes a worker's unexpected exit: p, reaped.
+func (c *crashLog) record(p *process) {
+	e := front.Exit{At: time.Now(), Socket: p.spec.Socket, Crashed: isCrash(p.err), Work: p.atWork, Read: p.atWorkRead}
 	c.mu.Lock()
-	at := time.Now()
-	c.last = at
-	close(c.next)
-	c.next = make(chan struct{})
+	c.exits[c.next] = e
+	c.next = (c.next + 1) % crashLogSize
+	close(c.more)
+	c.more = make(chan struct{})
 	c.mu.Unlock()
-	if c.then != nil {
-		c.then(at)
+	if e.Crashed && c.then != nil {
+		c.then(e)
 	}
 }
 
-// crashedSince says whether a worker crashed at or after since,
-// waiting up to wait for one: a request sees its worker's connection break
-// before the master reaps the worker.
-func (c *crashLog) crashedSince(since time.Time, wait time.Duration) bool {
+// exitOf returns the exit of the worker on socket, waiting up to wait
+// for it: a request sees its worker's connection break before the master
+// reaps the worker.
+func (c *crashLog) exitOf(socket string, wait time.Duration) (front.Exit, bool) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		c.mu.Lock()
-		last, next := c.last, c.next
-		c.mu.Unlock()
-		if !last.Before(since) {
-			return true
+		more := c.more
+		for _, e := range c.exits {
+			if e.Socket == socket && socket != "" {
+				c.mu.Unlock()
+				return e, true
+			}
 		}
+		c.mu.Unlock()
 		select {
-		case <-next:
+		case <-more:
 		case <-t.C:
-			return false
+			return front.Exit{}, false
 		}
 	}
 }

@@ -4,6 +4,10 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // exitOf runs a shell script and returns its Wait error.
@@ -25,33 +29,38 @@ func TestIsCrash(t *testing.T) {
 	}
 }
 
-// TestCrashedSinceWaitsForTheReap: a kill from outside is not recorded; a
-// crash recorded while crashedSince waits ends the wait with true.
-func TestCrashedSinceWaitsForTheReap(t *testing.T) {
+// exited is a reaped process of socket that ended as script does.
+func exited(t *testing.T, socket, script string) *process {
+	return &process{spec: worker.Spec{Socket: socket}, err: exitOf(t, script), atWorkRead: true,
+		atWork: shm.AtWork{Units: map[uint16][]uint64{1: {7}}}}
+}
+
+// TestExitOfWaitsForTheReap: an exit is found by its worker's socket,
+// crash or kill, with what the worker was at work on; one recorded while
+// exitOf waits ends the wait; another worker's is not taken for it.
+func TestExitOfWaitsForTheReap(t *testing.T) {
 	c := newCrashLog(nil)
-	since := time.Now()
-	c.record(exitOf(t, "kill -KILL $$"))
-	if c.crashedSince(since, 0) {
-		t.Fatal("a SIGKILL counts as a crash")
+	c.record(exited(t, "a.sock", "kill -KILL $$"))
+	if e, ok := c.exitOf("a.sock", 0); !ok || e.Crashed || !e.Read || e.Work.Units[1][0] != 7 {
+		t.Fatalf("exit of a.sock = %+v, %v; want a kill with its work", e, ok)
 	}
-	crash := exitOf(t, "kill -FPE $$")
-	go c.record(crash)
-	if !c.crashedSince(since, 30*time.Second) {
-		t.Fatal("crashedSince did not see the crash recorded while it waited")
+	if _, ok := c.exitOf("b.sock", 0); ok {
+		t.Fatal("another worker's exit was taken for b.sock's")
 	}
-	if c.crashedSince(time.Now().Add(time.Hour), 0) {
-		t.Fatal("a crash counts for a request sent after it")
+	go c.record(exited(t, "b.sock", "kill -FPE $$"))
+	if e, ok := c.exitOf("b.sock", 30*time.Second); !ok || !e.Crashed {
+		t.Fatalf("exitOf did not see the crash recorded while it waited: %+v, %v", e, ok)
 	}
 }
 
-// TestCrashLogTellsThen: a crash is passed on to then, with the time
-// recorded; a kill from outside is not.
+// TestCrashLogTellsThen: a crash is passed on to then; a kill from
+// outside is not.
 func TestCrashLogTellsThen(t *testing.T) {
-	var told []time.Time
-	c := newCrashLog(func(at time.Time) { told = append(told, at) })
-	c.record(exitOf(t, "kill -KILL $$"))
-	c.record(exitOf(t, "kill -SEGV $$"))
-	if len(told) != 1 || !told[0].Equal(c.last) {
-		t.Fatalf("then was told %v, want the one crash at %v", told, c.last)
+	var told []front.Exit
+	c := newCrashLog(func(e front.Exit) { told = append(told, e) })
+	c.record(exited(t, "a.sock", "kill -KILL $$"))
+	c.record(exited(t, "b.sock", "kill -SEGV $$"))
+	if len(told) != 1 || told[0].Socket != "b.sock" || !told[0].Crashed {
+		t.Fatalf("then was told %+v, want the one crash of b.sock", told)
 	}
 }

@@ -146,14 +146,14 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	}
 	// The front strikes the abandoned requests a crash may have been
 	// the doing of (front poison.go); m.front is set before any worker runs.
-	crashed := func(at time.Time) { m.front.WorkerCrashed(at) }
+	crashed := func(e front.Exit) { m.front.WorkerCrashed(e) }
 	m.inferCrashes, m.prepCrashes = newCrashLog(crashed), newCrashLog(crashed)
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
-		InferCrashed: m.inferCrashes.crashedSince, PrepCrashed: m.prepCrashes.crashedSince})
+		InferExited: m.inferCrashes.exitOf, PrepExited: m.prepCrashes.exitOf})
 	m.generation.Store(generationFromEnv())
 	return m
 }

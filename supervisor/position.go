@@ -64,8 +64,9 @@ type positionHooks struct {
 	changed func(*position)
 	// retire drains a replaced process (bounded by drain) and stops it.
 	retire func(s *position, p *process, drain time.Duration)
-	// exited, if set, is told of each unexpected exit (Wait's error).
-	exited func(err error)
+	// exited, if set, is told of each unexpected exit (the process,
+	// reaped).
+	exited func(p *process)
 }
 
 // reconfig asks a position to adopt a new template and lifecycle (a reload).
@@ -594,7 +595,7 @@ func (s *position) replace(old *process, reason string, accept func(*process) er
 func (s *position) exitedUnexpectedly(p *process) {
 	how := describeExit(p.err)
 	if s.hooks.exited != nil {
-		s.hooks.exited(p.err)
+		s.hooks.exited(p)
 	}
 	s.mu.Lock()
 	s.restarts++

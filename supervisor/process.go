@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"golang.org/x/sys/unix"
 
@@ -48,6 +49,16 @@ type process struct {
 	// models is what the worker said about its models while booting
 	// (infer workers; see modelreport.go).
 	models modelReport
+
+	// reaped, if set, is called once the process is reaped, before
+	// exited is closed: it reads the record's work record (atWork).
+	reaped func(p *process)
+	// atWork is what the worker was at work on when it exited, read
+	// from its scoreboard record (atWorkRead) once it was reaped: the
+	// requests a crash may be blamed on (crashlog.go). Set before exited
+	// is closed.
+	atWork     shm.AtWork
+	atWorkRead bool
 }
 
 // spawner starts worker processes. The zero value re-executes this binary.
@@ -60,7 +71,11 @@ type spawner struct {
 // spawn starts a worker for spec. The child inherits the ready pipe as fd 3
 // and the liveness pipe as fd 4 and runs in its own process group, so a
 // terminal's Ctrl-C reaches only the master, which decides when workers stop.
-func (s spawner) spawn(spec worker.Spec) (*process, error) {
+func (s spawner) spawn(spec worker.Spec) (*process, error) { return s.spawnThen(spec, nil) }
+
+// spawnThen is spawn, with reaped called once the process is reaped,
+// before its exited is closed.
+func (s spawner) spawnThen(spec worker.Spec, reaped func(*process)) (*process, error) {
 	sock, err := listenWorkerSocket(spec.Socket, s.creds)
 	if err != nil {
 		return nil, err
@@ -105,7 +120,7 @@ func (s spawner) spawn(spec worker.Spec) (*process, error) {
 		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
 	}
 	p := &process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
-		exited: make(chan struct{}), liveness: liveW}
+		exited: make(chan struct{}), liveness: liveW, reaped: reaped}
 	go p.readEvents(readyR)
 	go p.wait()
 	return p, nil
@@ -174,6 +189,9 @@ func (p *process) wait() {
 	// The master made the socket; a worker without root may not remove it.
 	// (A prep worker's arena is a memfd: it goes with the worker.)
 	_ = os.Remove(p.spec.Socket)
+	if p.reaped != nil {
+		p.reaped(p)
+	}
 	close(p.exited)
 }
 

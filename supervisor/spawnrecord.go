@@ -6,10 +6,11 @@ import (
 )
 
 // start spawns a worker for spec in a claimed scoreboard record
-// (supervisor/board), and releases the record when the process is reaped.
+// (supervisor/board), reads what it was at work on once it is reaped
+// (crashlog.go), then releases the record.
 func (s spawner) start(spec worker.Spec) (*process, error) {
 	rec := s.board.Claim(&spec)
-	p, err := s.spawn(spec)
+	p, err := s.spawnThen(spec, func(p *process) { p.atWork, p.atWorkRead = s.board.AtWork(rec) })
 	if err != nil {
 		s.board.Release(rec)
 		return nil, err

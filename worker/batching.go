@@ -40,4 +40,27 @@ const (
 	// body struck once by a crash or a run timeout (supervisor/front
 	// poison.go); the prep worker passes it on.
 	AloneHeader = "Supervisor-Alone"
+	// TokenHeader is the master's token for one inference request: a
+	// decimal number, unique among the master's requests, at most
+	// shm.MaxToken. The prep worker records it while it decodes the
+	// request, and passes it on; the infer worker records it while the
+	// request's run executes (shm.Slot.Begin). After a worker crashed the
+	// master reads which tokens it was at work on, and blames the crash
+	// on those requests only (supervisor/front poison.go).
+	TokenHeader = "Supervisor-Token"
 )
+
+// Token reads a TokenHeader value; 0 when absent or malformed.
+func Token(v []byte) uint64 {
+	var n uint64
+	if len(v) == 0 || len(v) > 15 {
+		return 0
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // poisonedInstance serves the ModByXMinus3 model "poisoned" with
@@ -60,43 +61,60 @@ func TestPoisonKeyIgnoresTheEncoding(t *testing.T) {
 	wantPoisoned(t, in, "the innocent body", good, nil, http.StatusOK)
 }
 
-// TestPoisonCountsPrepCrashes: requests in flight on prep-0 when it
-// crashes (SIGABRT: what a decoder bug's abort does; the Go runtime
-// exits 2) get a strike each. The poison body, in flight at both
-// crashes, is refused 422 afterwards; the innocent ones, each in flight
-// at one crash, are served, as is one retried right after its crash.
+// TestPoisonCountsPrepCrashes: a prep worker's crash (SIGABRT: what a
+// decoder bug's abort does) strikes the request it was decoding, and not
+// the one waiting on its infer worker (infer-0 is stopped). The body
+// being decoded at both crashes is refused 422 afterwards; the innocent
+// one, in flight at both crashes too, is served (at 49438f4 every
+// request in flight was struck, and it was refused).
 func TestPoisonCountsPrepCrashes(t *testing.T) {
 	in := poisonedInstance(t, "  heartbeat_timeout: 60s\n  restart_backoff: 50ms\n")
-	bad, first, second := modBody("9,9,9,1"), modBody("5,6,7,8"), modBody("4,5,6,7")
-	wantPoisoned(t, in, "an innocent body", first, nil, http.StatusOK)
-	crashPrepUnder(t, in, bad, first)
-	wantPoisoned(t, in, "the innocent body retried after one crash", first, nil, http.StatusOK)
-	crashPrepUnder(t, in, bad, second)
-	wantPoisoned(t, in, "the body in flight at both prep crashes", bad, nil, http.StatusUnprocessableEntity)
-	wantPoisoned(t, in, "the innocent body of the first crash", first, nil, http.StatusOK)
-	wantPoisoned(t, in, "the innocent body of the second crash", second, nil, http.StatusOK)
+	bad, innocent := bigModBody(200_000), modBody("5,6,7,8")
+	wantPoisoned(t, in, "an innocent body", innocent, nil, http.StatusOK)
+	crashPrepDecoding(t, in, bad, innocent)
+	wantPoisoned(t, in, "the innocent body retried after one crash", innocent, nil, http.StatusOK)
+	crashPrepDecoding(t, in, bad, innocent)
+	wantPoisoned(t, in, "the body decoded at both prep crashes", bad, nil, http.StatusUnprocessableEntity)
+	wantPoisoned(t, in, "the innocent body, in flight at both crashes", innocent, nil, http.StatusOK)
 }
 
-// crashPrepUnder holds bodies in flight on prep-0 (infer-0 is stopped,
-// so none is answered), crashes prep-0 and wants each answered 502; then
-// lets infer-0 go on and waits for prep-0 back.
-func crashPrepUnder(t *testing.T, in *instance, bodies ...[]byte) {
+// bigModBody is a V2 JSON request of the poisoned model with rows rows
+// of 12345678: one that takes prep-0 a while to decode (7 MB, under the
+// harness's max_body_bytes).
+func bigModBody(rows int) []byte {
+	b := []byte(`{"inputs":[{"name":"x","datatype":"INT64","shape":[` + strconv.Itoa(rows) + `,4],"data":[`)
+	for i := range rows * 4 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "12345678"...)
+	}
+	return append(b, "]}]}"...)
+}
+
+// crashPrepDecoding holds innocent in flight on prep-0 (infer-0 is
+// stopped, so it waits there), sends decoded, crashes prep-0 while its
+// scoreboard record says it decodes it, and wants both answered 502;
+// then lets infer-0 go on and waits for prep-0 back.
+func crashPrepDecoding(t *testing.T, in *instance, decoded, innocent []byte) {
 	t.Helper()
 	infer, prep := workerNamed(t, in, "infer-0"), workerNamed(t, in, "prep-0")
 	defer syscall.Kill(infer.PID, syscall.SIGCONT)
 	stopProcess(t, infer.PID)
-	codes := make(chan int, len(bodies))
-	for _, body := range bodies {
-		go func() {
-			code, _, _ := in.post(poisonedPath, body, nil)
-			codes <- code
-		}()
+	codes := make(chan int, 2)
+	post := func(body []byte) {
+		code, _, _ := in.post(poisonedPath, body, nil)
+		codes <- code
 	}
-	pollUntil(t, 30*time.Second, fmt.Sprintf("%d requests in flight on prep-0", len(bodies)), func() bool {
-		return metricValue(t, in, `supervisor_lb_inflight{`) >= float64(len(bodies))
+	go post(innocent)
+	pollUntil(t, 30*time.Second, "the innocent request in flight on prep-0", func() bool {
+		return metricValue(t, in, `supervisor_lb_inflight{`) >= 1
 	})
-	sendSignal(t, prep.PID, syscall.SIGABRT)
-	for range bodies {
+	board, slot := boardSlot(t, in, prep.PID)
+	defer board.Close()
+	go post(decoded)
+	crashWhileAtWork(t, board, slot, prep.PID)
+	for range 2 {
 		if code := <-codes; code != http.StatusBadGateway {
 			t.Fatalf("a request in flight on the crashed prep-0 = %d, want 502", code)
 		}
@@ -108,19 +126,66 @@ func crashPrepUnder(t *testing.T, in *instance, bodies ...[]byte) {
 	})
 }
 
+// crashWhileAtWork sends SIGABRT to pid while its scoreboard record says
+// it is at work: it watches the record, stops the process (SIGSTOP) when
+// it shows work, and, if the stopped process still is at work, aborts it
+// there; else lets it go on and watches again.
+func crashWhileAtWork(t *testing.T, board *shm.Scoreboard, slot, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if board.AtWork(slot).Units == nil {
+			time.Sleep(50 * time.Microsecond) // a tight watch of shared memory, bounded by the deadline
+			continue
+		}
+		sendSignal(t, pid, syscall.SIGSTOP)
+		if board.AtWork(slot).Units != nil {
+			sendSignal(t, pid, syscall.SIGABRT) // delivered as it continues
+			sendSignal(t, pid, syscall.SIGCONT)
+			return
+		}
+		sendSignal(t, pid, syscall.SIGCONT)
+	}
+	t.Fatalf("pid %d was never seen at work within 30s", pid)
+}
+
+// boardSlot opens the instance's scoreboard and finds the slot of the
+// worker with pid.
+func boardSlot(t *testing.T, in *instance, pid int) (*shm.Scoreboard, int) {
+	t.Helper()
+	for _, path := range shm.Boards(in.runtimeDir) {
+		b, err := shm.OpenReadOnly(path)
+		if err != nil {
+			continue
+		}
+		for _, s := range b.Snapshot() {
+			if s.PID == pid {
+				return b, s.Index
+			}
+		}
+		b.Close()
+	}
+	t.Skipf("no scoreboard slot for pid %d (no /dev/shm?)", pid)
+	return nil, 0
+}
+
 // TestPoisonIgnoresHangKills: a request in flight on infer-0 when the
 // hang detection kills it (heartbeat_timeout; the test stops infer-0
-// with SIGSTOP) gets its 502 but no strike: after two such kills the
-// same body is served. A wedged worker's requests are innocent (a run
-// that never returns is max_run_time's strike), and counting them would
-// quarantine a load test's one body after two hangs (TestChaos).
+// with SIGSTOP) gets no strike: after two such kills the same body is
+// served. A wedged worker's requests are innocent (a run that never
+// returns is max_run_time's strike), and counting them would quarantine
+// a load test's one body after two hangs (TestChaos). Nothing of it ran
+// (the stopped worker was at work on nothing), so the master sends it
+// again: 503 while no infer worker is back, 200 if one is.
 func TestPoisonIgnoresHangKills(t *testing.T) {
 	in := poisonedInstance(t, "  heartbeat_timeout: 1s\n  restart_backoff: 50ms\n")
 	body := modBody("7,7,7,7")
 	for i := 1; i <= 2; i++ {
 		pid := workerNamed(t, in, "infer-0").PID
 		stopProcess(t, pid)
-		wantPoisoned(t, in, fmt.Sprintf("send %d to the stopped infer-0", i), body, nil, http.StatusBadGateway)
+		if code, b, _ := in.post(poisonedPath, body, nil); code != http.StatusServiceUnavailable && code != http.StatusOK {
+			t.Fatalf("send %d to the stopped infer-0 = %d %s, want 503 or 200: sent again, not 502", i, code, b)
+		}
 		waitInferRestarted(t, in, pid)
 	}
 	wantPoisoned(t, in, "the body in flight at two hang kills", body, nil, http.StatusOK)

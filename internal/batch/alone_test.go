@@ -128,3 +128,52 @@ func TestAloneHungUpInTheQueue(t *testing.T) {
 		t.Errorf("batches %v, want %v", got, want)
 	}
 }
+
+// TestRunningIsToldEachBatch: Config.Running gets each batch's request
+// IDs and whether it is an alone one as it starts, and its done is
+// called after the run and before the requests are answered.
+func TestRunningIsToldEachBatch(t *testing.T) {
+	type told struct {
+		run  Run
+		done chan struct{}
+	}
+	runs := make(chan told, 8)
+	cfg := Config{MaxBatchSize: 8, MaxQueueDelay: hour, PreferredBatchSizes: []int{2}}
+	cfg.Running = func(r Run) func() {
+		tl := told{r, make(chan struct{})}
+		runs <- tl
+		return func() { close(tl.done) }
+	}
+	h := newHarness(t, cfg, dynamicMD(), true)
+	withID := func(r Request, id uint64) Request { r.ID = id; return r }
+	a, b := withID(rowsReq(1, 1, 1), 11), withID(rowsReq(2, 1, 1), 12)
+	outs := []<-chan outcome{h.submit(context.Background(), a), h.submit(context.Background(), b)}
+	h.waitStarted(t)
+	tl := <-runs
+	if !slices.Equal(slices.Sorted(slices.Values(tl.run.IDs)), []uint64{11, 12}) || tl.run.Alone {
+		t.Fatalf("Running told %+v, want IDs [11 12], not alone", tl.run)
+	}
+	select {
+	case <-tl.done:
+		t.Fatal("done was called while the batch runs")
+	default:
+	}
+	h.m.gate <- struct{}{}
+	for i, o := range outs {
+		got := wait(t, o)
+		select {
+		case <-tl.done:
+		default:
+			t.Fatal("a request was answered before done was called")
+		}
+		checkDoubled(t, []Request{a, b}[i], got)
+	}
+	c := withID(aloneReq(3), 13)
+	out := h.submit(context.Background(), c)
+	h.waitStarted(t)
+	if tl := <-runs; !slices.Equal(tl.run.IDs, []uint64{13}) || !tl.run.Alone {
+		t.Fatalf("Running told %+v for the alone request, want IDs [13], alone", tl.run)
+	}
+	h.m.gate <- struct{}{}
+	checkDoubled(t, c, wait(t, out))
+}

@@ -46,6 +46,22 @@ type Config struct {
 	// Observer, if set, is told about queue depth changes, queue waits
 	// and finished batches; nil reports nothing.
 	Observer Observer
+	// Running, if set, is called as each batch starts, before its inputs
+	// are joined, on the batch's goroutine, with the batch (Run); the
+	// function it returns is called once the outputs are split, before
+	// any request is answered. Between the two the batch's requests are
+	// at work: the infer worker records them where the master reads them
+	// after a crash (shm.Slot.Begin), and may block here to run an Alone
+	// batch with no other run at once. nil: nothing is called.
+	Running func(Run) (done func())
+}
+
+// Run is one batch as it starts.
+type Run struct {
+	// IDs are its requests' Request.ID, in batch order.
+	IDs []uint64
+	// Alone is its one request's Request.Alone.
+	Alone bool
 }
 
 // withDefaults fills in the zero values that mean a default.

@@ -17,6 +17,7 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 	for _, p := range items {
 		rows += p.rows
 	}
+	done := b.running(items)
 	t0 := b.clock.Now()
 	inputs := items[0].inputs
 	if len(items) > 1 {
@@ -39,6 +40,7 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 		parts, err = b.split(outs, items, rows)
 	}
 	t3 := b.clock.Now()
+	done()
 	compute := [3]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)}
 	b.stats.batch(items, rows, dispatched, err == nil, compute)
 	b.observeBatch(items, rows, dispatched, err == nil, compute)
@@ -49,6 +51,19 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 			p.done <- result{outputs: parts[i]}
 		}
 	}
+}
+
+// running tells Config.Running that items start, and returns what to call
+// when their outputs are split.
+func (b *Batcher) running(items []*pending) (done func()) {
+	if b.cfg.Running == nil {
+		return func() {}
+	}
+	r := Run{IDs: make([]uint64, len(items)), Alone: len(items) == 1 && items[0].alone}
+	for i, p := range items {
+		r.IDs[i] = p.id
+	}
+	return b.cfg.Running(r)
 }
 
 // concat joins the requests' inputs along dimension 0, with one allocation

@@ -54,8 +54,12 @@ type Request struct {
 	// that has been in a crash or a run timeout before (a poison suspect:
 	// supervisor/front poison.go), so that a second one strikes that body
 	// and not innocent batchmates. With batching off every request runs
-	// alone already.
+	// alone already. Config.Running is told (Run.Alone), so that the
+	// infer worker runs it with no other run at once.
 	Alone bool
+	// ID names the request to Config.Running (the master's token for it,
+	// worker.TokenHeader); 0: none. The batcher only passes it on.
+	ID uint64
 }
 
 // result is what a batch hands back to one Submit.
@@ -91,6 +95,7 @@ type pending struct {
 	run     atomic.Pointer[runWatch] // its batch's, once it runs
 	counted atomic.Bool              // run has counted it abandoned
 	alone   bool                     // Request.Alone
+	id      uint64                   // Request.ID
 
 	state atomic.Int32
 
@@ -113,7 +118,7 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
 	}
 	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1),
-		abandoned: r.Abandoned, alone: r.Alone}
+		abandoned: r.Abandoned, alone: r.Alone, id: r.ID}
 	if p.rank == 0 {
 		p.rank = math.MaxInt
 	}

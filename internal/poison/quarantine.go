@@ -47,6 +47,7 @@ type Quarantine struct {
 type entry struct {
 	model   string
 	crashes int
+	marked  bool      // suspected (Suspected) without a strike
 	blocked bool      // quarantined (until ends)
 	cleared bool      // acquitted once in this window (Acquit): not again
 	ends    time.Time // the crash window's end, or the quarantine's
@@ -165,6 +166,32 @@ func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Durati
 	return fresh
 }
 
+// Suspected marks k, sent to model, a suspect without a strike: it was
+// at work in a crash beside other work that may have caused it (two
+// model runs at once), so the crash proves nothing against it, but its
+// next send should run alone, where a crash would. The mark lasts until
+// a solo run of it is served (Acquit) or ttl after its window opened;
+// it never counts towards the threshold.
+func (q *Quarantine) Suspected(model string, k Key, ttl time.Duration) {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e := q.entries[k]
+	if e != nil && !now.Before(e.ends) {
+		q.remove(k, e)
+		e = nil
+	}
+	if e == nil {
+		q.makeRoom(now)
+		e = &entry{model: model, ends: now.Add(ttl)}
+		q.entries[k] = e
+		q.held.Add(1)
+		q.models[model]++
+	}
+	e.marked = true
+	e.touched = now
+}
+
 // RunTimedOut counts a request of model answered because its run outlived
 // the model's max_run_time. That is a strike against the request's body,
 // like a crash (the caller counts it with Crashed when the quarantine is
@@ -181,8 +208,8 @@ type Standing struct {
 	// Blocked says the key is quarantined, for Left more.
 	Blocked bool
 	Left    time.Duration
-	// Suspect says the key was struck (Crashed) within its window but is
-	// below the threshold: the caller runs it alone, so that a next
+	// Suspect says the key was struck (Crashed) or marked (Suspected)
+	// within its window but is below the threshold: the caller runs it alone, so that a next
 	// strike falls on it and not on requests that shared its run.
 	Suspect bool
 }
@@ -195,7 +222,7 @@ func (q *Quarantine) Look(k Key) Standing {
 	defer q.mu.Unlock()
 	e := q.entries[k]
 	switch {
-	case e == nil || !now.Before(e.ends) || e.crashes == 0: // none, ended, or acquitted
+	case e == nil || !now.Before(e.ends) || e.crashes == 0 && !e.marked: // none, ended, or acquitted
 		return Standing{}
 	case !e.blocked:
 		return Standing{Suspect: true}
@@ -244,13 +271,13 @@ func (q *Quarantine) Acquit(model string, keys ...Key) bool {
 	for _, k := range keys {
 		e := q.entries[k]
 		switch {
-		case e == nil || e.blocked || e.cleared || e.crashes == 0:
+		case e == nil || e.blocked || e.cleared || e.crashes == 0 && !e.marked:
 			continue
 		case !now.Before(e.ends): // an ended window acquits nothing
 			q.remove(k, e)
 			continue
 		}
-		e.crashes, e.cleared, cleared = 0, true, true
+		e.crashes, e.marked, e.cleared, cleared = 0, false, true, true
 	}
 	if cleared {
 		q.acquitted[model]++

@@ -259,3 +259,35 @@ func TestHasherFieldsDoNotRun(t *testing.T) {
 		t.Fatalf("key %+v: want Len 3 and the same key for the same fields", k)
 	}
 }
+
+// TestSuspectedMarksWithoutAStrike: a mark makes a suspect that no number
+// of marks quarantines; its solo run served acquits it once a window; a
+// strike after a mark counts one.
+func TestSuspectedMarksWithoutAStrike(t *testing.T) {
+	q, c := newTest(8)
+	k := q.KeyOf([]byte("/p"), []byte("b"))
+	for range 5 {
+		q.Suspected("m", k, time.Minute)
+	}
+	if s := q.Look(k); !s.Suspect || s.Blocked {
+		t.Fatalf("after five marks: %+v, want a suspect, never blocked", s)
+	}
+	if !q.Watching("m") {
+		t.Fatal("a marked body's model is not watched")
+	}
+	if !q.Acquit("m", k) || q.Look(k).Suspect {
+		t.Fatal("a marked body's solo run served did not acquit it")
+	}
+	q.Suspected("m", k, time.Minute)
+	if q.Acquit("m", k) || !q.Look(k).Suspect {
+		t.Fatal("a body marked again after its acquittal was acquitted again within its window")
+	}
+	c.t = c.t.Add(time.Minute)
+	q.Suspected("m", k, time.Minute)
+	if q.Crashed("m", k, 2, time.Minute) || !q.Look(k).Suspect {
+		t.Fatal("a mark then a strike of two quarantined the body, or left no suspect")
+	}
+	if !q.Crashed("m", k, 2, time.Minute) {
+		t.Fatal("a second strike after a mark did not quarantine the body")
+	}
+}

@@ -60,7 +60,7 @@ type Record struct {
 func (r Record) Claimed() bool { return r.i >= 0 }
 
 // Record counts: enough for every worker of a config plus surges and reloads
-// that grow pools; a board is 2 KiB a record.
+// that grow pools; a board is 4 KiB a record.
 const (
 	minBoardRecords  = 64
 	recordsPerWorker = 4
@@ -235,6 +235,23 @@ func (b *Board) Release(bs Record) {
 		b.retired.Add(snap)
 		b.free = append(b.free, bs.i)
 	}
+}
+
+// AtWork reads record bs's work record (shm.Scoreboard.AtWork): read
+// once its process is reaped, what it was at work on when it died. False
+// when bs is no record of the live board.
+func (b *Board) AtWork(bs Record) (shm.AtWork, bool) {
+	if b == nil || bs.i < 0 {
+		return shm.AtWork{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sb == nil || b.sb != bs.sb {
+		return shm.AtWork{}, false
+	}
+	var a shm.AtWork
+	ok := b.use(func(sb *shm.Scoreboard) { a = sb.AtWork(bs.i) })
+	return a, ok
 }
 
 // Snapshot returns the header, the records and a copy of the retired

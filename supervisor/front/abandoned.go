@@ -20,6 +20,7 @@ const abandonedMax = 256
 type abandonedReq struct {
 	model       string
 	key         poison.Key
+	token       uint64 // worker.TokenHeader: what workers record it by
 	sent, until time.Time
 }
 
@@ -29,14 +30,14 @@ type abandonedRing struct {
 	mu   sync.Mutex
 	reqs [abandonedMax]abandonedReq
 	next int
-	// lastCrash is the latest crash takeAt was told of: a request
-	// abandoned after it, but in flight at it, is struck at once (add).
-	lastCrash time.Time
+	// lastCrash is the latest crash take was told of: a request
+	// abandoned after it, but at work in it, is struck at once (add).
+	lastCrash Exit
 }
 
 // add remembers r, in place of the oldest, unless a crash already
-// happened while it was in flight: then it returns true and keeps
-// nothing, and the caller strikes r now. Under the same lock as takeAt,
+// happened while it was at work on it: then it returns true and keeps
+// nothing, and the caller strikes r now. Under the same lock as take,
 // so a crash racing the hang-up strikes r exactly once.
 func (a *abandonedRing) add(r abandonedReq) (crashed bool) {
 	a.mu.Lock()
@@ -49,24 +50,28 @@ func (a *abandonedRing) add(r abandonedReq) (crashed bool) {
 	return false
 }
 
-// in says whether a crash at at happened while r was in flight.
-func (r *abandonedReq) in(at time.Time) bool {
-	return r.model != "" && !r.sent.After(at) && r.until.After(at)
+// in says whether the crash e happened while r was in flight, and its
+// worker may have been at work on r (Exit.atWork: recorded, or nothing
+// known).
+func (r *abandonedReq) in(e Exit) bool {
+	return r.model != "" && !r.sent.After(e.At) && r.until.After(e.At) && e.atWork(r.token)
 }
 
-// takeAt removes and returns the requests a worker's crash at at may have
-// been the doing of: sent at or before at, their deadline not passed. A
-// request is taken once: it was in flight on one worker, which died.
-func (a *abandonedRing) takeAt(at time.Time) []abandonedReq {
+// take removes and returns the requests the crash e may have been the
+// doing of: in flight at it (sent at or before it, their deadline not
+// passed) and at work in its worker. A request is taken once: it was at
+// work on one worker, which died. The others stay, for the crash of the
+// worker they were on.
+func (a *abandonedRing) take(e Exit) []abandonedReq {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if at.After(a.lastCrash) {
-		a.lastCrash = at
+	if e.At.After(a.lastCrash.At) {
+		a.lastCrash = e
 	}
 	var out []abandonedReq
 	for i := range a.reqs {
 		r := &a.reqs[i]
-		if !r.in(at) {
+		if !r.in(e) {
 			continue
 		}
 		out = append(out, *r)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // TestAbandonedRingTakesThoseInFlight: a crash takes the requests sent
@@ -21,11 +22,11 @@ func TestAbandonedRingTakesThoseInFlight(t *testing.T) {
 			t.Fatalf("request %d struck with no crash yet", r.key.Hash)
 		}
 	}
-	got := a.takeAt(t0.Add(2 * time.Second))
+	got := a.take(Exit{At: t0.Add(2 * time.Second)})
 	if len(got) != 1 || got[0].key.Hash != 1 {
 		t.Fatalf("a crash at 2s took %+v, want request 1 only (2 was sent later, 3 had expired)", got)
 	}
-	if again := a.takeAt(t0.Add(6 * time.Second)); len(again) != 1 || again[0].key.Hash != 2 {
+	if again := a.take(Exit{At: t0.Add(6 * time.Second)}); len(again) != 1 || again[0].key.Hash != 2 {
 		t.Fatalf("a crash at 6s took %+v, want request 2 only (1 was taken already)", again)
 	}
 	if !a.add(req(4, 3*time.Second, 10*time.Second)) {
@@ -44,7 +45,7 @@ func TestAbandonedRingIsBounded(t *testing.T) {
 	for i := range abandonedMax + 10 {
 		a.add(abandonedReq{model: "m", key: poison.Key{Hash: uint64(i)}, sent: t0, until: t0.Add(time.Minute)})
 	}
-	got := a.takeAt(t0.Add(time.Second))
+	got := a.take(Exit{At: t0.Add(time.Second)})
 	if len(got) != abandonedMax {
 		t.Fatalf("took %d requests, want %d", len(got), abandonedMax)
 	}
@@ -72,14 +73,14 @@ func TestAbandonedRingStrikesOnceUnderRace(t *testing.T) {
 		}()
 	}
 	close(start)
-	taken := a.takeAt(t0.Add(time.Second))
+	taken := a.take(Exit{At: t0.Add(time.Second)})
 	atOnce := 0
 	for range n {
 		if <-struck {
 			atOnce++
 		}
 	}
-	if left := a.takeAt(t0.Add(time.Second)); len(left) != 0 {
+	if left := a.take(Exit{At: t0.Add(time.Second)}); len(left) != 0 {
 		t.Fatalf("%d requests were kept after the crash they were in flight at, not struck at once", len(left))
 	}
 	if atOnce+len(taken) != n {
@@ -91,5 +92,26 @@ func TestAbandonedRingStrikesOnceUnderRace(t *testing.T) {
 			t.Fatalf("request %d taken twice", r.key.Hash)
 		}
 		seen[r.key.Hash] = true
+	}
+}
+
+// TestAbandonedRingTakesOnlyThoseAtWork: a crash whose worker's work
+// record is known takes only the abandoned requests it was at work on;
+// the others stay for the crash of the worker they were on.
+func TestAbandonedRingTakesOnlyThoseAtWork(t *testing.T) {
+	var a abandonedRing
+	t0 := time.Now()
+	for tok := uint64(1); tok <= 2; tok++ {
+		a.add(abandonedReq{model: "m", key: poison.Key{Hash: tok}, token: tok, sent: t0, until: t0.Add(time.Minute)})
+	}
+	crash := Exit{At: t0.Add(time.Second), Crashed: true, Read: true, Work: shm.AtWork{Units: map[uint16][]uint64{7: {2, 9}}}}
+	if got := a.take(crash); len(got) != 1 || got[0].token != 2 {
+		t.Fatalf("a crash at work on token 2 took %+v, want request 2 only", got)
+	}
+	if got := a.take(Exit{At: t0.Add(2 * time.Second), Crashed: true, Read: true}); len(got) != 0 {
+		t.Fatalf("a crash at work on nothing took %+v", got)
+	}
+	if got := a.take(Exit{At: t0.Add(3 * time.Second), Crashed: true}); len(got) != 1 || got[0].token != 1 {
+		t.Fatalf("a crash with nothing known took %+v, want request 1, still in flight", got)
 	}
 }

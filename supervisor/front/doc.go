@@ -57,13 +57,17 @@
 //     within a second (or the request's deadline), or any other answer,
 //     lets the body go on. Only the front sets PrefixHeader: clients'
 //     are removed.
-//   - Poison requests (poison.go, poisonkey.go, internal/poison): an
-//     answer marked worker.InferExitedHeader (the infer worker exited on
-//     the request), or an lb failure after the request reached its prep
-//     worker, counts a strike against the request's route and tensors
-//     (decompressed and decoded: the key ignores the encoding) if the
-//     worker crashed on its own (Options.InferCrashed,
-//     Options.PrepCrashed), not if it was killed from outside; one struck
+//   - Poison requests (poison.go, blame.go, poisonkey.go,
+//     internal/poison): an answer marked worker.InferExitedHeader (the
+//     infer worker exited on the request), or an lb failure after the
+//     request reached its prep worker, counts a strike against the
+//     request's route and tensors (decompressed and decoded: the key
+//     ignores the encoding) if the worker crashed on its own
+//     (Options.InferExited, Options.PrepExited), not if it was killed
+//     from outside, and was at work on it (its run, alone, or its decode:
+//     the worker's scoreboard record of the request's token,
+//     worker.TokenHeader); at work beside another run it makes a suspect,
+//     not at work it is sent again once; one struck
 //     limits.poison_threshold times within limits.poison_ttl is refused
 //     422 before the lb. The header is removed before the client sees the
 //     answer. Requests are keyed only on a strike, and on arrival only
@@ -74,8 +78,8 @@
 //     worker.AloneHeader, to run in a batch of its own, so that its next
 //     strike is not its innocent batchmates' too. A request
 //     whose client hung up (lb.ErrClientGone) is remembered, among the
-//     last 256 (abandoned.go), and struck at any worker crash on its own
-//     (WorkerCrashed, from the master) while it may still be in flight;
+//     last 256 (abandoned.go), and struck at a worker crash on its own
+//     (WorkerCrashed, from the master) that was at work on it;
 //     its body is decoded for its key only within limits.poison_key_rate
 //     (keyrate.go), past which it is keyed by its bytes as sent (counted,
 //     BodyCounts.PoisonFallbackKeys).

@@ -14,12 +14,34 @@ import (
 )
 
 // Poison requests (limits.poison_threshold, limits.poison_ttl): a body
-// whose infer worker crashes (Options.InferCrashed: not a kill from
-// outside, the hang detection's included: supervisor crashlog.go says
-// why) while serving it, poison_threshold times within
-// poison_ttl, is refused 422 for poison_ttl without reaching a worker. A
-// client or load balancer retrying it would otherwise restart the worker
-// again and again, failing every request it holds each time.
+// whose infer worker crashes (not a kill from outside, the hang
+// detection's included: supervisor crashlog.go says why) while at work on
+// it, poison_threshold times within poison_ttl, is refused 422 for
+// poison_ttl without reaching a worker. A client or load balancer
+// retrying it would otherwise restart the worker again and again, failing
+// every request it holds each time.
+//
+// Attribution is by evidence, not by presence (blame.go). Every request
+// is sent with a token of its own (worker.TokenHeader); the infer worker
+// records the tokens of each run in its scoreboard slot before the run
+// starts and clears them after (worker/infer atwork.go), and the prep
+// worker those of the requests it decodes. After a crash the master reads
+// that record (Options.InferExited, PrepExited; the answer names the
+// worker's socket). Only the requests at work then can have caused it:
+//   - In the only run executing: a strike.
+//   - In a run beside another (two models, or two instances, at once):
+//     ONNX Runtime's fault kills the process from whichever thread, so
+//     which run faulted cannot be told. Not a strike: its body is made a
+//     suspect (poison.Quarantine.Suspected), whose next run is alone, as
+//     below, where a crash is its own.
+//   - Not at work (queued, or another model's request on its own queue):
+//     nothing of it ran, so it is sent again, once, crash or kill, to a
+//     worker that lives (503 when none is back yet). Before, such requests
+//     were struck with the guilty: with mlp and a crashing modx on one
+//     worker, four clients' one mlp body was in flight at every crash and
+//     quarantined (issue 28; TestPoisonSparesAnotherModelsInnocents).
+// Without a scoreboard nothing is known, and a crash strikes every
+// request on the worker, as it did before.
 //
 // A run stopped at models[].max_run_time (worker.RunTimeoutHeader) is a
 // strike like a crash, with no check that it was the worker's own doing:
@@ -72,32 +94,24 @@ import (
 //     shared host also depends on the batches the worker runs beside it
 //     (batching.instances, other models) and on other processes, and
 //     poison_threshold is the operator's tolerance for such flukes.
-//   - A crash during a solo run proves nothing about the suspect: the
-//     infer worker may run other batches at once, on other instances and
-//     for other models, any of which may have crashed it, and the prep
-//     worker cannot tell which of its requests had started. Every request
-//     in flight on the crashed worker is struck once, as before. What
-//     running alone changes is that an innocent retried with its poison
-//     batchmate no longer dies in the poison's crash for certain: only
-//     when still in flight on that worker then (queued behind it, or
-//     running on another instance); one whose solo run ends first is
-//     served and not struck.
+//   - A crash during a solo run is the suspect's: its run is the only one
+//     in the worker while it executes (the other runs wait for it, and it
+//     for them), so the record shows it alone, a strike.
 //
-// The front does not retry a crashed request on another worker: a poison
-// body would take that one down too.
+// A request that was at work is never sent again: a poison body would
+// take the next worker down too.
 //
-// A request in flight on a prep worker that crashed on its own (a
-// decoder's fault: Options.PrepCrashed) is a strike too: the lb answers
-// it 502 when the worker's connection breaks (lb.Proxy.ServeHTTPFor's
-// error tells that from a request no worker took). Every request on
-// that worker fails, and each gets
-// one strike, the innocent with the guilty: a prep worker serves many
-// requests at once. The threshold (2 or more) is what keeps the innocent
-// out of quarantine: an innocent body is refused only if it was in flight
-// at threshold crashes within poison_ttl, where the poison body is in
-// every one; a client retrying an innocent body after one crash is
-// served. A prep worker's exit for any other reason (a recycle or a stop
-// drains it first; the OOM killer's, the hang detection's or an
+// A request a prep worker that crashed on its own (a decoder's fault)
+// was decoding is a strike too: the lb answers it 502 when the worker's
+// connection breaks (lb.BackendError names the worker). The requests it
+// was not decoding (waiting on their infer worker, or at the decode gate)
+// are not struck; they are answered 502, not sent again (their infer
+// worker may be running them). Requests decoded at the same moment share
+// the strike, the innocent with the guilty (a prep worker has no solo
+// decodes); the threshold (2 or more) keeps the innocent out, for an
+// innocent body is refused only if decoded at threshold crashes within
+// poison_ttl. A prep worker's exit for any other reason (a recycle or a
+// stop drains it first; the OOM killer's, the hang detection's or an
 // operator's kill) is no strike.
 //
 // A request whose client hung up is abandoned (lb.ErrClientGone), but
@@ -108,15 +122,11 @@ import (
 // crash send a poison body for ever. So an abandoned request (while
 // poison_threshold > 0) is remembered (abandoned.go: its key, computed
 // then, for the master still has the body; its model; when it was sent;
-// its deadline), among the last 256, and every crash of a prep or infer
-// worker on its own (WorkerCrashed, from the master's crash log) strikes
-// each one sent before the crash whose deadline had not passed, once.
-// The master cannot tell which worker an abandoned request was on (every
-// infer worker serves every model, a prep worker many requests), so the
-// innocent are struck with the guilty, as on a prep crash: the threshold
-// (2 or more) keeps them out, for an innocent body is quarantined only if
-// abandoned around threshold crashes within poison_ttl, where the poison
-// body causes each. Kills from outside strike nothing here either.
+// its deadline; its token), among the last 256, and every crash of a
+// prep or infer worker on its own (WorkerCrashed, from the master's crash
+// log) strikes each one sent before the crash whose deadline had not
+// passed and that the worker was at work on, once (every one, without a
+// scoreboard). Kills from outside strike nothing here either.
 //
 // The key is what reaches the model, not the bytes as sent
 // (poisonkey.go): the body decompressed, then decoded into its tensors,
@@ -170,8 +180,10 @@ import (
 
 // proxyInference sends an admitted inference request for model (as its
 // header's route named it), whose body is whole in ctx, through the lb,
-// unless its body is quarantined; then it counts a strike when the
-// worker that served it died on it. gate is asked about the answer
+// unless its body is quarantined, under a token of its own
+// (worker.TokenHeader); then it weighs the death of a worker under it
+// (blame.go): a strike, a suspect, or, when its infer worker died before
+// it was at work, one more send. gate is asked about the answer
 // (answerbudget.go); a refused answer is neither a crash nor a strike.
 func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, gate lb.AnswerGate) {
 	on := c.Limits.PoisonThreshold > 0
@@ -187,29 +199,49 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 			f.poison.SoloRun(model)
 		}
 	}
-	sent := time.Now()
-	err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
-	if errors.Is(err, lb.ErrAnswerRefused) {
-		return
-	}
-	if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
-		if on {
-			f.abandon(ctx, c, model, sent, deadline)
+	token := f.tokenOf(ctx)
+	for resent := false; ; resent = true {
+		sent := time.Now()
+		err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
+		if errors.Is(err, lb.ErrAnswerRefused) {
+			return
 		}
-		f.bodies.clientClosed.Add(1)
+		if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
+			if on {
+				f.abandon(ctx, c, model, token, sent, deadline)
+			}
+			f.bodies.clientClosed.Add(1)
+			return
+		}
+		if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
+			f.countRunTimeout(ctx, c, model)
+			return
+		}
+		exited := ctx.Response.Header.Peek(worker.InferExitedHeader)
+		inferExited, socket := exited != nil, string(exited)
+		ctx.Response.Header.Del(worker.InferExitedHeader)
+		if !inferExited && err == nil {
+			if suspect != nil && acquits(ctx.Response.StatusCode()) {
+				f.poison.Acquit(model, suspect...)
+			}
+			return
+		}
+		switch f.blameFor(inferExited, socket, err, token) {
+		case blameRetry:
+			if !resent && (deadline.IsZero() || time.Now().Before(deadline)) {
+				ctx.Response.Reset()
+				continue
+			}
+		case blameStrike:
+			if on {
+				f.countCrash(ctx, c, model)
+			}
+		case blameSuspect:
+			if on {
+				f.poison.Suspected(model, f.poisonKey(ctx), c.Limits.PoisonTTL.Duration)
+			}
+		}
 		return
-	}
-	if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
-		f.countRunTimeout(ctx, c, model)
-		return
-	}
-	inferExited := ctx.Response.Header.Peek(worker.InferExitedHeader) != nil
-	ctx.Response.Header.Del(worker.InferExitedHeader)
-	switch {
-	case on && f.diedOnIt(inferExited, err, sent):
-		f.countCrash(ctx, c, model)
-	case suspect != nil && err == nil && !inferExited && acquits(ctx.Response.StatusCode()):
-		f.poison.Acquit(model, suspect...)
 	}
 }
 
@@ -233,24 +265,6 @@ func acquits(status int) bool {
 // worker that exited under it: the request sees the connection
 // break first, the master's Wait returns a moment later.
 const crashWait = time.Second
-
-// diedOnIt says whether the worker serving a request sent at sent
-// crashed on its own under it: its infer worker (inferExited: the prep
-// worker marked the answer) or its prep worker
-// (err: the lb's exchange with it failed after the request may have
-// reached it), rather than killed from outside (the OOM killer, the
-// hang detection, an operator's SIGKILL) or stopped: the requests in flight then did not
-// cause it, and identical requests (a load test's, a health check's)
-// must not be quarantined for it.
-func (f *Front) diedOnIt(inferExited bool, err error, sent time.Time) bool {
-	if inferExited {
-		return f.opts.InferCrashed == nil || f.opts.InferCrashed(sent, crashWait)
-	}
-	if err == nil || errors.Is(err, lb.ErrNoBackend) || isTimeoutErr(err) || f.opts.PrepCrashed == nil {
-		return false // answered, never sent, or timed out: no broken connection to wait on
-	}
-	return f.opts.PrepCrashed(sent, crashWait)
-}
 
 // screen is the refusal of a quarantined body, or nil, and the keys the
 // body is a suspect by (nil: none), to run alone and acquit if served.
@@ -280,11 +294,11 @@ func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model str
 	f.strike(model, f.poisonKey(ctx), c)
 }
 
-// abandon remembers a request sent at sent whose client hung up, for a
-// worker crash while it may still be in flight (WorkerCrashed), or
-// strikes it at once when one already happened.
-func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, sent, deadline time.Time) {
-	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), sent: sent, until: inFlightUntil(c, sent, deadline)}
+// abandon remembers a request sent at sent with token whose client hung
+// up, for a worker crash while it may still be at work on it
+// (WorkerCrashed), or strikes it at once when one already was.
+func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, token uint64, sent, deadline time.Time) {
+	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), token: token, sent: sent, until: inFlightUntil(c, sent, deadline)}
 	if f.abandoned.add(r) {
 		f.strike(model, r.key, c)
 	}
@@ -302,12 +316,13 @@ func inFlightUntil(c *config.Config, sent, deadline time.Time) time.Time {
 	return until.Add(crashWait)
 }
 
-// WorkerCrashed strikes the abandoned requests that were in flight when a
-// prep or an infer worker crashed on its own (not killed from outside:
-// the master's crash log tells) at at: poison.go says why that is sound.
-func (f *Front) WorkerCrashed(at time.Time) {
+// WorkerCrashed strikes the abandoned requests that a prep or an infer
+// worker that crashed on its own (not killed from outside: the master's
+// crash log tells) was at work on (e.Work; every one in flight then when
+// nothing is known of its work).
+func (f *Front) WorkerCrashed(e Exit) {
 	c := f.cfg()
-	for _, r := range f.abandoned.takeAt(at) {
+	for _, r := range f.abandoned.take(e) {
 		if c.Limits.PoisonThreshold > 0 {
 			f.strike(r.model, r.key, c)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -57,18 +58,22 @@ func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error 
 }
 
 // poisonFront is a front over crashProxy with poison_threshold threshold;
-// crashed is Options.InferCrashed.
-func poisonFront(threshold int, crashed func(time.Time, time.Duration) bool) (*Front, *crashProxy, *config.Config) {
+// crashed is Options.InferExited.
+func poisonFront(threshold int, crashed func(string, time.Duration) (Exit, bool)) (*Front, *crashProxy, *config.Config) {
 	cfg := config.DefaultConfig()
 	cfg.Limits.PoisonThreshold = threshold
 	b := &testBackend{}
 	b.cfg.Store(cfg)
 	p := &crashProxy{}
-	return New(b, p, Options{Log: zerolog.Nop(), InferCrashed: crashed}), p, cfg
+	return New(b, p, Options{Log: zerolog.Nop(), InferExited: crashed}), p, cfg
 }
 
-// crashedYes is the master's answer for a worker that crashed on its own.
-func crashedYes(time.Time, time.Duration) bool { return true }
+// crashedYes is the master's answer for a worker that crashed on its
+// own, with nothing known of its work (no scoreboard).
+func crashedYes(string, time.Duration) (Exit, bool) { return Exit{Crashed: true}, true }
+
+// killed is the master's answer for a worker killed from outside.
+func killed(string, time.Duration) (Exit, bool) { return Exit{}, true }
 
 // send is one inference request of body through proxyInference; marked
 // says an internal header (the infer worker's exit, a run timeout) was
@@ -104,7 +109,6 @@ func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
 // TestPoisonNotCounted: with poison_threshold 0, or when the infer worker
 // was killed from outside rather than crashed, a body is never refused.
 func TestPoisonNotCounted(t *testing.T) {
-	killed := func(time.Time, time.Duration) bool { return false }
 	for name, f := range map[string]func() (*Front, *crashProxy, *config.Config){
 		"threshold 0":         func() (*Front, *crashProxy, *config.Config) { return poisonFront(0, crashedYes) },
 		"killed, not crashed": func() (*Front, *crashProxy, *config.Config) { return poisonFront(2, killed) },
@@ -127,7 +131,6 @@ func TestPoisonNotCounted(t *testing.T) {
 // the worker stops a run), and with poison_threshold 0 it is counted but
 // never refused.
 func TestRunTimeoutStrikes(t *testing.T) {
-	killed := func(time.Time, time.Duration) bool { return false }
 	for _, c := range []struct {
 		name      string
 		threshold int
@@ -160,11 +163,11 @@ func TestRunTimeoutStrikes(t *testing.T) {
 // poison_threshold 0 nothing is remembered.
 func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
 	f, p, c := poisonFront(2, crashedYes)
-	f.WorkerCrashed(time.Now()) // before any send: strikes nothing
+	f.WorkerCrashed(Exit{At: time.Now(), Crashed: true}) // before any send: strikes nothing
 	for i := 1; i <= 2; i++ {
 		send(f, c, "gone")
-		f.WorkerCrashed(time.Now())
-		f.WorkerCrashed(time.Now()) // the same request is struck once
+		f.WorkerCrashed(Exit{At: time.Now(), Crashed: true})
+		f.WorkerCrashed(Exit{At: time.Now(), Crashed: true}) // the same request is struck once
 		if got := f.poison.Len(); got != 1 {
 			t.Fatalf("after abandoned send %d and its crash the quarantine holds %d, want 1", i, got)
 		}
@@ -174,7 +177,7 @@ func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
 	}
 	f, _, c = poisonFront(0, crashedYes)
 	send(f, c, "gone")
-	if r := f.abandoned.takeAt(time.Now()); len(r) != 0 {
+	if r := f.abandoned.take(Exit{At: time.Now()}); len(r) != 0 {
 		t.Fatalf("with poison_threshold 0 the front remembered %d abandoned requests, want none", len(r))
 	}
 }
@@ -255,5 +258,85 @@ func TestServedSuspectIsAcquitted(t *testing.T) {
 	}
 	if code, _, _ := send(f, cfg, "bad"); code == fasthttp.StatusUnprocessableEntity || len(p.alone) != 3 {
 		t.Fatalf("bad after two of three strikes = %d, %d sent alone, want a third solo run", code, len(p.alone))
+	}
+}
+
+// workProxy plays a prep worker whose infer worker dies under the first
+// dies sends (502, worker.InferExitedHeader naming its socket) and
+// serves the rest; tokens are the worker.TokenHeader of each send.
+type workProxy struct {
+	dies   int
+	tokens []uint64
+	alone  int
+}
+
+func (p *workProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.Client, _ lb.AnswerGate) error {
+	p.tokens = append(p.tokens, worker.Token(ctx.Request.Header.Peek(worker.TokenHeader)))
+	if ctx.Request.Header.Peek(worker.AloneHeader) != nil {
+		p.alone++
+	}
+	if len(p.tokens) <= p.dies {
+		ctx.SetStatusCode(fasthttp.StatusBadGateway)
+		ctx.Response.Header.Set(worker.InferExitedHeader, "infer.sock")
+		return nil
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	return nil
+}
+func (p *workProxy) SetRequestID(*fasthttp.RequestCtx)                         {}
+func (p *workProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error { return nil }
+
+// TestCrashBlamesOnlyTheWorkAtIt: a crash strikes a request only when it
+// was at work in the one run executing; at work beside another run it
+// makes a suspect (alone next time) and never a strike, however often;
+// not at work (queued), the request is sent again, once, and served,
+// whether its worker crashed or was killed, and nothing is counted.
+func TestCrashBlamesOnlyTheWorkAtIt(t *testing.T) {
+	const other = 999_999 // a token of another request, in another run
+	for _, tc := range []struct {
+		name    string
+		crashed bool
+		work    func(tok uint64) map[uint16][]uint64
+		// want: the status of each of three sends, the sends the proxy
+		// got, how many of them alone.
+		want        []int
+		sent, alone int
+	}{
+		{"alone in the crash", true, func(tok uint64) map[uint16][]uint64 { return map[uint16][]uint64{1: {tok, 5}} },
+			[]int{502, 502, 422}, 2, 1},
+		{"beside another run", true, func(tok uint64) map[uint16][]uint64 { return map[uint16][]uint64{1: {tok}, 2: {other}} },
+			[]int{502, 502, 502}, 3, 2},
+		{"queued, crashed", true, func(uint64) map[uint16][]uint64 { return map[uint16][]uint64{2: {other}} },
+			[]int{200, 200, 200}, 6, 0},
+		{"queued, killed", false, func(uint64) map[uint16][]uint64 { return nil },
+			[]int{200, 200, 200}, 6, 0},
+	} {
+		cfg := config.DefaultConfig()
+		cfg.Limits.PoisonThreshold = 2
+		b := &testBackend{}
+		b.cfg.Store(cfg)
+		p := &workProxy{}
+		exited := func(socket string, _ time.Duration) (Exit, bool) {
+			if socket != "infer.sock" {
+				t.Fatalf("%s: asked for the exit of %q, want infer.sock", tc.name, socket)
+			}
+			return Exit{Crashed: tc.crashed, Read: true, Work: shm.AtWork{Units: tc.work(p.tokens[len(p.tokens)-1])}}, true
+		}
+		f := New(b, p, Options{Log: zerolog.Nop(), InferExited: exited})
+		var got []int
+		for range 3 {
+			p.dies = len(p.tokens) + 1 // this send's first try dies
+			code, _, marked := send(f, cfg, "body")
+			if marked {
+				t.Fatalf("%s: the internal header reached the client", tc.name)
+			}
+			got = append(got, code)
+		}
+		if !slices.Equal(got, tc.want) || len(p.tokens) != tc.sent || p.alone != tc.alone {
+			t.Errorf("%s: answers %v, %d sent (%d alone); want %v, %d sent (%d alone)", tc.name, got, len(p.tokens), p.alone, tc.want, tc.sent, tc.alone)
+		}
+		if len(p.tokens) > 1 && p.tokens[0] == p.tokens[len(p.tokens)-1] {
+			t.Errorf("%s: two requests were sent with one token %d", tc.name, p.tokens[0])
+		}
 	}
 }

@@ -214,23 +214,22 @@ func (p *brokenProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb.C
 // sent, and not when it says none did, nor when no backend took it or
 // the exchange timed out (a 504 must not wait for a crash).
 func TestPrepCrashIsAStrike(t *testing.T) {
-	broke := errors.New("backend prep-0: the server closed connection before returning the first response byte")
+	broke := &lb.BackendError{Socket: "prep.sock", Name: "prep-0", Err: errors.New("the server closed connection before returning the first response byte")}
 	notSent := fmt.Errorf("%w: dial failed", lb.ErrNoBackend)
-	no := func(time.Time, time.Duration) bool { return false }
 	for _, tc := range []struct {
 		name    string
 		err     error
-		crashed func(time.Time, time.Duration) bool
+		crashed func(string, time.Duration) (Exit, bool)
 		want422 bool
 	}{
 		{"crashed", broke, crashedYes, true},
-		{"killed from outside", broke, no, false},
+		{"killed from outside", broke, killed, false},
 		{"no backend took it", notSent, crashedYes, false},
 		{"timed out", fmt.Errorf("backend prep-0: %w", fasthttp.ErrTimeout), crashedYes, false},
 	} {
 		f, _, c := poisonFront(2, crashedYes)
 		p := &brokenProxy{err: tc.err}
-		f.proxy, f.opts.PrepCrashed = p, tc.crashed
+		f.proxy, f.opts.PrepExited = p, tc.crashed
 		for range 2 {
 			send(f, c, "decoder-killer")
 		}

@@ -52,16 +52,18 @@ type Options struct {
 	// them 404.
 	Repository Repository
 	Log        zerolog.Logger
-	// InferCrashed says whether an infer worker crashed on its own (not
-	// killed from outside) at or after since, waiting up to wait for the
-	// master to learn of it. A request whose infer worker exited counts
-	// towards the poison quarantine only then (poison.go). Nil: always.
-	InferCrashed func(since time.Time, wait time.Duration) bool
-	// PrepCrashed is InferCrashed for prep workers: a request whose prep
-	// worker's connection broke counts towards the quarantine only when
-	// it is true. Nil: never (the front cannot tell a crash from a
-	// recycle's or a stop's broken connection without it).
-	PrepCrashed func(since time.Time, wait time.Duration) bool
+	// InferExited finds the unexpected exit of the infer worker on
+	// socket (the prep worker names it in worker.InferExitedHeader),
+	// waiting up to wait for the master to reap it: whether it crashed
+	// and what it was at work on (blame.go). Nil: every such exit is a
+	// crash with nothing known of its work, a strike for each request on
+	// it.
+	InferExited func(socket string, wait time.Duration) (Exit, bool)
+	// PrepExited is InferExited for prep workers, whose socket the lb's
+	// error names (lb.BackendError). Nil: a broken prep connection is
+	// never a crash (the front cannot tell a crash from a recycle's or a
+	// stop's broken connection without it).
+	PrepExited func(socket string, wait time.Duration) (Exit, bool)
 }
 
 // Front is the public listener's server: admission, body reading and its
@@ -101,6 +103,10 @@ type Front struct {
 	// abandonKeys bounds the decoding done to key abandoned requests
 	// (keyrate.go).
 	abandonKeys keyRate
+	// tokens numbers the inference requests proxied: each is sent with
+	// its token (worker.TokenHeader), which the workers record while at
+	// work on it (blame.go).
+	tokens atomic.Uint64
 }
 
 // New returns a front that serves nothing (every inference route 503)

@@ -32,7 +32,10 @@
 // crash inside ONNX Runtime names the model it happened on.
 //
 // Each model's requests go through its own dynamic batcher (internal/batch),
-// configured by worker.Model.Batching.
+// configured by worker.Model.Batching. Each run records its requests'
+// tokens (worker.TokenHeader) in the worker's scoreboard slot while it
+// executes, for the master to blame a crash on them only; a poison
+// suspect's run has the worker to itself (atwork.go).
 //
 // Each run is bounded by worker.Model.MaxRunTime (runbound.go): at it ONNX
 // Runtime is told to terminate the run, the batch's requests get 500 with
@@ -91,6 +94,7 @@ type server struct {
 	unavailable map[string]string
 	metaJSON    []byte
 	arenas      arenas // prep workers' shared-memory arenas
+	runs        *runs  // what the models' runs are at work on (atwork.go)
 }
 
 // load opens every model it can. Only a library that cannot initialise, or
@@ -108,7 +112,7 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{models: map[string]*model{}, unavailable: map[string]string{}}
+	s := &server{models: map[string]*model{}, unavailable: map[string]string{}, runs: &runs{slot: rt.Slot()}}
 	var status []worker.ModelStatus
 	var obs observers
 	var gpuErrs []error
@@ -164,7 +168,7 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 	}
 	rt.ModelState(m.Name, worker.ModelWarming, "")
 	mod, err := openIdentified(m.Path, func() (*model, error) {
-		return openModel(m, opts, obs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
+		return openModel(m, opts, obs, s.runs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
 	})
 	if err != nil {
 		s.unavailable[m.Name] = err.Error()

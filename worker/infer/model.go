@@ -30,10 +30,11 @@ type model struct {
 // openModel loads m, starts its batcher and warms it up as m.Warmup says
 // (by default the batch sizes that run, batch.WarmupSizes, so that they do
 // not pay ONNX Runtime's first run of a shape).
-// obs, if not nil, is told what the batcher does (the scoreboard). Each
+// obs, if not nil, is told what the batcher does (the scoreboard); runs
+// is told each run (atwork.go). Each
 // run is bounded by m.MaxRunTime; wedged is called on a run that outlives
 // its bound and grace (runbound.go).
-func openModel(m worker.Model, opts ort.Options, obs batch.Observer, wedged func(string, time.Duration)) (_ *model, err error) {
+func openModel(m worker.Model, opts ort.Options, obs batch.Observer, runs *runs, wedged func(string, time.Duration)) (_ *model, err error) {
 	// A panic in a library while loading or warming up one model (a Go
 	// bug in onnxruntime_go on a shape it does not expect) makes that
 	// model unavailable instead of killing the worker (its half-built
@@ -51,6 +52,7 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer, wedged func
 	graph := readGraph(m.Path)
 	cfg := batchConfig(m.Batching)
 	cfg.Observer = obs
+	cfg.Running = runs.running
 	cfg.CheckInput = ort.CheckInput
 	bound := &runBound{model: m.Name, max: m.MaxRunTime, grace: graceFor(m.MaxRunTime), wedged: wedged}
 	b, err := batch.New(cfg, md, func(ctx context.Context, in []tensor.Tensor) ([]tensor.Tensor, error) {

@@ -109,7 +109,7 @@ func TestRunBoundWedgedInOneORTNode(t *testing.T) {
 	}
 	calls := make(wedgedCalls, 1)
 	m := worker.Model{Name: "mm", Path: orttest.WriteModel(t, "mm", b), Warmup: worker.WarmupNone, MaxRunTime: 500 * time.Millisecond}
-	mod, err := openModel(m, ort.Options{IntraOpThreads: 1}, nil, calls.hook)
+	mod, err := openModel(m, ort.Options{IntraOpThreads: 1}, nil, &runs{}, calls.hook)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,13 @@ import (
 // is the smallest value the header can say.
 const retryAfterSeconds = "1"
 
-// schedule reads the request's priority, deadline and whether it runs
-// alone from the headers prep sets (worker.PriorityHeader,
-// worker.DeadlineHeader, worker.AloneHeader), and watches
+// schedule reads the request's priority, deadline, whether it runs
+// alone and its token from the headers prep sets (worker.PriorityHeader,
+// worker.DeadlineHeader, worker.AloneHeader, worker.TokenHeader), and watches
 // its connection for the prep worker giving up (abandonedBy).
 func schedule(ctx *fasthttp.RequestCtx, inputs []tensor.Tensor) (batch.Request, error) {
-	r := batch.Request{Inputs: inputs, Alone: ctx.Request.Header.Peek(worker.AloneHeader) != nil}
+	r := batch.Request{Inputs: inputs, Alone: ctx.Request.Header.Peek(worker.AloneHeader) != nil,
+		ID: worker.Token(ctx.Request.Header.Peek(worker.TokenHeader))}
 	r.Abandoned, r.Watch = abandonedBy(ctx.Conn())
 	if v := ctx.Request.Header.Peek(worker.PriorityHeader); len(v) > 0 {
 		p, err := strconv.Atoi(string(v))

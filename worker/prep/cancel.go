@@ -12,6 +12,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/hangup"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -41,11 +42,18 @@ type stopper struct {
 	deadline time.Time        // zero: none
 	conn     net.Conn         // nil: not checked
 	now      func() time.Time // nil: time.Now
+	// work records each decode of the request as at work (atwork.go);
+	// nil: nothing is recorded.
+	work func() shm.Work
 }
 
-// stopperFor watches ctx's deadline and connection.
-func stopperFor(ctx *fasthttp.RequestCtx) stopper {
+// stopperFor watches ctx's deadline and connection, and records its
+// decodes in slot (nil: none).
+func stopperFor(ctx *fasthttp.RequestCtx, slot *shm.Slot) stopper {
 	s := stopper{conn: ctx.Conn()}
+	if slot != nil {
+		s.work = func() shm.Work { return atWork(slot, ctx) }
+	}
 	if ns, err := strconv.ParseInt(string(ctx.Request.Header.Peek(worker.DeadlineHeader)), 10, 64); err == nil {
 		s.deadline = time.Unix(0, ns)
 	}
@@ -103,3 +111,11 @@ func (e *stoppedError) Error() string {
 }
 
 func (e *stoppedError) Unwrap() error { return e.reason }
+
+// atWork records the request as at work until the Work's End (atwork.go).
+func (s stopper) atWork() shm.Work {
+	if s.work == nil {
+		return shm.Work{}
+	}
+	return s.work()
+}

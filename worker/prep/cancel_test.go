@@ -87,15 +87,15 @@ func TestRequestPixelBudget(t *testing.T) {
 // deadline in worker.DeadlineHeader.
 func TestStopperReadsTheDeadlineHeader(t *testing.T) {
 	var ctx fasthttp.RequestCtx
-	if err := stopperFor(&ctx).check(); err != nil {
+	if err := stopperFor(&ctx, nil).check(); err != nil {
 		t.Errorf("no deadline: %v", err)
 	}
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10))
-	if err := stopperFor(&ctx).check(); err != nil {
+	if err := stopperFor(&ctx, nil).check(); err != nil {
 		t.Errorf("deadline in an hour: %v", err)
 	}
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(-time.Millisecond).UnixNano(), 10))
-	if err := stopperFor(&ctx).check(); !errors.Is(err, errDeadlinePassed) {
+	if err := stopperFor(&ctx, nil).check(); !errors.Is(err, errDeadlinePassed) {
 		t.Errorf("deadline passed: %v", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestStopperSeesTheMasterHangUp(t *testing.T) {
 	}
 	started, hungUp, result := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		s := stopperFor(ctx)
+		s := stopperFor(ctx, nil)
 		started <- s.check()
 		<-hungUp
 		// The close travels through the kernel: poll, bounded.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // Compressed request bodies (Content-Encoding gzip or deflate) are
@@ -52,6 +53,8 @@ type bodyDecoder struct {
 	// burst hands the inflated buffers (and pooled chunks) back to the
 	// OS once a burst of bombs or large bodies is over (internal/osmem).
 	burst osmem.Gauge
+	// slot records each decompression as at work (atwork.go); nil: none.
+	slot *shm.Slot
 }
 
 // burstBytes: bursts of decompressed bodies, or of large decodes at the
@@ -114,6 +117,7 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 // large decode of the gate (see largeInflateBytes).
 func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (body []byte, err error) {
 	run := func() error {
+		defer atWork(d.slot, ctx).End()
 		body, err = httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
 		return err
 	}
@@ -124,7 +128,7 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (bo
 	if d.gate != nil {
 		cost = max(min(cost, d.gate.largest()), d.gate.small+1) // large, and never over what fits
 	}
-	if err := d.gate.enter(cost, stopperFor(ctx)); err != nil {
+	if err := d.gate.enter(cost, stopperFor(ctx, d.slot)); err != nil {
 		return nil, &stoppedError{reason: err}
 	}
 	defer d.gate.leave(cost)

@@ -147,7 +147,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, notImageModel(ctx, m))
 		return
 	}
-	req, err := decodeV2(ctx, m.limits())
+	req, err := decodeV2(ctx, m.limits(), h.board)
 	if err == nil {
 		err = req.Validate(&m.api)
 	}
@@ -179,12 +179,13 @@ func notImageModel(ctx *fasthttp.RequestCtx, m *model) error {
 }
 
 // decodeV2 decodes a V2 infer request, JSON or with binary tensors,
-// within lim.
-func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits) (*v2.InferRequest, error) {
+// within lim, recorded as at work in slot (atwork.go; nil: not).
+func decodeV2(ctx *fasthttp.RequestCtx, lim v2.Limits, slot *shm.Slot) (*v2.InferRequest, error) {
 	headerLen, err := binaryHeaderLen(ctx, int64(len(ctx.PostBody())))
 	if err != nil {
 		return nil, err
 	}
+	defer atWork(slot, ctx).End()
 	return v2.DecodeInferRequestLimited(ctx.PostBody(), headerLen, lim)
 }
 
@@ -305,8 +306,9 @@ func passOnFailure(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 // worker: 504 past its timeout, 503 with Retry-After when no infer worker
 // could take it, 502 when the one that had it failed: its connection broke
 // with the request sent, which is the infer worker exiting (a crash inside
-// ONNX Runtime, or a kill). That answer carries worker.InferExitedHeader
-// for the master's poison quarantine.
+// ONNX Runtime, or a kill). That answer carries worker.InferExitedHeader,
+// naming the infer worker's socket (lb.BackendError), for the master's
+// poison quarantine.
 func sendFailure(ctx *fasthttp.RequestCtx, model string, err error, timeout time.Duration) (int, error) {
 	switch {
 	case errors.Is(err, lb.ErrClientGone): // the master, for its client: nobody reads this
@@ -317,7 +319,11 @@ func sendFailure(ctx *fasthttp.RequestCtx, model string, err error, timeout time
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return fasthttp.StatusServiceUnavailable, errors.New("no infer worker is available; retry later")
 	}
-	ctx.Response.Header.Set(worker.InferExitedHeader, model)
+	socket := "unknown"
+	if be := (*lb.BackendError)(nil); errors.As(err, &be) {
+		socket = be.Socket
+	}
+	ctx.Response.Header.Set(worker.InferExitedHeader, socket)
 	return fasthttp.StatusBadGateway, fmt.Errorf("the inference worker serving model %q exited during this request; "+
 		"it is restarted, and a request that makes it exit twice is refused for limits.poison_ttl", model)
 }

@@ -185,6 +185,7 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 		return &stoppedError{reason: err}
 	}
 	defer im.gate.leave(cost)
+	defer stop.atWork().End()
 	if im.gate.isLarge(cost) {
 		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })
 	}

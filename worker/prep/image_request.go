@@ -10,6 +10,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/shm"
 )
 
 // isImageBody reports whether the request body is one raw image
@@ -29,7 +30,7 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 // asked before any image is decoded (lookupImages), so a hit costs no
 // decoding.
 func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
-	req, images, err := imageRequest(ctx, m)
+	req, images, err := imageRequest(ctx, m, h.board)
 	if err != nil {
 		writeV2Error(ctx, err)
 		return
@@ -44,7 +45,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 	if hit {
 		return
 	}
-	inputs, err := m.image.tensors(images, stopperFor(ctx))
+	inputs, err := m.image.tensors(images, stopperFor(ctx, h.board))
 	if err != nil {
 		var ie *imageError
 		var se *stoppedError
@@ -92,7 +93,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 // of the classified output's scores). A V2 request must have the model's
 // one input as BYTES of shape [n] or [n,1]; its elements are the encoded
 // images, raw or base64 (JSON strings cannot carry raw bytes).
-func imageRequest(ctx *fasthttp.RequestCtx, m *model) (*v2.InferRequest, [][]byte, error) {
+func imageRequest(ctx *fasthttp.RequestCtx, m *model, slot *shm.Slot) (*v2.InferRequest, [][]byte, error) {
 	if isImageBody(ctx) {
 		req := &v2.InferRequest{}
 		if c := m.classify; c != nil && c.topK > 0 {
@@ -105,7 +106,7 @@ func imageRequest(ctx *fasthttp.RequestCtx, m *model) (*v2.InferRequest, [][]byt
 		}
 		return req, [][]byte{ctx.PostBody()}, nil
 	}
-	req, err := decodeV2(ctx, m.limits())
+	req, err := decodeV2(ctx, m.limits(), slot)
 	if err != nil {
 		return nil, nil, err
 	}

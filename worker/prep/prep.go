@@ -112,7 +112,7 @@ func Run(rt *worker.Runtime) error {
 	}
 	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot(),
 		bodies: newBodyDecoder(rt.Spec.MaxBodyBytes)}
-	h.bodies.gate = r.gate
+	h.bodies.gate, h.bodies.slot = r.gate, h.board
 	if h.arena != nil {
 		defer h.arena.Close()
 		if h.board != nil {

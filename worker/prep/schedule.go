@@ -17,7 +17,8 @@ import (
 // The client's own deadline (the master passes X-Request-Timeout on as
 // worker.DeadlineHeader) caps both. A request that has started runs to the
 // end, bounded by the returned time: when the prep worker stops waiting.
-// The master's worker.AloneHeader (a poison suspect) is passed on.
+// The master's worker.AloneHeader (a poison suspect) and
+// worker.TokenHeader are passed on.
 func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.InferRequest, upstreamTimeout time.Duration) time.Duration {
 	wait := upstreamTimeout
 	if d, ok := clientBudget(client); ok && d < wait {
@@ -33,6 +34,9 @@ func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.I
 	}
 	if client.Peek(worker.AloneHeader) != nil {
 		up.Header.Set(worker.AloneHeader, "1")
+	}
+	if v := client.Peek(worker.TokenHeader); len(v) > 0 {
+		up.Header.SetBytesV(worker.TokenHeader, v)
 	}
 	return total
 }
