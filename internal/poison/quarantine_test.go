@@ -265,7 +265,7 @@ func TestHasherFieldsDoNotRun(t *testing.T) {
 // strike after a mark counts one.
 func TestSuspectedMarksWithoutAStrike(t *testing.T) {
 	q, c := newTest(8)
-	k := q.KeyOf([]byte("/p"), []byte("b"))
+	k := q.KeyOf("m", []byte("b"))
 	for range 5 {
 		q.Suspected("m", k, time.Minute)
 	}
