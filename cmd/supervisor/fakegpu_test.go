@@ -111,18 +111,18 @@ func TestGPUCheckScriptFakeGPU(t *testing.T) {
 	}
 }
 
-// TestFetchORTAutoGPU: where NVML sees a GPU and ORT_SHA256 is given,
-// auto installs the GPU build (here from a local archive) and says why.
+// TestFetchORTAutoGPU: where NVML sees a GPU, auto installs the GPU build
+// (here from local tarballs) and says why; no hash is asked for, as the
+// script pins the registry's.
 func TestFetchORTAutoGPU(t *testing.T) {
-	archive, sum := fakeORTArchive(t, "libonnxruntime.so.1.24.1", "libonnxruntime_providers_shared.so",
-		"libonnxruntime_providers_cuda.so")
+	dir, sums := fakeORTTarballs(t)
 	dest := filepath.Join(t.TempDir(), "ort")
-	env := append(fakeGPUEnv(t, 1), "SUPERVISOR_BIN="+binPath, "ORT_ARCHIVE="+archive, "ORT_SHA256="+sum)
+	env := append(append(fakeGPUEnv(t, 1), "SUPERVISOR_BIN="+binPath, "ORT_TARBALLS="+dir), sums...)
 	out, ok := fetchORT(t, env, "auto", dest)
 	if want := "NVML sees a GPU (NVIDIA driver 550.54.15 (CUDA 12.4), 1 GPU): installing the GPU build"; !ok || !strings.Contains(out, want) {
-		t.Errorf("fetch-ort auto with a GPU and ORT_SHA256: succeeded=%v, stderr %q; want it to say %q", ok, out, want)
+		t.Errorf("fetch-ort auto with a GPU: succeeded=%v, stderr %q; want it to say %q", ok, out, want)
 	}
-	if b, err := os.ReadFile(filepath.Join(dest, "VERSION")); err != nil || string(b) != "1.24.1 gpu\n" {
+	if b, err := os.ReadFile(filepath.Join(dest, "VERSION")); err != nil || string(b) != "1.29.0 gpu\n" {
 		t.Errorf("VERSION after fetch-ort auto = %q, %v; want the GPU build", b, err)
 	}
 }
