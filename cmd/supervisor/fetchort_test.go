@@ -126,8 +126,8 @@ func TestFetchORTGPUArchive(t *testing.T) {
 		t.Fatalf("fetch-ort gpu with matching hashes: succeeded=%v, stderr %q", ok, out)
 	}
 	for name, want := range map[string]string{"libonnxruntime.so.1": "fake libonnxruntime.so",
-		"libonnxruntime_providers_shared.so": "fake libonnxruntime_providers_shared.so",
-		"libonnxruntime_providers_cuda.so":   "fake libonnxruntime_providers_cuda.so",
+		"libonnxruntime_providers_shared.so":   "fake libonnxruntime_providers_shared.so",
+		"libonnxruntime_providers_cuda.so":     "fake libonnxruntime_providers_cuda.so",
 		"libonnxruntime_providers_tensorrt.so": "fake libonnxruntime_providers_tensorrt.so", "VERSION": "1.29.0 gpu\n"} {
 		if b, err := os.ReadFile(filepath.Join(dest, name)); err != nil || string(b) != want {
 			t.Errorf("%s after install = %q, %v; want %q", name, b, err, want)
