@@ -69,8 +69,14 @@ func appendGPU(so *onnxruntime.SessionOptions, o GPUOptions) error {
 	return appendCUDA(so, o.CUDA)
 }
 
+// appendCUDA adds CUDA with the V2 options where the library has them,
+// else with the V1 call (cudav1.go).
 func appendCUDA(so *onnxruntime.SessionOptions, o CUDAOptions) error {
-	return appendProvider(ProviderCUDA, o.providerKeys(), onnxruntime.NewCUDAProviderOptions, so.AppendExecutionProviderCUDA)
+	err := appendProvider(ProviderCUDA, o.providerKeys(), onnxruntime.NewCUDAProviderOptions, so.AppendExecutionProviderCUDA)
+	if v2, ok := noV2(err); ok {
+		return appendCUDAV1(so, o, v2)
+	}
+	return err
 }
 
 func appendTensorRT(so *onnxruntime.SessionOptions, o TensorRTOptions) error {
@@ -79,7 +85,25 @@ func appendTensorRT(so *onnxruntime.SessionOptions, o TensorRTOptions) error {
 			return &ProviderError{ProviderTensorRT, "create its engine cache directory", err}
 		}
 	}
-	return appendProvider(ProviderTensorRT, o.providerKeys(), onnxruntime.NewTensorRTProviderOptions, so.AppendExecutionProviderTensorRT)
+	err := appendProvider(ProviderTensorRT, o.providerKeys(), onnxruntime.NewTensorRTProviderOptions, so.AppendExecutionProviderTensorRT)
+	if v2, ok := noV2(err); ok {
+		return appendTensorRTV1(so, o, v2)
+	}
+	return err
+}
+
+// stepCreate is the step of a *ProviderError whose V2 options could not
+// be created: the library was built without that provider.
+const stepCreate = "create its options"
+
+// noV2 says whether err is appendProvider's failure to create the V2
+// options, and returns ONNX Runtime's reason.
+func noV2(err error) (error, bool) {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.Step == stepCreate {
+		return pe.Err, true
+	}
+	return nil, false
 }
 
 // providerOptions are onnxruntime_go's CUDA and TensorRT provider options.
@@ -93,7 +117,7 @@ type providerOptions interface {
 func appendProvider[T providerOptions](provider string, keys map[string]string, create func() (T, error), add func(T) error) error {
 	opts, err := create()
 	if err != nil {
-		return &ProviderError{provider, "create its options", err}
+		return &ProviderError{provider, stepCreate, err}
 	}
 	defer opts.Destroy()
 	if err := opts.Update(keys); err != nil {
