@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
 )
@@ -32,7 +30,7 @@ type ProviderError struct {
 
 func (e *ProviderError) Error() string {
 	hint := "this infer worker was given a GPU: point onnxruntime_library at a GPU build of ONNX Runtime " +
-		"(scripts/fetch-ort gpu) with the CUDA 12 and cuDNN 9 libraries it needs, or set infer.gpus: [] to serve on the CPU"
+		"(scripts/fetch-ort gpu) with the CUDA 13 and cuDNN 9 libraries it needs (`supervisor check` says which are missing), or set infer.gpus: [] to serve on the CPU"
 	if e.Provider == ProviderTensorRT {
 		hint = "turn providers.tensorrt.enable off for this model, or install TensorRT 10 next to a GPU build of ONNX Runtime"
 	}
@@ -129,28 +127,29 @@ func appendProvider[T providerOptions](provider string, keys map[string]string, 
 	return nil
 }
 
-// providerLibraries are the files ONNX Runtime loads, from the directory of
-// libonnxruntime.so, to start a provider it builds as a shared library.
-var providerLibraries = map[string][]string{
-	ProviderCUDA:     {"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"},
-	ProviderTensorRT: {"libonnxruntime_providers_shared.so", "libonnxruntime_providers_tensorrt.so"},
-}
-
-// CheckProvider says, without a GPU, whether the library at libPath could
-// start provider: it must be among available (AvailableProviders) and, for
-// CUDA and TensorRT, have its provider libraries next to libPath. The
-// onnxruntime-node CPU build lists CUDA and TensorRT but ships neither
-// library, so the list alone says nothing. nil does not promise that the
-// CUDA, cuDNN or TensorRT libraries load: only opening a session does.
-func CheckProvider(libPath string, available []string, provider string) error {
-	if !slices.Contains(available, provider) {
-		return &ProviderError{provider, "find it in the library", fmt.Errorf("%q lists only %v", libPath, available)}
+// TryProvider adds provider, with ONNX Runtime's default options, to
+// throwaway session options: as for a worker's session, ONNX Runtime
+// loads the provider library and, through it, the CUDA, cuDNN or TensorRT
+// libraries it links, so the error (a *ProviderError) names the first one
+// the loader could not find. It needs neither a model nor a device: nil
+// says the libraries load, not that a GPU is there. Init must have
+// succeeded.
+func TryProvider(provider string) error {
+	if !onnxruntime.IsInitialized() {
+		return errors.New("ort.Init has not succeeded")
 	}
-	for _, name := range providerLibraries[provider] {
-		p := filepath.Join(filepath.Dir(libPath), name)
-		if _, err := os.Stat(p); err != nil {
-			return &ProviderError{provider, "find its library", err} // err names p
-		}
+	so, err := onnxruntime.NewSessionOptions()
+	if err != nil {
+		return fmt.Errorf("could not create session options: %w", err)
 	}
-	return nil
+	defer so.Destroy()
+	restore := KeepGoSignalHandlers()
+	defer restore()
+	switch provider {
+	case ProviderCUDA:
+		return appendCUDA(so, CUDAOptions{})
+	case ProviderTensorRT:
+		return appendTensorRT(so, TensorRTOptions{Enable: true})
+	}
+	return fmt.Errorf("TryProvider: %q is neither %s nor %s", provider, ProviderCUDA, ProviderTensorRT)
 }

@@ -1,8 +1,11 @@
 package ort
 
 /*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ortapi.h"
 
@@ -51,6 +54,14 @@ static char *appendCUDAV1(void **api, void *so, cudaOptionsV1 *o) {
 	return ortStatusMessage(api, ((appendV1Fn)api[idxAppendCUDAV1])(so, o));
 }
 
+// loadError opens path as ONNX Runtime's provider bridge does and returns
+// the loader's error (the first library it could not find), or NULL.
+static char *loadError(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h) { dlclose(h); return NULL; }
+	return strdup(dlerror());
+}
+
 static char *appendTensorRTV1(void **api, void *so, tensorRTOptionsV1 *o) {
 	return ortStatusMessage(api, ((appendV1Fn)api[idxAppendTensorRTV1])(so, o));
 }
@@ -60,6 +71,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"unsafe"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
@@ -126,7 +138,7 @@ func appendCUDAV1(so *onnxruntime.SessionOptions, o CUDAOptions, v2 error) error
 		return &ProviderError{ProviderCUDA, step, err}
 	}
 	if err := cError(C.appendCUDAV1((*unsafe.Pointer)(api), handle, &v)); err != nil {
-		return &ProviderError{ProviderCUDA, step, err}
+		return &ProviderError{ProviderCUDA, step, withLoadError(err, "libonnxruntime_providers_cuda.so")}
 	}
 	return nil
 }
@@ -153,7 +165,7 @@ func appendTensorRTV1(so *onnxruntime.SessionOptions, o TensorRTOptions, v2 erro
 		return &ProviderError{ProviderTensorRT, step, err}
 	}
 	if err := cError(C.appendTensorRTV1((*unsafe.Pointer)(api), handle, &v)); err != nil {
-		return &ProviderError{ProviderTensorRT, step, err}
+		return &ProviderError{ProviderTensorRT, step, withLoadError(err, "libonnxruntime_providers_tensorrt.so")}
 	}
 	return nil
 }
@@ -166,4 +178,25 @@ func v1Handles(so *onnxruntime.SessionOptions) (*unsafe.Pointer, unsafe.Pointer,
 	}
 	h, err := cHandle(so, "OrtSessionOptions", "o")
 	return api, h, err
+}
+
+// withLoadError adds to err, the V1 call's "Failed to load shared
+// library" (ONNX Runtime logs the reason but does not return it), what
+// the loader says when this process opens the provider libraries from the
+// directory of the ONNX Runtime library as ONNX Runtime does: the first
+// library it could not find, such as "libcublasLt.so.13: cannot open
+// shared object file".
+func withLoadError(err error, provider string) error {
+	environment.mu.Lock()
+	dir := filepath.Dir(environment.path)
+	environment.mu.Unlock()
+	for _, name := range []string{"libonnxruntime_providers_shared.so", provider} {
+		cPath := C.CString(filepath.Join(dir, name))
+		msg := C.loadError(cPath)
+		C.free(unsafe.Pointer(cPath))
+		if msg != nil {
+			return fmt.Errorf("%w: %w", err, cError(msg))
+		}
+	}
+	return err
 }
