@@ -249,6 +249,9 @@ func (r Resolution) String() string {
 	}
 	slices.Sort(names)
 	for _, n := range names {
+		if hint(n) == "" && r.Found[n].From == FromLoader {
+			continue // the C library and its kin: always there
+		}
 		fmt.Fprintf(&b, "found %s in %s (%s)\n", n, r.Found[n].Path, r.Found[n].From)
 	}
 	for _, n := range r.Missing {
