@@ -6,7 +6,7 @@ BIN       := bin/supervisor
 ORT_DIR   := third_party/onnxruntime
 ORT_LIB   := $(ORT_DIR)/libonnxruntime.so.1
 # ORT_BUILD: auto (the GPU build when NVML sees a GPU, else the CPU build), cpu or gpu;
-# see scripts/fetch-ort (the GPU build needs ORT_SHA256, and ORT_ARCHIVE offline).
+# see scripts/fetch-ort (ONNX Runtime 1.29.0 from npm, sha512 pinned; ORT_TARBALLS=dir offline).
 ORT_BUILD ?= auto
 MODELS    := models/default.onnx
 CONFIG    ?= configs/default.yaml

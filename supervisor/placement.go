@@ -2,11 +2,13 @@ package supervisor
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -27,6 +29,9 @@ func placeSpec(s *worker.Spec, a affinity.Assignment, cfg *config.Config) {
 		if g.UUID == "" {
 			s.GPU = strconv.Itoa(g.Index)
 		}
+		// Where the CUDA libraries of the GPU providers were found
+		// (wheels, CUDA_HOME, cuda.library_dirs), for startPlaced.
+		s.LibraryPath = hostcheck.LibraryPath(cfg, os.Getenv("LD_LIBRARY_PATH"))
 	}
 	s.IntraOpThreads = cfg.Infer.IntraOpThreads
 	if s.IntraOpThreads == 0 {
@@ -80,7 +85,8 @@ func (m *Master) place(cfg *config.Config) error {
 
 // startPlaced starts a worker's command on its cpuset and NUMA memory
 // policy from its first instruction, and names its GPU in
-// CUDA_VISIBLE_DEVICES, so that device 0 is the worker's own GPU.
+// CUDA_VISIBLE_DEVICES, so that device 0 is the worker's own GPU; a GPU
+// worker's LD_LIBRARY_PATH gets the directories of its CUDA libraries.
 func startPlaced(cmd *exec.Cmd, spec worker.Spec) error {
 	cpus, err := affinity.ParseCPUList(spec.CPUs)
 	if err != nil {
@@ -88,6 +94,9 @@ func startPlaced(cmd *exec.Cmd, spec worker.Spec) error {
 	}
 	if spec.GPU != "" {
 		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+spec.GPU)
+		if spec.LibraryPath != "" { // the last of a key wins in exec.Cmd.Env
+			cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+spec.LibraryPath)
+		}
 	}
 	mem := affinity.MemPolicy{Mode: affinity.MemMode(spec.MemoryPolicy), Node: spec.NUMANode}
 	return affinity.StartPlaced(cmd, cpus, mem)

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -197,4 +199,36 @@ func mustParseConfig(t *testing.T, data, source string) *config.Config {
 		t.Fatalf("ParseConfig(%s): %v", source, err)
 	}
 	return c
+}
+
+// TestStartPlacedLibraryPath: a GPU worker starts with its spec's
+// LibraryPath as LD_LIBRARY_PATH (where the master found the CUDA
+// libraries) beside CUDA_VISIBLE_DEVICES; a CPU worker keeps the
+// inherited one.
+func TestStartPlacedLibraryPath(t *testing.T) {
+	t.Setenv("LD_LIBRARY_PATH", "/inherited")
+	cpus, err := affinity.AllowedCPUs()
+	if err != nil || cpus.IsEmpty() {
+		t.Skip("no CPU list:", err)
+	}
+	one, _, _ := strings.Cut(strings.Split(cpus.String(), ",")[0], "-")
+	for _, c := range []struct {
+		spec worker.Spec
+		want string
+	}{
+		{worker.Spec{Name: "infer-0", GPU: "GPU-fake-0", LibraryPath: "/wheels/nvidia/cublas/lib:/inherited"}, "/wheels/nvidia/cublas/lib:/inherited GPU-fake-0\n"},
+		{worker.Spec{Name: "infer-0", LibraryPath: "/ignored"}, "/inherited\n"},
+	} {
+		c.spec.CPUs = one
+		cmd := exec.Command("sh", "-c", `echo $LD_LIBRARY_PATH $CUDA_VISIBLE_DEVICES`)
+		cmd.Env = os.Environ()
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := startPlaced(cmd, c.spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil || out.String() != c.want {
+			t.Errorf("%+v: the worker saw %q, %v; want %q", c.spec, out.String(), err, c.want)
+		}
+	}
 }

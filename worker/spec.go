@@ -92,9 +92,13 @@ type Spec struct {
 	MaxRequests int `json:"max_requests,omitempty"`
 
 	// Infer role.
-	Models         []Model `json:"models,omitempty"`
-	ORTLibrary     string  `json:"ort_library,omitempty"`
-	IntraOpThreads int     `json:"intra_op_threads,omitempty"`
+	Models     []Model `json:"models,omitempty"`
+	ORTLibrary string  `json:"ort_library,omitempty"`
+	// LibraryPath is the LD_LIBRARY_PATH the master starts a GPU worker
+	// with (the directories of the CUDA and cuDNN libraries, then the
+	// master's); "" leaves the master's. The worker only reports it.
+	LibraryPath    string `json:"library_path,omitempty"`
+	IntraOpThreads int    `json:"intra_op_threads,omitempty"`
 	// Unavailable lists models the worker must not load, with the reason
 	// to report: a previous worker of this slot died while warming them
 	// up (see ModelWarming). nil = load every model.

@@ -194,6 +194,12 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
+	if p := hostcheck.LibraryPath(cfg, os.Getenv("LD_LIBRARY_PATH")); p != "" {
+		// The loader reads LD_LIBRARY_PATH once, at start: run check again
+		// with the one GPU workers get, so that trying the providers finds
+		// what they will. LibraryPath is "" the second time.
+		return reexecWith("LD_LIBRARY_PATH", p)
+	}
 	out, err := cfg.YAML()
 	if err != nil {
 		return err
@@ -362,4 +368,20 @@ func runWorker() error {
 	default:
 		return errors.New("unknown worker role " + string(spec.Role))
 	}
+}
+
+// reexecWith replaces this process by a new run of its binary with the
+// same arguments and key=value in its environment.
+func reexecWith(key, value string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	env := []string{key + "=" + value}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, key+"=") {
+			env = append(env, kv)
+		}
+	}
+	return syscall.Exec(exe, os.Args, env)
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
 )
@@ -32,7 +30,7 @@ type ProviderError struct {
 
 func (e *ProviderError) Error() string {
 	hint := "this infer worker was given a GPU: point onnxruntime_library at a GPU build of ONNX Runtime " +
-		"(scripts/fetch-ort gpu) with the CUDA 12 and cuDNN 9 libraries it needs, or set infer.gpus: [] to serve on the CPU"
+		"(scripts/fetch-ort gpu) with the CUDA 13 and cuDNN 9 libraries it needs (`supervisor check` says which are missing), or set infer.gpus: [] to serve on the CPU"
 	if e.Provider == ProviderTensorRT {
 		hint = "turn providers.tensorrt.enable off for this model, or install TensorRT 10 next to a GPU build of ONNX Runtime"
 	}
@@ -69,8 +67,14 @@ func appendGPU(so *onnxruntime.SessionOptions, o GPUOptions) error {
 	return appendCUDA(so, o.CUDA)
 }
 
+// appendCUDA adds CUDA with the V2 options where the library has them,
+// else with the V1 call (cudav1.go).
 func appendCUDA(so *onnxruntime.SessionOptions, o CUDAOptions) error {
-	return appendProvider(ProviderCUDA, o.providerKeys(), onnxruntime.NewCUDAProviderOptions, so.AppendExecutionProviderCUDA)
+	err := appendProvider(ProviderCUDA, o.providerKeys(), onnxruntime.NewCUDAProviderOptions, so.AppendExecutionProviderCUDA)
+	if v2, ok := noV2(err); ok {
+		return appendCUDAV1(so, o, v2)
+	}
+	return err
 }
 
 func appendTensorRT(so *onnxruntime.SessionOptions, o TensorRTOptions) error {
@@ -79,7 +83,25 @@ func appendTensorRT(so *onnxruntime.SessionOptions, o TensorRTOptions) error {
 			return &ProviderError{ProviderTensorRT, "create its engine cache directory", err}
 		}
 	}
-	return appendProvider(ProviderTensorRT, o.providerKeys(), onnxruntime.NewTensorRTProviderOptions, so.AppendExecutionProviderTensorRT)
+	err := appendProvider(ProviderTensorRT, o.providerKeys(), onnxruntime.NewTensorRTProviderOptions, so.AppendExecutionProviderTensorRT)
+	if v2, ok := noV2(err); ok {
+		return appendTensorRTV1(so, o, v2)
+	}
+	return err
+}
+
+// stepCreate is the step of a *ProviderError whose V2 options could not
+// be created: the library was built without that provider.
+const stepCreate = "create its options"
+
+// noV2 says whether err is appendProvider's failure to create the V2
+// options, and returns ONNX Runtime's reason.
+func noV2(err error) (error, bool) {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.Step == stepCreate {
+		return pe.Err, true
+	}
+	return nil, false
 }
 
 // providerOptions are onnxruntime_go's CUDA and TensorRT provider options.
@@ -93,7 +115,7 @@ type providerOptions interface {
 func appendProvider[T providerOptions](provider string, keys map[string]string, create func() (T, error), add func(T) error) error {
 	opts, err := create()
 	if err != nil {
-		return &ProviderError{provider, "create its options", err}
+		return &ProviderError{provider, stepCreate, err}
 	}
 	defer opts.Destroy()
 	if err := opts.Update(keys); err != nil {
@@ -105,28 +127,29 @@ func appendProvider[T providerOptions](provider string, keys map[string]string, 
 	return nil
 }
 
-// providerLibraries are the files ONNX Runtime loads, from the directory of
-// libonnxruntime.so, to start a provider it builds as a shared library.
-var providerLibraries = map[string][]string{
-	ProviderCUDA:     {"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"},
-	ProviderTensorRT: {"libonnxruntime_providers_shared.so", "libonnxruntime_providers_tensorrt.so"},
-}
-
-// CheckProvider says, without a GPU, whether the library at libPath could
-// start provider: it must be among available (AvailableProviders) and, for
-// CUDA and TensorRT, have its provider libraries next to libPath. The
-// onnxruntime-node CPU build lists CUDA and TensorRT but ships neither
-// library, so the list alone says nothing. nil does not promise that the
-// CUDA, cuDNN or TensorRT libraries load: only opening a session does.
-func CheckProvider(libPath string, available []string, provider string) error {
-	if !slices.Contains(available, provider) {
-		return &ProviderError{provider, "find it in the library", fmt.Errorf("%q lists only %v", libPath, available)}
+// TryProvider adds provider, with ONNX Runtime's default options, to
+// throwaway session options: as for a worker's session, ONNX Runtime
+// loads the provider library and, through it, the CUDA, cuDNN or TensorRT
+// libraries it links, so the error (a *ProviderError) names the first one
+// the loader could not find. It needs neither a model nor a device: nil
+// says the libraries load, not that a GPU is there. Init must have
+// succeeded.
+func TryProvider(provider string) error {
+	if !onnxruntime.IsInitialized() {
+		return errors.New("ort.Init has not succeeded")
 	}
-	for _, name := range providerLibraries[provider] {
-		p := filepath.Join(filepath.Dir(libPath), name)
-		if _, err := os.Stat(p); err != nil {
-			return &ProviderError{provider, "find its library", err} // err names p
-		}
+	so, err := onnxruntime.NewSessionOptions()
+	if err != nil {
+		return fmt.Errorf("could not create session options: %w", err)
 	}
-	return nil
+	defer so.Destroy()
+	restore := KeepGoSignalHandlers()
+	defer restore()
+	switch provider {
+	case ProviderCUDA:
+		return appendCUDA(so, CUDAOptions{})
+	case ProviderTensorRT:
+		return appendTensorRT(so, TensorRTOptions{Enable: true})
+	}
+	return fmt.Errorf("TryProvider: %q is neither %s nor %s", provider, ProviderCUDA, ProviderTensorRT)
 }

@@ -123,31 +123,29 @@ func gpuOptionCases(cache string) []gpuOptionCase {
 	}
 }
 
-// TestCheckProvider: the CPU build lists CUDA and TensorRT but has neither
-// provider library beside it, so neither is usable; the CPU provider is.
-func TestCheckProvider(t *testing.T) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		t.Skip(err)
-	}
-	avail, err := ort.AvailableProviders(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ort.CheckProvider(lib, avail, ort.ProviderCPU); err != nil {
-		t.Errorf("CheckProvider(CPU) = %v; want nil", err)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), "libonnxruntime_providers_cuda.so")); err == nil {
-		t.Skip("this ONNX Runtime library has the CUDA provider library beside it")
-	}
-	for _, p := range []string{ort.ProviderCUDA, ort.ProviderTensorRT} {
-		err := ort.CheckProvider(lib, avail, p)
-		if !errors.Is(err, ort.ErrProviderUnavailable) || !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "lists only") {
-			t.Errorf("CheckProvider(%s) = %v; want ErrProviderUnavailable for a missing library or provider", p, err)
+// TestTryProvider: on this host without CUDA, trying CUDA and TensorRT
+// with the CPU build fails as ONNX Runtime's loader does, naming the
+// library it could not open (a provider library, or with the GPU build a
+// CUDA one such as libcublasLt.so.13), as a *ProviderError for that
+// provider; with a GPU build on a GPU host both load (the test skips).
+func TestTryProvider(t *testing.T) {
+	orttest.Init(t)
+	for _, c := range []struct {
+		provider string
+		want     error
+	}{{ort.ProviderCUDA, ort.ErrNoCUDA}, {ort.ProviderTensorRT, ort.ErrNoTensorRT}} {
+		err := ort.TryProvider(c.provider)
+		if err == nil {
+			t.Skipf("%s loads: this host has the libraries it needs", c.provider)
 		}
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "cannot open shared object file") ||
+			!strings.Contains(err.Error(), "set its options map[device_id:0") {
+			t.Errorf("TryProvider(%s) = %v; want %v naming the library the loader could not open and the options", c.provider, err, c.want)
+		}
+		t.Logf("%s: %v", c.provider, err)
 	}
-	if err := ort.CheckProvider(lib, []string{ort.ProviderCPU}, ort.ProviderCUDA); !errors.Is(err, ort.ErrNoCUDA) {
-		t.Errorf("CheckProvider(CUDA) with only the CPU provider listed = %v; want ErrNoCUDA", err)
+	if err := ort.TryProvider(ort.ProviderCPU); err == nil {
+		t.Error("TryProvider(CPU) = nil; want an error: only the GPU providers are tried")
 	}
 }
 

@@ -27,6 +27,8 @@ enum {
 	idxReleaseValue = 96,
 	idxReleaseTensorTypeAndShapeInfo = 99,
 	idxGetAvailableProviders = 125,
+	idxAppendCUDAV1 = 152,           // SessionOptionsAppendExecutionProvider_CUDA
+	idxAppendTensorRTV1 = 159,       // SessionOptionsAppendExecutionProvider_TensorRT
 	idxReleaseAvailableProviders = 126,
 	idxRunWithBinding = 133,
 	idxBindOutputToDevice = 138,

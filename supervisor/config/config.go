@@ -47,6 +47,8 @@ type Config struct {
 	// auto-discover (the ORT_LIBRARY environment variable, next to the
 	// binary, ...); the infer worker does the discovery, not the config.
 	ONNXRuntimeLibrary string `yaml:"onnxruntime_library"`
+	// CUDA says where GPU workers find the CUDA and cuDNN libraries.
+	CUDA CUDALibraries `yaml:"cuda"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel string `yaml:"log_level"`
 	// MaxBodyBytes bounds a request body; larger requests get 413.
@@ -493,6 +495,13 @@ func (c *Config) CheckFiles() error {
 			})
 		}
 	}
+	for i, d := range c.CUDA.LibraryDirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			field := fmt.Sprintf("cuda.library_dirs[%d]", i)
+			errs = append(errs, &ConfigError{Source: c.origin.source, Line: c.origin.line("cuda.library_dirs"), Field: field,
+				Problem: fmt.Sprintf("%q is not a directory on this host (a directory holding CUDA or cuDNN libraries, such as a wheel's site-packages/nvidia/cublas/lib)", d)})
+		}
+	}
 	errs = append(errs, c.labelsFileErrors()...)
 	errs = append(errs, c.warmupFileErrors()...)
 	return joinSorted(errs)
@@ -573,3 +582,12 @@ func RuntimeDirOf(path string) string {
 }
 
 var runtimeDirLine = regexp.MustCompile(`(?m)^runtime_dir:[ \t]*([^#\n]*)`)
+
+// CUDALibraries are the directories searched, ahead of those found by
+// themselves (LD_LIBRARY_PATH, CUDA_HOME, Python wheels' nvidia/*/lib,
+// the loader's; internal/cudalib), for the CUDA and cuDNN libraries the
+// GPU build of ONNX Runtime loads. GPU workers get the directories that
+// hold them on their LD_LIBRARY_PATH.
+type CUDALibraries struct {
+	LibraryDirs []string `yaml:"library_dirs"`
+}

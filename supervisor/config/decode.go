@@ -80,6 +80,9 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"runtime_dir", d.str(&c.RuntimeDir)},
 		{"control_group", d.str(&c.ControlGroup)},
 		{"onnxruntime_library", d.str(&c.ONNXRuntimeLibrary)},
+		{"cuda", func(n *yaml.Node, field string) {
+			d.mapping(n, field, []configKey{{"library_dirs", d.strs(&c.CUDA.LibraryDirs)}})
+		}},
 		{"log_level", d.str(&c.LogLevel)},
 		{"max_body_bytes", d.byteSize(&c.MaxBodyBytes)},
 		{"shutdown_timeout", d.duration(&c.ShutdownTimeout)},

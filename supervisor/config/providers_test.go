@@ -112,3 +112,24 @@ models:
 		}
 	}
 }
+
+// TestCUDALibraryDirs: cuda.library_dirs is read as a list, and one that
+// is not a directory on this host is a config error at its line, naming it.
+func TestCUDALibraryDirs(t *testing.T) {
+	dir := t.TempDir()
+	c, err := ParseConfig([]byte("log_level: info\ncuda:\n  library_dirs: ["+dir+", "+dir+"/missing]\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.CUDA.LibraryDirs) != 2 || c.CUDA.LibraryDirs[0] != dir {
+		t.Fatalf("cuda.library_dirs = %q; want both directories", c.CUDA.LibraryDirs)
+	}
+	err = c.CheckFiles()
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:3") || !strings.Contains(err.Error(), dir+"/missing") ||
+		strings.Contains(err.Error(), "library_dirs[0]") {
+		t.Errorf("CheckFiles = %v; want an error at t.yaml:3 naming only %s/missing", err, dir)
+	}
+	if _, err := ParseConfig([]byte("cuda:\n  library_dirs: /usr/lib\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "want a list") {
+		t.Errorf("library_dirs as a string: %v; want a config error asking for a list", err)
+	}
+}
