@@ -17,6 +17,10 @@ LDFLAGS   := -X github.com/supervisor-dev/supervisor/supervisor.Version=$(VERSIO
 GOTESTFLAGS ?= -race -p 1 -timeout 30m
 
 export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
+# kubeconform validates deploy/k8s against Kubernetes' schemas
+# (deploy/k8s/kubeconform_test.go), installed from the Go module proxy.
+KUBECONFORM_VERSION := v0.8.0
+export KUBECONFORM := $(CURDIR)/out/tools/kubeconform
 
 PREFIX    ?= /usr/local
 DESTDIR   ?=
@@ -51,12 +55,15 @@ run: setup build
 
 ## test: set up, build and run every test (race detector on); installs
 ## chromium for the status page test when it can (else that test skips)
-test: setup build
+test: setup build $(KUBECONFORM)
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
 	@# A bounded fleet run (20-50 s): the full one adds maintenance.
 	@if [ "$$(id -u)" = 0 ]; then STEADY=2s SCENARIOS="upgrade reload kill" scripts/fleet; \
 	else echo "test: skipping scripts/fleet (network namespaces need root); run it as root"; fi
+
+$(KUBECONFORM):
+	GOBIN=$(CURDIR)/out/tools $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 ## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
 ## how many load and serve, why the rest do not, how many answer their test data correctly
