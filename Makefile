@@ -25,7 +25,7 @@ export KUBECONFORM := $(CURDIR)/out/tools/kubeconform
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test bench lint fmt clean install deb deb-check test-systemd fuzz conformance hostile proto fleet
+.PHONY: all setup setup-system build models run test bench lint fmt clean install deb deb-check image image-check test-systemd fuzz conformance hostile proto fleet
 
 all: build
 
@@ -99,6 +99,17 @@ deb: setup-system $(ORT_LIB) $(MODELS)
 deb-check: deb
 	scripts/lintian-check out/deb
 	scripts/archive-names out/deb
+
+## image: the container image of deploy/k8s, out/image/onnx-supervisor_<version>.oci.tar
+## (scripts/build-image: the package in a Debian 12 root by mmdebstrap, one gzip layer;
+## root; about 2 minutes)
+image: deb
+	scripts/build-image
+
+## image-check: build the image, then skopeo verifies the OCI archive and its root
+## serves an inference in a chroot of its own network namespace (scripts/image-check)
+image-check: image
+	scripts/image-check $$(ls -t out/image/onnx-supervisor_*.oci.tar | sed -n 1p)
 
 ## test-systemd: the .deb under a real systemd: a Debian 12 root (debootstrap, cached in
 ## out/systemd-e2e/) booted with systemd-nspawn; install, reload, upgrade, watchdog, stop, kill
