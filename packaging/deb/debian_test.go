@@ -235,6 +235,11 @@ func checkDocs(t *testing.T, b built) {
 	if first, _, _ := strings.Cut(changelog, "\n"); !strings.HasPrefix(first, pkg+" ("+b.field(t, "Version")+") ") {
 		t.Errorf("changelog's entry %q is not %s (%s)", first, pkg, b.field(t, "Version"))
 	}
+	for i, line := range strings.Split(changelog, "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("changelog line %d is longer than 80 characters (lintian: debian-changelog-line-too-long): %q", i+1, line)
+		}
+	}
 	page := gunzip(t, filepath.Join(b.tree, "usr/share/man/man8/supervisor.8.gz"))
 	if !strings.Contains(page, `.TH SUPERVISOR "8"`) {
 		t.Errorf("the man page is not supervisor(8):\n%.300s", page)
