@@ -94,11 +94,14 @@ deb: setup-system $(ORT_LIB) $(MODELS)
 	$(if $(filter command line environment,$(origin VERSION)),VERSION=$(VERSION)) scripts/build-deb
 
 ## deb-check: build the package, run lintian on it (fails on any error or an
-## unargued warning: scripts/lintian-check) and check every path and name
-## against Debian bookworm's archive (scripts/archive-names); a few minutes
+## unargued warning: scripts/lintian-check), check every path and name
+## against Debian bookworm's archive (scripts/archive-names) and the
+## migration from the old package name (scripts/migration-check, root);
+## about 2 minutes after the build
 deb-check: deb
 	scripts/lintian-check out/deb
 	scripts/archive-names out/deb
+	scripts/migration-check out/deb
 
 ## image: the container image of deploy/k8s, out/image/onnx-supervisor_<version>.oci.tar
 ## (scripts/build-image: the package in a Debian 12 root by mmdebstrap, one gzip layer;
