@@ -33,9 +33,9 @@ type built struct {
 // buildPackage runs scripts/build-deb into a temporary directory.
 func buildPackage(t *testing.T) built {
 	t.Helper()
-	for _, tool := range []string{"dpkg-deb", "dpkg-shlibdeps", "go"} {
+	for _, tool := range []string{"dpkg-deb", "dpkg-shlibdeps", "go", "help2man", "objcopy", "strip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (Debian packages dpkg, dpkg-dev; make test installs them): %v", tool, err)
+			t.Skipf("%s is not installed (Debian packages dpkg, dpkg-dev, help2man, binutils; make test installs them): %v", tool, err)
 		}
 	}
 	for _, f := range []string{"third_party/onnxruntime/libonnxruntime.so.1", "models/default.onnx"} {

@@ -241,7 +241,8 @@ func checkDocs(t *testing.T, b built) {
 		t.Errorf("changelog's entry %q is not %s (%s)", first, pkg, b.field(t, "Version"))
 	}
 	for i, line := range strings.Split(changelog, "\n") {
-		if len([]rune(line)) > 80 {
+		// lintian measures the entry's text, not its header or trailer.
+		if strings.HasPrefix(line, "  ") && len([]rune(line)) > 80 {
 			t.Errorf("changelog line %d is longer than 80 characters (lintian: debian-changelog-line-too-long): %q", i+1, line)
 		}
 	}
