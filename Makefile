@@ -17,11 +17,15 @@ LDFLAGS   := -X github.com/supervisor-dev/supervisor/supervisor.Version=$(VERSIO
 GOTESTFLAGS ?= -race -p 1 -timeout 30m
 
 export ORT_LIBRARY := $(CURDIR)/$(ORT_LIB)
+# kubeconform validates deploy/k8s against Kubernetes' schemas
+# (deploy/k8s/kubeconform_test.go), installed from the Go module proxy.
+KUBECONFORM_VERSION := v0.8.0
+export KUBECONFORM := $(CURDIR)/out/tools/kubeconform
 
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test ops bench lint fmt clean install deb test-systemd fuzz conformance hostile proto fleet
+.PHONY: all setup setup-system build models run test ops bench lint fmt clean install deb deb-check image image-check test-systemd fuzz conformance hostile proto fleet
 
 all: build
 
@@ -40,9 +44,10 @@ $(ORT_LIB): scripts/fetch-ort
 $(MODELS): $(wildcard internal/onnxmodel/*.go cmd/genmodels/*.go)
 	$(GO) run ./cmd/genmodels -o models
 
-## build: the supervisor binary in bin/
+## build: the supervisor binary in bin/ (PIE, as the Debian package's:
+## scripts/build-deb then reuses Go's build cache instead of compiling again)
 build: setup-system
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/supervisor
+	$(GO) build -buildmode=pie -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/supervisor
 
 ## run: set up, build and serve the default model on 127.0.0.1:8000
 run: setup build
@@ -50,7 +55,7 @@ run: setup build
 
 ## test: set up, build and run every test (race detector on); installs
 ## chromium for the status page test when it can (else that test skips)
-test: setup build
+test: setup build $(KUBECONFORM)
 	scripts/setup-test-tools
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) $(GO) test $(GOTESTFLAGS) ./...
 	@# A bounded fleet run (20-50 s): the full one adds maintenance.
@@ -63,6 +68,9 @@ test: setup build
 ## quarantine, and a log check (scripts/log-errors); prints the table. `make test` runs a sample
 ops: setup build
 	SUPERVISOR_BIN=$(CURDIR)/$(BIN) OPS=full $(GO) test $(GOTESTFLAGS) -count=1 -v -run '^TestOperationsMatrix$$' ./cmd/supervisor/
+
+$(KUBECONFORM):
+	GOBIN=$(CURDIR)/out/tools $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 ## conformance: every ONNX backend node test (Debian's libonnx-testdata) in one config:
 ## how many load and serve, why the rest do not, how many answer their test data correctly
@@ -83,12 +91,35 @@ bench: setup build
 hostile: setup build
 	scripts/hostile
 
-## deb: the Debian package out/deb/supervisor_<version>_amd64.deb (scripts/build-deb):
-## /usr/bin, ONNX Runtime in /usr/lib/supervisor, the unit, /etc/supervisor/supervisor.yaml
-## (conffile), models in /var/lib/supervisor; Depends from dpkg-shlibdeps.
+## deb: the Debian package out/deb/onnx-supervisor_<version>_amd64.deb and its
+## -dbgsym package (scripts/build-deb): /usr/bin/supervisor (PIE, stripped),
+## ONNX Runtime in /usr/lib/supervisor, onnx-supervisor.service,
+## /etc/onnx-supervisor/supervisor.yaml (conffile), models in
+## /usr/share/onnx-supervisor, supervisor(8); Depends from dpkg-shlibdeps.
 ## VERSION=<debian version> overrides the one derived from git.
 deb: setup-system $(ORT_LIB) $(MODELS)
 	$(if $(filter command line environment,$(origin VERSION)),VERSION=$(VERSION)) scripts/build-deb
+
+## deb-check: build the package, run lintian on it (fails on any error or an
+## unargued warning: scripts/lintian-check), check every path and name
+## against Debian bookworm's archive (scripts/archive-names) and the
+## migration from the old package name (scripts/migration-check, root);
+## about 2 minutes after the build
+deb-check: deb
+	scripts/lintian-check out/deb
+	scripts/archive-names out/deb
+	scripts/migration-check out/deb
+
+## image: the container image of deploy/k8s, out/image/onnx-supervisor_<version>.oci.tar
+## (scripts/build-image: the package in a Debian 12 root by mmdebstrap, one gzip layer;
+## root; about 2 minutes)
+image: deb
+	scripts/build-image
+
+## image-check: build the image, then skopeo verifies the OCI archive and its root
+## serves an inference in a chroot of its own network namespace (scripts/image-check)
+image-check: image
+	scripts/image-check $$(ls -t out/image/onnx-supervisor_*.oci.tar | sed -n 1p)
 
 ## test-systemd: the .deb under a real systemd: a Debian 12 root (debootstrap, cached in
 ## out/systemd-e2e/) booted with systemd-nspawn; install, reload, upgrade, watchdog, stop, kill
@@ -100,20 +131,23 @@ test-systemd: deb
 fleet: setup build
 	scripts/fleet
 
-## install: binary, ONNX Runtime, systemd unit, default config (kept if
-## present) and models under DESTDIR/PREFIX, /etc and /var/lib/supervisor.
-## Prefer `make deb`: the package brings the runtime libraries the binary
-## links; after install, the target host needs the Debian packages printed.
+## install: binary, ONNX Runtime, systemd unit (onnx-supervisor.service), default
+## config (kept if present) and models under DESTDIR/PREFIX, /etc/onnx-supervisor
+## and /var/lib/onnx-supervisor. The config drains as the package's does
+## (drain_grace 5s, scripts/packaged-config). Prefer `make deb`: the package
+## brings the runtime libraries the binary links; after install, the target
+## host needs the Debian packages printed.
 install: build $(ORT_LIB) $(MODELS)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/supervisor
 	install -D -m 0644 $(ORT_LIB) $(DESTDIR)$(PREFIX)/lib/supervisor/libonnxruntime.so.1
 	# A GPU build's provider libraries: ONNX Runtime loads them from beside libonnxruntime.so.1.
 	for p in $(wildcard $(ORT_DIR)/libonnxruntime_providers_*.so); do install -m 0644 $$p $(DESTDIR)$(PREFIX)/lib/supervisor/; done
-	install -D -m 0644 systemd/supervisor.service $(DESTDIR)/etc/systemd/system/supervisor.service
-	sed -i 's#/usr/local/bin/supervisor#$(PREFIX)/bin/supervisor#g' $(DESTDIR)/etc/systemd/system/supervisor.service
-	test -e $(DESTDIR)/etc/supervisor/supervisor.yaml || install -D -m 0644 configs/default.yaml $(DESTDIR)/etc/supervisor/supervisor.yaml
-	install -d $(DESTDIR)/var/lib/supervisor/models
-	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/supervisor/models/
+	install -D -m 0644 systemd/onnx-supervisor.service $(DESTDIR)/etc/systemd/system/onnx-supervisor.service
+	sed -i 's#/usr/local/bin/supervisor#$(PREFIX)/bin/supervisor#g' $(DESTDIR)/etc/systemd/system/onnx-supervisor.service
+	test -e $(DESTDIR)/etc/onnx-supervisor/supervisor.yaml || { install -d $(DESTDIR)/etc/onnx-supervisor && \
+	  sed 's/^drain_grace: 0s$$/drain_grace: 5s/' configs/default.yaml >$(DESTDIR)/etc/onnx-supervisor/supervisor.yaml; }
+	install -d $(DESTDIR)/var/lib/onnx-supervisor/models
+	install -m 0644 models/*.onnx $(DESTDIR)/var/lib/onnx-supervisor/models/
 	@echo "install: the host that runs it needs these Debian packages (what the binary and ONNX Runtime link;"
 	@echo "install: the package of make deb depends on them): $$(scripts/shlibs-depends $(BIN) $(ORT_LIB) 2>/dev/null || \
 	  echo 'libc6, libdeflate0, libgcc-s1, libstdc++6, libturbojpeg0 (dpkg-shlibdeps, in dpkg-dev, lists them with versions)')"

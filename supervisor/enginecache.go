@@ -19,7 +19,7 @@ import (
 // on, and gives it to the workers' user. A worker that dropped privileges
 // cannot create it itself: the default, "trt-engines", is relative to the
 // working directory, which under the systemd unit is the state directory
-// /var/lib/supervisor, root's and not writable by workers.user. No-op when
+// /var/lib/onnx-supervisor, root's and not writable by workers.user. No-op when
 // workers run as the master's user (the worker makes its own, see
 // internal/ort). A directory that cannot be made is logged and left to
 // the worker, which then serves that model as unavailable, saying why;

@@ -16,7 +16,7 @@ import (
 )
 
 // TestEngineCacheForUnprivilegedWorkers: in a state directory that is
-// root's and 0755 (as /var/lib/supervisor is under the systemd unit), a
+// root's and 0755 (as /var/lib/onnx-supervisor is under the systemd unit), a
 // worker running as workers.user cannot make its TensorRT engine cache
 // directory. With workers.user set, the master makes it, and its missing
 // parents, 0750 and the workers', for each model a GPU worker runs with

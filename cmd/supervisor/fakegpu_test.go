@@ -192,7 +192,7 @@ func TestGPUCheckScriptGPURuns(t *testing.T) {
 
 // TestRunUnprivilegedTensorRTCache: with workers.user set, the master
 // makes a model's TensorRT engine cache directory in a state directory
-// that is root's and 0755 (as /var/lib/supervisor under systemd), owned by
+// that is root's and 0755 (as /var/lib/onnx-supervisor under systemd), owned by
 // the workers' user, so that the GPU worker running as that user gets
 // past it to TensorRT itself (which the CPU build of ONNX Runtime then
 // refuses) instead of failing to create it.

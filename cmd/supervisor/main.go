@@ -37,9 +37,12 @@ import (
 	"github.com/supervisor-dev/supervisor/worker/prep"
 )
 
-const usage = `usage: supervisor [command] [flags]
+// usage is also the man page's source: help2man (scripts/manpage) reads
+// `supervisor --help` and `supervisor --version`, so keep its "Usage:"
+// and "Commands:" headings.
+const usage = `Usage: supervisor [command] [flags]
 
-commands:
+Commands:
   run      serve (default)                  -c FILE
   check    validate a config, print it      -c FILE
   status   show the workers of an instance  -c FILE | --runtime-dir DIR, --json,
@@ -57,7 +60,9 @@ func main() {
 	// often milliseconds apart.
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	cmd, args := "run", os.Args[1:]
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	// A command, or --help/--version alone (help2man's questions); other
+	// flags first mean run.
+	if len(args) > 0 && args[0] != "" && (args[0][0] != '-' || args[0] == "--help" || args[0] == "-h" || args[0] == "--version") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -76,7 +81,7 @@ func main() {
 		err = stop(args)
 	case "gpus":
 		err = gpus(args)
-	case "version":
+	case "version", "--version":
 		fmt.Println("supervisor", supervisor.Version)
 	case "worker":
 		err = runWorker()

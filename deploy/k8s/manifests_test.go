@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -64,8 +65,8 @@ func loadManifests(t *testing.T) *manifests {
 			m.decode(t, f, i, doc)
 		}
 	}
-	if m.daemonSet == nil || m.configMap == nil || m.service == nil || m.pdb == nil {
-		t.Fatalf("want a DaemonSet, a ConfigMap, a Service and a PodDisruptionBudget, have %+v", m)
+	if m.daemonSet == nil || m.configMap == nil || m.service == nil {
+		t.Fatalf("want a DaemonSet, a ConfigMap and a Service, have %+v", m)
 	}
 	return m
 }
@@ -153,4 +154,67 @@ func TestDaemonSetFitsTheConfig(t *testing.T) {
 	if p := m.daemonSet.Spec.Template.Annotations["prometheus.io/port"]; p != strconv.Itoa(int(ports["metrics"])) {
 		t.Errorf("prometheus.io/port %q is not the metrics port %d", p, ports["metrics"])
 	}
+}
+
+// TestDaemonSetDisruptionIsItsOwn: a PodDisruptionBudget over DaemonSet
+// pods may only set an integer minAvailable (a DaemonSet has no scale
+// subresource); with maxUnavailable or a percentage the disruption
+// controller cannot count the pods and refuses every eviction, blocking
+// node drains. The DaemonSet's own rolling update bounds its disruption.
+func TestDaemonSetDisruptionIsItsOwn(t *testing.T) {
+	m := loadManifests(t)
+	ds := m.daemonSet
+	if m.pdb != nil {
+		sel := m.pdb.Spec.Selector
+		selects := sel != nil && len(sel.MatchLabels) > 0
+		for k, v := range sel.MatchLabels {
+			selects = selects && ds.Spec.Template.Labels[k] == v
+		}
+		if selects && (m.pdb.Spec.MaxUnavailable != nil ||
+			(m.pdb.Spec.MinAvailable != nil && m.pdb.Spec.MinAvailable.Type != intstr.Int)) {
+			t.Errorf("PodDisruptionBudget %s sets maxUnavailable or a percentage minAvailable over the DaemonSet's pods: "+
+				"Kubernetes refuses every eviction then; use the DaemonSet's updateStrategy", m.pdb.Name)
+		}
+	}
+	u := ds.Spec.UpdateStrategy
+	if u.Type != appsv1.RollingUpdateDaemonSetStrategyType || u.RollingUpdate == nil ||
+		u.RollingUpdate.MaxUnavailable == nil || u.RollingUpdate.MaxUnavailable.String() != "1" {
+		t.Errorf("updateStrategy %+v, want RollingUpdate with maxUnavailable 1 (one node at a time)", u)
+	}
+}
+
+// TestProbesFitTheConfig: the startup probe outlasts boot_timeout with a
+// margin (it allowed exactly boot_timeout: a boot that took all of it, plus
+// the master's own start, was killed by liveness); readiness tolerates a
+// slow answer (timeout of a few seconds, 2 failures or more) and still
+// takes the pod out within drain_grace.
+func TestProbesFitTheConfig(t *testing.T) {
+	m := loadManifests(t)
+	cfg := supervisorConfig(t, m)
+	c := m.daemonSet.Spec.Template.Spec.Containers[0]
+	sec := func(n int32) time.Duration { return time.Duration(n) * time.Second }
+	const margin = time.Minute
+	if s := c.StartupProbe; s == nil ||
+		sec(s.InitialDelaySeconds)+sec(s.PeriodSeconds)*time.Duration(s.FailureThreshold) < cfg.BootTimeout.Duration+margin {
+		t.Errorf("the startup probe allows %v, want at least boot_timeout %s + %s", allowed(s), cfg.BootTimeout.Duration, margin)
+	}
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.TimeoutSeconds < 3 {
+			t.Errorf("%s probe: timeoutSeconds %v, want 3 or more (the default 1s fails a busy node)", name, p)
+		}
+	}
+	r := c.ReadinessProbe
+	if r.FailureThreshold < 2 {
+		t.Errorf("readiness failureThreshold %d: one slow answer takes the pod out; want 2 or more", r.FailureThreshold)
+	}
+	if out := sec(r.PeriodSeconds) * time.Duration(r.FailureThreshold); cfg.DrainGrace.Duration <= out {
+		t.Errorf("drain_grace %s does not outlast readiness's %d failures %ds apart (%s)", cfg.DrainGrace.Duration, r.FailureThreshold, r.PeriodSeconds, out)
+	}
+}
+
+func allowed(p *corev1.Probe) any {
+	if p == nil {
+		return "nothing (no probe)"
+	}
+	return time.Duration(p.InitialDelaySeconds+p.PeriodSeconds*p.FailureThreshold) * time.Second
 }

@@ -15,6 +15,15 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
+// The names this package uses. Debian's supervisord is the package
+// supervisor, with the unit supervisor.service and /etc/supervisor/; none
+// of those may be ours (scripts/archive-names checks every path against
+// the archive's Contents index). The command stays supervisor.
+const (
+	pkg  = "onnx-supervisor"
+	unit = "onnx-supervisor.service"
+)
+
 // built is a package built by scripts/build-deb, with its control files
 // (dpkg-deb -e) and its tree (dpkg-deb -x) extracted.
 type built struct {
@@ -24,9 +33,9 @@ type built struct {
 // buildPackage runs scripts/build-deb into a temporary directory.
 func buildPackage(t *testing.T) built {
 	t.Helper()
-	for _, tool := range []string{"dpkg-deb", "dpkg-shlibdeps", "go"} {
+	for _, tool := range []string{"dpkg-deb", "dpkg-shlibdeps", "go", "help2man", "objcopy", "strip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (Debian packages dpkg, dpkg-dev; make test installs them): %v", tool, err)
+			t.Skipf("%s is not installed (Debian packages dpkg, dpkg-dev, help2man, binutils; make test installs them): %v", tool, err)
 		}
 	}
 	for _, f := range []string{"third_party/onnxruntime/libonnxruntime.so.1", "models/default.onnx"} {
@@ -77,21 +86,22 @@ func TestPackage(t *testing.T) {
 	t.Run("conffiles", func(t *testing.T) { checkConffiles(t, b) })
 	t.Run("scripts", func(t *testing.T) { checkScripts(t, b) })
 	t.Run("config", func(t *testing.T) { checkConfig(t, b) })
+	t.Run("debian", func(t *testing.T) { checkDebian(t, b) })
 }
 
 // checkVersion: the version comes from git, names the commit, and is the
 // one the binary reports.
 func checkVersion(t *testing.T, b built) {
 	v := b.field(t, "Version")
-	if !regexp.MustCompile(`^[0-9][A-Za-z0-9.+~]*$`).MatchString(v) {
-		t.Errorf("Version %q is not a Debian upstream version", v)
+	if !regexp.MustCompile(`^[0-9][A-Za-z0-9.+~]*-[A-Za-z0-9.+~]+$`).MatchString(v) {
+		t.Errorf("Version %q is not <upstream>-<revision> (without a revision lintian wants changelog.gz, not changelog.Debian.gz)", v)
 	}
 	if out, err := exec.Command("git", "rev-parse", "--short=7", "HEAD").Output(); err == nil {
 		if hash := strings.TrimSpace(string(out)); !strings.Contains(v, hash) {
 			t.Errorf("Version %q does not name commit %s", v, hash)
 		}
 	}
-	if !strings.HasSuffix(b.deb, "/supervisor_"+v+"_amd64.deb") {
+	if !strings.HasSuffix(b.deb, "/"+pkg+"_"+v+"_amd64.deb") {
 		t.Errorf("package file %q does not carry version %q", b.deb, v)
 	}
 	if got := run(t, filepath.Join(b.tree, "usr/bin/supervisor"), "version"); !strings.Contains(got, v) {
@@ -166,8 +176,9 @@ func owners(t *testing.T, soname string) []string {
 // packaged binary, and nothing under /usr/local.
 func checkContents(t *testing.T, b built) {
 	for _, f := range []string{"usr/bin/supervisor", "usr/lib/supervisor/libonnxruntime.so.1",
-		"lib/systemd/system/supervisor.service", "etc/supervisor/supervisor.yaml",
-		"var/lib/supervisor/models/default.onnx"} {
+		"lib/systemd/system/" + unit, "etc/onnx-supervisor/supervisor.yaml",
+		"usr/share/onnx-supervisor/models/default.onnx", "usr/share/man/man8/supervisor.8.gz",
+		"usr/share/doc/onnx-supervisor/copyright", "usr/share/doc/onnx-supervisor/changelog.Debian.gz"} {
 		if _, err := os.Stat(filepath.Join(b.tree, f)); err != nil {
 			t.Errorf("not in the package: %v", err)
 		}
@@ -175,7 +186,10 @@ func checkContents(t *testing.T, b built) {
 	if list := run(t, "dpkg-deb", "-c", b.deb); strings.Contains(list, "usr/local") {
 		t.Errorf("the package installs under /usr/local:\n%s", list)
 	}
-	unit, err := os.ReadFile(filepath.Join(b.tree, "lib/systemd/system/supervisor.service"))
+	if list := run(t, "dpkg-deb", "-c", b.deb); strings.Contains(list, " ./var/") {
+		t.Errorf("the package ships files under /var, which dpkg deletes on remove (the state directory is systemd's):\n%s", list)
+	}
+	unit, err := os.ReadFile(filepath.Join(b.tree, "lib/systemd/system/"+unit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +205,8 @@ func checkConffiles(t *testing.T, b built) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Fields(string(data)); len(got) != 1 || got[0] != "/etc/supervisor/supervisor.yaml" {
-		t.Errorf("conffiles = %q, want /etc/supervisor/supervisor.yaml", got)
+	if got := strings.Fields(string(data)); len(got) != 1 || got[0] != "/etc/onnx-supervisor/supervisor.yaml" {
+		t.Errorf("conffiles = %q, want /etc/onnx-supervisor/supervisor.yaml", got)
 	}
 }
 
@@ -221,7 +235,7 @@ func checkScripts(t *testing.T, b built) {
 // Runtime and models by absolute path, and runs the workers as the user
 // postinst creates. On a host without that user, that is the only error.
 func checkConfig(t *testing.T, b built) {
-	path := filepath.Join(b.tree, "etc/supervisor/supervisor.yaml")
+	path := filepath.Join(b.tree, "etc/onnx-supervisor/supervisor.yaml")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +243,8 @@ func checkConfig(t *testing.T, b built) {
 	cfg, err := config.ParseConfig(data, path)
 	if err != nil {
 		cfg = parseWithoutAccount(t, data, path, err)
-	} else if cfg.Workers.User != "supervisor" || cfg.Workers.Group != "supervisor" {
-		t.Errorf("workers.user/group = %q/%q, want supervisor/supervisor (postinst creates it)", cfg.Workers.User, cfg.Workers.Group)
+	} else if cfg.Workers.User != pkg || cfg.Workers.Group != pkg {
+		t.Errorf("workers.user/group = %q/%q, want %s (postinst creates it)", cfg.Workers.User, cfg.Workers.Group, pkg)
 	}
 	if cfg.ONNXRuntimeLibrary != "/usr/lib/supervisor/libonnxruntime.so.1" {
 		t.Errorf("onnxruntime_library = %q, want the packaged /usr/lib/supervisor/libonnxruntime.so.1", cfg.ONNXRuntimeLibrary)
@@ -243,7 +257,7 @@ func checkConfig(t *testing.T, b built) {
 }
 
 // parseWithoutAccount accepts err only if it is about the workers' account
-// (absent on a build host) and that account is supervisor, and parses the
+// (absent on a build host) and that account is onnx-supervisor, and parses the
 // config with that account blank.
 func parseWithoutAccount(t *testing.T, data []byte, path string, err error) *config.Config {
 	t.Helper()
@@ -257,9 +271,9 @@ func parseWithoutAccount(t *testing.T, data []byte, path string, err error) *con
 			t.Fatalf("the packaged config does not parse: %v", err)
 		}
 	}
-	account := regexp.MustCompile(`(?m)^  (user|group): supervisor\b.*$`)
+	account := regexp.MustCompile(`(?m)^  (user|group): onnx-supervisor\b.*$`)
 	if n := len(account.FindAll(data, -1)); n != 2 {
-		t.Fatalf("the packaged config has %d workers.user/group lines naming supervisor, want 2: %v", n, err)
+		t.Fatalf("the packaged config has %d workers.user/group lines naming onnx-supervisor, want 2: %v", n, err)
 	}
 	blank := account.ReplaceAll(data, []byte(`  $1: ""`))
 	cfg, err := config.ParseConfig(blank, path)

@@ -46,7 +46,7 @@ type TensorRTConfig struct {
 	FP16   bool `yaml:"fp16"`
 	// EngineCacheDir keeps built engines across worker restarts; relative
 	// paths are from the master's working directory (the state directory,
-	// /var/lib/supervisor, under the systemd unit); "none" turns it off.
+	// /var/lib/onnx-supervisor, under the systemd unit); "none" turns it off.
 	EngineCacheDir string `yaml:"engine_cache_dir"`
 	// MaxWorkspace bounds TensorRT's scratch memory; 0 is ORT's default.
 	MaxWorkspace ByteSize `yaml:"max_workspace"`

@@ -70,7 +70,7 @@ func Check(b Budget, limit uint64) *Warning {
 func (w *Warning) String() string {
 	return fmt.Sprintf("the open-file limit (RLIMIT_NOFILE) is %d, below the %d descriptors this config may need at once "+
 		"(limits.max_connections %d + grpc.max_connections %d + %d requests waiting on workers (limits.max_in_flight) + about %d for %d workers, a reload's replacements and the master's own): "+
-		"beyond it connections fail (EMFILE). Set LimitNOFILE=%d or more in the unit (systemctl edit supervisor), or ulimit -n, or lower those limits",
+		"beyond it connections fail (EMFILE). Set LimitNOFILE=%d or more in the unit (systemctl edit onnx-supervisor), or ulimit -n, or lower those limits",
 		w.Limit, w.Need(), w.PublicConns, w.GRPCConns, w.Upstream, 2*w.Workers*perWorker+own, w.Workers, w.Need())
 }
 

@@ -18,7 +18,7 @@ var ErrNotUnderSystemd = errors.New("not running under systemd")
 
 // Unit is the systemd unit that runs this process.
 type Unit struct {
-	// Name is the unit's name, e.g. "supervisor.service".
+	// Name is the unit's name, e.g. "onnx-supervisor.service".
 	Name string
 	// TimeoutStop is its TimeoutStopUSec; 0 means none (infinity).
 	TimeoutStop time.Duration
