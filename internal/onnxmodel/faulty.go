@@ -1,35 +1,56 @@
 package onnxmodel
 
-import "github.com/supervisor-dev/supervisor/internal/tensor"
+import (
+	"math"
+
+	"github.com/supervisor-dev/supervisor/internal/tensor"
+)
+
+// Integer division traps on x86 (SIGFPE) where the quotient does not fit:
+// the type's minimum divided by -1. ONNX Runtime 1.29 checks its integer
+// Div and Mod for a zero divisor (a clean "Integer division by zero"
+// error; 1.24 divided and died) but not for that pair, so the models below
+// compute it inside the graph to kill the process that runs them.
 
 // ModByZero is a model that kills any process running it: input "x" INT64
-// [batch,4], output "y" INT64 [batch,4] = Mod(x, x-x). The divisor is
-// computed inside the graph, so no choice of inputs avoids it, and ONNX
-// Runtime's integer Mod divides by zero in C++: SIGFPE. Tests use it to
-// show that one such model cannot keep a server from serving the others.
-// Not written by WriteAll.
+// [batch,4], output "y" INT64 [batch,4] = Mod((x-x) + MinInt64, -1). The
+// operands are computed inside the graph from the input, so no choice of
+// inputs avoids them and no constant folding runs them at load: ONNX
+// Runtime's integer Mod divides MinInt64 by -1 in C++, SIGFPE. Tests use it
+// to show that one such model cannot keep a server from serving the
+// others. Not written by WriteAll.
 func ModByZero() *Model {
 	g := NewGraph("mod_by_zero").
 		Input("x", tensor.Int64, Sym("batch"), D(4)).
+		Int64s("min", nil, []int64{math.MinInt64}).
+		Int64s("minus_one", nil, []int64{-1}).
 		Node("Sub", []string{"x", "x"}, []string{"zero"}).
-		Node("Mod", []string{"x", "zero"}, []string{"y"}).
+		Node("Add", []string{"zero", "min"}, []string{"dividend"}).
+		Node("Mod", []string{"dividend", "minus_one"}, []string{"y"}).
 		Output("y", tensor.Int64, Sym("batch"), D(4))
 	return g.Model()
 }
 
 // ModByXMinus3 kills the process running it on one input only: input "x"
-// INT64 [batch,4], output "y" INT64 [batch,4] = Mod(x, x-3). An element
-// equal to 3 makes ONNX Runtime's integer Mod divide by zero (SIGFPE);
-// every other input is served. The divisor is computed in the graph, so
-// the infer worker's check of divisor inputs cannot see it: a poison
-// request, for the master's quarantine tests. Its default warm-up (ones)
-// is safe. Not written by WriteAll.
+// INT64 [batch,4], output "y" INT64 [batch,4] = Mod(x, x-3), except that an
+// element equal to 3 (a zero divisor, which ONNX Runtime 1.29 refuses
+// cleanly) becomes Mod(MinInt64, -1), which traps: SIGFPE. Every other
+// input is served. The divisor is computed in the graph, so the infer
+// worker's check of divisor inputs cannot see it: a poison request, for
+// the master's quarantine tests. Its default warm-up (ones) is safe. Not
+// written by WriteAll.
 func ModByXMinus3() *Model {
 	g := NewGraph("mod_by_x_minus_3").
 		Input("x", tensor.Int64, Sym("batch"), D(4)).
 		Int64s("three", nil, []int64{3}).
+		Int64s("zero", nil, []int64{0}).
+		Int64s("min", nil, []int64{math.MinInt64}).
+		Int64s("minus_one", nil, []int64{-1}).
 		Node("Sub", []string{"x", "three"}, []string{"d"}).
-		Node("Mod", []string{"x", "d"}, []string{"y"}).
+		Node("Equal", []string{"d", "zero"}, []string{"is3"}).
+		Node("Where", []string{"is3", "min", "x"}, []string{"dividend"}).
+		Node("Where", []string{"is3", "minus_one", "d"}, []string{"divisor"}).
+		Node("Mod", []string{"dividend", "divisor"}, []string{"y"}).
 		Output("y", tensor.Int64, Sym("batch"), D(4))
 	return g.Model()
 }

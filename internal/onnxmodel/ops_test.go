@@ -14,8 +14,8 @@ func TestOpTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ops) != 2 || !ops["Mod"] || !ops["Sub"] {
-		t.Errorf("OpTypes(ModByZero) = %v, want Mod and Sub", ops)
+	if len(ops) != 3 || !ops["Mod"] || !ops["Sub"] || !ops["Add"] {
+		t.Errorf("OpTypes(ModByZero) = %v, want Mod, Sub and Add", ops)
 	}
 	ops, err = onnxmodel.OpTypes(marshal(t, onnxmodel.MLP(1)))
 	if err != nil {
