@@ -23,4 +23,15 @@ func TestCheckDivisors(t *testing.T) {
 	if err := m.checkDivisors(bad); !errors.Is(err, batch.ErrBadRequest) {
 		t.Errorf("a zero divisor: %v, want ErrBadRequest", err)
 	}
+	m.md.Inputs[0].DType = tensor.Int32
+	min32 := []byte{0, 0, 0, 0x80}
+	minusOne := []byte{0xff, 0xff, 0xff, 0xff}
+	overflow := []tensor.Tensor{{Name: "x", DType: tensor.Int32, Data: min32}, {Name: "d", DType: tensor.Int32, Data: minusOne}}
+	if err := m.checkDivisors(overflow); !errors.Is(err, batch.ErrBadRequest) {
+		t.Errorf("MinInt32 / -1: %v, want ErrBadRequest", err)
+	}
+	alone := []tensor.Tensor{{Name: "x", DType: tensor.Int32, Data: []byte{5, 0, 0, 0}}, {Name: "d", DType: tensor.Int32, Data: minusOne}}
+	if err := m.checkDivisors(alone); err != nil {
+		t.Errorf("a -1 divisor without the minimum beside it refused: %v", err)
+	}
 }
