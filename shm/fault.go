@@ -19,6 +19,17 @@ var ErrFault = errors.New("scoreboard mapping faulted: the file was truncated un
 // every goroutine that touches a board someone else can truncate must go
 // through Guard; it costs a deferred call, so it wraps reads and rare
 // writes, not a worker's per-request counters.
+//
+// Why a guard, and not a sealed memfd: a memfd sealed with F_SEAL_SHRINK
+// cannot be truncated at all, and passed to workers as an inherited fd it
+// needs no file anyone else can open.
+// But `supervisor status` reads the board from another process, by path,
+// precisely so that it answers when the master does not; a memfd has no
+// path but /proc/<master>/fd/N, which needs ptrace access to the master,
+// and upgrades would have to hand it on. A fault guard keeps the file, the
+// CLI and the upgrade story as they are, costs one deferred call per
+// master-side access (never per request), and also covers the CLI's
+// mapping, which a seal on the master's fd would not protect.
 func Guard(fn func()) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {

@@ -23,6 +23,68 @@ const (
 	MaxSlots = 1024
 )
 
+// The file layout (version 3):
+//
+// All integers are 64-bit words in the host's byte order (little-endian on
+// amd64 and arm64; the board never leaves the host), except the four 32-bit
+// size fields. Times are Unix nanoseconds, 0 meaning unset. The header is
+// 128 bytes; slot i starts at 128 + i*4096.
+//
+//	header                        slot (4096 bytes)
+//	  0 magic "SCOREBRD"            0 seq (seqlock)     512 latency buckets [20]
+//	  8 version uint32              8 state             672 latency sum (ns)
+//	 12 header size uint32         16 pid               680 queue-time buckets [20]
+//	 16 slot size uint32           24 generation        840 queue-time sum (ns)
+//	 20 slot count uint32          32 recycle after     848 batch-size buckets [10]
+//	 24 master pid                 40 spawned           928 batch-size sum
+//	 32 generation                 48 ready             936 reserved
+//	 40 master start               56 heartbeat
+//	 48 reserved                   64 requests
+//	                               72 in-flight
+//	                               80 errors
+//	                               88 queue depth
+//	                               96 arena slots
+//	                              104 arena slots in use
+//	                              112 arena full since
+//	                              120 arena full count
+//	                              128 role   [16]byte
+//	                              144 name   [48]byte
+//	                              192 models [128]byte (comma-separated)
+//	                              320 device [64]byte
+//	                              384 cpus   [128]byte
+//	                             1024 per-model counters [MaxModels], 128 bytes each:
+//	                                    0 success        48 queue count
+//	                                    8 failures [4]   56 queue ns
+//	                                   40 request ns     64 inferences (rows)
+//	                                   72 executions     80 compute input ns
+//	                                   88 compute infer  96 compute output ns
+//	                             2048 work record (work.go):
+//	                                    0 missed         8 entries [255]:
+//	                                                       unit<<48 | token
+//
+// Version 3 added the work record: the requests a worker is working on
+// now (an infer worker's model runs, a prep worker's decodes), which the
+// master reads after a crash to blame only those.
+// Version 2 added the per-model counters (Triton's per-model statistics:
+// failures by reason, inference and execution counts, queue and compute
+// durations, each a running total). The arena words (a prep worker's
+// shared-memory arena: its slot count, slots in use, since when every slot
+// has been in use, and the requests turned away for want of one) took the
+// four words reserved at 96 without a version bump: they were zero, and
+// zero still means "no arena", so readers of either age agree.
+//
+// Strings are NUL-padded and truncated (at a UTF-8 boundary) to their field.
+// Histogram buckets are non-cumulative counters, the last one catching
+// everything above the largest bound; see LatencyBounds and
+// BatchSizeBounds. Any change to this layout must bump LayoutVersion.
+//
+// Soundness of the atomics: // The fields are accessed through unsafe pointers into the mapping. This is
+// sound because mmap returns page-aligned memory, the header size and slot
+// size are multiples of 8 and every field offset is a multiple of 8, so every
+// 64-bit word is naturally aligned; the memory is outside the Go heap, so the
+// garbage collector never moves it. Atomic instructions on shared mappings
+// are coherent across processes on the same host.
+
 // headerLayout is the board header as it lies in the file. The four size
 // fields, the magic, the master pid and the start time are written once,
 // before the file is visible under its name; the generation changes with

@@ -191,7 +191,7 @@ func TestMakeInstall(t *testing.T) {
 
 // TestRestartOutlastsTheBalancersFall: the unit waits longer to restart a
 // crashed master than the shipped HAProxy config takes to mark a host
-// down (inter × fall), as README advises: a host back sooner gets
+// down (inter × fall), as docs/several-hosts.md advises: a host back sooner gets
 // inference while it boots, answers 503, and HAProxy does not retry it.
 func TestRestartOutlastsTheBalancersFall(t *testing.T) {
 	restart, err := time.ParseDuration(firstOr(directives(t)["RestartSec"], "0") + "s")

@@ -1,5 +1,5 @@
 // Command supervisor serves ONNX models with a master process, CPU prep
-// workers and inference workers. See README.md.
+// workers and inference workers. See README.md and docs/.
 //
 //	supervisor [run] [-c FILE]     serve (the default command)
 //	supervisor check [-c FILE]     validate the config and print the effective one

@@ -72,7 +72,7 @@ func wantServes(t *testing.T, in *instance, model string, body []byte) {
 // with model_control explicit: the index, loads with and without a config
 // override, a refused override, the load of a broken model (the others
 // keep serving), unloads, and how a SIGHUP meets the API's state
-// (README: kept for models still in the file; a model new to the file
+// (docs/models.md: kept for models still in the file; a model new to the file
 // follows startup_models).
 func TestRepositoryExplicit(t *testing.T) {
 	broken := writeBytes(t, filepath.Join(t.TempDir(), "broken.onnx"), []byte("this is not an ONNX model"))

@@ -21,6 +21,31 @@ const recordHeader = sha256.Size + 8 + 8 + sha256.Size
 // ring, so one entry never evicts more than that.
 func (s *Segment) MaxEntry() int { return len(s.ring)/16 - recordHeader }
 
+// Eviction. The ring is the eviction policy: a log-structured FIFO where a
+// writer claims the next len(record) bytes by compare-and-swap on the head
+// (a 64-bit logical position that only grows), so a new record overwrites
+// the oldest ones. The bytes held are the ring's size, max_bytes, and
+// never more, whatever the entries' sizes; no entry is larger than
+// max_bytes/16 (Put refuses it). A hit on an entry in the oldest quarter
+// of the ring appends it again (a second chance, as CLOCK gives), so a hot
+// entry is not evicted by a stream of one-off requests; of concurrent
+// hits, only the one that marks the entry's index slot first appends it.
+// An index slot whose bucket is full takes the place of the oldest record
+// of the bucket.
+
+// Concurrency and crashes. There is no lock, so a process that dies
+// mid-write leaves nothing held. A writer owns its claimed bytes until the
+// ring wraps onto them, and publishes the record's position in the index
+// only after writing it. A reader copies the record out, then checks (1)
+// the head has not moved more than the ring's size past the record (no
+// writer can have claimed its bytes since), (2) the key in the record is
+// the key it looks up, (3) the checksum matches and (4) the expiry has not
+// passed. A record that fails any of these is a miss: a torn, overwritten
+// or half-written entry (a writer that died, or one that stalled until the
+// ring lapped it and then wrote over a newer record) is never returned.
+// The checksum is SHA-256, so a torn record that passes it would be a
+// SHA-256 collision.
+
 // Get returns a copy of the payload stored under k and not expired at now,
 // appended to dst; ok is false on a miss (never stored, evicted, expired,
 // or torn: see the package doc). A fault of the mapping is a miss too.

@@ -6,6 +6,20 @@ import (
 	"hash"
 )
 
+// Keys. A key is SHA-256 (Key) of everything that changes an answer: the
+// model's name and processing config, every input (name, datatype, shape,
+// bytes), the requested outputs and their classification, all hashed once,
+// then hashed again with the content identity of the model file that
+// computed the answer (internal/modelid: the SHA-256 of its bytes, sent by
+// the infer worker with each answer; worker/prep's cache.go says why not
+// the one the prep worker believes). For an image model the inputs are the
+// image bytes as sent, hashed before they are decoded (worker/prep's
+// imageKey), so a hit costs no decoding. Fields are length-prefixed, so no
+// two different requests serialise alike; two requests then share a key
+// only through a SHA-256 collision (2^-128 for a birthday bound), far
+// below the hardware's error rate, which is why the key bytes themselves
+// are the only comparison.
+
 // KeyBuilder hashes a request's fields into a Key. Every field is written
 // with its length (or as a fixed-width integer), so two different
 // sequences of fields never hash the same bytes: "ab"+"c" and "a"+"bc" and

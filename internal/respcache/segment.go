@@ -23,6 +23,14 @@ const (
 	MinBytes = 64 << 10
 )
 
+// The segment layout. A segment is a header (magic, sizes, the write head,
+// the hit and miss counters), an index of 16-byte slots and a ring of
+// max_bytes. An entry is a record appended to the ring: its 32-byte key,
+// its expiry, its length, a SHA-256 of all three and the payload, then the
+// payload. The index maps a key to the ring position of its newest record:
+// the key's first 8 bytes pick a bucket of 4 slots, each holding a tag
+// (those 8 bytes) and a position.
+
 // header is the start of a segment. Every field after the sizes is
 // accessed atomically.
 type header struct {

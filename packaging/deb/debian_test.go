@@ -76,7 +76,7 @@ func checkRelations(t *testing.T, b built) {
 	// the old package (both ship /usr/bin/supervisor); Breaks would leave
 	// it installed and broken. apt satisfies either by upgrading the old
 	// package to Debian's supervisord unless told to remove it
-	// (`supervisor-`, README; scripts/migration-check shows both).
+	// (`supervisor-`, docs/operations.md; scripts/migration-check shows both).
 	if r := b.field(t, "Breaks"); r != "" {
 		t.Errorf("Breaks: %q, want none: Conflicts + Replaces makes dpkg -i remove the old package", r)
 	}

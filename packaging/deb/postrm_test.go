@@ -50,7 +50,7 @@ func runPostrm(t *testing.T, arg string, state map[string]string) []string {
 }
 
 // TestPostrmKeepsOperatorFiles: remove leaves the state directory as it
-// was (the README says so); purge deletes the service's own state (the
+// was (docs/operations.md says so); purge deletes the service's own state (the
 // TensorRT engine cache) and the directory once empty, never an operator's
 // file in it (the old postrm ran rm -rf on the state and config
 // directories, and dpkg deleted the models shipped under /var/lib).

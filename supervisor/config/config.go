@@ -69,7 +69,7 @@ type Config struct {
 	// StrictReadiness makes /v2/health/ready answer 200 only while every
 	// model serves (Triton's --strict-readiness). false: 200 once every
 	// pool serves, a model that failed to load or warm up being
-	// unavailable on its own (see README).
+	// unavailable on its own (see docs/model-isolation.md).
 	StrictReadiness bool `yaml:"strict_readiness"`
 	// ModelControl is "none" (the file says what is served) or "explicit"
 	// (the repository API may load and unload models of the file at run

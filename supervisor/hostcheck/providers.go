@@ -137,7 +137,7 @@ func (r *ProviderReport) String() string {
 		}
 		fmt.Fprintf(&b, "#   %s: %s\n", p, verdict)
 	}
-	b.WriteString("# Libraries the GPU providers load (scripts/fetch-ort gpu; README, GPU hosts):\n")
+	b.WriteString("# Libraries the GPU providers load (scripts/fetch-ort gpu; docs/gpu-hosts.md):\n")
 	for _, line := range strings.Split(strings.TrimRight(r.Libraries.String(), "\n"), "\n") {
 		if line != "" {
 			fmt.Fprintf(&b, "#   %s\n", line)
@@ -153,7 +153,7 @@ func (r *ProviderReport) String() string {
 		verdict := "can run (ONNX Runtime loaded its providers; the first session proves the device)"
 		if w.Err != nil {
 			verdict = "cannot run: this ONNX Runtime has no usable " + providerName(w.Err) + " (" + providerReason(w.Err) +
-				"); run scripts/fetch-ort gpu and install the missing libraries above (see README, GPU hosts), or set infer.gpus: [] to serve on the CPU"
+				"); run scripts/fetch-ort gpu and install the missing libraries above (see docs/gpu-hosts.md), or set infer.gpus: [] to serve on the CPU"
 		}
 		fmt.Fprintf(&b, "# %s (%s): %s\n", w.Worker, w.Device, verdict)
 	}

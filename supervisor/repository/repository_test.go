@@ -82,7 +82,7 @@ func reloadRepo(r *API, file *config.Config) *config.Config {
 	return eff
 }
 
-// TestRepositoryStateOverReloads: the rules README states for the API
+// TestRepositoryStateOverReloads: the rules docs/models.md states for the API
 // state across reloads: kept for models still in the file, dropped for
 // models gone, startup_models for models new to the file, all of it
 // dropped when model_control turns none.
