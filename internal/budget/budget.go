@@ -315,6 +315,14 @@ func (c *Charge) Grow(to int64) error {
 	return nil
 }
 
+// Close is Release, so that a charge can be handed to whatever closes
+// its io.Closers once the work is done (a fasthttp request's user
+// values, a response's body stream). It always returns nil.
+func (c *Charge) Close() error {
+	c.Release()
+	return nil
+}
+
 // Release gives back what c holds, and lets in whoever now fits. Only
 // the first call does anything.
 func (c *Charge) Release() {
