@@ -29,6 +29,5 @@ func TestHeldAnswersTakeBytesNotPlaces(t *testing.T) {
 			t.Fatalf("answer %d with %d held (%+v, lane %d bytes): %d %.200q, want 200", i+1, i, g.state(), g.largest(), s, ctx.Response.Body())
 		}
 	}
-	entered(t, enterAsync(g, 2<<20, stopper{}), "a 2 MiB decode beside 3 held answers")
-	g.leave(2 << 20)
+	entered(t, enterAsync(g, 2<<20, stopper{}), "a 2 MiB decode beside 3 held answers").Release()
 }

@@ -110,9 +110,7 @@ func TestImageCacheHitDecodesNothing(t *testing.T) {
 	h, inf := cachedImageHandler(t, g, cache, nil)
 	img := encodePNG(t, 640, 480)
 	first := answered(t, postImage(h, img), fasthttp.StatusOK, "the first request")
-	if err := g.enter(1, stopper{}); err != nil { // shut: the one small place is ours
-		t.Fatal(err)
-	}
+	shut := mustEnter(t, g, 1) // shut: the one small place is ours
 	jsonReq, _ := json.Marshal(map[string]any{"inputs": []map[string]any{{"name": "x", "datatype": "BYTES", "shape": []int{1},
 		"data": []string{base64.StdEncoding.EncodeToString(img)}}}})
 	header := `{"inputs":[{"name":"x","datatype":"BYTES","shape":[1,1],"parameters":{"binary_data_size":` + strconv.Itoa(4+len(img)) + `}}]}`
@@ -133,7 +131,7 @@ func TestImageCacheHitDecodesNothing(t *testing.T) {
 
 	other := postImage(h, encodePNG(t, 641, 480))
 	waitState(t, g, gateState{SmallIn: 1, SmallWaiting: 1})
-	g.leave(1)
+	shut.Release()
 	answered(t, other, fasthttp.StatusOK, "another image")
 	if st := cache.seg.Stats(); st.Misses != 2 || inf.hits.Load() != 2 {
 		t.Fatalf("another image: %d misses, %d infer requests; want 2, 2", st.Misses, inf.hits.Load())

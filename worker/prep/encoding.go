@@ -126,12 +126,13 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (bo
 	}
 	cost := int64(d.limit)
 	if d.gate != nil {
-		cost = max(min(cost, d.gate.largest()), d.gate.small+1) // large, and never over what fits
+		cost = d.gate.largeCost(cost)
 	}
-	if err := d.gate.enter(cost, stopperFor(ctx, d.slot)); err != nil {
+	charge, err := d.gate.enter(cost, stopperFor(ctx, d.slot))
+	if err != nil {
 		return nil, &stoppedError{reason: err}
 	}
-	defer d.gate.leave(cost)
+	defer charge.Release()
 	if err := runNiced(run); err != nil {
 		return nil, err
 	}

@@ -179,9 +179,7 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 	h.bodies = newBodyDecoder(1 << 20)
 	g := newDecodeGate(256 << 20)
 	h.bodies.gate = g
-	if err := g.enter(g.largest(), stopper{}); err != nil { // the lane is full
-		t.Fatal(err)
-	}
+	full := mustEnter(t, g, g.largest()) // the lane is full
 	noise := make([]byte, 2*largeInflateBytes)
 	rand.New(rand.NewSource(1)).Read(noise)
 	big := httpcoding.Compress(httpcoding.Gzip, noise) // incompressible: stays over largeInflateBytes
@@ -200,7 +198,7 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 		t.Fatalf("the large body was answered (%d) while the gate's large lane was full", code)
 	default:
 	}
-	g.leave(g.largest())
+	full.Release()
 	select {
 	case code := <-done:
 		if code != fasthttp.StatusBadRequest { // random bytes are not a request

@@ -178,13 +178,14 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 	if err := stop.check(); err != nil {
 		return &stoppedError{reason: err}
 	}
-	if err := im.gate.enter(cost, stop); err != nil {
+	c, err := im.gate.enter(cost, stop)
+	if err != nil {
 		if errors.Is(err, errOverBudget) { // inspect refuses it first
 			return err
 		}
 		return &stoppedError{reason: err}
 	}
-	defer im.gate.leave(cost)
+	defer c.Release()
 	defer stop.atWork().End()
 	if im.gate.isLarge(cost) {
 		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })

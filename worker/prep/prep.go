@@ -21,7 +21,7 @@
 // the worker checks that its client still waits (the deadline the master
 // passes on, and the master's connection), so work for a client that has
 // had its 504 stops at the next image. Decodes pass the worker's decode
-// gate (gate.go), weighed by the memory each will hold (read from the
+// gate (decodelanes.go), weighed by the memory each will hold (read from the
 // header): the memory decoding holds is bounded by prep.max_decode_bytes,
 // not by how many requests arrive together; small images have places of
 // their own and never wait behind large ones; large ones decode at a
@@ -32,7 +32,7 @@
 // holds room in the same large lane from before its infer worker is
 // asked (an image request's, grown before each chunk of images) until
 // it is written, 503 at once without it, and is encoded at
-// the same low priority (answerroom.go, rendergate.go): a model without
+// the same low priority (answercharge.go, answerrender.go): a model without
 // batching answers any number of rows.
 //
 // A compressed body (Content-Encoding gzip or deflate) is decompressed
@@ -103,7 +103,7 @@ func Run(rt *worker.Runtime) error {
 	// holding one of the cpuset's only Ps would make every request this
 	// worker handles wait for the Go scheduler's 10ms time slices; on a
 	// P of its own, its niced thread yields the CPU to them through the
-	// kernel's scheduler instead (gate_nice.go).
+	// kernel's scheduler instead (nicethread.go).
 	runtime.GOMAXPROCS(2 * r.gate.places)
 	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).
 		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")

@@ -37,8 +37,9 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	m, _ := h.routes.model("img")
 	m.image.maxImages = 8
 	const other = 8 << 20
-	if !g.grow(0, other) {
-		t.Fatal("the lane refused another answer's 8 MiB")
+	another, err := g.lanes.Reserve(other, g.answers)
+	if err != nil {
+		t.Fatalf("the lane refused another answer's 8 MiB: %v", err)
 	}
 	img := encodePNG(t, 32, 32)
 	imgs := make([][]byte, 8)
@@ -56,7 +57,7 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	if s := g.state(); s.LargeBytes != other {
 		t.Errorf("after the refusal the lane holds %d bytes, want the other answer's %d (the first image's room given back)", s.LargeBytes, other)
 	}
-	g.shrink(other)
+	another.Release()
 	ctx = postImages(h, img, img)
 	if s := ctx.Response.StatusCode(); s != fasthttp.StatusOK {
 		t.Fatalf("2 images in a free lane: %d %.200q, want 200", s, ctx.Response.Body())

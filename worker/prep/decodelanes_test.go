@@ -8,35 +8,58 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
+
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // testGate is a gate of places places and budget bytes, small decodes up
 // to small bytes: the large lane holds budget − places×small.
 func testGate(places int, small, budget int64) *decodeGate {
-	return &decodeGate{places: places, small: small, budget: budget}
+	return newLanes(places, small, budget)
+}
+
+// mustEnter enters g at once, and fails if it cannot.
+func mustEnter(t *testing.T, g *decodeGate, cost int64) *budget.Charge {
+	t.Helper()
+	c, err := g.enter(cost, stopper{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// entry is what enter returned.
+type entry struct {
+	c   *budget.Charge
+	err error
 }
 
 // enterAsync enters g from a new goroutine; the channel gets enter's
 // result.
-func enterAsync(g *decodeGate, cost int64, stop stopper) <-chan error {
-	done := make(chan error, 1)
-	go func() { done <- g.enter(cost, stop) }()
+func enterAsync(g *decodeGate, cost int64, stop stopper) <-chan entry {
+	done := make(chan entry, 1)
+	go func() {
+		c, err := g.enter(cost, stop)
+		done <- entry{c, err}
+	}()
 	return done
 }
 
-// entered waits (bounded) for an enterAsync to return, and fails unless
-// it returned nil.
-func entered(t *testing.T, done <-chan error, what string) {
+// entered waits (bounded) for an enterAsync to return, fails unless it
+// returned nil, and returns the decode's charge.
+func entered(t *testing.T, done <-chan entry, what string) *budget.Charge {
 	t.Helper()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: enter = %v", what, err)
+	case e := <-done:
+		if e.err != nil {
+			t.Fatalf("%s: enter = %v", what, e.err)
 		}
+		return e.c
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s: still waiting at the gate", what)
 	}
+	return nil
 }
 
 // waitState waits (bounded) until the gate's state is want.
@@ -62,7 +85,8 @@ func TestDecodeGateBounds(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(k), 1))
 			for range 200 {
 				cost := r.Int64N(80) + 1
-				if err := g.enter(cost, stopper{}); err != nil {
+				c, err := g.enter(cost, stopper{})
+				if err != nil {
 					t.Error(err)
 					return
 				}
@@ -74,7 +98,7 @@ func TestDecodeGateBounds(t *testing.T) {
 				storeMax(lane, n.Add(1))
 				n.Add(-1)
 				bytes.Add(-cost)
-				g.leave(cost)
+				c.Release()
 			}
 		}()
 	}
@@ -93,20 +117,16 @@ func TestDecodeGateBounds(t *testing.T) {
 // one waits only for the first.
 func TestSmallDecodeDoesNotWaitBehindLarge(t *testing.T) {
 	g := testGate(1, 10, 100) // large lane: 90 bytes, one place
-	if err := g.enter(90, stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	held := mustEnter(t, g, 90)
 	queued := enterAsync(g, 50, stopper{})
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1})
-	entered(t, enterAsync(g, 10, stopper{}), "a small decode behind a full large lane")
+	first := entered(t, enterAsync(g, 10, stopper{}), "a small decode behind a full large lane")
 	second := enterAsync(g, 1, stopper{})
 	waitState(t, g, gateState{SmallIn: 1, LargeIn: 1, LargeBytes: 90, SmallWaiting: 1, LargeWaiting: 1})
-	g.leave(10)
-	entered(t, second, "the second small decode, once the first left")
-	g.leave(1)
-	g.leave(90)
-	entered(t, queued, "the queued large decode, once the lane emptied")
-	g.leave(50)
+	first.Release()
+	entered(t, second, "the second small decode, once the first left").Release()
+	held.Release()
+	entered(t, queued, "the queued large decode, once the lane emptied").Release()
 	waitState(t, g, gateState{})
 }
 
@@ -114,19 +134,16 @@ func TestSmallDecodeDoesNotWaitBehindLarge(t *testing.T) {
 // yet is not overtaken by a smaller one behind it that would.
 func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
 	g := testGate(4, 10, 140) // large lane: 100 bytes, four places
-	if err := g.enter(40, stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	held := mustEnter(t, g, 40)
 	big := enterAsync(g, 100, stopper{})
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 1})
 	behind := enterAsync(g, 20, stopper{}) // would fit beside the 40
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 2})
-	g.leave(40)
-	entered(t, big, "the 100-byte decode first in line")
+	held.Release()
+	bigIn := entered(t, big, "the 100-byte decode first in line")
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 100, LargeWaiting: 1})
-	g.leave(100)
-	entered(t, behind, "the 20-byte decode behind it")
-	g.leave(20)
+	bigIn.Release()
+	entered(t, behind, "the 20-byte decode behind it").Release()
 }
 
 // TestDecodeGateRefusesWhatCouldNeverFit: an image costing more than the
@@ -134,16 +151,17 @@ func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
 // nothing; one that fits exactly enters.
 func TestDecodeGateRefusesWhatCouldNeverFit(t *testing.T) {
 	g := testGate(2, 10, 100)
-	err := g.enter(81, stopper{})
+	_, err := g.enter(81, stopper{})
 	var ob *overBudgetError
 	if !errors.Is(err, errOverBudget) || !errors.As(err, &ob) || ob.largest != 80 || ob.budget != 100 {
 		t.Fatalf("enter(81) = %v, want an *overBudgetError with largest 80, budget 100", err)
 	}
 	waitState(t, g, gateState{})
-	if err := g.enter(80, stopper{}); err != nil {
+	c, err := g.enter(80, stopper{})
+	if err != nil {
 		t.Fatalf("enter(80) = %v", err)
 	}
-	g.leave(80)
+	c.Release()
 	if d := newDecodeGate(1 << 20); d.small*int64(2*d.places) > d.budget || d.largest() < d.budget/2 {
 		t.Errorf("newDecodeGate(1 MiB): small %d × places %d takes more than half the budget", d.small, d.places)
 	}
@@ -154,9 +172,7 @@ func TestDecodeGateRefusesWhatCouldNeverFit(t *testing.T) {
 // the test says), and a large decode queued behind it moves up.
 func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
 	g := testGate(2, 10, 120) // large lane: 100 bytes
-	if err := g.enter(60, stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	held := mustEnter(t, g, 60)
 	var passed atomic.Bool
 	now := func() time.Time {
 		if passed.Load() {
@@ -170,22 +186,23 @@ func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 60, LargeWaiting: 2})
 	passed.Store(true)
 	select {
-	case err := <-gone:
-		if !errors.Is(err, errDeadlinePassed) {
-			t.Fatalf("enter = %v, want errDeadlinePassed", err)
+	case e := <-gone:
+		if !errors.Is(e.err, errDeadlinePassed) {
+			t.Fatalf("enter = %v, want errDeadlinePassed", e.err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("a decode for a gone client still waits at the gate")
 	}
-	entered(t, behind, "the decode behind the one whose client went")
+	behindIn := entered(t, behind, "the decode behind the one whose client went")
 	waitState(t, g, gateState{LargeIn: 2, LargeBytes: 100})
-	g.leave(40)
-	g.leave(60)
+	behindIn.Release()
+	held.Release()
 	var nilGate *decodeGate
-	if err := nilGate.enter(1<<40, stopper{}); err != nil {
+	none, err := nilGate.enter(1<<40, stopper{})
+	if err != nil {
 		t.Fatalf("nil gate: %v", err)
 	}
-	nilGate.leave(1 << 40)
+	none.Release()
 }
 
 // storeMax raises a to n if n is larger.
@@ -215,10 +232,7 @@ func TestLargeDecodeBurstReleasesMemory(t *testing.T) {
 	if g.largest() < burstBytes {
 		t.Skipf("the large lane holds %d bytes with %d places, under burstBytes: the test needs fewer CPUs", g.largest(), g.places)
 	}
-	if err := g.enter(burstBytes, stopper{}); err != nil {
-		t.Fatal(err)
-	}
-	g.leave(burstBytes)
+	mustEnter(t, g, burstBytes).Release()
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the release after the large decodes", func() bool {
 		return g.burst.Freer.Released() == 1
 	})

@@ -124,9 +124,7 @@ func answered(t *testing.T, done <-chan [2]string, status int, what string) stri
 func TestSmallImageOvertakesLargeOnes(t *testing.T) {
 	g := testGate(1, 16<<20, 16<<20+200<<20) // large lane: 200 MiB
 	h := imageHandler(t, g)
-	if err := g.enter(g.largest(), stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	full := mustEnter(t, g, g.largest())
 	bomb := hostile.PNGBomb8(6000, 6000) // 144 MB decoded
 	large := []<-chan [2]string{postImage(h, bomb), postImage(h, bomb)}
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 2})
@@ -138,7 +136,7 @@ func TestSmallImageOvertakesLargeOnes(t *testing.T) {
 	}
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 2})
 
-	g.leave(g.largest())
+	full.Release()
 	for i, done := range large {
 		answered(t, done, fasthttp.StatusOK, "queued large image "+string(rune('0'+i)))
 	}

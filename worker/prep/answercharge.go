@@ -3,92 +3,65 @@ package prep
 import (
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
-// answerRoom is the room in the decode gate's large lane that one infer
-// request's answer holds, its outputs and their encoding: taken before
-// the infer worker is asked, from the outputs the model declares
-// (expectedAnswer), grown to the outputs that came back before they are
-// encoded (answerCost), and given back once the answer has been written,
-// when fasthttp closes the request's user values (Close). Neither step
-// waits: an answer that finds no room is answered 503 with Retry-After,
-// because a request waiting for room holds its inflated body and, once
-// run, its outputs (unread-answers: eight 190 MB JSON answers, each
-// beside its 67 MB request and outputs, took the worker 2 GB over rest).
-// An answer up to a small decode's cost takes no room (it is written at
-// once, as before); one over the lane's share takes all of it, alone.
-//
-// The zero answerRoom (no gate) takes nothing and always has room.
-type answerRoom struct {
-	g    *decodeGate
-	cost int64 // bytes held in the large lane (no place); 0: none
-}
+// An answer's charge is what one infer request's answer holds in the
+// decode gate's answers lane (within the large lane's room), for its
+// outputs and their encoding: taken before the infer worker is asked,
+// from the outputs the model declares (expectedAnswer), grown to the
+// outputs that came back before they are encoded (answerCost), and
+// released once the answer has been written, when fasthttp closes the
+// request's user values (a *budget.Charge is an io.Closer). Neither
+// step waits: an answer that finds no room is answered 503 with
+// Retry-After, because a request waiting for room holds its inflated
+// body and, once run, its outputs (unread-answers: eight 190 MB JSON
+// answers, each beside its 67 MB request and outputs, took the worker
+// 2 GB over rest). An answer up to a small decode's cost takes no
+// charge (it is written at once, as before); one over the lane's share
+// takes all of it, alone.
 
-// answerRoomKey is the request's user value that holds its answerRoom.
-type answerRoomKey struct{}
+// answerChargeKey is the request's user value that holds its answer's
+// *budget.Charge.
+type answerChargeKey struct{}
 
-// reserveAnswer grows ctx's answer room to cost bytes (reserve): false
-// when the lane lacks them. An answer that needs no room makes none, so
-// that small requests pay no allocation.
+// reserveAnswer grows ctx's answer charge to cost bytes: false when the
+// lane lacks them, the charge unchanged. An answer that needs no room
+// takes none, so that small requests pay no allocation.
 func (h *handler) reserveAnswer(ctx *fasthttp.RequestCtx, cost int64) bool {
-	r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom)
-	if !ok {
-		var g *decodeGate
-		if h.bodies != nil {
-			g = h.bodies.gate
-		}
-		if !g.isLarge(cost) {
-			return true
-		}
-		r = &answerRoom{g: g}
-		ctx.SetUserValue(answerRoomKey{}, r) // closed once the answer is written
+	var g *decodeGate
+	if h.bodies != nil {
+		g = h.bodies.gate
 	}
-	return r.reserve(cost)
-}
-
-// roomHeld is what ctx's answer room holds in the large lane (0: none).
-func roomHeld(ctx *fasthttp.RequestCtx) int64 {
-	if r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom); ok {
-		return r.cost
+	if c, ok := ctx.UserValue(answerChargeKey{}).(*budget.Charge); ok {
+		return c.Grow(g.largeCost(cost)) == nil
 	}
-	return 0
-}
-
-// reserve makes the room at least cost bytes (at most the lane's share),
-// without waiting; false when the lane lacks it, the room unchanged.
-func (r *answerRoom) reserve(cost int64) bool {
-	if r.g == nil || cost <= r.cost || (r.cost == 0 && !r.g.isLarge(cost)) {
+	if !g.isLarge(cost) {
 		return true
 	}
-	cost = max(min(cost, r.g.largest()), r.g.small+1)
-	if cost <= r.cost {
-		return true
-	}
-	if !r.g.grow(r.cost, cost) {
+	c, err := g.lanes.Reserve(g.largeCost(cost), g.answers)
+	if err != nil {
 		return false
 	}
-	r.cost = cost
+	ctx.SetUserValue(answerChargeKey{}, c) // closed once the answer is written
 	return true
 }
 
-// Close gives the room back (io.Closer: fasthttp calls it once the
-// response is written, or the request's context is reset).
-func (r *answerRoom) Close() error {
-	if r.cost > 0 {
-		r.g.shrink(r.cost)
-		r.cost = 0
-	}
-	return nil
+// roomHeld is what ctx's answer charge holds (0: none).
+func roomHeld(ctx *fasthttp.RequestCtx) int64 {
+	c, _ := ctx.UserValue(answerChargeKey{}).(*budget.Charge)
+	return c.Bytes()
 }
 
 // refuseAnswer answers a request whose answer found no room, and gives
 // back the room it held (an image request's earlier chunks, the outputs
 // it had before they were encoded): its short error needs none.
 func refuseAnswer(ctx *fasthttp.RequestCtx) {
-	if r, ok := ctx.UserValue(answerRoomKey{}).(*answerRoom); ok {
-		r.Close()
+	if c, ok := ctx.UserValue(answerChargeKey{}).(*budget.Charge); ok {
+		c.Release()
+		ctx.RemoveUserValue(answerChargeKey{}) // a later answer charges afresh
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 	writeError(ctx, fasthttp.StatusServiceUnavailable, "server busy: the answers this prep worker holds fill its large lane "+

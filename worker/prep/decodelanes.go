@@ -2,12 +2,12 @@ package prep
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/imageprep"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -43,16 +43,20 @@ import (
 // byte-weighted semaphore alone bounds memory but queues the photo behind
 // huge decodes; a count alone (the old gate) bounds memory only by places
 // × the costliest image, and queues the photo the same. Large decodes
-// also run at a lower CPU priority (gate_nice.go), on Go Ps of their own
+// also run at a lower CPU priority (nicethread.go), on Go Ps of their own
 // (the worker runs 2 × places Ps), so that the CPU they share goes first
 // to small decodes, to this worker's other requests and to the rest of
 // the host's.
 //
 // A wait ends when the decode enters, or when its stopper says the client
 // has gone (its deadline passed, or the master hung up; asked every
-// gatePoll), so no wait outlives the request. The budget counts decoding's
+// budget.Poll), so no wait outlives the request. The budget counts decoding's
 // working memory only: the request's body and its output tensor are
 // bounded elsewhere (max_body_bytes, max_images).
+//
+// The lanes are internal/budget's: small decodes, large decodes, and
+// answers within the large lane's room (answercharge.go), so that
+// every charge is one *budget.Charge, released once.
 //
 // The zero *decodeGate (nil) admits everything at once.
 type decodeGate struct {
@@ -60,22 +64,14 @@ type decodeGate struct {
 	small  int64 // the largest cost of a small decode
 	budget int64 // the whole budget; large decodes get budget − places×small
 
-	mu         sync.Mutex
-	smallIn    int
-	largeIn    int
-	largeBytes int64
-	smallQ     []*gateWaiter // waiting, first come first
-	largeQ     []*gateWaiter
-	// burst follows largeBytes, so that the memory a burst of large
-	// decodes held goes back to the OS once it is over (internal/osmem).
+	lanes        *budget.Budget
+	smallDecodes *budget.Lane // places places, places × small bytes
+	largeDecodes *budget.Lane // places places, the rest of the bytes
+	answers      *budget.Lane // within largeDecodes: its bytes, no place
+	// burst follows the large lane's bytes, so that the memory a burst
+	// of large decodes held goes back to the OS once it is over
+	// (internal/osmem).
 	burst osmem.Gauge
-}
-
-// gateWaiter is a decode waiting at the gate; ready is closed when it has
-// been let in (its place is then taken for it).
-type gateWaiter struct {
-	cost  int64
-	ready chan struct{}
 }
 
 // smallDecodeMax is the largest cost of a small decode with an ample
@@ -96,9 +92,21 @@ func defaultDecodeBudget(maxPixels int64, places int) int64 {
 // newDecodeGate makes the gate of a worker with GOMAXPROCS places and
 // budget bytes (> 0). The small lane takes at most half the budget:
 // small = min(16 MiB, budget / (2 × places)).
-func newDecodeGate(budget int64) *decodeGate {
+func newDecodeGate(total int64) *decodeGate {
 	p := max(runtime.GOMAXPROCS(0), 1)
-	return &decodeGate{places: p, budget: budget, small: min(smallDecodeMax, budget/int64(2*p))}
+	return newLanes(p, min(smallDecodeMax, total/int64(2*p)), total)
+}
+
+// newLanes makes the gate of places places, small decodes up to small
+// bytes, and a budget of total bytes.
+func newLanes(places int, small, total int64) *decodeGate {
+	g := &decodeGate{places: places, small: small, budget: total}
+	g.smallDecodes = &budget.Lane{Name: "small decodes", Room: int64(places) * small, Places: places}
+	g.largeDecodes = &budget.Lane{Name: "large decodes", Room: g.largest(), Places: places,
+		Burst: &g.burst, BurstBytes: burstBytes}
+	g.answers = &budget.Lane{Name: "answers", Within: g.largeDecodes}
+	g.lanes = budget.New(g.smallDecodes, g.largeDecodes, g.answers)
+	return g
 }
 
 // isLarge reports whether a decode of cost goes to the large lane.
@@ -106,6 +114,11 @@ func (g *decodeGate) isLarge(cost int64) bool { return g != nil && cost > g.smal
 
 // largest is the most one decode may cost: the large lane's share.
 func (g *decodeGate) largest() int64 { return g.budget - int64(g.places)*g.small }
+
+// largeCost is what a charge of cost takes in the large lane: at least
+// a large decode's least cost, so that it counts as large, and at most
+// the lane's share, which it then takes whole, alone.
+func (g *decodeGate) largeCost(cost int64) int64 { return max(min(cost, g.largest()), g.small+1) }
 
 // overBudgetError is an image whose decode would cost more than the
 // gate's large lane holds: it could never enter.
@@ -129,56 +142,37 @@ func (g *decodeGate) check(cost int64) error {
 	return nil
 }
 
-// gatePoll is how often a decode waiting at the gate asks its stopper
-// whether its client still waits.
-const gatePoll = 20 * time.Millisecond
-
-// enter waits until a decode of cost bytes may run, giving up with the
-// stopper's error when the client has gone (or its deadline passes), or
-// at once with an *overBudgetError for a cost that could never run. nil
-// means entered, and the caller must leave with the same cost.
-func (g *decodeGate) enter(cost int64, stop stopper) error {
+// enter waits until a decode of cost bytes may run, first come first
+// served in its lane, giving up with the stopper's error (asked every
+// budget.Poll) when the client has gone or its deadline passes, or at
+// once with an *overBudgetError for a cost that could never run. The
+// caller releases the charge once the decode is done (nil: the nil gate
+// charges nothing).
+func (g *decodeGate) enter(cost int64, stop stopper) (*budget.Charge, error) {
 	if g == nil {
-		return nil
+		return nil, nil
 	}
 	if err := g.check(cost); err != nil {
-		return err
+		return nil, err
 	}
-	w := g.join(cost)
-	if w == nil {
-		return nil
+	lane := g.smallDecodes
+	if g.isLarge(cost) {
+		lane = g.largeDecodes
 	}
-	t := time.NewTicker(gatePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.ready:
-			return nil
-		case <-t.C:
-			if err := stop.check(); err != nil {
-				g.quit(w)
-				return err
-			}
-		}
-	}
+	return g.lanes.Wait(context.Background(), cost, lane, stop.check)
 }
 
-// leave gives back the place and bytes of a decode of cost that entered,
-// and lets in whoever now fits.
-func (g *decodeGate) leave(cost int64) {
-	if g == nil {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if cost <= g.small {
-		g.smallIn--
-	} else {
-		g.largeIn--
-		g.largeBytes -= cost
-		g.burst.Add(-cost, burstBytes)
-	}
-	g.admit()
+// gateState is what the gate holds and queues, for tests and logs:
+// LargeBytes counts the answers' bytes too, LargeIn the decodes only.
+type gateState struct {
+	SmallIn, LargeIn           int
+	LargeBytes                 int64
+	SmallWaiting, LargeWaiting int
+}
+
+func (g *decodeGate) state() gateState {
+	s, l := g.smallDecodes.State(), g.largeDecodes.State()
+	return gateState{SmallIn: s.In, LargeIn: l.In, LargeBytes: l.Bytes, SmallWaiting: s.Waiting, LargeWaiting: l.Waiting}
 }
 
 // decodeBudget is the worker's decode budget: configured when it is set

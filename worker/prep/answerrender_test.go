@@ -27,9 +27,7 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 	g := testGate(1, 1<<20, 1<<20+64<<20)
 	h := &handler{bodies: &bodyDecoder{gate: g}}
 	m := &model{md: tensor.Metadata{Name: "types"}}
-	if err := g.enter(g.largest(), stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	full := mustEnter(t, g, g.largest())
 	var refused fasthttp.RequestCtx
 	h.renderGated(&refused, m, &v2.InferRequest{}, int64Output(16384)) // 2 MiB of data, up to 1.3 MiB of JSON
 	if refused.Response.StatusCode() != fasthttp.StatusServiceUnavailable || len(refused.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 ||
@@ -43,13 +41,13 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 	if !bytes.HasPrefix(small.Response.Body(), []byte(`{"model_name":"types"`)) {
 		t.Fatalf("a small answer beside a full lane: %.80q, want it written at once", small.Response.Body())
 	}
-	if r := small.UserValue(answerRoomKey{}); r != nil {
+	if r := small.UserValue(answerChargeKey{}); r != nil {
 		t.Errorf("a small answer made a room %+v, want none (no allocation per small request)", r)
 	}
 	small.ResetUserValues()
 	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest()})
 
-	g.leave(g.largest())
+	full.Release()
 	var large fasthttp.RequestCtx
 	outs := int64Output(16384)
 	h.renderGated(&large, m, &v2.InferRequest{}, outs)
@@ -75,9 +73,7 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 		ctx.SetBody(bytes.Repeat([]byte("0,"), n/2))
 		return &ctx
 	}
-	if err := g.enter(g.largest(), stopper{}); err != nil {
-		t.Fatal(err)
-	}
+	filled := mustEnter(t, g, g.largest())
 	full := answer(4 << 20)
 	h.compressGated(full)
 	if enc, n := string(full.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(full.Response.Body()); enc != "" || n != 4<<20 ||
@@ -89,7 +85,7 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 	if enc := string(small.Response.Header.Peek(fasthttp.HeaderContentEncoding)); enc != "gzip" {
 		t.Fatalf("a small answer beside a full lane: Content-Encoding %q, want gzip at once", enc)
 	}
-	g.leave(g.largest())
+	filled.Release()
 	large := answer(4 << 20)
 	h.compressGated(large)
 	if enc, n := string(large.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(large.Response.Body()); enc != "gzip" || n >= 4<<20 {
