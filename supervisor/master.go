@@ -153,7 +153,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
-		InferExited: m.inferCrashes.exitOf, PrepExited: m.prepCrashes.exitOf})
+		InferExited: m.inferCrashes.exitOf, PrepExited: m.prepCrashes.exitOf, ModelIdentity: m.modelIdentity})
 	m.generation.Store(generationFromEnv())
 	return m
 }

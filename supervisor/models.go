@@ -61,3 +61,17 @@ func unavailableModels(states []control.ModelState) []string {
 	}
 	return out
 }
+
+// modelIdentity is the content identity of the file model is configured
+// from, as modelSpecs last hashed it for the workers (modelid.Cache.Known:
+// nothing is read on the request path), "" for a model not configured:
+// the front's poison quarantine keys start with it, so that a reload from
+// other weights ends the quarantines struck on the old ones.
+func (m *Master) modelIdentity(model string) string {
+	for _, mc := range m.cfg().Models {
+		if mc.Name == model {
+			return m.modelIDs.Known(mc.Path)
+		}
+	}
+	return ""
+}

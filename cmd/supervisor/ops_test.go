@@ -64,8 +64,6 @@ var poisonAllow = []allowedLine{
 	{`^SIGFPE: floating-point exception`, "poison check: infer-0's Go runtime reports the SIGFPE of Mod(x, x-3) in ONNX Runtime"},
 	{`"level":"error","role":"master".*"worker":"infer-0".*"message":"worker exited unexpectedly; restarting"`,
 		"poison check: the master restarts infer-0 after the crash"},
-	{`"level":"error","role":"prep".*"message":"infer worker request failed"`,
-		"poison check: the prep worker that sent the poison body loses its connection to the crashed infer-0 (answered 502)"},
 }
 
 // surface is one column: a check that returns nil when the surface

@@ -126,6 +126,17 @@ func (c *Cache) Of(path string) (string, error) {
 	return id, nil
 }
 
+// Known is the identity Of last found (or Remember was told) for path,
+// without looking at the file: "" when it has none. The master's poison
+// quarantine keys requests with it on the request path, where a model
+// file is neither stat'ed nor read again, and the identity is the one
+// the workers were last started with.
+func (c *Cache) Known(path string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byPath[path].id
+}
+
 // Remember records that the file at path, at stamp st, has identity id:
 // what a worker is told by the master, so that it hashes the file again
 // only when it has changed since.

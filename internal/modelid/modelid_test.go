@@ -40,9 +40,15 @@ func TestSameSizeAndMtimeOtherContent(t *testing.T) {
 	if fi.Size() != 9 || !fi.ModTime().Equal(mtime) {
 		t.Fatalf("the rewrite has size %d, mtime %s; the test needs 9, %s", fi.Size(), fi.ModTime(), mtime)
 	}
+	if known := c.Known(path); known != a {
+		t.Fatalf("Known before Of looked again: %q, want A's %s (Known reads nothing)", known, a)
+	}
 	b, err := c.Of(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if known := c.Known(path); known != b || c.Known(path+".other") != "" {
+		t.Fatalf("Known after Of: %q (and %q for a path never seen), want %s (and \"\")", known, c.Known(path+".other"), b)
 	}
 	if a == b {
 		t.Fatalf("same size and mtime, other content: both %s", a)

@@ -66,21 +66,28 @@ func New(max int) *Quarantine {
 }
 
 // KeyOf is the key of a request to model whose body is taken as it is,
-// undecoded: the model's name, -1 (where a decoded request's key,
-// v2.WriteRequestKey, has its input count, never negative) and the body.
-func (q *Quarantine) KeyOf(model string, body []byte) Key {
-	h := q.NewHasher()
+// undecoded: NewHasher's start, the model's name, -1 (where a decoded
+// request's key, v2.WriteRequestKey, has its input count, never
+// negative) and the body.
+func (q *Quarantine) KeyOf(model, identity string, body []byte) Key {
+	h := q.NewHasher(identity)
 	h.String(model)
 	h.Int(-1)
 	h.Bytes(body)
 	return h.Sum()
 }
 
-// NewHasher starts a key, for the caller to add the request's fields to
-// (v2.WriteRequestKey: the model and its input tensors).
-func (q *Quarantine) NewHasher() *Hasher {
+// NewHasher starts a key with the content identity of the model's file
+// (internal/modelid; "" when unknown), for the caller to add the
+// request's fields to (v2.WriteRequestKey: the model and its input
+// tensors). The identity keeps a quarantine from outliving the weights
+// it was struck on: once the model is reloaded from other bytes, the
+// same body has another key and is sent again (and struck again if it
+// still crashes them).
+func (q *Quarantine) NewHasher(identity string) *Hasher {
 	h := &Hasher{}
 	h.h.SetSeed(q.seed)
+	h.String(identity)
 	return h
 }
 

@@ -21,7 +21,7 @@ func newTest(max int) (*Quarantine, *clock) {
 
 func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	q, c := newTest(8)
-	bad, good := q.KeyOf("m", []byte("bad")), q.KeyOf("m", []byte("good"))
+	bad, good := q.KeyOf("m", "", []byte("bad")), q.KeyOf("m", "", []byte("good"))
 	if q.Watching("m") {
 		t.Fatal("an empty quarantine watches model m")
 	}
@@ -41,7 +41,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 	if _, ok := q.Blocked(good); ok {
 		t.Fatal("another body is blocked")
 	}
-	if _, ok := q.Blocked(q.KeyOf("n", []byte("bad"))); ok {
+	if _, ok := q.Blocked(q.KeyOf("n", "", []byte("bad"))); ok {
 		t.Fatal("the same body to another model is blocked")
 	}
 	if s := q.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 || s.Refusing()["m"] != 1 {
@@ -62,7 +62,7 @@ func TestThresholdTTLAndOtherBodies(t *testing.T) {
 
 func TestCrashesOutsideTheWindowStartAgain(t *testing.T) {
 	q, c := newTest(8)
-	k := q.KeyOf("/p", []byte("b"))
+	k := q.KeyOf("/p", "", []byte("b"))
 	q.Crashed("m", k, 2, time.Minute)
 	c.t = c.t.Add(2 * time.Minute)
 	if q.Crashed("m", k, 2, time.Minute) {
@@ -78,12 +78,12 @@ func TestCrashesOutsideTheWindowStartAgain(t *testing.T) {
 // still refused outlives the entries that only counted a crash.
 func TestBounded(t *testing.T) {
 	q, c := newTest(4)
-	keep := q.KeyOf("/p", []byte("keep"))
+	keep := q.KeyOf("/p", "", []byte("keep"))
 	q.Crashed("m", keep, 1, time.Hour)
 	for i := range 100 {
 		c.t = c.t.Add(time.Millisecond)
 		q.Blocked(keep)
-		q.Crashed("m", q.KeyOf("/p", fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
+		q.Crashed("m", q.KeyOf("/p", "", fmt.Appendf(nil, "body %d", i)), 2, time.Hour)
 		if n := q.Len(); n > 4 || q.held.Load() != int64(n) {
 			t.Fatalf("after %d crashes the quarantine holds %d entries (counted %d), bound 4", i+1, n, q.held.Load())
 		}
@@ -101,7 +101,7 @@ func TestThresholdOneAndZeroMax(t *testing.T) {
 	if q.max != DefaultMax {
 		t.Fatalf("New(0) bound %d, want %d", q.max, DefaultMax)
 	}
-	if !q.Crashed("m", q.KeyOf("", []byte("x")), 1, time.Minute) {
+	if !q.Crashed("m", q.KeyOf("", "", []byte("x")), 1, time.Minute) {
 		t.Fatal("threshold 1: the first crash did not quarantine")
 	}
 }
@@ -130,7 +130,7 @@ func TestRunTimeoutsCounted(t *testing.T) {
 // counted by model.
 func TestSuspects(t *testing.T) {
 	q, c := newTest(8)
-	k, other := q.KeyOf("/p", []byte("b")), q.KeyOf("/p", []byte("o"))
+	k, other := q.KeyOf("/p", "", []byte("b")), q.KeyOf("/p", "", []byte("o"))
 	if s := q.Look(k); s != (Standing{}) {
 		t.Fatalf("before any strike: %+v, want nothing", s)
 	}
@@ -169,7 +169,7 @@ func TestSuspects(t *testing.T) {
 // window ends.
 func TestAcquit(t *testing.T) {
 	q, c := newTest(8)
-	k, sent, bad := q.KeyOf("/p", []byte("b")), q.KeyOf("/s", []byte("b")), q.KeyOf("/p", []byte("x"))
+	k, sent, bad := q.KeyOf("/p", "", []byte("b")), q.KeyOf("/s", "", []byte("b")), q.KeyOf("/p", "", []byte("x"))
 	q.Crashed("m", k, 2, time.Minute)
 	q.Crashed("m", sent, 2, time.Minute)
 	q.Crashed("m", bad, 2, time.Minute)
@@ -183,7 +183,7 @@ func TestAcquit(t *testing.T) {
 	if s := q.Look(bad); !s.Blocked {
 		t.Fatalf("a quarantined key after Acquit: %+v, want still blocked", s)
 	}
-	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf("/p", []byte("never"))) {
+	if q.Acquit("m", k) || q.Acquit("m", q.KeyOf("/p", "", []byte("never"))) {
 		t.Fatal("Acquit of a cleared or never struck key says it cleared one")
 	}
 	q.Crashed("m", k, 2, time.Minute)
@@ -212,7 +212,7 @@ func TestAcquit(t *testing.T) {
 // window.
 func TestAcquitRacesStrikes(t *testing.T) {
 	q := New(8)
-	k := q.KeyOf("/p", []byte("shared"))
+	k := q.KeyOf("/p", "", []byte("shared"))
 	q.Crashed("m", k, 1000, time.Minute)
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -245,7 +245,7 @@ func TestAcquitRacesStrikes(t *testing.T) {
 func TestHasherFieldsDoNotRun(t *testing.T) {
 	q := New(8)
 	key := func(fields ...string) Key {
-		h := q.NewHasher()
+		h := q.NewHasher("")
 		h.String("m")
 		for _, f := range fields {
 			h.Bytes([]byte(f))
@@ -260,12 +260,37 @@ func TestHasherFieldsDoNotRun(t *testing.T) {
 	}
 }
 
+// TestKeyCarriesTheModelIdentity: the same body to the same model has
+// another key under another content identity of the model's file, so a
+// quarantine struck on one set of weights does not refuse the body once
+// the model is reloaded from others; and the identity is a field of its
+// own, not run into the model's name.
+func TestKeyCarriesTheModelIdentity(t *testing.T) {
+	q, _ := newTest(8)
+	a, b := q.KeyOf("m", "sha256:a", []byte("bad")), q.KeyOf("m", "sha256:b", []byte("bad"))
+	if a == b {
+		t.Fatalf("one body under two identities of m: both %+v", a)
+	}
+	if !q.Crashed("m", a, 1, time.Minute) {
+		t.Fatal("a crash at threshold 1 did not quarantine")
+	}
+	if _, ok := q.Blocked(a); !ok {
+		t.Fatal("the body is not refused under the identity it was struck on")
+	}
+	if _, ok := q.Blocked(b); ok {
+		t.Fatal("the body is refused under the model's new identity")
+	}
+	if q.KeyOf("m", "x", nil) == q.KeyOf("xm", "", nil) || q.KeyOf("m", "x", []byte("b")).Len != 1 {
+		t.Fatal("the identity runs into the model's name, or counts in Len")
+	}
+}
+
 // TestSuspectedMarksWithoutAStrike: a mark makes a suspect that no number
 // of marks quarantines; its solo run served acquits it once a window; a
 // strike after a mark counts one.
 func TestSuspectedMarksWithoutAStrike(t *testing.T) {
 	q, c := newTest(8)
-	k := q.KeyOf("m", []byte("b"))
+	k := q.KeyOf("m", "", []byte("b"))
 	for range 5 {
 		q.Suspected("m", k, time.Minute)
 	}

@@ -129,6 +129,7 @@ func TestConfigCheckFilesLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustParseConfig(t, "models:\n  - name: m\n    path: "+modelPath+"\n    postprocess:\n      labels: "+dir+"/nope.txt\n", "t.yaml")
+	stubORTLibrary(t, c, dir)
 	err := c.CheckFiles()
 	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), `t.yaml:5: models[0].postprocess.labels: model "m": cannot use labels file`) {
 		t.Errorf("CheckFiles() = %v, want a missing labels file at line 5", err)

@@ -28,6 +28,7 @@ func TestConfigCheckFilesWarmup(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustParseConfig(t, "models:\n  - name: m\n    path: "+model+"\n    warmup: "+dir+"/nope.json\n", "t.yaml")
+	stubORTLibrary(t, c, dir)
 	err := c.CheckFiles()
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), `t.yaml:4: models[0].warmup: model "m": cannot use warm-up request file`) {
 		t.Errorf("CheckFiles() = %v, want a missing warm-up file at line 4", err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,6 +104,38 @@ func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
 	}
 	if s := f.PoisonStats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 {
 		t.Fatalf("stats %+v, want m quarantined once", s)
+	}
+}
+
+// TestQuarantineEndsWithTheWeights: a body quarantined while model m is
+// served from one file (content identity A) is sent again once m is
+// reloaded from another (B), and struck afresh if it still crashes; the
+// quarantine on A's weights stays theirs.
+func TestQuarantineEndsWithTheWeights(t *testing.T) {
+	f, p, c := poisonFront(2, crashedYes)
+	var identity atomic.Value
+	identity.Store("sha256:A")
+	f.opts.ModelIdentity = func(model string) string {
+		if model != "m" {
+			t.Errorf("ModelIdentity(%q), want m", model)
+		}
+		return identity.Load().(string)
+	}
+	send(f, c, "bad")
+	send(f, c, "bad")
+	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity || p.sent != 2 {
+		t.Fatalf("third send on A's weights: %d after %d sent, want 422 and no third send", code, p.sent)
+	}
+	identity.Store("sha256:B") // reloaded from other bytes
+	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusBadGateway || p.sent != 3 {
+		t.Fatalf("the body on B's weights: %d after %d sent, want it sent again (502: B crashes too)", code, p.sent)
+	}
+	send(f, c, "bad")
+	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity || p.sent != 4 {
+		t.Fatalf("after two crashes on B's weights: %d after %d sent, want 422", code, p.sent)
+	}
+	if n := f.PoisonStats().Quarantined["m"]; n != 2 {
+		t.Fatalf("quarantined %d times, want 2: once on each file's weights", n)
 	}
 }
 
@@ -240,7 +273,7 @@ func TestServedSuspectIsAcquitted(t *testing.T) {
 	} {
 		f, p, cfg := poisonFront(2, crashedYes)
 		body := fmt.Sprintf("code:%d", c.status)
-		f.poison.Crashed("m", f.poison.KeyOf("m", []byte(body)), 2, time.Minute)
+		f.poison.Crashed("m", f.poison.KeyOf("m", "", []byte(body)), 2, time.Minute)
 		send(f, cfg, body)
 		send(f, cfg, body)
 		alone, acquitted := len(p.alone), f.PoisonStats().Acquitted["m"]

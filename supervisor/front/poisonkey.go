@@ -31,7 +31,10 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // and its decompressed bytes (poison.Quarantine.KeyOf), or its bytes as
 // sent when it cannot be decompressed within max_body_bytes and the body
 // budget. A body whose decode does not fit in the body budget (see
-// decodeCost) is keyed by its decompressed bytes too.
+// decodeCost) is keyed by its decompressed bytes too. Every key starts
+// with the content identity of the model's file (Options.ModelIdentity),
+// so that a quarantine ends with the weights it was struck on: reloaded
+// from other bytes, the model is sent the body again.
 func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
 	k, _ := f.decodedKey(ctx)
 	return k
@@ -43,11 +46,12 @@ func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 	body, release := f.inflated(ctx)
 	defer release()
 	model := keyModel(ctx)
+	id := f.modelIdentity(model)
 	req, err := f.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
-		return f.poison.KeyOf(model, body), len(body)
+		return f.poison.KeyOf(model, id, body), len(body)
 	}
-	h := f.poison.NewHasher()
+	h := f.poison.NewHasher(id)
 	v2.WriteRequestKey(h, model, req.Inputs)
 	return h.Sum(), len(body)
 }
@@ -55,7 +59,16 @@ func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
 // fallback past its rate, which screen checks as well.
 func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
-	return f.poison.KeyOf(keyModel(ctx), ctx.Request.Body())
+	model := keyModel(ctx)
+	return f.poison.KeyOf(model, f.modelIdentity(model), ctx.Request.Body())
+}
+
+// modelIdentity is Options.ModelIdentity's answer for model, "" without it.
+func (f *Front) modelIdentity(model string) string {
+	if f.opts.ModelIdentity == nil {
+		return ""
+	}
+	return f.opts.ModelIdentity(model)
 }
 
 // keyModel is the model ctx's route names, the model part of its keys:

@@ -302,7 +302,7 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 	bin, binLen := binaryMod(make([]int64, n)...)
 	c.Limits.MaxBodyBytesInFlight = config.ByteSize(3 * len(js)) // the body fits, its decode (8 bytes a value) does not
 	tight := f.poisonKey(keyedRequest(js))
-	if want := f.poison.KeyOf("m", js); tight != want {
+	if want := f.poison.KeyOf("m", "", js); tight != want {
 		t.Errorf("a %d-byte JSON body with %d bytes of budget: key %+v, want its bytes' %+v", len(js), 3*len(js), tight, want)
 	}
 	binTight := f.poisonKey(keyedRequest(bin, headerLenHeader, binLen))

@@ -64,6 +64,10 @@ type Options struct {
 	// never a crash (the front cannot tell a crash from a recycle's or a
 	// stop's broken connection without it).
 	PrepExited func(socket string, wait time.Duration) (Exit, bool)
+	// ModelIdentity is the content identity of the file model is served
+	// from (internal/modelid), part of its poison quarantine keys
+	// (poisonkey.go). Nil, or "": none, as for a model not configured.
+	ModelIdentity func(model string) string
 }
 
 // Front is the public listener's server: admission, body reading and its

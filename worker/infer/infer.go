@@ -26,6 +26,10 @@
 //	GET  /stats     JSON object: model name -> batch.Stats since the worker
 //	                started; prep workers sum them over every infer worker
 //
+// A panic in the request handler is answered 500 and logged with its
+// stack, and the worker serves on (recoverPanic): it is a bug in the
+// worker, not a crash to pin on the request.
+//
 // Models are isolated: one that fails to load or warm up is unavailable
 // (503 with its reason on /infer) and the others serve; before each model
 // the worker tells the master on its event pipe (worker.ModelState), so a
@@ -53,8 +57,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
@@ -95,6 +101,10 @@ type server struct {
 	metaJSON    []byte
 	arenas      arenas // prep workers' shared-memory arenas
 	runs        *runs  // what the models' runs are at work on (atwork.go)
+	log         zerolog.Logger
+	// panicHook, if set, runs in every /infer request once its frame is
+	// read; tests use it to make the handler panic (recoverPanic).
+	panicHook func(*fasthttp.RequestCtx)
 }
 
 // load opens every model it can. Only a library that cannot initialise, or
@@ -112,7 +122,7 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{models: map[string]*model{}, unavailable: map[string]string{}, runs: &runs{slot: rt.Slot()}}
+	s := &server{models: map[string]*model{}, unavailable: map[string]string{}, runs: &runs{slot: rt.Slot()}, log: rt.Log}
 	var status []worker.ModelStatus
 	var obs observers
 	var gpuErrs []error
@@ -189,6 +199,7 @@ func (s *server) close() {
 }
 
 func (s *server) handle(ctx *fasthttp.RequestCtx) {
+	defer s.recoverPanic(ctx)
 	switch string(ctx.Path()) {
 	case "/infer":
 		s.infer(ctx)
@@ -209,6 +220,9 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	defer s.finish(in)
+	if s.panicHook != nil {
+		s.panicHook(ctx)
+	}
 	// With the shared-memory handoff the inputs stay in the prep worker's
 	// slot: read in place, by the batcher and ONNX Runtime.
 	req, err := tensor.ParseRequest(in.frame)
@@ -244,6 +258,26 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.Response.Header.Set(worker.ModelIDHeader, m.identity)
 	in.reply(ctx, outs)
+}
+
+// recoverPanic answers a request whose handler panicked (a bug in this
+// worker's Go code, outside a model run: those run on the batcher's
+// goroutines) with 500 and logs the panic with its stack, and the worker
+// serves on. A panic left alone ends the process, which the master takes
+// for a crash on the requests it held: their bodies struck towards the
+// poison quarantine and sent again to another worker, which the same bug
+// kills too. The request's arena slot is finished on the way (infer's
+// deferred finish), and the scoreboard counts it a failed request
+// (Backend: Count's tracking runs around handle).
+func (s *server) recoverPanic(ctx *fasthttp.RequestCtx) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s.log.Error().Interface("panic", r).Str("path", string(ctx.Path())).Str("stack", string(debug.Stack())).
+		Msg("infer worker: recovered a panic in the request handler; answered 500 and kept serving (a bug: report it with this stack)")
+	// Error resets the response: no half-set headers or body go out.
+	ctx.Error(fmt.Sprintf("internal error in the infer worker (a bug, logged with its stack): %v", r), fasthttp.StatusInternalServerError)
 }
 
 // exitWedged is the infer worker's exit status when a model run did not

@@ -91,12 +91,18 @@ func masterGone(ctx *fasthttp.RequestCtx) lb.Client {
 
 // failureLevel is the level an infer worker request's failure is logged
 // at: debug when the master hung up (a client's doing, counted by the
-// master), error otherwise.
+// master); error when no infer worker took the request or none answered
+// in time; warn when the infer worker exited with it (sendFailure's 502),
+// which is handled: the master logs the worker's exit at error level and
+// sends the request again or answers it.
 func failureLevel(err error) zerolog.Level {
-	if errors.Is(err, lb.ErrClientGone) {
+	switch {
+	case errors.Is(err, lb.ErrClientGone):
 		return zerolog.DebugLevel
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, lb.ErrNoBackend):
+		return zerolog.ErrorLevel
 	}
-	return zerolog.ErrorLevel
+	return zerolog.WarnLevel
 }
 
 // stoppedError is a request whose images were not all decoded because its

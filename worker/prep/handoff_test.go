@@ -27,6 +27,21 @@ import (
 type fakeInfer struct {
 	socket string
 	hits   atomic.Int64
+	srv    *fasthttp.Server
+}
+
+// waitClosed waits (bounded) until f has no connection open. A test
+// that measures the prep's heap waits so, with f closing each connection
+// after its answer (ctx.SetConnectionClose), because f runs in the test's
+// process: the goroutine that wrote an answer holds its request and
+// answer until it has reset them, after the prep has read the answer,
+// and a busy machine may run it only later. A connection stops counting
+// as open once its goroutine has let go of both.
+func (f *fakeInfer) waitClosed(t *testing.T) {
+	t.Helper()
+	if !polltest.Wait(30*time.Second, time.Millisecond, func() bool { return f.srv.GetOpenConnectionsCount() == 0 }) {
+		t.Fatalf("the fake infer worker still has %d connections open, want 0", f.srv.GetOpenConnectionsCount())
+	}
 }
 
 func startFakeInfer(t *testing.T, behave fasthttp.RequestHandler) *fakeInfer {
@@ -45,6 +60,7 @@ func startFakeInferAt(t *testing.T, socket string, behave fasthttp.RequestHandle
 	// ReduceMemoryUsage: an idle connection keeps no request body, so that
 	// tests measuring the prep's heap measure the prep's alone.
 	srv := &fasthttp.Server{ReduceMemoryUsage: true, Handler: func(ctx *fasthttp.RequestCtx) { f.hits.Add(1); behave(ctx) }}
+	f.srv = srv
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Shutdown() })
 	return f
