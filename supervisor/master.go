@@ -39,10 +39,12 @@ type Master struct {
 	infer, prep *pool
 	// modelIDs are the model files' content identities (modelSpecs).
 	modelIDs modelid.Cache
-	// ready is what /v2/health/ready reports: every pool has a ready worker
-	// and the master is not stopping. (The gate of inference routes is the
-	// front's SetServing.)
-	ready   atomic.Bool
+	// phase is where the master is: starting, serving, upgrading, lame
+	// duck, draining, handed over, stopped (phase.go). It decides what
+	// /v2/health/ready starts from (the gate of inference routes is the
+	// front's SetServing), which reloads and upgrades may begin, and
+	// whether a stop may shut the sockets down.
+	phase   phaseState
 	started time.Time
 
 	// front is the public listener's server (supervisor/front): its
@@ -55,22 +57,11 @@ type Master struct {
 	upstreamsMu sync.Mutex
 
 	// opsMu serialises reloads, upgrades and the end of shutdown;
-	// generation counts the configs applied (1 = the first). stopping is
-	// set when shutdown starts (its drain_grace, else the drain): reloads
-	// and upgrades that begin afterwards are refused with ErrStopping.
+	// generation counts the configs applied (1 = the first). Reloads and
+	// upgrades that begin once shutdown has begun (phase.stopping) are refused
+	// with ErrStopping.
 	opsMu      sync.Mutex
-	stopping   atomic.Bool
 	generation atomic.Int64
-	upgraded   atomic.Bool
-	// handingOver is set when an upgrade starts (before it checks
-	// stopping; a stop sets stopping before it reads this) and stays set
-	// once the upgrade succeeded: the public socket may be, or become,
-	// the new master's, so a stop must not shut it down (internal/listenstop).
-	handingOver atomic.Bool
-	// tookOver is set once the previous master (after an upgrade) was told
-	// this one is ready: only then are the inherited sockets this
-	// master's to stop (mayStopSockets).
-	tookOver atomic.Bool
 	// inferCrashes and prepCrashes are when an infer or a prep worker
 	// last crashed on its own, for the front's poison quarantine
 	// (crashlog.go).
@@ -84,11 +75,10 @@ type Master struct {
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
-	// lameDucking: a stop is in its drain_grace (lameduck.go), ready
-	// answers 503; skipGrace is closed by a second Stop to end it early.
-	lameDucking atomic.Bool
-	skipOnce    sync.Once
-	skipGrace   chan struct{}
+	// skipGrace is closed by a second Stop to end drain_grace early
+	// (lameduck.go).
+	skipOnce  sync.Once
+	skipGrace chan struct{}
 
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
@@ -210,7 +200,7 @@ func (m *Master) Run(ctx context.Context) error {
 // over to a new one) and answers the clients waiting for the stop.
 func (m *Master) release() {
 	m.rd.Cleanup()
-	if !m.upgraded.Load() {
+	if m.phase.load() != phaseHandedOver {
 		m.opts.Upgrader.Stop()
 	}
 	if m.ctl != nil {
@@ -254,7 +244,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	// so the drain can be watched. Not after an upgrade: the socket is the
 	// new master's then (mayStopSockets), as the public and gRPC ones are.
 	defer func() {
-		if m.mayStopSockets() {
+		if m.phase.load().mayStopSockets(m.opts.Upgrader.HasParent()) {
 			m.stopSocket("metrics", metricsLn)
 		}
 	}()
@@ -266,7 +256,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 }
 
 // becomeReady tells the parent master (after an upgrade) and systemd that
-// this master serves.
+// this master serves. A stop that began meanwhile wins: the error then
+// wraps ErrStopping.
 func (m *Master) becomeReady() error {
 	if err := m.rd.Own(); err != nil {
 		return err
@@ -274,9 +265,10 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
-	m.tookOver.Store(true)
+	if _, _, err := m.phase.move(toServing); err != nil {
+		return fmt.Errorf("%w: %w", ErrStopping, err)
+	}
 	m.front.SetServing(true)
-	m.ready.Store(true)
 	lines := []string{daemon.SdNotifyReady, m.statusLine()}
 	if m.opts.Upgrader.HasParent() {
 		// This master takes over from the one that started it (systemd
@@ -363,7 +355,7 @@ func (m *Master) startWorkers() error {
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
 // Stop, or quit: the workers actor is interrupted): the pools are closed
 // and their positions stopped at once, rather than after every first boot
-// (up to boot_timeout each). Whether that happened is m.stopping.
+// (up to boot_timeout each). Whether that happened is phaseAborting.
 func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan struct{}) error {
 	booted := make(chan struct{})
 	aborted := make(chan struct{})
@@ -376,7 +368,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 		case <-booted:
 			return
 		}
-		m.stopping.Store(true)
+		m.moveOrLog(toDraining)
 		stopAll(m.infer.close())
 		stopAll(m.prep.close())
 	}()
@@ -636,14 +628,14 @@ func stopAll(positions []*position) {
 }
 
 func (m *Master) status() control.Status {
-	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
+	ph := m.phase.load()
+	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.ready(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	switch {
-	case m.lameDucking.Load() && m.ready.Load():
-		// Still serving, but no longer ready (lameDuck); drainFront
-		// clears ready when the drain starts.
+	case ph.lameDuck():
+		// Still serving, but no longer ready (lameDuck).
 		st.Ready, st.Stopping = false, control.StoppingGrace
-	case m.stopping.Load():
+	case ph.stopping():
 		st.Ready, st.Stopping = false, control.StoppingDrain
 	}
 	st.LastReload, st.LastUpgrade = m.history.last()

@@ -18,7 +18,8 @@ func (b frontBackend) Readiness() front.Readiness { return b.m.readiness() }
 // Positions whose boots keep failing are listed either way, so a probe
 // log shows them.
 func (m *Master) readiness() front.Readiness {
-	ready, degraded := m.ready.Load(), []string(nil)
+	ph := m.phase.load()
+	ready, degraded := ph.ready(), []string(nil)
 	for _, p := range []*pool{m.infer, m.prep} {
 		serving := false
 		for _, s := range p.list() {
@@ -30,7 +31,7 @@ func (m *Master) readiness() front.Readiness {
 		ready = ready && serving
 	}
 	r := front.Readiness{Degraded: degraded}
-	if m.lameDucking.Load() {
+	if ph.lameDuck() {
 		r.NotReady = "not ready: stopping (drain_grace); requests are still served until the drain"
 	} else if !ready {
 		r.NotReady = "not ready: a worker pool has no serving worker, or the master is starting or stopping"

@@ -114,21 +114,17 @@ func (m *Master) reload() control.OpResult {
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
-	if m.ready.Load() && !m.stopping.Load() {
+	if m.phase.load().acceptsChanges() {
 		notify("READY=1", m.statusLine())
 	}
 	return res
 }
 
 func (m *Master) applyReload(res *control.OpResult) error {
-	switch {
-	case m.stopping.Load():
-		return fmt.Errorf("reload refused: %w", ErrStopping)
-	case m.upgraded.Load():
-		return errors.New("this master has been upgraded and is draining; reload the new one")
-	case !m.ready.Load():
-		return errors.New("the master is still starting or stopping")
-	case m.opts.Load == nil:
+	if err := m.phase.load().changeRefused(); err != nil {
+		return fmt.Errorf("reload refused: %w", err)
+	}
+	if m.opts.Load == nil {
 		return errors.New("this master was started without a config to reload")
 	}
 	notifyReloading()
