@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/metrics"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 )
 
 // milestones are the points of startup the actors wait on. Without a
@@ -177,7 +178,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 			m.front.SetServing(true)
 		}
 		close(ms.booted)
-		if err := m.becomeReady(); errors.Is(err, ErrStopping) {
+		if err := m.becomeReady(); errors.Is(err, workers.ErrStopping) {
 			m.log.Info().Msg("stopped during startup")
 			return nil
 		} else if err != nil {

@@ -96,7 +96,7 @@
 //     when it does not fit, logs a warning with the fix and shows it in
 //     status (Warnings) and STATUS=. It never fails a start over it.
 //   - Stop wins over reloads: once shutdown starts, reloads and upgrades
-//     are refused (ErrStopping); shutdown closes each pool (no position joins
+//     are refused (workers.ErrStopping); shutdown closes each pool (no position joins
 //     it afterwards), stops every position in it, which cuts short the boots
 //     of a reload in flight, then waits for that reload to return, so no
 //     worker a reload started outlives the master. A position's stop channel

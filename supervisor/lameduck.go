@@ -15,7 +15,7 @@ import (
 // checking load balancers and Kubernetes endpoints withdraw the host
 // before its listener closes; the drain (drainFront) follows. Reloads,
 // upgrades and repository changes that begin now are refused
-// (ErrStopping): stop wins. It is skipped when drain_grace is 0, after an
+// (workers.ErrStopping): stop wins. It is skipped when drain_grace is 0, after an
 // upgrade handed over (the new master serves the same listener), when the
 // master never became ready, and when the group ends for another reason
 // (quit). A second SIGTERM/SIGINT or `supervisor stop` ends it early, as

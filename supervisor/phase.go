@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"sync"
 )
 
@@ -145,7 +146,7 @@ func (p phase) changeRefused() error {
 	case p == phaseHandedOver:
 		return errUpgraded
 	case p.stopping():
-		return ErrStopping
+		return workers.ErrStopping
 	case p == phaseStarting:
 		return errStarting
 	case p == phaseUpgrading:

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 )
 
 var allPhases = []phase{phaseStarting, phaseServing, phaseUpgrading, phaseLameDuck, phaseUpgradingLameDuck,
@@ -153,7 +155,7 @@ func TestPhaseMeanings(t *testing.T) {
 		if err := p.changeRefused(); (err == nil) != (p == phaseServing) {
 			t.Errorf("%s: changeRefused = %v", p, err)
 		}
-		if p.stopping() && p != phaseHandedOver && !errors.Is(p.changeRefused(), ErrStopping) {
+		if p.stopping() && p != phaseHandedOver && !errors.Is(p.changeRefused(), workers.ErrStopping) {
 			t.Errorf("%s: a change is refused with %v, want ErrStopping", p, p.changeRefused())
 		}
 	}

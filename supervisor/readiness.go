@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 )
 
@@ -23,9 +24,9 @@ func (m *Master) readiness() front.Readiness {
 	for _, p := range []*pool{m.infer, m.prep} {
 		serving := false
 		for _, s := range p.list() {
-			serving = serving || s.serving() != nil
-			if s.status().State == stateDegraded {
-				degraded = append(degraded, s.name)
+			serving = serving || s.Serving() != nil
+			if s.Status().State == control.StateDegraded {
+				degraded = append(degraded, s.Name())
 			}
 		}
 		ready = ready && serving
