@@ -64,7 +64,7 @@ type Master struct {
 	generation atomic.Int64
 	// inferCrashes and prepCrashes are when an infer or a prep worker
 	// last crashed on its own, for the front's poison quarantine
-	// (crashlog.go).
+	// (supervisor/workers crashlog.go).
 	inferCrashes *workers.CrashLog
 	prepCrashes  *workers.CrashLog
 	reloads      reloadQueue
