@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/metrics"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 )
 
 // milestones are the points of startup the actors wait on. Without a
@@ -142,7 +143,7 @@ func (m *Master) addFront(g *run.Group, ln front.Listener, ms milestones) {
 			return nil
 		}
 		err := front.Serve(ln)
-		if m.upgraded.Load() || m.stopping.Load() {
+		if m.phase.load().stopping() {
 			return nil
 		}
 		return fmt.Errorf("public listener failed: %w", err)
@@ -159,7 +160,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 	quit := make(chan struct{})
 	g.Add(func() error {
 		err := m.startWorkersUnlessStopped(ctx, quit)
-		if m.stopping.Load() {
+		if m.phase.load() == phaseAborting {
 			// Told to stop while booting: a clean stop, not a failed start.
 			m.log.Info().Msg("stopped during startup")
 			return nil
@@ -177,7 +178,10 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 			m.front.SetServing(true)
 		}
 		close(ms.booted)
-		if err := m.becomeReady(); err != nil {
+		if err := m.becomeReady(); errors.Is(err, workers.ErrStopping) {
+			m.log.Info().Msg("stopped during startup")
+			return nil
+		} else if err != nil {
 			return err
 		}
 		close(ms.ready)
@@ -188,6 +192,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 		close(quit)
 		m.log.Info().Msg("public listener drained; stopping workers")
 		m.stopWorkers()
+		m.moveOrLog(toStopped)
 		m.log.Info().Msg("stopped")
 	})
 }
@@ -224,14 +229,15 @@ func (m *Master) logServing() {
 // After an upgrade the new master accepts on the same socket meanwhile,
 // so a client that reconnects reaches it.
 func (m *Master) drainFront(srv *fasthttp.Server, ln front.Listener) {
-	m.stopping.Store(true)
-	m.ready.Store(false)
-	if !m.upgraded.Load() {
+	_, ph := m.moveOrLog(toDraining)
+	if ph != phaseHandedOver {
 		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
 	}
 	timeout := m.cfg().ShutdownTimeout.Duration
-	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", m.upgraded.Load()).Msg("stopping: draining in-flight requests")
-	if m.mayStopSockets() { // read after stopping was set: see handingOver
+	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", ph == phaseHandedOver).Msg("stopping: draining in-flight requests")
+	// ph is read as the move made it: an upgrade that begins afterwards is
+	// refused, one that began before keeps the sockets (upgradingDraining).
+	if ph.mayStopSockets(m.opts.Upgrader.HasParent()) {
 		// Before clients are told to reconnect: they are refused, not
 		// queued on a socket no one will accept from (internal/listenstop).
 		m.stopSocket("public", ln)

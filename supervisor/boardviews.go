@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
@@ -24,4 +25,16 @@ func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
 func (m *Master) arenasStuck() string {
 	h, slots, _ := m.board.Snapshot()
 	return status.ArenasStuck(h, slots, time.Now())
+}
+
+// servingRecords are the scoreboard records of the processes that serve
+// now, both pools.
+func (m *Master) servingRecords() []board.Record {
+	var rs []board.Record
+	for _, s := range append(m.infer.list(), m.prep.list()...) {
+		if p := s.Serving(); p != nil {
+			rs = append(rs, p.Record())
+		}
+	}
+	return rs
 }

@@ -19,16 +19,19 @@
 // the group and released by defers only, each registered right after its
 // resource is created.
 //
-// Ownership: each worker position (e.g. "prep-1") has one
-// goroutine (position.run) that owns its processes: it spawns, waits for
-// readiness, restarts with backoff, recycles and retires them; the rest
-// of the master reads a position's state under its mutex and talks to it by
-// channel (reconfigure, stop). Reloads run one at a time on the reload
-// queue's goroutine; reloads, upgrades and the end of shutdown are
-// serialised by opsMu. The front, the metrics listener (two goroutines:
-// serving and the chart's sampler) and the control socket (one goroutine
-// per connection) each serve on their own goroutines and only read the
-// master's state.
+// Phases (phase.go): starting, serving, upgrading, lame duck, draining,
+// handed over, stopped, and the ones a stop during an upgrade goes
+// through; one phaseState, moved only by its transitions table, decides
+// readiness, which reloads and upgrades may begin, and whether a stop
+// may shut the sockets down.
+//
+// Ownership: the worker positions and their processes are
+// supervisor/workers' (one goroutine per position owns its processes);
+// the master keeps the pools (pool: the positions of a role, closed by
+// shutdown). Reloads run one at a time on the reload queue's goroutine;
+// reloads, upgrades and the end of shutdown are serialised by opsMu. The
+// front, the metrics listener and the control socket serve on their own
+// goroutines and only read the master's state.
 //
 // A generation is one applied config: 1 for the first, one more for each
 // reload that passes its checks (valid, reloadable, fits the host, keys
@@ -79,9 +82,9 @@
 //     infer workers report each model's state on their event pipe before
 //     "ok" (worker.ModelState). A worker that dies while warming a model,
 //     or is killed there at boot_timeout, is booted again at once without
-//     it (position.skipped, keyed by the model's spec, and boot_timeout
-//     for a timeout): at most one extra boot per model, never a crash
-//     loop, and never a master that exits at start for one slow model. strict_readiness adds "every model serves" to
+//     it (supervisor/workers): at most one extra boot per model, never a
+//     crash loop, and never a master that exits at start for one slow
+//     model. strict_readiness adds "every model serves" to
 //     /v2/health/ready.
 //   - Stop drains in order: with drain_grace, first a lame duck
 //     (lameduck.go: ready answers 503 while everything still serves, a
@@ -96,13 +99,12 @@
 //     when it does not fit, logs a warning with the fix and shows it in
 //     status (Warnings) and STATUS=. It never fails a start over it.
 //   - Stop wins over reloads: once shutdown starts, reloads and upgrades
-//     are refused (ErrStopping); shutdown closes each pool (no position joins
-//     it afterwards), stops every position in it, which cuts short the boots
-//     of a reload in flight, then waits for that reload to return, so no
-//     worker a reload started outlives the master. A position's stop channel
-//     is closed once (sync.Once), whoever asks first; a position stopped
-//     before it started never spawns. A stop during startup cuts the
-//     first boots short and exits 0.
+//     are refused (workers.ErrStopping; phase.changeRefused); shutdown
+//     closes each pool (no position joins it afterwards), stops every
+//     position in it, which cuts short the boots of a reload in flight,
+//     then waits for that reload to return, so no worker a reload started
+//     outlives the master. A stop during startup cuts the first boots
+//     short and exits 0.
 //   - A stop during an upgrade stops the instance: a master started by an
 //     upgrade answers the shared control socket only once it is ready, so
 //     the stop reaches the old master, which passes it on to the new one
@@ -142,23 +144,9 @@
 //     literal or a Host name it serves (loopback, its listen host,
 //     metrics.allowed_hosts); other names get 403.
 //
-// Size: about 3,900 non-test lines, past the 2,500 a package should stay
-// under, after the public front (supervisor/front), the repository API
-// (supervisor/repository), the scoreboard (supervisor/board), the
-// metrics listener (supervisor/metrics) and the runtime dir
-// (supervisor/rundir) left. What remains is one concept, the lifecycle
-// of worker processes and of the master around them, and its parts
-// share *Master's state: positions and pools (position.go, process.go,
-// about 850 lines), boot, reload and shutdown (master.go, reload.go,
-// actors.go, lameduck.go, sockets.go, about 1,300), upgrades and the
-// workers' privileges (about 270; the credentials are the spawner's and
-// the drop sets up the board and caches, so they stay; enginecache.go
-// makes TensorRT's engine caches theirs), the control
-// socket's server (about 220), the models' reports and crash records for
-// the poison quarantine (modelreport.go, crashlog.go, about 230), the
-// response caches' segments (respcache.go, about 110; the cache itself is
-// internal/respcache), the autoscaler's measuring and resizing
-// (prepscale.go, about 200; its rules left for supervisor/autoscale).
-// Splitting the rest would move *Master's fields behind interfaces that
-// have one implementation each.
+// Size: about 3,100 non-test lines (from 4,300) once the worker-process side
+// (supervisor/workers) left; what remains is the master's lifecycle
+// around the workers: phases, actors, pools, reload, upgrade, the control
+// socket's server, the response caches' segments and the autoscaler's
+// resizing, all sharing *Master's state.
 package supervisor

@@ -15,7 +15,7 @@ import (
 // checking load balancers and Kubernetes endpoints withdraw the host
 // before its listener closes; the drain (drainFront) follows. Reloads,
 // upgrades and repository changes that begin now are refused
-// (ErrStopping): stop wins. It is skipped when drain_grace is 0, after an
+// (workers.ErrStopping): stop wins. It is skipped when drain_grace is 0, after an
 // upgrade handed over (the new master serves the same listener), when the
 // master never became ready, and when the group ends for another reason
 // (quit). A second SIGTERM/SIGINT or `supervisor stop` ends it early, as
@@ -23,14 +23,15 @@ import (
 // fed (watchdog, nil without one): a grace may be longer than WatchdogSec.
 func (m *Master) lameDuck(quit <-chan struct{}, watchdog <-chan time.Time) {
 	grace := m.cfg().DrainGrace.Duration
-	if grace <= 0 || m.upgraded.Load() || !m.ready.Load() || closed(quit) {
+	if grace <= 0 || closed(quit) {
 		return
 	}
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(again)
-	m.stopping.Store(true)
-	m.lameDucking.Store(true)
+	if _, _, err := m.phase.move(toLameDuck); err != nil {
+		return // not ready (starting), or handed over: no grace
+	}
 	notify(daemon.SdNotifyStopping, "STATUS=lame duck: /v2/health/ready answers 503 for drain_grace, then draining")
 	m.log.Info().Dur("drain_grace", grace).Msg("stopping: lame duck, ready answers 503 while requests are still served")
 	t := time.NewTimer(grace)

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -32,17 +32,19 @@ type Master struct {
 	opts    Options
 	log     zerolog.Logger
 	proxy   *lb.Proxy
-	spawner spawner
+	spawner workers.Spawner
 	rd      *rundir.Dir
 	ctl     *controlServer
 
 	infer, prep *pool
 	// modelIDs are the model files' content identities (modelSpecs).
 	modelIDs modelid.Cache
-	// ready is what /v2/health/ready reports: every pool has a ready worker
-	// and the master is not stopping. (The gate of inference routes is the
-	// front's SetServing.)
-	ready   atomic.Bool
+	// phase is where the master is: starting, serving, upgrading, lame
+	// duck, draining, handed over, stopped (phase.go). It decides what
+	// /v2/health/ready starts from (the gate of inference routes is the
+	// front's SetServing), which reloads and upgrades may begin, and
+	// whether a stop may shut the sockets down.
+	phase   phaseState
 	started time.Time
 
 	// front is the public listener's server (supervisor/front): its
@@ -55,27 +57,16 @@ type Master struct {
 	upstreamsMu sync.Mutex
 
 	// opsMu serialises reloads, upgrades and the end of shutdown;
-	// generation counts the configs applied (1 = the first). stopping is
-	// set when shutdown starts (its drain_grace, else the drain): reloads
-	// and upgrades that begin afterwards are refused with ErrStopping.
+	// generation counts the configs applied (1 = the first). Reloads and
+	// upgrades that begin once shutdown has begun (phase.stopping) are refused
+	// with workers.ErrStopping.
 	opsMu      sync.Mutex
-	stopping   atomic.Bool
 	generation atomic.Int64
-	upgraded   atomic.Bool
-	// handingOver is set when an upgrade starts (before it checks
-	// stopping; a stop sets stopping before it reads this) and stays set
-	// once the upgrade succeeded: the public socket may be, or become,
-	// the new master's, so a stop must not shut it down (internal/listenstop).
-	handingOver atomic.Bool
-	// tookOver is set once the previous master (after an upgrade) was told
-	// this one is ready: only then are the inherited sockets this
-	// master's to stop (mayStopSockets).
-	tookOver atomic.Bool
 	// inferCrashes and prepCrashes are when an infer or a prep worker
 	// last crashed on its own, for the front's poison quarantine
-	// (crashlog.go).
-	inferCrashes *crashLog
-	prepCrashes  *crashLog
+	// (supervisor/workers crashlog.go).
+	inferCrashes *workers.CrashLog
+	prepCrashes  *workers.CrashLog
 	reloads      reloadQueue
 	history      history
 	// repo is the repository API and its state over the config file
@@ -84,11 +75,10 @@ type Master struct {
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
-	// lameDucking: a stop is in its drain_grace (lameduck.go), ready
-	// answers 503; skipGrace is closed by a second Stop to end it early.
-	lameDucking atomic.Bool
-	skipOnce    sync.Once
-	skipGrace   chan struct{}
+	// skipGrace is closed by a second Stop to end drain_grace early
+	// (lameduck.go).
+	skipOnce  sync.Once
+	skipGrace chan struct{}
 
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
@@ -137,7 +127,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 		opts:    opts,
 		log:     log,
 		proxy:   lb.New(lb.Options{Timeout: proxyTimeout(cfg), Logger: log}),
-		spawner: spawner{exe: opts.Exe},
+		spawner: workers.Spawner{Exe: opts.Exe},
 		infer:   &pool{role: worker.RoleInfer},
 		prep:    &pool{role: worker.RolePrep},
 		stopCh:  make(chan struct{}),
@@ -147,13 +137,13 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	// The front strikes the abandoned requests a crash may have been
 	// the doing of (front poison.go); m.front is set before any worker runs.
 	crashed := func(e front.Exit) { m.front.WorkerCrashed(e) }
-	m.inferCrashes, m.prepCrashes = newCrashLog(crashed), newCrashLog(crashed)
+	m.inferCrashes, m.prepCrashes = workers.NewCrashLog(crashed), workers.NewCrashLog(crashed)
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
-		InferExited: m.inferCrashes.exitOf, PrepExited: m.prepCrashes.exitOf, ModelIdentity: m.modelIdentity})
+		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity})
 	m.generation.Store(generationFromEnv())
 	return m
 }
@@ -210,7 +200,7 @@ func (m *Master) Run(ctx context.Context) error {
 // over to a new one) and answers the clients waiting for the stop.
 func (m *Master) release() {
 	m.rd.Cleanup()
-	if !m.upgraded.Load() {
+	if m.phase.load() != phaseHandedOver {
 		m.opts.Upgrader.Stop()
 	}
 	if m.ctl != nil {
@@ -229,7 +219,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	m.front.SetKeys(keys)
 	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
-	m.spawner.board = m.board
+	m.spawner.Board = m.board
 	m.caches.log = m.log
 	defer m.caches.remove()
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
@@ -254,7 +244,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	// so the drain can be watched. Not after an upgrade: the socket is the
 	// new master's then (mayStopSockets), as the public and gRPC ones are.
 	defer func() {
-		if m.mayStopSockets() {
+		if m.phase.load().mayStopSockets(m.opts.Upgrader.HasParent()) {
 			m.stopSocket("metrics", metricsLn)
 		}
 	}()
@@ -266,7 +256,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 }
 
 // becomeReady tells the parent master (after an upgrade) and systemd that
-// this master serves.
+// this master serves. A stop that began meanwhile wins: the error then
+// wraps workers.ErrStopping.
 func (m *Master) becomeReady() error {
 	if err := m.rd.Own(); err != nil {
 		return err
@@ -274,9 +265,10 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
-	m.tookOver.Store(true)
+	if _, _, err := m.phase.move(toServing); err != nil {
+		return fmt.Errorf("%w: %w", workers.ErrStopping, err)
+	}
 	m.front.SetServing(true)
-	m.ready.Store(true)
 	lines := []string{daemon.SdNotifyReady, m.statusLine()}
 	if m.opts.Upgrader.HasParent() {
 		// This master takes over from the one that started it (systemd
@@ -305,34 +297,29 @@ func (m *Master) onSignal(sig os.Signal) {
 type pool struct {
 	role      worker.Role
 	mu        sync.RWMutex
-	positions []*position
+	positions []*workers.Position
 	specs     []worker.Spec // the template each position was last given
-	lc        *lifecycle
+	lc        *workers.Lifecycle
 	// closed: shutdown has taken the position list; no position may join the
-	// pool any more (a reload that tries gets ErrStopping).
+	// pool any more (a reload that tries gets workers.ErrStopping).
 	closed bool
 }
-
-// ErrStopping: the master is stopping, so a reload or a new worker
-// position is refused; whatever the refused operation had started is
-// stopped with the rest.
-var ErrStopping = errors.New("the master is stopping")
 
 // close marks the pool closed and returns its positions: after close, the
 // positions returned are all the pool will ever have, so stopping them stops
 // every worker of the pool, including those a concurrent reload added.
-func (p *pool) close() []*position {
+func (p *pool) close() []*workers.Position {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	return append([]*position(nil), p.positions...)
+	return append([]*workers.Position(nil), p.positions...)
 }
 
 // list returns the pool's positions now.
-func (p *pool) list() []*position {
+func (p *pool) list() []*workers.Position {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return append([]*position(nil), p.positions...)
+	return append([]*workers.Position(nil), p.positions...)
 }
 
 // startWorkers boots the infer pool, then the prep pool, waiting for every
@@ -340,20 +327,20 @@ func (p *pool) list() []*position {
 func (m *Master) startWorkers() error {
 	cfg := m.cfg()
 	for _, p := range []*pool{m.infer, m.prep} {
-		p.lc = m.newLifecycle(cfg, p.role, nil)
+		p.lc = workers.NewLifecycle(cfg, p.role, nil)
 		specs := m.specs(cfg, p.role)
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return ErrStopping
+			return workers.ErrStopping
 		}
 		for _, spec := range specs {
 			p.positions = append(p.positions, m.newPosition(spec, p.lc))
 			p.specs = append(p.specs, spec)
 		}
-		positions := append([]*position(nil), p.positions...)
+		positions := append([]*workers.Position(nil), p.positions...)
 		p.mu.Unlock()
-		if err := bootAll(positions); err != nil {
+		if err := workers.BootAll(positions); err != nil {
 			return err
 		}
 	}
@@ -363,7 +350,7 @@ func (m *Master) startWorkers() error {
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
 // Stop, or quit: the workers actor is interrupted): the pools are closed
 // and their positions stopped at once, rather than after every first boot
-// (up to boot_timeout each). Whether that happened is m.stopping.
+// (up to boot_timeout each). Whether that happened is phaseAborting.
 func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan struct{}) error {
 	booted := make(chan struct{})
 	aborted := make(chan struct{})
@@ -376,9 +363,9 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 		case <-booted:
 			return
 		}
-		m.stopping.Store(true)
-		stopAll(m.infer.close())
-		stopAll(m.prep.close())
+		m.moveOrLog(toDraining)
+		workers.StopAll(m.infer.close())
+		workers.StopAll(m.prep.close())
 	}()
 	err := m.startWorkers()
 	close(booted)
@@ -386,40 +373,15 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 	return err
 }
 
-// newLifecycle is a pool's lifecycle under cfg. surge is the pool's
-// current surge semaphore, kept across reloads unless max_surge changed,
-// so a reload cannot let more replacements boot at once than allowed.
-func (m *Master) newLifecycle(cfg *config.Config, role worker.Role, surge chan struct{}) *lifecycle {
-	w := cfg.Workers
-	r := cfg.Prep.Recycle
-	if role == worker.RoleInfer {
-		r = cfg.Infer.Recycle
-	}
-	if surge == nil || cap(surge) != w.MaxSurge {
-		surge = make(chan struct{}, w.MaxSurge)
-	}
-	return &lifecycle{
-		bootTimeout:      cfg.BootTimeout.Duration,
-		stopDrain:        cfg.ShutdownTimeout.Duration,
-		recycleDrain:     w.DrainTimeout.Duration,
-		heartbeatTimeout: w.HeartbeatTimeout.Duration,
-		backoffBase:      w.RestartBackoff.Duration,
-		backoffMax:       w.RestartBackoffMax.Duration,
-		degradedAfter:    w.DegradedAfter,
-		recycle:          r,
-		surge:            surge,
-	}
-}
-
-func (m *Master) newPosition(spec worker.Spec, lc *lifecycle) *position {
-	hooks := positionHooks{changed: m.positionChanged, retire: m.retire}
+func (m *Master) newPosition(spec worker.Spec, lc *workers.Lifecycle) *workers.Position {
+	hooks := workers.Hooks{Changed: m.positionChanged, Retire: m.retire}
 	if spec.Role == worker.RolePrep {
-		hooks.prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
-		hooks.exited = m.prepCrashes.record
+		hooks.Prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+		hooks.Exited = m.prepCrashes.Record
 	} else {
-		hooks.exited = m.inferCrashes.record
+		hooks.Exited = m.inferCrashes.Record
 	}
-	return newPosition(spec, lc, m.rd.Path(), m.spawner, hooks, m.log)
+	return workers.NewPosition(spec, lc, m.rd.Path(), m.spawner, hooks, m.log)
 }
 
 // specs are the templates of a pool's workers under cfg.
@@ -449,7 +411,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 		return s
 	})
 	if role == worker.RoleInfer {
-		makeEngineCaches(specs, m.spawner.creds, m.log)
+		workers.MakeEngineCaches(specs, m.spawner.Creds, m.log)
 	}
 	return specs
 }
@@ -491,8 +453,8 @@ func modelSpecs(cfg *config.Config, ids *modelid.Cache) []worker.Model {
 func (m *Master) inferSockets() []string {
 	var socks []string
 	for _, s := range m.infer.list() {
-		if p := s.serving(); p != nil {
-			socks = append(socks, p.spec.Socket)
+		if p := s.Serving(); p != nil {
+			socks = append(socks, p.Spec().Socket)
 		}
 	}
 	return socks
@@ -500,17 +462,17 @@ func (m *Master) inferSockets() []string {
 
 // positionChanged propagates a change of serving process: prep workers are the
 // lb's backends; infer workers are every prep worker's upstreams.
-func (m *Master) positionChanged(s *position) {
+func (m *Master) positionChanged(s *workers.Position) {
 	m.upstreamsMu.Lock()
 	defer m.upstreamsMu.Unlock()
-	if s.role == worker.RolePrep {
-		if p := s.serving(); p != nil {
+	if s.Role() == worker.RolePrep {
+		if p := s.Serving(); p != nil {
 			// A prep worker that booted during an infer swap may hold a
 			// stale list: give it the current one before it takes traffic.
 			m.pushUpstreams(p)
 		}
 	}
-	m.propagate(s.role)
+	m.propagate(s.Role())
 }
 
 // propagate hands the workers that serve now to their clients: prep
@@ -522,29 +484,29 @@ func (m *Master) propagate(role worker.Role) {
 		return
 	}
 	for _, ps := range m.prep.list() {
-		if p := ps.serving(); p != nil {
+		if p := ps.Serving(); p != nil {
 			m.pushUpstreams(p)
 		}
 	}
 }
 
-func backendName(p *process) string { return fmt.Sprintf("%s#%d", p.spec.Name, p.pid()) }
+func backendName(p *workers.Process) string { return fmt.Sprintf("%s#%d", p.Spec().Name, p.PID()) }
 
 // updateBackends hands the lb the prep workers that serve now.
 func (m *Master) updateBackends() {
 	var bs []lb.Backend
 	for _, s := range m.prep.list() {
-		if p := s.serving(); p != nil {
-			bs = append(bs, lb.Backend{Name: backendName(p), Socket: p.spec.Socket})
+		if p := s.Serving(); p != nil {
+			bs = append(bs, lb.Backend{Name: backendName(p), Socket: p.Spec().Socket})
 		}
 	}
 	m.proxy.SetBackends(bs)
 }
 
 // pushUpstreams tells a prep worker which infer workers to use.
-func (m *Master) pushUpstreams(p *process) {
-	if err := worker.SetUpstreams(p.spec.Socket, m.inferSockets(), 5*time.Second); err != nil {
-		m.log.Warn().Err(err).Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("could not update the prep worker's infer workers")
+func (m *Master) pushUpstreams(p *workers.Process) {
+	if err := worker.SetUpstreams(p.Spec().Socket, m.inferSockets(), 5*time.Second); err != nil {
+		m.log.Warn().Err(err).Str("worker", p.Spec().Name).Int("pid", p.PID()).Msg("could not update the prep worker's infer workers")
 	}
 }
 
@@ -552,33 +514,33 @@ func (m *Master) pushUpstreams(p *process) {
 // every prep worker (for infer) no longer sends it anything new; a prep
 // worker is stopped once the lb has nothing in flight on it, an infer
 // worker drains its own in-flight requests on SIGTERM.
-func (m *Master) retire(_ *position, p *process, drain time.Duration) {
-	if p.spec.Role == worker.RolePrep {
+func (m *Master) retire(_ *workers.Position, p *workers.Process, drain time.Duration) {
+	if p.Spec().Role == worker.RolePrep {
 		m.drainPrep(p, drain)
 	}
-	p.stop(drain)
-	m.log.Info().Str("worker", p.spec.Name).Int("pid", p.pid()).Str("exit", describeExit(p.err)).Msg("retired worker stopped")
+	p.Stop(drain)
+	m.log.Info().Str("worker", p.Spec().Name).Int("pid", p.PID()).Str("exit", p.Exit()).Msg("retired worker stopped")
 }
 
 // drainPrep waits until the lb has no request in flight on a prep
 // worker it no longer routes to, bounded by drain, or until it exits.
-func (m *Master) drainPrep(p *process, drain time.Duration) {
+func (m *Master) drainPrep(p *workers.Process, drain time.Duration) {
 	t := time.NewTimer(drain)
 	defer t.Stop()
 	select {
 	case <-m.proxy.Idle(backendName(p)):
 	case <-t.C:
-		m.log.Warn().Str("worker", p.spec.Name).Int("pid", p.pid()).Msg("drain_timeout reached with requests in flight")
-	case <-p.exited:
+		m.log.Warn().Str("worker", p.Spec().Name).Int("pid", p.PID()).Msg("drain_timeout reached with requests in flight")
+	case <-p.Exited():
 	}
 }
 
 // drainAll is drainPrep for the serving worker of each position, in
 // parallel: the retire order's wait for positions a pool no longer has.
-func (m *Master) drainAll(positions []*position, drain time.Duration) {
+func (m *Master) drainAll(positions []*workers.Position, drain time.Duration) {
 	var wg sync.WaitGroup
 	for _, s := range positions {
-		if p := s.serving(); p != nil {
+		if p := s.Serving(); p != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -595,55 +557,25 @@ func (m *Master) drainAll(positions []*position, drain time.Duration) {
 // then waits for the reload (or upgrade) to return (opsMu), so that the
 // positions a reload was removing are reaped too before the master exits.
 func (m *Master) stopWorkers() {
-	stopAll(m.prep.close())
-	stopAll(m.infer.close())
+	workers.StopAll(m.prep.close())
+	workers.StopAll(m.infer.close())
 	m.opsMu.Lock()
 	defer m.opsMu.Unlock()
 	// Nothing can have joined a closed pool; stopping again is a no-op
 	// for every position already stopped and cheap to make sure of.
-	stopAll(m.prep.list())
-	stopAll(m.infer.list())
-}
-
-// bootAll starts every position and waits for each one's first boot; it
-// returns the boot errors joined (the positions that did boot keep running
-// until stopAll).
-func bootAll(positions []*position) error {
-	booted := make(chan error, len(positions))
-	for _, s := range positions {
-		s.start(booted)
-	}
-	var errs []error
-	for range positions {
-		if err := <-booted; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// stopAll stops positions in parallel and waits until their processes are reaped.
-func stopAll(positions []*position) {
-	var wg sync.WaitGroup
-	for _, s := range positions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.stopAndWait()
-		}()
-	}
-	wg.Wait()
+	workers.StopAll(m.prep.list())
+	workers.StopAll(m.infer.list())
 }
 
 func (m *Master) status() control.Status {
-	st := control.Status{PID: os.Getpid(), Version: Version, Ready: m.ready.Load(), Listen: m.cfg().Listen,
+	ph := m.phase.load()
+	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.ready(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	switch {
-	case m.lameDucking.Load() && m.ready.Load():
-		// Still serving, but no longer ready (lameDuck); drainFront
-		// clears ready when the drain starts.
+	case ph.lameDuck():
+		// Still serving, but no longer ready (lameDuck).
 		st.Ready, st.Stopping = false, control.StoppingGrace
-	case m.stopping.Load():
+	case ph.stopping():
 		st.Ready, st.Stopping = false, control.StoppingDrain
 	}
 	st.LastReload, st.LastUpgrade = m.history.last()
@@ -659,9 +591,9 @@ func (m *Master) status() control.Status {
 	}
 	st.PoisonFallbackKeys = m.front.BodyCounts().PoisonFallbackKeys
 	for _, s := range append(m.infer.list(), m.prep.list()...) {
-		ws := s.status()
+		ws := s.Status()
 		st.Workers = append(st.Workers, ws)
-		if ws.State == stateDegraded {
+		if ws.State == control.StateDegraded {
 			st.Degraded = append(st.Degraded, ws.Name)
 		}
 	}

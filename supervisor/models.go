@@ -10,10 +10,10 @@ func (m *Master) modelStates() []control.ModelState {
 	var reports []map[string]string
 	identities := map[string]string{} // the first serving worker's, by model
 	for _, s := range m.infer.list() {
-		if p := s.serving(); p != nil {
-			un, _ := p.models.snapshot()
+		if p := s.Serving(); p != nil {
+			un, _ := p.Models()
 			reports = append(reports, un)
-			for _, wm := range p.spec.Models {
+			for _, wm := range p.Spec().Models {
 				if _, seen := identities[wm.Name]; !seen {
 					identities[wm.Name] = wm.Version
 				}

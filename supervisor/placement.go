@@ -3,7 +3,6 @@ package supervisor
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 
 	"github.com/supervisor-dev/supervisor/affinity"
@@ -81,23 +80,4 @@ func (m *Master) place(cfg *config.Config) error {
 	}
 	m.log.Info().Str("host", m.host.Describe()).Str("master_cpus", p.Reserved.String()).Strs("workers", rows).Msg("placement planned")
 	return nil
-}
-
-// startPlaced starts a worker's command on its cpuset and NUMA memory
-// policy from its first instruction, and names its GPU in
-// CUDA_VISIBLE_DEVICES, so that device 0 is the worker's own GPU; a GPU
-// worker's LD_LIBRARY_PATH gets the directories of its CUDA libraries.
-func startPlaced(cmd *exec.Cmd, spec worker.Spec) error {
-	cpus, err := affinity.ParseCPUList(spec.CPUs)
-	if err != nil {
-		return fmt.Errorf("worker %s: cpus: %w", spec.Name, err)
-	}
-	if spec.GPU != "" {
-		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+spec.GPU)
-		if spec.LibraryPath != "" { // the last of a key wins in exec.Cmd.Env
-			cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+spec.LibraryPath)
-		}
-	}
-	mem := affinity.MemPolicy{Mode: affinity.MemMode(spec.MemoryPolicy), Node: spec.NUMANode}
-	return affinity.StartPlaced(cmd, cpus, mem)
 }

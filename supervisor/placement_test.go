@@ -3,7 +3,6 @@ package supervisor
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -167,19 +167,25 @@ func TestFakeGPUWorkerEnvironment(t *testing.T) {
 	if err := m.place(cfg); err != nil {
 		t.Fatal(err)
 	}
-	sp, base := testSpawner(t, "describe")
-	spec := m.specs(cfg, worker.RoleInfer)[0]
-	spec.Socket, spec.DrainTimeout = base.Socket, base.DrainTimeout
-	p, err := sp.spawn(spec)
+	t.Setenv(helperEnv, "describe")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	have := p.waitReady(30 * time.Second)
+	spec := m.specs(cfg, worker.RoleInfer)[0]
+	spec.DrainTimeout = time.Second
+	lc := workers.NewLifecycle(cfg, worker.RoleInfer, nil)
+	hooks := workers.Hooks{Changed: func(*workers.Position) {}, Retire: func(*workers.Position, *workers.Process, time.Duration) {}}
+	pos := workers.NewPosition(spec, lc, t.TempDir(), workers.Spawner{Exe: exe}, hooks, zerolog.Nop())
+	booted := make(chan error, 1)
+	pos.Start(booted)
+	defer pos.StopAndWait()
+	have := <-booted
 	want := "CUDA_VISIBLE_DEVICES=GPU-fake-0 provider=cuda gpu=GPU-fake-0 affinity=0 gomaxprocs=1"
-	if have == nil || have.Error() != want {
+	if have == nil || !strings.HasSuffix(have.Error(), ": "+want) {
 		t.Errorf("the worker reported %v, want %q", have, want)
 	}
-	<-p.exited
 }
 
 // describeWorker is the "describe" helper worker: it reports what it sees
@@ -188,7 +194,7 @@ func describeWorker(spec *worker.Spec) {
 	rt := worker.Start(spec)
 	cpus, _ := affinity.AllowedCPUs()
 	rt.Fail(fmt.Errorf("CUDA_VISIBLE_DEVICES=%s provider=%s gpu=%s affinity=%s gomaxprocs=%d",
-		getenv("CUDA_VISIBLE_DEVICES"), spec.Provider, spec.GPU, cpus, runtime.GOMAXPROCS(0)))
+		os.Getenv("CUDA_VISIBLE_DEVICES"), spec.Provider, spec.GPU, cpus, runtime.GOMAXPROCS(0)))
 }
 
 // mustParseConfig parses a test's config, failing the test on an error.
@@ -199,36 +205,4 @@ func mustParseConfig(t *testing.T, data, source string) *config.Config {
 		t.Fatalf("ParseConfig(%s): %v", source, err)
 	}
 	return c
-}
-
-// TestStartPlacedLibraryPath: a GPU worker starts with its spec's
-// LibraryPath as LD_LIBRARY_PATH (where the master found the CUDA
-// libraries) beside CUDA_VISIBLE_DEVICES; a CPU worker keeps the
-// inherited one.
-func TestStartPlacedLibraryPath(t *testing.T) {
-	t.Setenv("LD_LIBRARY_PATH", "/inherited")
-	cpus, err := affinity.AllowedCPUs()
-	if err != nil || cpus.IsEmpty() {
-		t.Skip("no CPU list:", err)
-	}
-	one, _, _ := strings.Cut(strings.Split(cpus.String(), ",")[0], "-")
-	for _, c := range []struct {
-		spec worker.Spec
-		want string
-	}{
-		{worker.Spec{Name: "infer-0", GPU: "GPU-fake-0", LibraryPath: "/wheels/nvidia/cublas/lib:/inherited"}, "/wheels/nvidia/cublas/lib:/inherited GPU-fake-0\n"},
-		{worker.Spec{Name: "infer-0", LibraryPath: "/ignored"}, "/inherited\n"},
-	} {
-		c.spec.CPUs = one
-		cmd := exec.Command("sh", "-c", `echo $LD_LIBRARY_PATH $CUDA_VISIBLE_DEVICES`)
-		cmd.Env = os.Environ()
-		var out strings.Builder
-		cmd.Stdout = &out
-		if err := startPlaced(cmd, c.spec); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil || out.String() != c.want {
-			t.Errorf("%+v: the worker saw %q, %v; want %q", c.spec, out.String(), err, c.want)
-		}
-	}
 }

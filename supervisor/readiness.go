@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 )
 
@@ -18,19 +19,20 @@ func (b frontBackend) Readiness() front.Readiness { return b.m.readiness() }
 // Positions whose boots keep failing are listed either way, so a probe
 // log shows them.
 func (m *Master) readiness() front.Readiness {
-	ready, degraded := m.ready.Load(), []string(nil)
+	ph := m.phase.load()
+	ready, degraded := ph.ready(), []string(nil)
 	for _, p := range []*pool{m.infer, m.prep} {
 		serving := false
 		for _, s := range p.list() {
-			serving = serving || s.serving() != nil
-			if s.status().State == stateDegraded {
-				degraded = append(degraded, s.name)
+			serving = serving || s.Serving() != nil
+			if s.Status().State == control.StateDegraded {
+				degraded = append(degraded, s.Name())
 			}
 		}
 		ready = ready && serving
 	}
 	r := front.Readiness{Degraded: degraded}
-	if m.lameDucking.Load() {
+	if ph.lameDuck() {
 		r.NotReady = "not ready: stopping (drain_grace); requests are still served until the drain"
 	} else if !ready {
 		r.NotReady = "not ready: a worker pool has no serving worker, or the master is starting or stopping"

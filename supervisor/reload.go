@@ -15,6 +15,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -114,21 +115,17 @@ func (m *Master) reload() control.OpResult {
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
-	if m.ready.Load() && !m.stopping.Load() {
+	if m.phase.load().acceptsChanges() {
 		notify("READY=1", m.statusLine())
 	}
 	return res
 }
 
 func (m *Master) applyReload(res *control.OpResult) error {
-	switch {
-	case m.stopping.Load():
-		return fmt.Errorf("reload refused: %w", ErrStopping)
-	case m.upgraded.Load():
-		return errors.New("this master has been upgraded and is draining; reload the new one")
-	case !m.ready.Load():
-		return errors.New("the master is still starting or stopping")
-	case m.opts.Load == nil:
+	if err := m.phase.load().changeRefused(); err != nil {
+		return fmt.Errorf("reload refused: %w", err)
+	}
+	if m.opts.Load == nil {
 		return errors.New("this master was started without a config to reload")
 	}
 	notifyReloading()
@@ -170,20 +167,20 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	return err
 }
 
-// splitLoadFailures takes the *loadFailed errors out of a reconcile's
+// splitLoadFailures takes the *workers.LoadFailed errors out of a reconcile's
 // error (one per refused position), merged into one; others is the rest.
-func splitLoadFailures(err error) (failed *loadFailed, others error) {
+func splitLoadFailures(err error) (failed *workers.LoadFailed, others error) {
 	var rest []error
 	var walk func(error)
 	walk = func(err error) {
-		var lf *loadFailed
+		var lf *workers.LoadFailed
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range j.Unwrap() {
 				walk(e)
 			}
 		} else if errors.As(err, &lf) {
 			if failed == nil {
-				failed = &loadFailed{Models: map[string]string{}}
+				failed = &workers.LoadFailed{Models: map[string]string{}}
 			}
 			maps.Copy(failed.Models, lf.Models)
 		} else if err != nil {
@@ -285,13 +282,13 @@ func (m *Master) reconcileSpecs(cfg *config.Config, p *pool, specs []worker.Spec
 		// Shutdown has taken the position list: changing it now would leave
 		// workers it does not know about running.
 		p.mu.Unlock()
-		return fmt.Errorf("%s pool: %w", p.role, ErrStopping)
+		return fmt.Errorf("%s pool: %w", p.role, workers.ErrStopping)
 	}
-	lc := m.newLifecycle(cfg, p.role, p.lc.surge)
+	lc := workers.NewLifecycle(cfg, p.role, p.lc)
 	keep := min(len(p.positions), len(specs))
 	kept, removed := p.positions[:keep:keep], p.positions[keep:]
 	oldSpecs := append([]worker.Spec(nil), p.specs[:keep]...)
-	var added []*position
+	var added []*workers.Position
 	for _, spec := range specs[keep:] {
 		added = append(added, m.newPosition(spec, lc))
 	}
@@ -303,24 +300,24 @@ func (m *Master) reconcileSpecs(cfg *config.Config, p *pool, specs []worker.Spec
 		m.propagate(p.role)
 		m.upstreamsMu.Unlock()
 		if p.role == worker.RolePrep {
-			m.drainAll(removed, lc.recycleDrain)
+			m.drainAll(removed, lc.RecycleDrain())
 		}
-		stopAll(removed)
+		workers.StopAll(removed)
 		for _, s := range removed {
-			res.Stopped = append(res.Stopped, s.name)
+			res.Stopped = append(res.Stopped, s.Name())
 		}
 	}
 
 	errs := reconfigureKept(p, kept, oldSpecs, specs, lc, res)
-	if err := bootAll(added); err != nil {
+	if err := workers.BootAll(added); err != nil {
 		errs = append(errs, err)
 	}
 	for _, s := range added {
 		select {
-		case <-s.done: // its first boot failed: drop it
+		case <-s.Done(): // its first boot failed: drop it
 			p.remove(s)
 		default:
-			res.Started = append(res.Started, s.name)
+			res.Started = append(res.Started, s.Name())
 		}
 	}
 	return errors.Join(errs...)
@@ -330,18 +327,18 @@ func (m *Master) reconcileSpecs(cfg *config.Config, p *pool, specs []worker.Spec
 // in parallel, replacing its worker where the spec changed; a position
 // whose replacement fails keeps its old template. It returns one error
 // per kept position (nil where it went well).
-func reconfigureKept(p *pool, kept []*position, oldSpecs, specs []worker.Spec, lc *lifecycle, res *control.OpResult) []error {
+func reconfigureKept(p *pool, kept []*workers.Position, oldSpecs, specs []worker.Spec, lc *workers.Lifecycle, res *control.OpResult) []error {
 	errs := make([]error, len(kept))
 	var wg sync.WaitGroup
 	for i, s := range kept {
 		replace := !sameWorker(oldSpecs[i], specs[i])
 		if replace {
-			res.Replaced = append(res.Replaced, s.name)
+			res.Replaced = append(res.Replaced, s.Name())
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = s.reconfigure(reconfig{tmpl: specs[i], lc: lc, replace: replace}); errs[i] != nil {
+			if errs[i] = s.Reconfigure(workers.Reconfig{Tmpl: specs[i], LC: lc, Replace: replace}); errs[i] != nil {
 				p.mu.Lock()
 				p.specs[i] = oldSpecs[i]
 				p.mu.Unlock()
@@ -353,7 +350,7 @@ func reconfigureKept(p *pool, kept []*position, oldSpecs, specs []worker.Spec, l
 }
 
 // remove takes a position out of the pool.
-func (p *pool) remove(s *position) {
+func (p *pool) remove(s *workers.Position) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.positions {

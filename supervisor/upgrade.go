@@ -83,26 +83,19 @@ func (m *Master) Upgrade() error {
 }
 
 // upgrade does the hand-over; stopArrived says whether a stop (or
-// anything else that stops this master) came while the new binary booted,
-// read before this master stops itself for the hand-over: afterwards its
-// own shutdown sets m.stopping too, and a stop passed on from that would
-// stop the new master for nothing.
+// anything else that stops this master) came while the new binary booted:
+// the phase it hands over from, read in the same move, or Stop called
+// and not yet seen by the actors. (Its own stop, below, would look the same
+// afterwards and stop the new master for nothing.)
 func (m *Master) upgrade() (stopArrived bool, err error) {
-	m.handingOver.Store(true)
+	if from, _, err := m.phase.move(toUpgrading); err != nil {
+		return false, fmt.Errorf("upgrade refused: %w", from.changeRefused())
+	}
 	defer func() {
 		if err != nil {
-			m.handingOver.Store(false)
+			m.moveOrLog(toUpgraded(false))
 		}
 	}()
-	if m.stopping.Load() {
-		return false, fmt.Errorf("upgrade refused: %w", ErrStopping)
-	}
-	if m.upgraded.Load() {
-		return false, errors.New("this master has already been upgraded and is draining")
-	}
-	if !m.ready.Load() {
-		return false, errors.New("the master is still starting or stopping")
-	}
 	up := m.opts.Upgrader
 	// The previous master must be gone before this one can hand over.
 	wait := m.cfg().ShutdownTimeout.Duration + 30*time.Second
@@ -118,11 +111,11 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 	if err = upgradeOnceParentGone(up); err != nil {
 		return false, fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
 	}
-	m.upgraded.Store(true)
+	from, _ := m.moveOrLog(toUpgraded(true))
 	m.rd.Disown()
 	// New control connections go to the new master from now on.
 	_ = m.ctl.ln.Close()
-	stopArrived = m.stopRequested() || m.stopping.Load()
+	stopArrived = m.stopRequested() || from.stopping()
 	m.Stop()
 	return stopArrived, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// Exit is a worker's unexpected exit as the master saw it (supervisor
+// Exit is a worker's unexpected exit as the master saw it (supervisor/workers
 // crashlog.go), for the poison quarantine.
 type Exit struct {
 	At     time.Time

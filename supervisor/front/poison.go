@@ -15,7 +15,7 @@ import (
 
 // Poison requests (limits.poison_threshold, limits.poison_ttl): a body
 // whose infer worker crashes (not a kill from outside, the hang
-// detection's included: supervisor crashlog.go says why) while at work on
+// detection's included: supervisor/workers crashlog.go says why) while at work on
 // it, poison_threshold times within poison_ttl, is refused 422 for
 // poison_ttl without reaching a worker. A client or load balancer
 // retrying it would otherwise restart the worker again and again, failing

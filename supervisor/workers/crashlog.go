@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 )
 
-// crashLog records the last unexpected exits of the workers of one role
+// CrashLog records the last unexpected exits of the workers of one role
 // (the master keeps one for infer workers, one for prep workers), for the
 // front's poison quarantine (supervisor/front poison.go): each with its
 // worker's socket, which the request that died with it names (the lb's
@@ -28,7 +28,7 @@ import (
 // own), so a worker that stops beating is wedged as a whole (a driver, a
 // SIGSTOP, swapping), and every request in flight is innocent. Counting
 // it quarantined a load test's one body after two such hangs (TestChaos).
-type crashLog struct {
+type CrashLog struct {
 	mu    sync.Mutex
 	exits [crashLogSize]front.Exit
 	next  int
@@ -38,17 +38,17 @@ type crashLog struct {
 	then func(front.Exit)
 }
 
-// crashLogSize is how many exits a crashLog keeps: a request looks for
+// crashLogSize is how many exits a CrashLog keeps: a request looks for
 // its worker's within a second of the exit, and no pool restarts that
 // many workers a second.
 const crashLogSize = 64
 
-func newCrashLog(then func(front.Exit)) *crashLog {
-	return &crashLog{more: make(chan struct{}), then: then}
+func NewCrashLog(then func(front.Exit)) *CrashLog {
+	return &CrashLog{more: make(chan struct{}), then: then}
 }
 
-// record notes a worker's unexpected exit: p, reaped.
-func (c *crashLog) record(p *process) {
+// Record notes a worker's unexpected exit: p, reaped.
+func (c *CrashLog) Record(p *Process) {
 	e := front.Exit{At: time.Now(), Socket: p.spec.Socket, Crashed: isCrash(p.err), Work: p.atWork, Read: p.atWorkRead}
 	c.mu.Lock()
 	c.exits[c.next] = e
@@ -61,10 +61,10 @@ func (c *crashLog) record(p *process) {
 	}
 }
 
-// exitOf returns the exit of the worker on socket, waiting up to wait
+// ExitOf returns the exit of the worker on socket, waiting up to wait
 // for it: a request sees its worker's connection break before the master
 // reaps the worker.
-func (c *crashLog) exitOf(socket string, wait time.Duration) (front.Exit, bool) {
+func (c *CrashLog) ExitOf(socket string, wait time.Duration) (front.Exit, bool) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {

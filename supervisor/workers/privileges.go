@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"fmt"
@@ -8,28 +8,28 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// credentials are the user and group workers run as; nil keeps the
+// Credentials are the user and group workers run as; nil keeps the
 // master's. The master stays root: it owns the listeners, the runtime dir
 // and placement, and upgrades re-execute it; workers, which parse
 // untrusted input, drop to an unprivileged user before their first
 // instruction (the kernel switches ids in the forked child before exec).
-type credentials struct {
+type Credentials struct {
 	uid, gid int
 }
 
 // lookupCredentials resolves workers.user and workers.group
 // (config.LookupCredentials); nil without a user.
-func lookupCredentials(userName, groupName string) (*credentials, error) {
+func lookupCredentials(userName, groupName string) (*Credentials, error) {
 	c, err := config.LookupCredentials(userName, groupName)
 	if err != nil || c == nil {
 		return nil, err
 	}
-	return &credentials{uid: c.UID, gid: c.GID}, nil
+	return &Credentials{uid: c.UID, gid: c.GID}, nil
 }
 
-// workerCredentials are the config's credentials, checked against the
+// WorkerCredentials are the config's Credentials, checked against the
 // master's own: switching users needs root.
-func workerCredentials(cfg *config.Config) (*credentials, error) {
+func WorkerCredentials(cfg *config.Config) (*Credentials, error) {
 	c, err := lookupCredentials(cfg.Workers.User, cfg.Workers.Group)
 	if err != nil || c == nil {
 		return c, err
@@ -40,9 +40,9 @@ func workerCredentials(cfg *config.Config) (*credentials, error) {
 	return c, nil
 }
 
-// sysProcAttr is what starts a worker with these credentials: the user,
+// sysProcAttr is what starts a worker with these Credentials: the user,
 // the group, and no supplementary groups but that one.
-func (c *credentials) credential() *syscall.Credential {
+func (c *Credentials) credential() *syscall.Credential {
 	if c == nil {
 		return nil
 	}
@@ -50,8 +50,8 @@ func (c *credentials) credential() *syscall.Credential {
 }
 
 // chown gives a file the workers need to use (their sockets, the
-// scoreboard) to the workers' user; no-op without credentials.
-func (c *credentials) chown(path string) error {
+// scoreboard) to the workers' user; no-op without Credentials.
+func (c *Credentials) Chown(path string) error {
 	if c == nil {
 		return nil
 	}
@@ -61,31 +61,11 @@ func (c *credentials) chown(path string) error {
 	return nil
 }
 
-// dropWorkerPrivileges sets up workers.user: the spawner starts workers
-// as that user, the runtime dir lets them reach each other's sockets by
-// path (0711: no listing; each socket is 0600 and theirs), and the
-// scoreboard becomes theirs to write.
-func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
-	creds, err := workerCredentials(cfg)
-	if err != nil || creds == nil {
-		return err
-	}
-	m.spawner.creds = creds
-	if err := m.rd.LetWorkersIn(); err != nil {
-		return err
-	}
-	if err := m.board.SetOwner(creds.chown); err != nil {
-		return err
-	}
-	if err := m.caches.setOwner(creds.chown); err != nil {
-		return err
-	}
-	m.log.Info().Int("uid", creds.uid).Int("gid", creds.gid).Msg("workers run unprivileged")
-	return nil
-}
+// IDs are the workers' user and group ids.
+func (c *Credentials) IDs() (uid, gid int) { return c.uid, c.gid }
 
 // owns says whether fi belongs to the workers' user already.
-func (c *credentials) owns(fi os.FileInfo) bool {
+func (c *Credentials) owns(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == c.uid && int(st.Gid) == c.gid
 }

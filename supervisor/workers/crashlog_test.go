@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"os/exec"
@@ -30,8 +30,8 @@ func TestIsCrash(t *testing.T) {
 }
 
 // exited is a reaped process of socket that ended as script does.
-func exited(t *testing.T, socket, script string) *process {
-	return &process{spec: worker.Spec{Socket: socket}, err: exitOf(t, script), atWorkRead: true,
+func exited(t *testing.T, socket, script string) *Process {
+	return &Process{spec: worker.Spec{Socket: socket}, err: exitOf(t, script), atWorkRead: true,
 		atWork: shm.AtWork{Units: map[uint16][]uint64{1: {7}}}}
 }
 
@@ -39,16 +39,16 @@ func exited(t *testing.T, socket, script string) *process {
 // crash or kill, with what the worker was at work on; one recorded while
 // exitOf waits ends the wait; another worker's is not taken for it.
 func TestExitOfWaitsForTheReap(t *testing.T) {
-	c := newCrashLog(nil)
-	c.record(exited(t, "a.sock", "kill -KILL $$"))
-	if e, ok := c.exitOf("a.sock", 0); !ok || e.Crashed || !e.Read || e.Work.Units[1][0] != 7 {
+	c := NewCrashLog(nil)
+	c.Record(exited(t, "a.sock", "kill -KILL $$"))
+	if e, ok := c.ExitOf("a.sock", 0); !ok || e.Crashed || !e.Read || e.Work.Units[1][0] != 7 {
 		t.Fatalf("exit of a.sock = %+v, %v; want a kill with its work", e, ok)
 	}
-	if _, ok := c.exitOf("b.sock", 0); ok {
+	if _, ok := c.ExitOf("b.sock", 0); ok {
 		t.Fatal("another worker's exit was taken for b.sock's")
 	}
-	go c.record(exited(t, "b.sock", "kill -FPE $$"))
-	if e, ok := c.exitOf("b.sock", 30*time.Second); !ok || !e.Crashed {
+	go c.Record(exited(t, "b.sock", "kill -FPE $$"))
+	if e, ok := c.ExitOf("b.sock", 30*time.Second); !ok || !e.Crashed {
 		t.Fatalf("exitOf did not see the crash recorded while it waited: %+v, %v", e, ok)
 	}
 }
@@ -57,9 +57,9 @@ func TestExitOfWaitsForTheReap(t *testing.T) {
 // outside is not.
 func TestCrashLogTellsThen(t *testing.T) {
 	var told []front.Exit
-	c := newCrashLog(func(e front.Exit) { told = append(told, e) })
-	c.record(exited(t, "a.sock", "kill -KILL $$"))
-	c.record(exited(t, "b.sock", "kill -SEGV $$"))
+	c := NewCrashLog(func(e front.Exit) { told = append(told, e) })
+	c.Record(exited(t, "a.sock", "kill -KILL $$"))
+	c.Record(exited(t, "b.sock", "kill -SEGV $$"))
 	if len(told) != 1 || told[0].Socket != "b.sock" || !told[0].Crashed {
 		t.Fatalf("then was told %+v, want the one crash of b.sock", told)
 	}

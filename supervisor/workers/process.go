@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"golang.org/x/sys/unix"
@@ -20,8 +21,8 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// process is one running worker process, from spawn to reaped exit.
-type process struct {
+// Process is one running worker process, from spawn to reaped exit.
+type Process struct {
 	spec worker.Spec
 	cmd  *exec.Cmd
 
@@ -52,7 +53,7 @@ type process struct {
 
 	// reaped, if set, is called once the process is reaped, before
 	// exited is closed: it reads the record's work record (atWork).
-	reaped func(p *process)
+	reaped func(p *Process)
 	// atWork is what the worker was at work on when it exited, read
 	// from its scoreboard record (atWorkRead) once it was reaped: the
 	// requests a crash may be blamed on (crashlog.go). Set before exited
@@ -61,22 +62,22 @@ type process struct {
 	atWorkRead bool
 }
 
-// spawner starts worker processes. The zero value re-executes this binary.
-type spawner struct {
-	exe   string       // "" = /proc/self/exe
-	board *board.Board // scoreboard records for the workers; nil = none
-	creds *credentials // the workers' user; nil = the master's
+// Spawner starts worker processes. The zero value re-executes this binary.
+type Spawner struct {
+	Exe   string       // "" = /proc/self/exe
+	Board *board.Board // scoreboard records for the workers; nil = none
+	Creds *Credentials // the workers' user; nil = the master's
 }
 
 // spawn starts a worker for spec. The child inherits the ready pipe as fd 3
 // and the liveness pipe as fd 4 and runs in its own process group, so a
 // terminal's Ctrl-C reaches only the master, which decides when workers stop.
-func (s spawner) spawn(spec worker.Spec) (*process, error) { return s.spawnThen(spec, nil) }
+func (s Spawner) spawn(spec worker.Spec) (*Process, error) { return s.spawnThen(spec, nil) }
 
 // spawnThen is spawn, with reaped called once the process is reaped,
 // before its exited is closed.
-func (s spawner) spawnThen(spec worker.Spec, reaped func(*process)) (*process, error) {
-	sock, err := listenWorkerSocket(spec.Socket, s.creds)
+func (s Spawner) spawnThen(spec worker.Spec, reaped func(*Process)) (*Process, error) {
+	sock, err := listenWorkerSocket(spec.Socket, s.Creds)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (s spawner) spawnThen(spec worker.Spec, reaped func(*process)) (*process, e
 		readyW.Close()
 		return nil, fmt.Errorf("liveness pipe: %w", err)
 	}
-	exe := s.exe
+	exe := s.Exe
 	if exe == "" {
 		exe = "/proc/self/exe"
 	}
@@ -110,7 +111,7 @@ func (s spawner) spawnThen(spec worker.Spec, reaped func(*process)) (*process, e
 	if specFile != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, specFile) // specFD
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.creds.credential()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.Creds.credential()}
 	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
 	liveR.Close()
@@ -119,26 +120,46 @@ func (s spawner) spawnThen(spec worker.Spec, reaped func(*process)) (*process, e
 		liveW.Close()
 		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
 	}
-	p := &process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
+	p := &Process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
 		exited: make(chan struct{}), liveness: liveW, reaped: reaped}
 	go p.readEvents(readyR)
 	go p.wait()
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+// PID is the worker's process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Spec is the spec the worker was spawned with.
+func (p *Process) Spec() worker.Spec { return p.spec }
+
+// Exited is closed once the process has been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Exit says how the process ended ("exit status 1", "signal: killed");
+// only once Exited is closed.
+func (p *Process) Exit() string { return describeExit(p.err) }
+
+// Record is the process's scoreboard record (none when it got none).
+func (p *Process) Record() board.Record { return p.record }
+
+// Models are the models the worker said, while booting, it does not
+// serve (with why) and those it serves.
+func (p *Process) Models() (unavailable map[string]string, ready map[string]bool) {
+	return p.models.snapshot()
+}
 
 // readEvents reads the worker's event pipe until it closes: model states
 // (infer workers), the readiness line, then heartbeats and at most one
 // recycle request.
-func (p *process) readEvents(r *os.File) {
+func (p *Process) readEvents(r *os.File) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	line, ok := p.bootLines(sc)
 	if !ok {
 		// EOF without a word: the worker died before it could say why.
 		<-p.exited
-		p.ready <- p.models.diedBooting(p.pid(), describeExit(p.err))
+		p.ready <- p.models.diedBooting(p.PID(), describeExit(p.err))
 		return
 	}
 	switch {
@@ -167,7 +188,7 @@ func (p *process) readEvents(r *os.File) {
 
 // bootLines reads the lines a worker writes before its readiness line
 // (model states) and returns that line; ok is false at EOF.
-func (p *process) bootLines(sc *bufio.Scanner) (string, bool) {
+func (p *Process) bootLines(sc *bufio.Scanner) (string, bool) {
 	for sc.Scan() {
 		ev, isModel := worker.ParseModelEvent(sc.Text())
 		if !isModel {
@@ -179,11 +200,11 @@ func (p *process) bootLines(sc *bufio.Scanner) (string, bool) {
 }
 
 // silentFor is how long ago the worker last showed a sign of life.
-func (p *process) silentFor(now time.Time) time.Duration {
+func (p *Process) silentFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, p.lastBeat.Load()))
 }
 
-func (p *process) wait() {
+func (p *Process) wait() {
 	p.err = p.cmd.Wait()
 	p.liveness.Close()
 	// The master made the socket; a worker without root may not remove it.
@@ -232,7 +253,7 @@ const listenFD = 5
 // master, owned by the workers' user and private to it (0600), and returns
 // it as a file to hand to the worker. The master making every socket is
 // what lets workers run unprivileged in a runtime dir they cannot write.
-func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
+func listenWorkerSocket(path string, creds *Credentials) (*os.File, error) {
 	ln, err := worker.ListenUnix(path)
 	if err != nil {
 		return nil, err
@@ -240,7 +261,7 @@ func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
 	ul := ln.(*net.UnixListener)
 	ul.SetUnlinkOnClose(false)
 	defer ul.Close()
-	if err := creds.chown(path); err != nil {
+	if err := creds.Chown(path); err != nil {
 		return nil, err
 	}
 	return ul.File()
@@ -249,7 +270,7 @@ func listenWorkerSocket(path string, creds *credentials) (*os.File, error) {
 // waitReady waits for the readiness signal, at most timeout. On timeout
 // the process is killed, and the error is a *warmupCrash when it was
 // loading or warming up a model then (modelReport.timedOut).
-func (p *process) waitReady(timeout time.Duration) error {
+func (p *Process) waitReady(timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
@@ -264,13 +285,13 @@ func (p *process) waitReady(timeout time.Duration) error {
 		case <-p.ready:
 		case <-time.After(time.Second):
 		}
-		return p.models.timedOut(p.pid(), timeout)
+		return p.models.timedOut(p.PID(), timeout)
 	}
 }
 
-// stop asks the worker to drain and exit (SIGTERM) and kills it if it has
+// Stop asks the worker to drain and exit (SIGTERM) and kills it if it has
 // not exited within grace.
-func (p *process) stop(grace time.Duration) {
+func (p *Process) Stop(grace time.Duration) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -281,7 +302,7 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
-func (p *process) kill() {
+func (p *Process) kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 }
@@ -292,4 +313,23 @@ func describeExit(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
+}
+
+// startPlaced starts a worker's command on its cpuset and NUMA memory
+// policy from its first instruction, and names its GPU in
+// CUDA_VISIBLE_DEVICES, so that device 0 is the worker's own GPU; a GPU
+// worker's LD_LIBRARY_PATH gets the directories of its CUDA libraries.
+func startPlaced(cmd *exec.Cmd, spec worker.Spec) error {
+	cpus, err := affinity.ParseCPUList(spec.CPUs)
+	if err != nil {
+		return fmt.Errorf("worker %s: cpus: %w", spec.Name, err)
+	}
+	if spec.GPU != "" {
+		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+spec.GPU)
+		if spec.LibraryPath != "" { // the last of a key wins in exec.Cmd.Env
+			cmd.Env = append(cmd.Env, "LD_LIBRARY_PATH="+spec.LibraryPath)
+		}
+	}
+	mem := affinity.MemPolicy{Mode: affinity.MemMode(spec.MemoryPolicy), Node: spec.NUMANode}
+	return affinity.StartPlaced(cmd, cpus, mem)
 }

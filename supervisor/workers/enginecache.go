@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// makeEngineCaches creates, in the master, the TensorRT engine cache
+// MakeEngineCaches creates, in the master, the TensorRT engine cache
 // directory of every model a GPU infer worker of specs runs with TensorRT
 // on, and gives it to the workers' user. A worker that dropped privileges
 // cannot create it itself: the default, "trt-engines", is relative to the
@@ -24,7 +24,7 @@ import (
 // internal/ort). A directory that cannot be made is logged and left to
 // the worker, which then serves that model as unavailable, saying why;
 // the other models still serve.
-func makeEngineCaches(specs []worker.Spec, creds *credentials, log zerolog.Logger) {
+func MakeEngineCaches(specs []worker.Spec, creds *Credentials, log zerolog.Logger) {
 	if creds == nil {
 		return
 	}
@@ -52,7 +52,7 @@ func makeEngineCaches(specs []worker.Spec, creds *credentials, log zerolog.Logge
 // itself is given to them when it already exists and is someone else's.
 // Existing parents are left as they are. A symbolic link in dir's path
 // is refused (mkdirOwned, chownDir), not followed.
-func (c *credentials) mkdirAll(dir string) error {
+func (c *Credentials) mkdirAll(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("resolve %q: %w", dir, err)
@@ -80,7 +80,7 @@ func (c *credentials) mkdirAll(dir string) error {
 // reload the workers run, so a worker could swap one for a link to a
 // directory of root's between the Mkdir and the chown, and root's chown
 // follows links.
-func (c *credentials) mkdirOwned(dir string) error {
+func (c *Credentials) mkdirOwned(dir string) error {
 	parent, err := openNoLinks(filepath.Dir(dir))
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (c *credentials) mkdirOwned(dir string) error {
 // chownDir gives the directory dir to the workers' user, refusing a
 // symbolic link anywhere in its path (see mkdirOwned): it changes the
 // directory it opened, not whatever the path names by then.
-func (c *credentials) chownDir(dir string) error {
+func (c *Credentials) chownDir(dir string) error {
 	fd, err := openNoLinks(dir)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"fmt"
@@ -114,16 +114,16 @@ func (e *warmupCrash) reason() string {
 		"the model is skipped until its file or config changes: fix it (or set its warmup: none or a request file) and reload", e.PID, e.Exit)
 }
 
-// loadFailed is why a reload's replacement worker was refused: it does not
+// LoadFailed is why a reload's replacement worker was refused: it does not
 // serve Models (name -> reason), which the worker it was to replace
 // serves. Their new file or config failed to load, to warm up or to fit
 // boot_timeout; the old worker keeps serving their previous version, and
 // the reload keeps their previous config (Master.applyReload).
-type loadFailed struct {
+type LoadFailed struct {
 	Models map[string]string
 }
 
-func (e *loadFailed) Error() string {
+func (e *LoadFailed) Error() string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(e.Models)) {
 		parts = append(parts, fmt.Sprintf("failed to load %q: %s", name, e.Models[name]))
@@ -132,12 +132,12 @@ func (e *loadFailed) Error() string {
 }
 
 // keepsModels is a reload's check on the replacement of old (see
-// position.replace): it refuses, with a *loadFailed, a worker that does not
+// position.replace): it refuses, with a *LoadFailed, a worker that does not
 // serve every model old serves and the new spec still lists. A model old
 // did not serve either may stay unavailable: nothing is lost.
-func keepsModels(old *process) func(*process) error {
+func keepsModels(old *Process) func(*Process) error {
 	_, served := old.models.snapshot()
-	return func(next *process) error {
+	return func(next *Process) error {
 		un, _ := next.models.snapshot()
 		failed := map[string]string{}
 		for name := range served {
@@ -148,6 +148,6 @@ func keepsModels(old *process) func(*process) error {
 		if len(failed) == 0 {
 			return nil
 		}
-		return &loadFailed{Models: failed}
+		return &LoadFailed{Models: failed}
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"errors"
@@ -53,7 +53,7 @@ func TestPositionSkipsModelsItsWorkersDiedOn(t *testing.T) {
 		s.tmpl.Models = append(s.tmpl.Models, worker.Model{Name: n, Path: n + ".onnx", Version: "1"})
 	}
 	bootPosition(t, s)
-	p := s.serving()
+	p := s.Serving()
 	un, ready := p.models.snapshot()
 	if len(un) != 3 || !ready["a"] || !ready["b"] || un["bad"] != "warm-up failed" {
 		t.Fatalf("unavailable %v, ready %v: want crash1, crash2 and bad unavailable, a and b ready", un, ready)
@@ -66,7 +66,7 @@ func TestPositionSkipsModelsItsWorkersDiedOn(t *testing.T) {
 	if got := p.spec.Unavailable; len(got) != 2 {
 		t.Errorf("the serving worker's spec skips %v, want crash1 and crash2", got)
 	}
-	if st := s.status(); len(st.UnavailableModels) != 3 || st.Restarts != 0 {
+	if st := s.Status(); len(st.UnavailableModels) != 3 || st.Restarts != 0 {
 		t.Errorf("status %+v, want 3 unavailable models and no restart counted", st)
 	}
 	// A changed file is tried again.
@@ -91,7 +91,7 @@ func TestPositionSkipsModelsThatDoNotFitBootTimeout(t *testing.T) {
 		s.tmpl.Models = append(s.tmpl.Models, worker.Model{Name: n, Path: n + ".onnx", Version: "1"})
 	}
 	bootPosition(t, s)
-	p := s.serving()
+	p := s.Serving()
 	un, ready := p.models.snapshot()
 	if len(un) != 1 || !ready["a"] || !ready["b"] {
 		t.Fatalf("unavailable %v, ready %v: want hang unavailable, a and b ready", un, ready)
@@ -102,7 +102,7 @@ func TestPositionSkipsModelsThatDoNotFitBootTimeout(t *testing.T) {
 	s.mu.Lock()
 	skipped := s.skipped
 	s.mu.Unlock()
-	longer := &position{lc: &lifecycle{bootTimeout: time.Minute}, skipped: skipped}
+	longer := &Position{lc: &Lifecycle{bootTimeout: time.Minute}, skipped: skipped}
 	if got := longer.skippedModels(p.spec.Models); len(got) != 0 {
 		t.Errorf("skipped with a longer boot_timeout = %v, want none", got)
 	}
@@ -122,18 +122,18 @@ func TestReloadRefusesAWorkerThatLosesAModel(t *testing.T) {
 	s.tmpl.Role = worker.RoleInfer
 	s.tmpl.Models = []worker.Model{{Name: "a", Path: "a.onnx"}, {Name: "bad", Path: "bad.onnx"}}
 	bootPosition(t, s)
-	old := s.serving()
+	old := s.Serving()
 
 	broken := s.tmpl
 	broken.Models = []worker.Model{{Name: "a", Path: "a.onnx", Warmup: "fail"}, {Name: "bad", Path: "bad.onnx"}}
-	err := s.reconfigure(reconfig{tmpl: broken, lc: s.lc, replace: true})
-	var failed *loadFailed
+	err := s.Reconfigure(Reconfig{Tmpl: broken, LC: s.lc, Replace: true})
+	var failed *LoadFailed
 	if !errors.As(err, &failed) || len(failed.Models) != 1 || failed.Models["a"] != "warm-up failed" ||
 		!strings.Contains(err.Error(), `failed to load "a": warm-up failed`) {
-		t.Fatalf("reload breaking a = %v, want a *loadFailed naming a alone", err)
+		t.Fatalf("reload breaking a = %v, want a *LoadFailed naming a alone", err)
 	}
-	if p := s.serving(); p != old {
-		t.Fatalf("serving pid %d after the refused reload, want the old worker %d", p.pid(), old.pid())
+	if p := s.Serving(); p != old {
+		t.Fatalf("serving pid %d after the refused reload, want the old worker %d", p.PID(), old.PID())
 	}
 	if _, ready := old.models.snapshot(); !ready["a"] {
 		t.Error("the old worker no longer serves a")
@@ -141,13 +141,13 @@ func TestReloadRefusesAWorkerThatLosesAModel(t *testing.T) {
 
 	renamed := s.tmpl
 	renamed.Models = []worker.Model{{Name: "a", Path: "a.onnx"}, {Name: "bad", Path: "bad2.onnx"}}
-	if err := s.reconfigure(reconfig{tmpl: renamed, lc: s.lc, replace: true}); err != nil {
+	if err := s.Reconfigure(Reconfig{Tmpl: renamed, LC: s.lc, Replace: true}); err != nil {
 		t.Fatalf("reload that changes only a model that did not serve = %v, want it to succeed", err)
 	}
 	select {
 	case p := <-retired:
 		if p != old {
-			t.Errorf("retired pid %d, want the old worker %d", p.pid(), old.pid())
+			t.Errorf("retired pid %d, want the old worker %d", p.PID(), old.PID())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the old worker was not retired after the reload")
@@ -168,7 +168,7 @@ func TestLargeSpecGoesThroughMemfd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(time.Second)
+	defer p.Stop(time.Second)
 	if err := p.waitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}

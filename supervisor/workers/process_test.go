@@ -1,10 +1,11 @@
-package supervisor
+package workers
 
 import (
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -15,18 +16,16 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
 // helperEnv selects a behaviour when the test binary is re-executed as a
-// worker (the spawner runs `<exe> worker`).
+// worker (the Spawner runs `<exe> worker`).
 const helperEnv = "SV_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if out := os.Getenv(tableflipChildEnv); out != "" {
-		tableflipChild(out) // upgrade_parent_test.go
-	}
 	if b := os.Getenv(helperEnv); b != "" {
 		helperWorker(b)
 		os.Exit(0)
@@ -53,8 +52,6 @@ func helperWorker(behaviour string) {
 		os.Exit(3)
 	case "models":
 		modelsWorker(spec) // modelreport_test.go
-	case "describe":
-		describeWorker(spec) // placement_test.go
 	case "hang":
 		worker.Start(spec)
 		select {}
@@ -67,9 +64,7 @@ func helperWorker(behaviour string) {
 	}
 }
 
-func getenv(k string) string { return os.Getenv(k) }
-
-func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
+func testSpawner(t *testing.T, behaviour string) (Spawner, worker.Spec) {
 	t.Helper()
 	t.Setenv(helperEnv, behaviour)
 	// The race runtime sleeps 1s at exit by default, which would make a
@@ -84,13 +79,13 @@ func testSpawner(t *testing.T, behaviour string) (spawner, worker.Spec) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return spawner{exe: exe}, worker.Spec{Role: worker.RolePrep, Name: "prep-0", Socket: filepath.Join(dir, "w.sock"),
+	return Spawner{Exe: exe}, worker.Spec{Role: worker.RolePrep, Name: "prep-0", Socket: filepath.Join(dir, "w.sock"),
 		DrainTimeout: time.Second, HeartbeatInterval: 50 * time.Millisecond}
 }
 
 // readyProcess spawns a helper worker with behaviour and waits until it is
 // ready.
-func readyProcess(t *testing.T, behaviour string) (*process, worker.Spec) {
+func readyProcess(t *testing.T, behaviour string) (*Process, worker.Spec) {
 	t.Helper()
 	sp, spec := testSpawner(t, behaviour)
 	p, err := sp.spawn(spec)
@@ -108,7 +103,7 @@ func TestProcessReadyThenStop(t *testing.T) {
 	if _, err := os.Stat(spec.Socket); err != nil {
 		t.Fatalf("ready worker has no socket: %v", err)
 	}
-	p.stop(10 * time.Second)
+	p.Stop(10 * time.Second)
 	if p.err != nil {
 		t.Fatalf("SIGTERM exit = %v, want status 0", p.err)
 	}
@@ -141,7 +136,7 @@ func TestProcessBootFailures(t *testing.T) {
 
 func TestProcessIgnoringSIGTERMIsKilledAfterGrace(t *testing.T) {
 	p, _ := readyProcess(t, "ignore-sigterm")
-	p.stop(200 * time.Millisecond)
+	p.Stop(200 * time.Millisecond)
 	if p.err == nil || !strings.Contains(p.err.Error(), "killed") {
 		t.Fatalf("exit = %v, want killed", p.err)
 	}
@@ -159,55 +154,55 @@ func TestWorkerExitsWhenMasterEndsLivenessPipe(t *testing.T) {
 }
 
 // testLifecycle is a fast lifecycle for position tests.
-func testLifecycle() *lifecycle {
-	return &lifecycle{bootTimeout: 30 * time.Second, stopDrain: time.Second, recycleDrain: time.Second,
+func testLifecycle() *Lifecycle {
+	return &Lifecycle{bootTimeout: 30 * time.Second, stopDrain: time.Second, recycleDrain: time.Second,
 		heartbeatTimeout: 2 * time.Second, backoffBase: 10 * time.Millisecond, backoffMax: 100 * time.Millisecond,
 		degradedAfter: 2, surge: make(chan struct{}, 1)}
 }
 
 // testPosition returns a position running the helper behaviour, with its changes
 // and retirements reported on channels.
-func testPosition(t *testing.T, behaviour string, lc *lifecycle) (*position, chan struct{}, chan *process) {
+func testPosition(t *testing.T, behaviour string, lc *Lifecycle) (*Position, chan struct{}, chan *Process) {
 	t.Helper()
 	sp, spec := testSpawner(t, behaviour)
 	changed := make(chan struct{}, 64)
-	retired := make(chan *process, 8)
-	hooks := positionHooks{
-		changed: func(*position) {
+	retired := make(chan *Process, 8)
+	hooks := Hooks{
+		Changed: func(*Position) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		},
-		retire: func(_ *position, p *process, _ time.Duration) {
-			p.stop(time.Second)
+		Retire: func(_ *Position, p *Process, _ time.Duration) {
+			p.Stop(time.Second)
 			retired <- p
 		},
 	}
-	return newPosition(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
+	return NewPosition(spec, lc, filepath.Dir(spec.Socket), sp, hooks, zerolog.Nop()), changed, retired
 }
 
 // bootPosition starts s, stops it when the test ends, and waits for its first
 // boot.
-func bootPosition(t *testing.T, s *position) {
+func bootPosition(t *testing.T, s *Position) {
 	t.Helper()
 	booted := make(chan error, 1)
-	s.start(booted)
-	t.Cleanup(s.stopAndWait)
+	s.Start(booted)
+	t.Cleanup(s.StopAndWait)
 	if err := <-booted; err != nil {
 		t.Fatal(err)
 	}
 }
 
 // waitPosition waits for cond on the position's change notifications, bounded.
-func waitPosition(t *testing.T, s *position, changed <-chan struct{}, what string, cond func() bool) {
+func waitPosition(t *testing.T, s *Position, changed <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for !cond() {
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("timed out waiting for %s: %+v", what, s.status())
+			t.Fatalf("timed out waiting for %s: %+v", what, s.Status())
 		}
 	}
 }
@@ -215,13 +210,13 @@ func waitPosition(t *testing.T, s *position, changed <-chan struct{}, what strin
 func TestPositionRestartsCrashedWorkerWithBackoff(t *testing.T) {
 	s, changed, _ := testPosition(t, "ready", testLifecycle())
 	bootPosition(t, s)
-	first := s.serving()
+	first := s.Serving()
 	_ = first.cmd.Process.Kill()
 	waitPosition(t, s, changed, "a restarted worker", func() bool {
-		p := s.serving()
+		p := s.Serving()
 		return p != nil && p != first
 	})
-	st := s.status()
+	st := s.Status()
 	if st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") || st.State != stateReady {
 		t.Fatalf("status after restart = %+v", st)
 	}
@@ -232,7 +227,7 @@ func TestPositionRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	lc.recycle = config.Recycle{MaxRequests: 3, MaxRequestsJitter: 2}
 	s, changed, retired := testPosition(t, "ready", lc)
 	bootPosition(t, s)
-	first := s.serving()
+	first := s.Serving()
 	if n := first.spec.MaxRequests; n < 3 || n > 5 {
 		t.Fatalf("max_requests with jitter = %d, want 3..5", n)
 	}
@@ -241,7 +236,7 @@ func TestPositionRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	waitPosition(t, s, changed, "a replacement", func() bool { return s.serving() != first })
+	waitPosition(t, s, changed, "a replacement", func() bool { return s.Serving() != first })
 	select {
 	case old := <-retired:
 		if old != first {
@@ -255,10 +250,10 @@ func TestPositionRecyclesAfterMaxRequestsSurgeFirst(t *testing.T) {
 	if first.err != nil {
 		t.Fatalf("recycled worker exited with %v, want a clean drain", first.err)
 	}
-	if st := s.status(); st.Recycles != 1 || st.Restarts != 0 || st.State != stateReady {
+	if st := s.Status(); st.Recycles != 1 || st.Restarts != 0 || st.State != stateReady {
 		t.Fatalf("status = %+v", st)
 	}
-	if err := getOK(s.serving().spec.Socket); err != nil {
+	if err := getOK(s.Serving().spec.Socket); err != nil {
 		t.Fatalf("replacement does not serve: %v", err)
 	}
 }
@@ -269,15 +264,15 @@ func TestPositionKillsWorkerThatStopsHeartbeating(t *testing.T) {
 	s, changed, _ := testPosition(t, "ready", lc)
 	s.tmpl.HeartbeatInterval = 50 * time.Millisecond
 	bootPosition(t, s)
-	first := s.serving()
+	first := s.Serving()
 	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	waitPosition(t, s, changed, "the hung worker replaced", func() bool {
-		p := s.serving()
+		p := s.Serving()
 		return p != nil && p != first
 	})
-	if st := s.status(); st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") {
+	if st := s.Status(); st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -286,8 +281,8 @@ func TestPositionMarksRepeatedBootFailuresDegraded(t *testing.T) {
 	s, changed, _ := testPosition(t, "ready", testLifecycle())
 	bootPosition(t, s)
 	t.Setenv(helperEnv, "fail-boot") // every later boot fails
-	_ = s.serving().cmd.Process.Kill()
-	waitPosition(t, s, changed, "degraded", func() bool { return s.status().State == stateDegraded })
+	_ = s.Serving().cmd.Process.Kill()
+	waitPosition(t, s, changed, "degraded", func() bool { return s.Status().State == stateDegraded })
 }
 
 // getOK does one GET on a worker's socket.
@@ -307,11 +302,11 @@ func getOK(socket string) error {
 func TestPositionStopsOnceFromManyStoppers(t *testing.T) {
 	s, _, _ := testPosition(t, "ready", testLifecycle())
 	bootPosition(t, s)
-	p := s.serving()
+	p := s.Serving()
 	done := make(chan struct{}, 4)
 	for range 4 {
 		go func() {
-			s.stopAndWait()
+			s.StopAndWait()
 			done <- struct{}{}
 		}()
 	}
@@ -324,7 +319,7 @@ func TestPositionStopsOnceFromManyStoppers(t *testing.T) {
 		select {
 		case <-p.exited:
 		default:
-			t.Fatalf("stopAndWait returned before worker pid %d was reaped", p.pid())
+			t.Fatalf("stopAndWait returned before worker pid %d was reaped", p.PID())
 		}
 	}
 }
@@ -334,9 +329,9 @@ func TestPositionStopsOnceFromManyStoppers(t *testing.T) {
 // spawns nothing.
 func TestPositionStoppedBeforeStartNeverSpawns(t *testing.T) {
 	s, _, _ := testPosition(t, "ready", testLifecycle())
-	s.stopAndWait()
+	s.StopAndWait()
 	booted := make(chan error, 1)
-	s.start(booted)
+	s.Start(booted)
 	if err := <-booted; !errors.Is(err, ErrStopping) {
 		t.Fatalf("first boot of a stopped position: %v, want ErrStopping", err)
 	}
@@ -345,8 +340,40 @@ func TestPositionStoppedBeforeStartNeverSpawns(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("done not closed for a position stopped before it started")
 	}
-	if st := s.status(); st.PID != 0 || st.State != stateStopped {
+	if st := s.Status(); st.PID != 0 || st.State != stateStopped {
 		t.Fatalf("status of a position stopped before it started: %+v", st)
 	}
-	s.stopAndWait() // again: still safe
+	s.StopAndWait() // again: still safe
+}
+
+// TestStartPlacedLibraryPath: a GPU worker starts with its spec's
+// LibraryPath as LD_LIBRARY_PATH (where the master found the CUDA
+// libraries) beside CUDA_VISIBLE_DEVICES; a CPU worker keeps the
+// inherited one.
+func TestStartPlacedLibraryPath(t *testing.T) {
+	t.Setenv("LD_LIBRARY_PATH", "/inherited")
+	cpus, err := affinity.AllowedCPUs()
+	if err != nil || cpus.IsEmpty() {
+		t.Skip("no CPU list:", err)
+	}
+	one, _, _ := strings.Cut(strings.Split(cpus.String(), ",")[0], "-")
+	for _, c := range []struct {
+		spec worker.Spec
+		want string
+	}{
+		{worker.Spec{Name: "infer-0", GPU: "GPU-fake-0", LibraryPath: "/wheels/nvidia/cublas/lib:/inherited"}, "/wheels/nvidia/cublas/lib:/inherited GPU-fake-0\n"},
+		{worker.Spec{Name: "infer-0", LibraryPath: "/ignored"}, "/inherited\n"},
+	} {
+		c.spec.CPUs = one
+		cmd := exec.Command("sh", "-c", `echo $LD_LIBRARY_PATH $CUDA_VISIBLE_DEVICES`)
+		cmd.Env = os.Environ()
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := startPlaced(cmd, c.spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil || out.String() != c.want {
+			t.Errorf("%+v: the worker saw %q, %v; want %q", c.spec, out.String(), err, c.want)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func TestEngineCacheNeverFollowsALink(t *testing.T) {
 	if err := os.Mkdir(victim, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	nobody := &credentials{uid: 65534, gid: 65534}
+	nobody := &Credentials{uid: 65534, gid: 65534}
 	workers := filepath.Join(state, "workers")
 	if err := nobody.mkdirAll(filepath.Join(workers, "engines")); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"errors"
@@ -30,8 +30,8 @@ const (
 	stateStopped    = "stopped"
 )
 
-// lifecycle is how a pool's positions treat their workers.
-type lifecycle struct {
+// Lifecycle is how a pool's positions treat their workers.
+type Lifecycle struct {
 	bootTimeout      time.Duration
 	stopDrain        time.Duration // on master stop
 	recycleDrain     time.Duration // for a replaced worker
@@ -55,49 +55,49 @@ func workerSocketName(name string, seq int) string {
 // backoffReset: a worker that stayed up this long restarts at base backoff.
 const backoffReset = 10 * time.Second
 
-// positionHooks are what a position needs from the master.
-type positionHooks struct {
-	// prepare completes a spec just before its process is spawned (prep
+// Hooks are what a position needs from the master.
+type Hooks struct {
+	// Prepare completes a spec just before its process is spawned (prep
 	// workers get the current infer sockets).
-	prepare func(*worker.Spec)
-	// changed is called whenever the position's serving process changes.
-	changed func(*position)
-	// retire drains a replaced process (bounded by drain) and stops it.
-	retire func(s *position, p *process, drain time.Duration)
-	// exited, if set, is told of each unexpected exit (the process,
+	Prepare func(*worker.Spec)
+	// Changed is called whenever the position's serving process changes.
+	Changed func(*Position)
+	// Retire drains a replaced process (bounded by drain) and stops it.
+	Retire func(s *Position, p *Process, drain time.Duration)
+	// Exited, if set, is told of each unexpected exit (the process,
 	// reaped).
-	exited func(p *process)
+	Exited func(p *Process)
 }
 
-// reconfig asks a position to adopt a new template and lifecycle (a reload).
-type reconfig struct {
-	tmpl worker.Spec
-	lc   *lifecycle
-	// replace: the worker's effective spec changed, so the serving worker
-	// is replaced surge-first; otherwise only the next spawn uses tmpl.
-	replace bool
+// Reconfig asks a position to adopt a new template and lifecycle (a reload).
+type Reconfig struct {
+	Tmpl worker.Spec
+	LC   *Lifecycle
+	// Replace: the worker's effective spec changed, so the serving worker
+	// is replaced surge-first; otherwise only the next spawn uses Tmpl.
+	Replace bool
 	done    chan error // buffered; nil once the position serves the new spec
 }
 
-// position keeps one worker position (e.g. "prep-0") filled: it spawns the
+// Position keeps one worker position (e.g. "prep-0") filled: it spawns the
 // worker, waits for its readiness, restarts it with exponential backoff
 // when it exits or hangs, and replaces it surge-first when it reaches a
 // recycling limit. One goroutine (run) owns the processes; the mutex
 // guards only what status and the lb read. Each process it spawns gets a
 // record on the scoreboard of its own (board.claim); a position is
 // neither that record nor an arena slot.
-type position struct {
+type Position struct {
 	name string // e.g. "prep-0"; never changes
 	role worker.Role
 	// tmpl and lc belong to the run goroutine once the position has started; a
 	// reload hands it new ones through reconf.
 	tmpl    worker.Spec // Socket is filled per process
-	lc      *lifecycle
+	lc      *Lifecycle
 	dir     string // runtime dir
-	spawner spawner
-	hooks   positionHooks
+	spawner Spawner
+	hooks   Hooks
 	log     zerolog.Logger
-	reconf  chan reconfig
+	reconf  chan Reconfig
 
 	// stop is closed (once, by requestStop) when the position must stop;
 	// done is closed when the position's goroutine returns, or by start on a
@@ -112,7 +112,7 @@ type position struct {
 	mu       sync.Mutex
 	started  bool // start was called; guarded by mu, read by stopAndWait
 	state    string
-	current  *process // nil unless serving
+	current  *Process // nil unless serving
 	seq      int
 	restarts int
 	recycles int
@@ -133,19 +133,19 @@ type skippedModel struct {
 	reason      string
 }
 
-func newPosition(tmpl worker.Spec, lc *lifecycle, dir string, sp spawner, hooks positionHooks, log zerolog.Logger) *position {
-	return &position{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
-		hooks: hooks, log: log, state: stateStarting, reconf: make(chan reconfig),
+func NewPosition(tmpl worker.Spec, lc *Lifecycle, dir string, sp Spawner, hooks Hooks, log zerolog.Logger) *Position {
+	return &Position{name: tmpl.Name, role: tmpl.Role, tmpl: tmpl, lc: lc, dir: dir, spawner: sp,
+		hooks: hooks, log: log, state: stateStarting, reconf: make(chan Reconfig),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *position) status() control.WorkerStatus {
+func (s *Position) Status() control.WorkerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := control.WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
 		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
 	if p := s.current; p != nil {
-		st.PID, st.Socket, st.RecycleAt, st.Generation = p.pid(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
+		st.PID, st.Socket, st.RecycleAt, st.Generation = p.PID(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
 		st.Device, st.CPUs = p.spec.Device(), p.spec.CPUs
 		if un, _ := p.models.snapshot(); len(un) > 0 {
 			st.UnavailableModels = un
@@ -154,31 +154,41 @@ func (s *position) status() control.WorkerStatus {
 	return st
 }
 
-// serving returns the process that takes traffic, or nil.
-func (s *position) serving() *process {
+// Name is the position's name, e.g. "prep-0".
+func (s *Position) Name() string { return s.name }
+
+// Role is the role of the position's workers.
+func (s *Position) Role() worker.Role { return s.role }
+
+// Done is closed once the position has stopped for good (or its first
+// boot failed).
+func (s *Position) Done() <-chan struct{} { return s.done }
+
+// Serving returns the process that takes traffic, or nil.
+func (s *Position) Serving() *Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.current
 }
 
-func (s *position) setState(state string) {
+func (s *Position) setState(state string) {
 	s.mu.Lock()
 	s.state = state
 	s.mu.Unlock()
 }
 
 // setServing makes p the serving process and tells the master.
-func (s *position) setServing(state string, p *process) {
+func (s *Position) setServing(state string, p *Process) {
 	s.mu.Lock()
 	s.state, s.current = state, p
 	s.mu.Unlock()
-	s.hooks.changed(s)
+	s.hooks.Changed(s)
 }
 
 // nextSpec is the spec of the position's next process: its own socket (so a
 // replacement can listen while the old one serves) and its own
 // max_requests draw.
-func (s *position) nextSpec() worker.Spec {
+func (s *Position) nextSpec() worker.Spec {
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
@@ -188,8 +198,8 @@ func (s *position) nextSpec() worker.Spec {
 	if r := s.lc.recycle; r.MaxRequests > 0 {
 		spec.MaxRequests = r.MaxRequests + rand.IntN(r.MaxRequestsJitter+1)
 	}
-	if s.hooks.prepare != nil {
-		s.hooks.prepare(&spec)
+	if s.hooks.Prepare != nil {
+		s.hooks.Prepare(&spec)
 	}
 	spec.Unavailable = s.skippedModels(spec.Models)
 	return spec
@@ -200,7 +210,7 @@ var errPositionStopped = fmt.Errorf("stopped before its first boot: %w", ErrStop
 
 // skippedModels returns, among models, those the position's workers died on
 // and that have not changed since, with their reason; nil when none.
-func (s *position) skippedModels(models []worker.Model) map[string]string {
+func (s *Position) skippedModels(models []worker.Model) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out map[string]string
@@ -216,7 +226,7 @@ func (s *position) skippedModels(models []worker.Model) map[string]string {
 }
 
 // skip remembers that a worker died on crash.Model as the spec had it.
-func (s *position) skip(spec worker.Spec, crash *warmupCrash) {
+func (s *Position) skip(spec worker.Spec, crash *warmupCrash) {
 	for _, m := range spec.Models {
 		if m.Name != crash.Model {
 			continue
@@ -235,10 +245,10 @@ func (s *position) skip(spec worker.Spec, crash *warmupCrash) {
 	s.log.Error().Str("worker", s.name).Int("pid", crash.PID).Str("model", crash.Model).Str("exit", crash.Exit).Msg(msg)
 }
 
-// start runs the position in its own goroutine; the first boot's outcome goes
+// Start runs the position in its own goroutine; the first boot's outcome goes
 // to booted. A position already stopped does not start: booted gets
 // errPositionStopped and done is closed.
-func (s *position) start(booted chan<- error) {
+func (s *Position) Start(booted chan<- error) {
 	s.mu.Lock()
 	s.started = true
 	stopped := s.stopping()
@@ -257,12 +267,12 @@ func (s *position) start(booted chan<- error) {
 
 // requestStop tells the position to stop; safe to call any number of times,
 // from any goroutine.
-func (s *position) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
+func (s *Position) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
 
-// stopAndWait stops the position's worker (drained) and waits until it and any
+// StopAndWait stops the position's worker (drained) and waits until it and any
 // worker being retired are reaped. Safe on a position that was never started
 // (it will not start afterwards), and safe to call concurrently or again.
-func (s *position) stopAndWait() {
+func (s *Position) StopAndWait() {
 	s.requestStop()
 	s.mu.Lock()
 	started := s.started
@@ -274,7 +284,7 @@ func (s *position) stopAndWait() {
 	s.retiring.Wait()
 }
 
-func (s *position) stopping() bool {
+func (s *Position) stopping() bool {
 	select {
 	case <-s.stop:
 		return true
@@ -286,7 +296,7 @@ func (s *position) stopping() bool {
 // run keeps the position filled until stop is closed. A worker that cannot
 // start at its first boot is a startup error for the master, reported on
 // booted, not something to retry forever.
-func (s *position) run(booted chan<- error) {
+func (s *Position) run(booted chan<- error) {
 	first := true
 	backoff := s.lc.backoffBase
 	var reloaded chan error // a reload waiting for the next boot's outcome
@@ -338,24 +348,24 @@ func (s *position) run(booted chan<- error) {
 // wait sleeps d unless the position is stopped first; it reports whether the
 // position should go on. A reload during the wait ends it early: the new spec
 // boots at once, and the returned channel gets that boot's outcome.
-func (s *position) wait(d time.Duration) (bool, chan error) {
+func (s *Position) wait(d time.Duration) (bool, chan error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true, nil
 	case r := <-s.reconf:
-		s.tmpl, s.lc = r.tmpl, r.lc
+		s.tmpl, s.lc = r.Tmpl, r.LC
 		return true, r.done
 	case <-s.stop:
 		return false, nil
 	}
 }
 
-// reconfigure hands the position a reload and waits until the position serves it:
+// Reconfigure hands the position a reload and waits until the position serves it:
 // a replaced worker is ready, or a restarting position has booted the new
 // spec. The error says why the position still runs its old worker.
-func (s *position) reconfigure(r reconfig) error {
+func (s *Position) Reconfigure(r Reconfig) error {
 	r.done = make(chan error, 1)
 	select {
 	case s.reconf <- r:
@@ -371,7 +381,7 @@ func (s *position) reconfigure(r reconfig) error {
 }
 
 // bootingState is starting, or degraded while boots keep failing.
-func (s *position) bootingState() string {
+func (s *Position) bootingState() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failures >= s.lc.degradedAfter {
@@ -380,7 +390,7 @@ func (s *position) bootingState() string {
 	return stateStarting
 }
 
-func (s *position) bootFailed(err error) {
+func (s *Position) bootFailed(err error) {
 	s.mu.Lock()
 	s.failures++
 	degraded := s.failures >= s.lc.degradedAfter
@@ -397,7 +407,7 @@ func (s *position) bootFailed(err error) {
 // while warming up a model (warmupCrash) is booted again at once without
 // that model: each retry skips one more model, so there are at most as
 // many retries as models.
-func (s *position) boot() (*process, error) {
+func (s *Position) boot() (*Process, error) {
 	for range len(s.tmpl.Models) {
 		spec := s.nextSpec()
 		p, err := s.bootSpec(spec)
@@ -411,19 +421,19 @@ func (s *position) boot() (*process, error) {
 }
 
 // bootSpec spawns a process for spec and waits for it to be ready.
-func (s *position) bootSpec(spec worker.Spec) (*process, error) {
-	p, err := s.spawner.start(spec)
+func (s *Position) bootSpec(spec worker.Spec) (*Process, error) {
+	p, err := s.spawner.Start(spec)
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info().Str("worker", s.name).Int("pid", p.pid()).Str("socket", p.spec.Socket).Msg("worker spawned")
+	s.log.Info().Str("worker", s.name).Int("pid", p.PID()).Str("socket", p.spec.Socket).Msg("worker spawned")
 	ready := make(chan error, 1)
 	go func() { ready <- p.waitReady(s.lc.bootTimeout) }()
 	select {
 	case err := <-ready:
 		if err != nil {
 			p.kill()
-			return nil, fmt.Errorf("worker %s (pid %d): %w", s.name, p.pid(), err)
+			return nil, fmt.Errorf("worker %s (pid %d): %w", s.name, p.PID(), err)
 		}
 		s.mu.Lock()
 		s.failures = 0
@@ -431,16 +441,16 @@ func (s *position) bootSpec(spec worker.Spec) (*process, error) {
 		s.logUnavailable(p)
 		return p, nil
 	case <-s.stop:
-		p.stop(s.lc.stopDrain)
+		p.Stop(s.lc.stopDrain)
 		return nil, fmt.Errorf("worker %s: stopped while booting", s.name)
 	}
 }
 
 // logUnavailable logs, once per booted worker, each model it does not serve.
-func (s *position) logUnavailable(p *process) {
+func (s *Position) logUnavailable(p *Process) {
 	un, _ := p.models.snapshot()
 	for name, reason := range un {
-		s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Str("model", name).Str("reason", reason).
+		s.log.Error().Str("worker", s.name).Int("pid", p.PID()).Str("model", name).Str("reason", reason).
 			Msg("model unavailable: the worker serves its other models")
 	}
 }
@@ -449,7 +459,7 @@ func (s *position) logUnavailable(p *process) {
 // (the process drained and reaped), false when the process died or hung
 // and must be restarted. Recycling limits replace it surge-first without
 // returning.
-func (s *position) serve(p *process) (stopped bool) {
+func (s *Position) serve(p *Process) (stopped bool) {
 	check := time.NewTicker(max(s.lc.heartbeatTimeout/4, 25*time.Millisecond))
 	defer check.Stop()
 	lifetime := s.lifetimeTimer()
@@ -463,7 +473,7 @@ func (s *position) serve(p *process) (stopped bool) {
 			return false
 		case <-s.stop:
 			s.setServing(stateStopping, nil)
-			p.stop(s.lc.stopDrain)
+			p.Stop(s.lc.stopDrain)
 			return true
 		case reason = <-p.recycle:
 		case <-lifetime:
@@ -478,7 +488,7 @@ func (s *position) serve(p *process) (stopped bool) {
 			continue
 		case now := <-check.C:
 			if silent := p.silentFor(now); silent > s.lc.heartbeatTimeout {
-				s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Dur("silent", silent).
+				s.log.Error().Str("worker", s.name).Int("pid", p.PID()).Dur("silent", silent).
 					Msg("worker stopped heart-beating: killing it")
 				p.kill()
 				continue // the exit is handled above
@@ -499,7 +509,7 @@ func (s *position) serve(p *process) (stopped bool) {
 	}
 }
 
-func (s *position) lifetimeTimer() <-chan time.Time {
+func (s *Position) lifetimeTimer() <-chan time.Time {
 	if d := s.lc.recycle.MaxLifetime.Duration; d > 0 {
 		return time.After(d)
 	}
@@ -508,12 +518,12 @@ func (s *position) lifetimeTimer() <-chan time.Time {
 
 // overRSS returns a recycle reason when p's resident memory is over
 // max_rss_bytes, read from /proc (procinfo).
-func (s *position) overRSS(p *process) string {
+func (s *Position) overRSS(p *Process) string {
 	limit := uint64(s.lc.recycle.MaxRSSBytes)
 	if limit == 0 {
 		return ""
 	}
-	info, err := procinfo.Read("", p.pid())
+	info, err := procinfo.Read("", p.PID())
 	if err != nil || info.RSS <= limit {
 		return ""
 	}
@@ -525,10 +535,10 @@ func (s *position) overRSS(p *process) string {
 // position keeps p and its old template, so later restarts stay on the config
 // that works. It returns the process serving afterwards and whether that
 // is a new one.
-func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
+func (s *Position) applyReload(p *Process, r Reconfig) (*Process, bool) {
 	oldTmpl, oldLC := s.tmpl, s.lc
-	s.tmpl, s.lc = r.tmpl, r.lc
-	if !r.replace {
+	s.tmpl, s.lc = r.Tmpl, r.LC
+	if !r.Replace {
 		r.done <- nil
 		return p, false
 	}
@@ -538,7 +548,7 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
 		return p, false
 	}
-	var failed *loadFailed
+	var failed *LoadFailed
 	if errors.As(err, &failed) {
 		s.tmpl, s.lc = oldTmpl, oldLC
 		r.done <- fmt.Errorf("%s: %w", s.name, err)
@@ -557,8 +567,8 @@ func (s *position) applyReload(p *process, r reconfig) (*process, bool) {
 // and hands old to the master to drain and stop. It returns the successor,
 // or an error (old still serving) when the successor failed to boot or
 // accept (if not nil) refused it.
-func (s *position) replace(old *process, reason string, accept func(*process) error) (*process, error) {
-	log := s.log.With().Str("worker", s.name).Int("pid", old.pid()).Str("reason", reason).Logger()
+func (s *Position) replace(old *Process, reason string, accept func(*Process) error) (*Process, error) {
+	log := s.log.With().Str("worker", s.name).Int("pid", old.PID()).Str("reason", reason).Logger()
 	select {
 	case s.lc.surge <- struct{}{}:
 	case <-s.stop:
@@ -582,25 +592,93 @@ func (s *position) replace(old *process, reason string, accept func(*process) er
 	s.recycles++
 	s.mu.Unlock()
 	s.setServing(stateReady, next)
-	log.Info().Int("new_pid", next.pid()).Msg("replacement serving; draining the old worker")
+	log.Info().Int("new_pid", next.PID()).Msg("replacement serving; draining the old worker")
 	s.retiring.Add(1)
 	drain := s.lc.recycleDrain
 	go func() {
 		defer s.retiring.Done()
-		s.hooks.retire(s, old, drain)
+		s.hooks.Retire(s, old, drain)
 	}()
 	return next, nil
 }
 
-func (s *position) exitedUnexpectedly(p *process) {
+func (s *Position) exitedUnexpectedly(p *Process) {
 	how := describeExit(p.err)
-	if s.hooks.exited != nil {
-		s.hooks.exited(p)
+	if s.hooks.Exited != nil {
+		s.hooks.Exited(p)
 	}
 	s.mu.Lock()
 	s.restarts++
 	s.lastExit = how
 	s.mu.Unlock()
 	s.setServing(stateRestarting, nil)
-	s.log.Error().Str("worker", s.name).Int("pid", p.pid()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
+	s.log.Error().Str("worker", s.name).Int("pid", p.PID()).Str("exit", how).Msg("worker exited unexpectedly; restarting")
+}
+
+// ErrStopping: the master is stopping, so a reload or a new worker
+// position is refused; whatever the refused operation had started is
+// stopped with the rest.
+var ErrStopping = errors.New("the master is stopping")
+
+// NewLifecycle is a pool's lifecycle under cfg. prev is the pool's
+// current one (nil at start): its surge semaphore is kept unless
+// max_surge changed, so a reload cannot let more replacements boot at
+// once than allowed.
+func NewLifecycle(cfg *config.Config, role worker.Role, prev *Lifecycle) *Lifecycle {
+	w := cfg.Workers
+	r := cfg.Prep.Recycle
+	if role == worker.RoleInfer {
+		r = cfg.Infer.Recycle
+	}
+	var surge chan struct{}
+	if prev != nil {
+		surge = prev.surge
+	}
+	if surge == nil || cap(surge) != w.MaxSurge {
+		surge = make(chan struct{}, w.MaxSurge)
+	}
+	return &Lifecycle{
+		bootTimeout:      cfg.BootTimeout.Duration,
+		stopDrain:        cfg.ShutdownTimeout.Duration,
+		recycleDrain:     w.DrainTimeout.Duration,
+		heartbeatTimeout: w.HeartbeatTimeout.Duration,
+		backoffBase:      w.RestartBackoff.Duration,
+		backoffMax:       w.RestartBackoffMax.Duration,
+		degradedAfter:    w.DegradedAfter,
+		recycle:          r,
+		surge:            surge,
+	}
+}
+
+// RecycleDrain bounds the drain of a replaced or removed worker.
+func (lc *Lifecycle) RecycleDrain() time.Duration { return lc.recycleDrain }
+
+// BootAll starts every position and waits for each one's first boot; it
+// returns the boot errors joined (the positions that did boot keep running
+// until StopAll).
+func BootAll(positions []*Position) error {
+	booted := make(chan error, len(positions))
+	for _, s := range positions {
+		s.Start(booted)
+	}
+	var errs []error
+	for range positions {
+		if err := <-booted; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StopAll stops positions in parallel and waits until their processes are reaped.
+func StopAll(positions []*Position) {
+	var wg sync.WaitGroup
+	for _, s := range positions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.StopAndWait()
+		}()
+	}
+	wg.Wait()
 }

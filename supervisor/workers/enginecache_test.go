@@ -1,4 +1,4 @@
-package supervisor
+package workers
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestEngineCacheForUnprivilegedWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nobody := &credentials{uid: 65534, gid: 65534}
+	nobody := &Credentials{uid: 65534, gid: 65534}
 	if out, err := runAs(nobody, "mkdir", filepath.Join(state, "trt-engines")); err == nil {
 		t.Fatalf("a worker as uid 65534 made a directory in root's 0755 state directory (%s): the test proves nothing", out)
 	}
@@ -54,7 +54,7 @@ func TestEngineCacheForUnprivilegedWorkers(t *testing.T) {
 		{Name: "bad", GPU: trt(true, at("file/engines"))}}}
 	cpu := worker.Spec{Provider: worker.ProviderCPU, Models: []worker.Model{{Name: "a", GPU: trt(true, at("cpu"))}}}
 	var logs bytes.Buffer
-	makeEngineCaches([]worker.Spec{gpu, cpu, gpu}, nobody, zerolog.New(&logs))
+	MakeEngineCaches([]worker.Spec{gpu, cpu, gpu}, nobody, zerolog.New(&logs))
 	for _, d := range []string{"trt", "trt/engines", "existing"} {
 		fi, err := os.Stat(at(d))
 		if err != nil {
@@ -69,7 +69,7 @@ func TestEngineCacheForUnprivilegedWorkers(t *testing.T) {
 	if out, err := runAs(nobody, "touch", at("trt/engines/model.engine")); err != nil {
 		t.Errorf("the workers' user cannot write an engine in the cache the master made: %v %s", err, out)
 	}
-	makeEngineCaches([]worker.Spec{{Provider: worker.ProviderCUDA, Models: []worker.Model{{Name: "a", GPU: trt(true, at("root"))}}}},
+	MakeEngineCaches([]worker.Spec{{Provider: worker.ProviderCUDA, Models: []worker.Model{{Name: "a", GPU: trt(true, at("root"))}}}},
 		nil, zerolog.Nop())
 	for _, d := range []string{"off", "cpu", "root"} {
 		if _, err := os.Stat(at(d)); !os.IsNotExist(err) {
@@ -83,7 +83,7 @@ func TestEngineCacheForUnprivilegedWorkers(t *testing.T) {
 }
 
 // runAs runs a command as c's user and group.
-func runAs(c *credentials, name string, args ...string) ([]byte, error) {
+func runAs(c *Credentials, name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.credential()}
 	return cmd.CombinedOutput()
