@@ -14,6 +14,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -28,7 +29,7 @@ type frontHarness struct {
 	proxy *lb.Proxy
 	addr  string
 	sock  string // the stand-in prep worker's socket
-	ln    *capListener
+	ln    *conncap.Listener
 }
 
 // open is how many client connections the front holds now.

@@ -44,10 +44,10 @@ func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
 	return hangup.Peer{Conn: conn}
 }
 
-// socketOf is the connection under c's connection cap (cappedConn, over
+// socketOf is the connection under c's connection cap (lingerConn, over
 // conncap.Conn), the one epoll or a peek can ask, or nil if it has none.
 func socketOf(c net.Conn) net.Conn {
-	if cc, ok := c.(*cappedConn); ok {
+	if cc, ok := c.(*lingerConn); ok {
 		c = cc.Conn.Conn
 	}
 	if _, ok := c.(syscall.Conn); !ok {

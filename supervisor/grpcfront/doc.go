@@ -46,7 +46,7 @@
 //     max_in_flight reached) before its message is read; a message over
 //     Options.MaxMessageBytes is refused by gRPC from its prefix, before
 //     it is read; streams per connection, connections (GOAWAY beyond,
-//     capListener), the header list and the handshake time are capped
+//     conncap), the header list and the handshake time are capped
 //     (and what an RPC's metadata holds decoded past 4 KiB is charged
 //     to Options.Budget until it ends: metadataCost);
 //     every wait of a stream on its client is bounded (Timeouts: the

@@ -148,7 +148,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
+	err := s.srv.Serve(newListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
