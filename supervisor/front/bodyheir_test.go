@@ -164,7 +164,7 @@ func TestLargeGRPCMessageIsNotStarvedBySmallBodies(t *testing.T) {
 	f, _, _ := newTestFront(cfg)
 	c := serveGRPC(t, grpcfront.Options{Budget: f, MaxMessageBytes: 4 << 20,
 		Timeouts: grpcfront.Timeouts{Message: 3 * time.Second, StreamIdle: time.Minute, Write: 10 * time.Second},
-		Handler: func(ctx *fasthttp.RequestCtx) {
+		Handler: func(_ context.Context, ctx *fasthttp.RequestCtx) {
 			ctx.Response.Header.Set("Inference-Header-Content-Length", "31")
 			ctx.SetBodyString(`{"model_name":"m","outputs":[]}`)
 		}})

@@ -86,7 +86,7 @@
 //   - Hang-ups (clientgone.go): while a proxied request waits on its
 //     worker, the lb watches for its client's hang-up (an epoll event on
 //     its socket, hangup.Peer, polled where it cannot be watched; an
-//     RPC's context ending, grpcfront.RPCContext through
+//     RPC's context ending, ServeInternal's rpc through
 //     lb.ContextClient) and then closes the connection to the prep
 //     worker, so the request stops down to its model run rather than at
 //     max_run_time. Nothing is answered; it is logged at debug with

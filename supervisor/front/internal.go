@@ -1,18 +1,23 @@
 package front
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/lb"
 )
 
-// ServeInternal serves a request built inside the master (an RPC's),
-// decided as a public request's header is: route, API key and rate, body
-// size, readiness, deadline, max_in_flight and the body budget. Its body
-// is already whole in memory (the RPC's message, bounded by gRPC at
-// max_body_bytes), so there is nothing to read.
-func (f *Front) ServeInternal(ctx *fasthttp.RequestCtx) {
+// ServeInternal serves a request built inside the master for the RPC
+// whose context is rpc (grpcfront.Handler), decided as a public
+// request's header is: route, API key and rate, body size, readiness,
+// deadline, max_in_flight and the body budget. Its body is already whole
+// in memory (the RPC's message, bounded by gRPC at max_body_bytes), so
+// there is nothing to read. Once rpc ends nobody waits for the answer:
+// the request is abandoned (clientgone.go).
+func (f *Front) ServeInternal(rpc context.Context, ctx *fasthttp.RequestCtx) {
 	defer f.recoverHandler(ctx)
 	start := time.Now()
 	c := f.cfg()
@@ -22,7 +27,7 @@ func (f *Front) ServeInternal(ctx *fasthttp.RequestCtx) {
 	case v.status != 0:
 		f.refuse(ctx, v.refusal, false)
 	case v.proxied:
-		f.proxyInference(ctx, c, v.model, v.deadline, nil) // the RPC front holds its answers itself
+		f.proxyInference(ctx, c, v.model, v.deadline, lb.ContextClient{Ctx: rpc}, nil) // the RPC front holds its answers itself
 	default:
 		f.serveLocal(ctx)
 	}

@@ -183,9 +183,10 @@ import (
 // unless its body is quarantined, under a token of its own
 // (worker.TokenHeader); then it weighs the death of a worker under it
 // (blame.go): a strike, a suspect, or, when its infer worker died before
-// it was at work, one more send. gate is asked about the answer
+// it was at work, one more send. client tells the lb when nobody waits
+// for the answer any more (clientgone.go; nil: never). gate is asked about the answer
 // (answerbudget.go); a refused answer is neither a crash nor a strike.
-func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, gate lb.AnswerGate) {
+func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, client lb.Client, gate lb.AnswerGate) {
 	on := c.Limits.PoisonThreshold > 0
 	var suspect []poison.Key
 	if on {
@@ -202,7 +203,7 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	token := f.tokenOf(ctx)
 	for resent := false; ; resent = true {
 		sent := time.Now()
-		err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
+		err := f.proxy.ServeHTTPFor(ctx, deadline, client, gate)
 		if errors.Is(err, lb.ErrAnswerRefused) {
 			return
 		}

@@ -82,7 +82,7 @@ func send(f *Front, c *config.Config, body string) (code int, msg string, marked
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
-	f.proxyInference(&ctx, c, "m", time.Time{}, nil)
+	f.proxyInference(&ctx, c, "m", time.Time{}, nil, nil)
 	h := &ctx.Response.Header
 	return ctx.Response.StatusCode(), string(ctx.Response.Body()), h.Peek(worker.InferExitedHeader) != nil || h.Peek(worker.RunTimeoutHeader) != nil
 }

@@ -131,7 +131,7 @@ func TestPoisonEncodingDoesNotDodge(t *testing.T) {
 		"gzip":    keyedRequest(gzipAt(t, []byte("bad"), 9), "Content-Encoding", "gzip"),
 		"deflate": keyedRequest(httpcoding.Compress(httpcoding.Deflate, []byte("bad")), "Content-Encoding", "deflate"),
 	} {
-		f.proxyInference(ctx, c, "m", time.Time{}, nil)
+		f.proxyInference(ctx, c, "m", time.Time{}, nil, nil)
 		if code := ctx.Response.StatusCode(); code != fasthttp.StatusUnprocessableEntity {
 			t.Errorf("the quarantined body %s: %d, want 422", name, code)
 		}
@@ -168,8 +168,8 @@ func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
 		return ctx
 	}
 	for range 2 {
-		f.proxyInference(to("/v2/models/m/infer", modJSON), c, "m", time.Time{}, nil)
-		f.proxyInference(to("/v2/models/m/infer", "\x89PNG raw"), c, "m", time.Time{}, nil)
+		f.proxyInference(to("/v2/models/m/infer", modJSON), c, "m", time.Time{}, nil, nil)
+		f.proxyInference(to("/v2/models/m/infer", "\x89PNG raw"), c, "m", time.Time{}, nil, nil)
 	}
 	withOutputs := func(outputs string) string {
 		return `{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[` + outputs + `]}`
@@ -184,7 +184,7 @@ func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
 	}
 	before, refused := p.sent, 0
 	for name, ctx := range dodges {
-		f.proxyInference(ctx, c, "m", time.Time{}, nil)
+		f.proxyInference(ctx, c, "m", time.Time{}, nil, nil)
 		if code := ctx.Response.StatusCode(); code == fasthttp.StatusUnprocessableEntity {
 			refused++
 		} else if !strings.HasPrefix(name, "classification") {

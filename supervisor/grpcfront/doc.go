@@ -28,7 +28,7 @@
 // budget; the RPC's deadline becomes X-Request-Timeout, so it bounds the
 // lb's call and the infer worker's queue as a client's header would. Then
 // the request takes the lb's least-connections choice of prep worker. The
-// request carries the RPC's context (RPCContext): once it ends (the
+// Handler is given the RPC's context (Handler): once it ends (the
 // client cancelled, its connection died) the master abandons the worker
 // exchange, which stops the run, as a public client's hang-up does.
 //
