@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
@@ -222,7 +223,7 @@ func (m *Master) release() {
 // is released by a defer registered right after it, in reverse order, once
 // the actors (actors.go) have all returned.
 func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
-	keys, err := front.LoadKeys(cfg.Auth)
+	keys, err := admission.LoadKeys(cfg.Auth)
 	if err != nil {
 		return err
 	}

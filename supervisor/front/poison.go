@@ -9,6 +9,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -190,7 +191,7 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 	on := c.Limits.PoisonThreshold > 0
 	var suspect []poison.Key
 	if on {
-		var r *refusal
+		var r *admission.Refusal
 		if r, suspect = f.screen(ctx, model); r != nil {
 			f.refuse(ctx, *r, false)
 			return
@@ -271,7 +272,7 @@ const crashWait = time.Second
 // body is a suspect by (nil: none), to run alone and acquit if served.
 // The body is hashed only while model has entries: first as sent (struck
 // so when abandoned past limits.poison_key_rate), then decoded.
-func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect []poison.Key) {
+func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *admission.Refusal, suspect []poison.Key) {
 	if !f.poison.Watching(model) {
 		return nil, nil
 	}
@@ -279,7 +280,7 @@ func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, susp
 		k := key(ctx)
 		s := f.poison.Look(k)
 		if s.Blocked {
-			return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
+			return &admission.Refusal{Status: fasthttp.StatusUnprocessableEntity, Msg: fmt.Sprintf(
 				"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
 					"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, s.Left.Round(time.Second))}, nil
 		}

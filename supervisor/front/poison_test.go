@@ -13,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -216,7 +217,7 @@ func TestClientCannotAskToRunAlone(t *testing.T) {
 	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
 		h.Set(k, "1")
 	}
-	if _, err := clientDeadline(&h); err != nil {
+	if _, err := admission.ClientDeadline(&h); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {

@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // headerLenHeader is the binary tensor extension's header: the length of
@@ -154,5 +155,7 @@ type inflateBudget struct {
 	limit int64
 }
 
-func (b inflateBudget) Take(n int) bool { return b.f.budget.reserve(int64(n), int64(n), b.limit) }
-func (b inflateBudget) Give(n int)      { b.f.budget.release(int64(n), largePart(int64(n), int64(n))) }
+func (b inflateBudget) Take(n int) bool { return b.f.adm.Budget.Reserve(int64(n), int64(n), b.limit) }
+func (b inflateBudget) Give(n int) {
+	b.f.adm.Budget.Release(int64(n), admission.LargePart(int64(n), int64(n)))
+}

@@ -114,8 +114,8 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 	if a, b := fp32("1.0, 2"), fp32("1,2e0"); a != b {
 		t.Errorf("FP32 data spelled 1.0,2 and 1,2e0: keys %+v and %+v, want one", a, b)
 	}
-	if f.budget.inUse() != 0 {
-		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
+	if f.adm.Budget.InUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.adm.Budget.InUse())
 	}
 }
 
@@ -310,8 +310,8 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 	if roomy := f.poisonKey(keyedRequest(js)); roomy != binTight || roomy == tight {
 		t.Errorf("with room: JSON key %+v, binary key (tight budget) %+v, want one, not the bytes' %+v", roomy, binTight, tight)
 	}
-	if f.budget.inUse() != 0 {
-		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
+	if f.adm.Budget.InUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.adm.Budget.InUse())
 	}
 }
 
@@ -335,7 +335,7 @@ func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 	} {
 		f, _, _ := poisonFront(2, crashedYes)
 		_ = f.poisonKey(keyedRequest(c.body, "Content-Encoding", c.coding))
-		if used, large := f.budget.inUse(), f.budget.large.Load(); used != 0 || large != 0 {
+		if used, large := f.adm.Budget.InUse(), f.adm.Budget.Large(); used != 0 || large != 0 {
 			t.Errorf("%s: after keying, the body budget holds %d bytes, %d of them large; want 0 and 0", name, used, large)
 		}
 	}
@@ -352,7 +352,7 @@ func TestPoisonKeyInflateGivesBackTheLargeCount(t *testing.T) {
 	c.Limits.MaxBodyBytesInFlight = 64 << 20
 	body := httpcoding.Compress(httpcoding.Deflate, make([]byte, 3<<20))
 	f.poisonKey(keyedRequest(body, "Content-Encoding", "deflate"))
-	if f.budget.inUse() != 0 || f.budget.large.Load() != 0 {
-		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.budget.inUse(), f.budget.large.Load())
+	if f.adm.Budget.InUse() != 0 || f.adm.Budget.Large() != 0 {
+		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.adm.Budget.InUse(), f.adm.Budget.Large())
 	}
 }

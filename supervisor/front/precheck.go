@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -51,9 +52,9 @@ type bodyCounts struct {
 
 // prefixRefusal is a body refused by its prefix check: a body-read error
 // that carries the prep worker's answer.
-type prefixRefusal struct{ r refusal }
+type prefixRefusal struct{ r admission.Refusal }
 
-func (e *prefixRefusal) Error() string { return e.r.msg }
+func (e *prefixRefusal) Error() string { return e.r.Msg }
 
 // checkPrefix asks a prep worker about the body's first bytes, prefix;
 // it returns the refusal to answer with, or nil to go on reading.
@@ -93,7 +94,7 @@ func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte)
 	if json.Unmarshal(resp.Body(), &e) != nil || e.Error == "" {
 		e.Error = "request refused from its first bytes"
 	}
-	return &prefixRefusal{refusal{status: status, msg: e.Error}}
+	return &prefixRefusal{admission.Refusal{Status: status, Msg: e.Error}}
 }
 
 // snapshot is the counters now, for /metrics.

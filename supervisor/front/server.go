@@ -2,7 +2,6 @@ package front
 
 import (
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
@@ -75,23 +75,15 @@ type Front struct {
 	opts  Options
 	log   zerolog.Logger
 
-	// keys are the API keys in force (nil = no authentication); inFlight
-	// counts proxied requests against limits.max_in_flight.
-	keys     atomic.Pointer[Keys]
-	inFlight atomic.Int64
-	// setKeys orders SetKeys calls; fleet is the rate limit shared
-	// through Redis that they hand to the keys (ratelimit.go).
-	setKeys sync.Mutex
-	fleet   fleetLimit
-	// serving gates inference routes (SetServing); draining asks clients
-	// to close their connections (Drain).
-	serving  atomic.Bool
+	// adm is the admission state the gRPC front shares: keys, rate
+	// limits, readiness, max_in_flight and the body budget.
+	adm *admission.Gate
+	// draining asks clients to close their connections (Drain).
 	draining atomic.Bool
 
-	// admissions carries header-time verdicts to the handler; budget
-	// bounds the request body bytes held (admission.go, bodybudget.go).
+	// admissions carries header-time verdicts to the handler
+	// (admission.go).
 	admissions admissions
-	budget     bodyBudget
 	bodies     bodyCounts  // body bytes read, prefix checks (precheck.go)
 	conns      osmem.Gauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
@@ -112,29 +104,27 @@ type Front struct {
 // New returns a front that serves nothing (every inference route 503)
 // until SetServing(true), with no API keys until SetKeys.
 func New(b Backend, p Proxy, opts Options) *Front {
-	return &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
+	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
+	f.adm = admission.New(f.cfg, opts.Log)
+	return f
 }
 
 // cfg is the config in force.
 func (f *Front) cfg() *config.Config { return f.b.Config() }
 
-// SetKeys puts keys (LoadKeys) in force for the requests decided from
-// now. A key that was in force before with the same rate limit keeps its
-// bucket (ratelimit.go): a reload, or a repository load (which reloads),
-// does not refill it.
-func (f *Front) SetKeys(keys *Keys) {
-	f.setKeys.Lock()
-	defer f.setKeys.Unlock()
-	keys.carryBuckets(f.keys.Load())
-	f.fleet.adopt(keys, f.log)
-	f.keys.Store(keys)
-}
+// Admission is the admission state this front decides with, for the
+// gRPC front to share (grpcfront.Options.Admit and Budget).
+func (f *Front) Admission() *admission.Gate { return f.adm }
+
+// SetKeys puts keys (admission.LoadKeys) in force for the requests
+// decided from now (admission.Gate.SetKeys).
+func (f *Front) SetKeys(keys *admission.Keys) { f.adm.SetKeys(keys) }
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener
 // drains, so requests still arriving on open keep-alive connections are
 // served, not refused.
-func (f *Front) SetServing(on bool) { f.serving.Store(on) }
+func (f *Front) SetServing(on bool) { f.adm.SetServing(on) }
 
 // Drain makes every answer from now ask its client to close the
 // connection, so that keep-alive clients move to the listener's next
@@ -145,7 +135,7 @@ func (f *Front) Drain() { f.draining.Store(true) }
 // fallbacks), for /metrics.
 func (f *Front) BodyCounts() status.BodyCounts {
 	c := f.bodies.snapshot()
-	c.RateLimitFallbacks = f.fleet.fallbacks.Load()
+	c.RateLimitFallbacks = f.adm.RateLimitFallbacks()
 	return c
 }
 
