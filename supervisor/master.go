@@ -15,9 +15,9 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
-	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
