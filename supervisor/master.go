@@ -21,6 +21,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
@@ -147,7 +148,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	}
 	// The front strikes the abandoned requests a crash may have been
 	// the doing of (front poison.go); m.front is set before any worker runs.
-	crashed := func(e front.Exit) { m.front.WorkerCrashed(e) }
+	crashed := func(e quarantine.Exit) { m.front.WorkerCrashed(e) }
 	m.inferCrashes, m.prepCrashes = newCrashLog(crashed), newCrashLog(crashed)
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)

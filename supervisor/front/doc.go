@@ -20,8 +20,9 @@
 //     anonymous mappings unmapped by finish (bodybuf.go).
 //   - A body is checked from its first 64 KiB by a prep worker before the
 //     rest is read (precheck.go); only the front sets worker.PrefixHeader.
-//   - A forwarded request is screened by the poison quarantine and its
-//     worker's death weighed (forward.go, poison.go, blame.go).
+//   - A forwarded request goes through the poison quarantine's guard
+//     (forward.go, supervisor/quarantine): refused 422 when quarantined,
+//     its worker's death weighed after each send.
 //   - A client's hang-up abandons the worker exchange (clientgone.go).
 //   - Connections are capped at limits.max_connections by the listener
 //     CapConnections returns (conncap.go); serve the Server on it.

@@ -75,7 +75,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			break
 		}
 		limit := c.BodyBudgetLimit()
-		f.proxyInference(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v, limit))
+		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v, limit))
 		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
 		f.holdAnswer(ctx, v, limit)

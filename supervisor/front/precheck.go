@@ -46,7 +46,6 @@ type bodyCounts struct {
 	read                                  atomic.Int64 // body bytes read from clients
 	checksPassed, checksRefused, checksNA atomic.Int64 // prefix checks by outcome
 	clientClosed                          atomic.Int64 // requests abandoned: their client hung up (clientgone.go)
-	poisonFallbackKeys                    atomic.Int64 // abandoned requests keyed by their bytes as sent (abandonKey)
 	answersRefused                        atomic.Int64 // answers dropped for the body budget (answerbudget.go)
 }
 
@@ -101,5 +100,5 @@ func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte)
 func (b *bodyCounts) snapshot() status.BodyCounts {
 	return status.BodyCounts{Read: b.read.Load(), ChecksPassed: b.checksPassed.Load(),
 		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load(), ClientClosed: b.clientClosed.Load(),
-		PoisonFallbackKeys: b.poisonFallbackKeys.Load(), AnswersRefused: b.answersRefused.Load()}
+		AnswersRefused: b.answersRefused.Load()}
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/osmem"
-	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
@@ -52,18 +52,10 @@ type Options struct {
 	// them 404.
 	Repository Repository
 	Log        zerolog.Logger
-	// InferExited finds the unexpected exit of the infer worker on
-	// socket (the prep worker names it in worker.InferExitedHeader),
-	// waiting up to wait for the master to reap it: whether it crashed
-	// and what it was at work on (blame.go). Nil: every such exit is a
-	// crash with nothing known of its work, a strike for each request on
-	// it.
-	InferExited func(socket string, wait time.Duration) (Exit, bool)
-	// PrepExited is InferExited for prep workers, whose socket the lb's
-	// error names (lb.BackendError). Nil: a broken prep connection is
-	// never a crash (the front cannot tell a crash from a recycle's or a
-	// stop's broken connection without it).
-	PrepExited func(socket string, wait time.Duration) (Exit, bool)
+	// InferExited and PrepExited tell the poison quarantine how a worker
+	// under a request exited (quarantine.Options).
+	InferExited func(socket string, wait time.Duration) (quarantine.Exit, bool)
+	PrepExited  func(socket string, wait time.Duration) (quarantine.Exit, bool)
 }
 
 // Front is the public listener's server: admission, body reading and its
@@ -88,24 +80,18 @@ type Front struct {
 	conns      osmem.Gauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
-	// poison holds the bodies that made infer workers exit (poison.go).
-	poison *poison.Quarantine
-	// abandoned are the last requests whose client hung up (abandoned.go).
-	abandoned abandonedRing
-	// abandonKeys bounds the decoding done to key abandoned requests
-	// (keyrate.go).
-	abandonKeys keyRate
-	// tokens numbers the inference requests proxied: each is sent with
-	// its token (worker.TokenHeader), which the workers record while at
-	// work on it (blame.go).
-	tokens atomic.Uint64
+	// guard is the poison quarantine around the forward path
+	// (forward.go).
+	guard *quarantine.Guard
 }
 
 // New returns a front that serves nothing (every inference route 503)
 // until SetServing(true), with no API keys until SetKeys.
 func New(b Backend, p Proxy, opts Options) *Front {
-	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
+	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
 	f.adm = admission.New(f.cfg, opts.Log)
+	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: &f.adm.Budget, Log: opts.Log,
+		InferExited: opts.InferExited, PrepExited: opts.PrepExited})
 	return f
 }
 
@@ -136,6 +122,7 @@ func (f *Front) Drain() { f.draining.Store(true) }
 func (f *Front) BodyCounts() status.BodyCounts {
 	c := f.bodies.snapshot()
 	c.RateLimitFallbacks = f.adm.RateLimitFallbacks()
+	c.PoisonFallbackKeys = f.guard.FallbackKeys()
 	return c
 }
 
