@@ -7,8 +7,8 @@ import (
 	"net"
 
 	"github.com/supervisor-dev/supervisor/internal/listenstop"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
-	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
 
@@ -21,9 +21,10 @@ import (
 // up), and drained in shutdown alongside the public listener, before the
 // workers stop.
 
-// The front is the gRPC messages' budget, and lets the one waiting
-// longest claim the room given back (grpcfront's waitLine).
-var _ grpcfront.ClaimBudget = (*front.Front)(nil)
+// The admission Gate the front decides with is the gRPC messages'
+// budget, and lets the one waiting longest claim the room given back
+// (grpcfront's waitLine).
+var _ grpcfront.ClaimBudget = (*admission.Gate)(nil)
 
 // grpcListener is the master's gRPC server and its listener; nil when
 // grpc.listen is "".
@@ -56,8 +57,8 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		IdleTimeout:          l.IdleTimeout.Duration,
 		Timeouts: grpcfront.Timeouts{Message: l.BodyTimeout.Duration, StreamIdle: l.IdleTimeout.Duration,
 			Write: l.WriteTimeout.Duration},
-		Admit:  m.front.AdmitMessage,
-		Budget: m.front,
+		Admit:  m.front.Admission().AdmitMessage,
+		Budget: m.front.Admission(),
 		Log:    m.log,
 	})
 	return &grpcListener{m: m, srv: srv, ln: listenstop.Wrap(tcp)}, nil

@@ -14,11 +14,13 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
@@ -136,7 +138,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	}
 	// The front strikes the abandoned requests a crash may have been
 	// the doing of (front poison.go); m.front is set before any worker runs.
-	crashed := func(e front.Exit) { m.front.WorkerCrashed(e) }
+	crashed := func(e quarantine.Exit) { m.front.WorkerCrashed(e) }
 	m.inferCrashes, m.prepCrashes = workers.NewCrashLog(crashed), workers.NewCrashLog(crashed)
 	ps := &prepScaler{m: m}
 	m.scaler = autoscale.New(ps, ps, log)
@@ -212,7 +214,7 @@ func (m *Master) release() {
 // is released by a defer registered right after it, in reverse order, once
 // the actors (actors.go) have all returned.
 func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
-	keys, err := front.LoadKeys(cfg.Auth)
+	keys, err := admission.LoadKeys(cfg.Auth)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
@@ -141,7 +142,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err := m.place(cfg); err != nil {
 		return fmt.Errorf("the new config does not fit this host, the old one keeps serving:\n%w", err)
 	}
-	keys, err := front.LoadKeys(cfg.Auth)
+	keys, err := admission.LoadKeys(cfg.Auth)
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
 	}

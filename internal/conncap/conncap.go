@@ -24,6 +24,14 @@ type Listener struct {
 	// want of resources (acceptBusy) before it is retried; it must not
 	// block.
 	OnAcceptError func(err error)
+	// Admit, when set, is asked of each connection under the cap: a
+	// non-nil answer refuses it (written, then the connection closed, as
+	// over the cap). It must not block.
+	Admit func(c net.Conn) (refusal []byte)
+	// Wrap, when set, is what Accept returns for an admitted connection
+	// (its own connection type over *Conn); it must give the place back
+	// by closing the *Conn.
+	Wrap func(c *Conn) net.Conn
 }
 
 // RefusalWriteTimeout bounds the write of the answer to a refused
@@ -37,14 +45,36 @@ func New(ln net.Listener, maxConns int, answer []byte) *Listener {
 	return &Listener{Listener: ln, max: int64(maxConns), answer: answer}
 }
 
-// Accept returns the next connection under the cap, a *Conn, answering
-// and closing every connection over it.
+// Accept returns the next connection under the cap and admitted (a
+// *Conn, or what Wrap makes of it), answering and closing every other.
 func (l *Listener) Accept() (net.Conn, error) {
-	c, err := l.AcceptCapped()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.AcceptCapped()
+		if err != nil {
+			return nil, err
+		}
+		if l.Admit != nil {
+			if answer := l.Admit(c); answer != nil {
+				Refuse(c, answer)
+				continue
+			}
+		}
+		if l.Wrap != nil {
+			return l.Wrap(c), nil
+		}
+		return c, nil
 	}
-	return c, nil
+}
+
+// StopListening makes the kernel refuse new connections at once, when
+// the listener under the cap can (internal/listenstop's); an error
+// otherwise.
+func (l *Listener) StopListening() error {
+	s, ok := l.Listener.(interface{ StopListening() error })
+	if !ok {
+		return errors.New("this listener cannot stop listening")
+	}
+	return s.StopListening()
 }
 
 // AcceptCapped is Accept with the connection's own type, for users that

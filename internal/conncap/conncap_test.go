@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -145,5 +146,58 @@ func TestHTTPBusyIsAWholeResponse(t *testing.T) {
 		resp.Header.Get("Content-Type") != "text/plain" || resp.Header.Get("Server") != "s" || string(body) != "busy\n" {
 		t.Fatalf("status %d, headers %v, close %v, body %q; want 503, Retry-After 1, close, text/plain from s, \"busy\\n\"",
 			resp.StatusCode, resp.Header, resp.Close, body)
+	}
+}
+
+// wrapped is a user's connection type over Conn (Listener.Wrap).
+type wrapped struct{ *Conn }
+
+// TestAdmitRefusesAndWrapWraps: a connection Admit answers is written
+// that answer and closed, its place given back; an admitted one is what
+// Wrap makes of it.
+func TestAdmitRefusesAndWrapWraps(t *testing.T) {
+	l, addr := capped(t, 4)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	l.Admit = func(net.Conn) []byte {
+		if refuse.Load() {
+			return []byte("go away")
+		}
+		return nil
+	}
+	l.Wrap = func(c *Conn) net.Conn { return wrapped{c} }
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	first := dial(t, addr)
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, err := io.ReadAll(first); err != nil || string(b) != "go away" {
+		t.Fatalf("refused by Admit: read %q (%v), want its answer then EOF", b, err)
+	}
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the refused connection's place given back",
+		func() bool { return l.Open() == 0 })
+	refuse.Store(false)
+	dial(t, addr)
+	select {
+	case c := <-accepted:
+		if _, ok := c.(wrapped); !ok {
+			t.Fatalf("Accept returned %T, want what Wrap made", c)
+		}
+		_ = c.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the admitted connection was not accepted")
+	}
+}
+
+// TestStopListening: a listener over one that cannot stop listening
+// says so.
+func TestStopListening(t *testing.T) {
+	l, _ := capped(t, 1)
+	if err := l.StopListening(); err == nil {
+		t.Fatal("StopListening over a plain TCP listener reported success")
 	}
 }

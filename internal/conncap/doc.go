@@ -11,7 +11,9 @@
 //     nothing is read from it and no goroutine is started.
 //   - An admitted connection (Conn) holds its place until its first
 //     Close, which gives it back exactly once.
-//   - Each user wraps Conn for its own needs (lingering close, write
-//     deadlines) by embedding it, and keeps Conn.Close as the one place
-//     the place is given back.
+//   - There is one capped listener: each user adds its own admission
+//     (Listener.Admit: the gRPC penalty box) and its own connection type
+//     (Listener.Wrap: lingering close, write deadlines) by hooks, its
+//     type embedding Conn, whose Close stays the one place the place is
+//     given back.
 package conncap

@@ -1,8 +1,6 @@
 package front
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -31,14 +30,14 @@ import (
 // may hold a max_in_flight place and body-budget bytes: whoever takes it
 // from admissions must finish it.
 type verdict struct {
-	refusal
+	admission.Refusal
 	proxied  bool              // through the lb to a prep worker
 	model    string            // the route's model ("" for none), for the poison quarantine
 	hasBody  bool              // the client declared a body (Content-Length > 0 or chunked)
 	length   int64             // declared Content-Length; -1 = chunked
 	inFlight bool              // holds a place under limits.max_in_flight
 	reserved int64             // body-budget bytes held
-	large    int64             // of reserved, those held for a large body (bodyBudget.large)
+	large    int64             // of reserved, those held for a large body (admission.BodyBudget)
 	deadline time.Time         // the client's X-Request-Timeout; zero = none
 	admitted time.Time         // when the header was decided; the body timeout runs from here
 	body     bodyBuf           // the received body (receiveBody); freed by finish
@@ -48,15 +47,7 @@ type verdict struct {
 	// (answerGate); finish gives them back. answerRefusal answers an
 	// answer answerGate refused; nil: none.
 	answer        int64
-	answerRefusal *refusal
-}
-
-// refusal is the answer to a refused request: a status (0 = admitted), a
-// V2 error message and at most one extra response header.
-type refusal struct {
-	status        int
-	msg           string
-	header, value string
+	answerRefusal *admission.Refusal
 }
 
 // admissions carries verdicts from the header hook to the handler; see
@@ -96,7 +87,7 @@ func (f *Front) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestCo
 		f.finish(stale)
 	}
 	rc = fasthttp.RequestConfig{MaxRequestBodySize: int(c.MaxBodyBytes), WriteTimeout: c.Limits.WriteTimeout.Duration}
-	if v.status != 0 {
+	if v.Status != 0 {
 		if v.hasBody {
 			h.SetContentLength(0)
 			h.Del(fasthttp.HeaderExpect)
@@ -117,43 +108,42 @@ func (f *Front) headerReceived(h *fasthttp.RequestHeader) (rc fasthttp.RequestCo
 func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	v := &verdict{length: int64(h.ContentLength()), admitted: time.Now()}
 	v.hasBody = v.length > 0 || v.length == -1
-	if v.length == -1 && declaresLength(h.RawHeaders()) {
-		v.refusal = bothLengths // framing.go
+	if v.length == -1 && admission.DeclaresLength(h.RawHeaders()) {
+		v.Refusal = admission.BothLengths
 		return v
 	}
 	path := requestPath(h)
 	// The key before the route: a client without one learns nothing of
 	// what is served (an unknown model's 404 against a known one's 401
 	// would list the models to anyone).
-	if v.refusal = f.keys.Load().verify(h, path); v.status != 0 {
+	if v.Refusal = f.adm.Verify(h, path); v.Status != 0 {
 		return v
 	}
 	if strings.HasPrefix(path, RepositoryPrefix) {
 		return f.decideRepository(h, path, v) // repository.go
 	}
 	var route v2.Route
-	v.refusal, route, v.proxied = routeRequest(c, h, path)
+	v.Refusal, route, v.proxied = admission.Route(c, h, path)
 	v.model = route.Model
-	if v.status != 0 {
+	if v.Status != 0 {
 		return v
 	}
-	if v.refusal = bodyAllowed(c, route, v); v.status != 0 || !v.proxied {
+	if v.Refusal = admission.BodyAllowed(c, route, v.hasBody, v.length); v.Status != 0 || !v.proxied {
 		return v
 	}
-	if v.refusal = encodingAllowed(route, h); v.status != 0 {
+	if v.Refusal = admission.EncodingAllowed(route, h); v.Status != 0 {
 		return v
 	}
-	if !f.serving.Load() {
-		v.refusal = refusal{status: fasthttp.StatusServiceUnavailable, msg: "the server is not ready: workers are starting or stopping"}
+	if v.Refusal = f.adm.Ready(); v.Status != 0 {
 		return v
 	}
-	deadline, err := clientDeadline(h)
+	deadline, err := admission.ClientDeadline(h)
 	if err != nil {
-		v.refusal = refusal{status: fasthttp.StatusBadRequest, msg: err.Error()}
+		v.Refusal = admission.Refusal{Status: fasthttp.StatusBadRequest, Msg: err.Error()}
 		return v
 	}
 	v.deadline = deadline
-	v.refusal = f.hold(c, v)
+	v.Refusal = f.hold(c, v)
 	return v
 }
 
@@ -169,68 +159,21 @@ func requestPath(h *fasthttp.RequestHeader) string {
 	return string(u.Path())
 }
 
-// routeRequest refuses a request for a route that does not exist (404: a
-// model or model version not served too) or a method the route does not
-// take (405); proxied is whether the route is
-// served by a prep worker.
-func routeRequest(c *config.Config, h *fasthttp.RequestHeader, path string) (r refusal, route v2.Route, proxied bool) {
-	want := fasthttp.MethodGet
-	switch path {
-	case "/v2/health/live", "/v2/health/ready", "/v2":
-	default:
-		var ok bool
-		if route, ok = v2.ParseRoute(path); !ok {
-			return refusal{status: fasthttp.StatusNotFound, msg: "no route for " + strconv.Quote(path)}, route, false
-		}
-		if route.Model != "" && !c.ServesModel(route.Model) {
-			return refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
-		}
-		if msg := route.VersionError(); msg != "" {
-			return refusal{status: fasthttp.StatusNotFound, msg: msg}, route, false
-		}
-		want, proxied = route.Method(), true
-	}
-	method := string(h.Method())
-	if method != want && (want != fasthttp.MethodGet || method != fasthttp.MethodHead) {
-		return refusal{status: fasthttp.StatusMethodNotAllowed, header: fasthttp.HeaderAllow, value: want,
-			msg: fmt.Sprintf("method %s is not allowed on %q; use %s", method, path, want)}, route, proxied
-	}
-	return refusal{}, route, proxied
-}
-
-// bodyAllowed refuses a body on a route that takes none (400) and a
-// declared Content-Length over max_body_bytes (413). A chunked body is
-// held to max_body_bytes as it arrives.
-func bodyAllowed(c *config.Config, route v2.Route, v *verdict) refusal {
-	switch {
-	case v.hasBody && !route.TakesBody():
-		return refusal{status: fasthttp.StatusBadRequest, msg: "this route takes no request body"}
-	case v.length > int64(c.MaxBodyBytes):
-		return refusal{status: fasthttp.StatusRequestEntityTooLarge,
-			msg: fmt.Sprintf("request body of %d bytes is larger than max_body_bytes (%d)", v.length, int64(c.MaxBodyBytes))}
-	}
-	return refusal{}
-}
-
 // hold takes the request's place under max_in_flight and reserves its
 // declared body in the budget; either failing is a 503 with Retry-After,
 // and nothing is held.
-func (f *Front) hold(c *config.Config, v *verdict) refusal {
-	limit := int64(c.Limits.MaxInFlight)
-	if n := f.inFlight.Add(1); limit > 0 && n > limit {
-		f.inFlight.Add(-1)
-		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
-			msg: fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit)}
+func (f *Front) hold(c *config.Config, v *verdict) admission.Refusal {
+	if r := f.adm.TakeInFlight(c); r.Status != 0 {
+		return r
 	}
 	v.inFlight = true
-	if v.length > 0 && !f.budget.reserve(v.length, v.length, c.BodyBudgetLimit()) {
+	if r := f.adm.ReserveDeclared(c, v.length); r.Status != 0 {
 		f.finish(v)
-		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
-			msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
+		return r
 	}
 	v.reserved = max(v.length, 0)
-	v.large = largePart(v.reserved, v.length)
-	return refusal{}
+	v.large = admission.LargePart(v.reserved, v.length)
+	return admission.Refusal{}
 }
 
 // finish gives back what an admitted verdict holds. It is called once per
@@ -242,7 +185,7 @@ func (f *Front) hold(c *config.Config, v *verdict) refusal {
 func (f *Front) finish(v *verdict) {
 	v.detachBody()
 	if v.inFlight {
-		f.inFlight.Add(-1)
+		f.adm.ReleaseInFlight()
 		v.inFlight = false
 	}
 	f.releaseCharges(v)
@@ -251,8 +194,8 @@ func (f *Front) finish(v *verdict) {
 // releaseCharges gives back what v holds of the body budget: its
 // request's charge (with its large part) and its answer's.
 func (f *Front) releaseCharges(v *verdict) {
-	f.budget.release(v.reserved, v.large)
-	f.budget.releaseAnswer(v.answer)
+	f.adm.Budget.Release(v.reserved, v.large)
+	f.adm.Budget.ReleaseAnswer(v.answer)
 	v.reserved, v.large, v.answer = 0, 0, 0
 }
 

@@ -14,8 +14,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -28,7 +30,7 @@ type frontHarness struct {
 	proxy *lb.Proxy
 	addr  string
 	sock  string // the stand-in prep worker's socket
-	ln    *capListener
+	ln    *conncap.Listener
 }
 
 // open is how many client connections the front holds now.
@@ -45,7 +47,7 @@ func startFront(t *testing.T, edit func(*config.Config), opts ...func(*Options))
 		edit(cfg)
 	}
 	fr, _, proxy := newTestFront(cfg, opts...)
-	keys, err := LoadKeys(cfg.Auth)
+	keys, err := admission.LoadKeys(cfg.Auth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +121,9 @@ func closedSoon(c net.Conn) bool {
 
 func (f *frontHarness) waitBudgetEmpty(t *testing.T) {
 	t.Helper()
-	b := &f.fr.budget
-	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return b.inUse() == 0 && b.large.Load() == 0 && f.fr.inFlight.Load() == 0 }) {
-		t.Fatalf("after every request ended: %d body bytes (%d large) and %d requests still held", b.inUse(), b.large.Load(), f.fr.inFlight.Load())
+	b := &f.fr.adm.Budget
+	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return b.InUse() == 0 && b.Large() == 0 && f.fr.adm.InFlight() == 0 }) {
+		t.Fatalf("after every request ended: %d body bytes (%d large) and %d requests still held", b.InUse(), b.Large(), f.fr.adm.InFlight())
 	}
 }
 
@@ -187,7 +189,7 @@ func TestBodyBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.fr.budget.inUse() == 2*3670016 })
+	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.fr.adm.Budget.InUse() == 2*3670016 })
 
 	c := f.dial(t)
 	start := time.Now()
@@ -305,7 +307,7 @@ func TestHeaderHookPanicIsRefused(t *testing.T) {
 	h.SetContentLength(1 << 20)
 	m.headerReceived(&h) // must not panic
 	v := m.admissions.take(&h)
-	if v == nil || v.status != fasthttp.StatusInternalServerError {
+	if v == nil || v.Status != fasthttp.StatusInternalServerError {
 		t.Fatalf("verdict after a panic in the header hook = %+v, want a 500 refusal", v)
 	}
 	if h.ContentLength() != 0 {
@@ -360,7 +362,7 @@ func TestHungUpBodiesGiveEverythingBack(t *testing.T) {
 		if _, err := io.WriteString(c, header+strings.Repeat("x", sent)); err != nil {
 			t.Fatal(err)
 		}
-		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.fr.budget.inUse() == declared })
+		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.fr.adm.Budget.InUse() == declared })
 		c.Close() // long before body_timeout
 		f.waitBudgetEmpty(t)
 	}

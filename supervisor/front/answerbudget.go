@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // A worker's answer is held whole in the master until the front has
@@ -49,7 +50,7 @@ const chargedAnswerMin = 64 << 10
 type heldAnswer struct {
 	b      []byte // what is left to write
 	n      int64  // the charge
-	budget *bodyBudget
+	budget *admission.BodyBudget
 	once   sync.Once
 }
 
@@ -72,7 +73,7 @@ func (h *heldAnswer) WriteTo(w io.Writer) (int64, error) {
 // Close gives the answer's charge back and drops its bytes.
 func (h *heldAnswer) Close() error {
 	h.once.Do(func() {
-		h.budget.releaseAnswer(h.n)
+		h.budget.ReleaseAnswer(h.n)
 		h.b = nil
 	})
 	return nil
@@ -91,7 +92,7 @@ func (f *Front) answerGate(v *verdict, limit int64) lb.AnswerGate {
 			return nil
 		}
 		f.releaseCharges(v)
-		if !f.budget.reserveAnswer(n, limit) {
+		if !f.adm.Budget.ReserveAnswer(n, limit) {
 			r := answerRefusal(n, limit)
 			v.answerRefusal = &r
 			return errAnswerBudget
@@ -120,11 +121,11 @@ func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict, limit int64) {
 		f.streamAnswer(ctx, n)
 		return
 	}
-	f.budget.releaseAnswer(charged) // the exchange failed after the header: ctx holds its error
+	f.adm.Budget.ReleaseAnswer(charged) // the exchange failed after the header: ctx holds its error
 	if n <= chargedAnswerMin || ctx.Response.IsBodyStream() {
 		return
 	}
-	if !f.budget.reserveAnswer(n, limit) {
+	if !f.adm.Budget.ReserveAnswer(n, limit) {
 		f.bodies.answersRefused.Add(1)
 		f.refuseAnswer(ctx, answerRefusal(n, limit))
 		return
@@ -141,26 +142,26 @@ func (f *Front) streamAnswer(ctx *fasthttp.RequestCtx, n int64) {
 	// them now. Body then returns them whether they were the buffer's or
 	// set raw, and neither goes back to a pool while the stream reads it.
 	ctx.Response.SwapBody(nil)
-	ctx.Response.SetBodyStream(&heldAnswer{b: b[:n], n: n, budget: &f.budget}, int(n))
+	ctx.Response.SetBodyStream(&heldAnswer{b: b[:n], n: n, budget: &f.adm.Budget}, int(n))
 }
 
 // answerRefusal is the answer to an answer of n bytes that did not fit a
 // budget of limit bytes: 503 while others hold it, 500 when it never
 // could (over seven eighths of it, the share of large bodies).
-func answerRefusal(n, limit int64) refusal {
+func answerRefusal(n, limit int64) admission.Refusal {
 	if n > limit-limit/8 {
-		return refusal{status: fasthttp.StatusInternalServerError, msg: fmt.Sprintf(
+		return admission.Refusal{Status: fasthttp.StatusInternalServerError, Msg: fmt.Sprintf(
 			"the answer is %d bytes, more than the master may hold for one (7/8 of limits.max_body_bytes_in_flight, %d bytes): ask for binary outputs or fewer rows, or raise limits.max_body_bytes_in_flight",
 			n, limit)}
 	}
-	return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1",
-		msg: "server busy: answers and request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
+	return admission.Refusal{Status: fasthttp.StatusServiceUnavailable, Header: fasthttp.HeaderRetryAfter, Value: "1",
+		Msg: "server busy: answers and request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
 }
 
 // refuseAnswer replaces the answer in ctx, headers and all (a worker's
 // binary answer carries Inference-Header-Content-Length), with r, under
 // the same request id.
-func (f *Front) refuseAnswer(ctx *fasthttp.RequestCtx, r refusal) {
+func (f *Front) refuseAnswer(ctx *fasthttp.RequestCtx, r admission.Refusal) {
 	ctx.Response.SwapBody(nil) // dropped, not pooled: it is as large as it did not fit
 	ctx.Response.Reset()
 	f.refuse(ctx, r, false)

@@ -107,7 +107,7 @@ func TestNoKeyLearnsNoModel(t *testing.T) {
 // unknown model is NOT_FOUND.
 func TestNoKeyLearnsNoModelOverGRPC(t *testing.T) {
 	h := startAuthFront(t)
-	c := serveGRPC(t, grpcfront.Options{Handler: h.fr.ServeInternal, Admit: h.fr.AdmitMessage, Budget: h.fr, MaxMessageBytes: 1 << 20,
+	c := serveGRPC(t, grpcfront.Options{Handler: h.fr.ServeInternal, Admit: h.fr.adm.AdmitMessage, Budget: h.fr.adm, MaxMessageBytes: 1 << 20,
 		Timeouts: grpcfront.Timeouts{Message: 5 * time.Second, StreamIdle: time.Minute, Write: 10 * time.Second}})
 	rpcs := map[string]func(ctx context.Context, model string) error{
 		"ModelMetadata": func(ctx context.Context, m string) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // These tests send mapped bodies (2 MiB, over the production
@@ -68,7 +69,7 @@ func TestMappedBodyUpstreamTimeout(t *testing.T) {
 	good := f.sock
 	f.proxy.SetBackends([]lb.Backend{{Name: "prep-stuck", Socket: sock}})
 	const n = 4 << 20
-	resp := f.exchange(t, f.dial(t), bigRequest(n, TimeoutHeader+": 300ms\r\n"))
+	resp := f.exchange(t, f.dial(t), bigRequest(n, admission.TimeoutHeader+": 300ms\r\n"))
 	if b := body(t, resp); resp.StatusCode != 504 && resp.StatusCode != 503 {
 		t.Fatalf("a body to an upstream that never reads it: %d %q, want 504 (or 503)", resp.StatusCode, b)
 	}

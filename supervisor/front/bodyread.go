@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -136,10 +137,10 @@ func (br *bodyReader) grow() error {
 			return errBodyTooLarge
 		}
 		next = min(max(2*size, 16<<10), limit+1)
-		if !br.f.budget.reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
+		if !br.f.adm.Budget.Reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
 			return errBodyBudget
 		}
-		br.v.large += largePart(next, br.chunkedN+next)
+		br.v.large += admission.LargePart(next, br.chunkedN+next)
 		br.chunkedN += next
 		br.v.reserved += next
 	}
@@ -154,17 +155,17 @@ func isTimeoutErr(err error) bool {
 }
 
 // bodyRefusal is the answer to a body read that failed.
-func bodyRefusal(err error) refusal {
+func bodyRefusal(err error) admission.Refusal {
 	var pr *prefixRefusal
 	switch {
 	case errors.As(err, &pr):
 		return pr.r
 	case errors.Is(err, errBodyTimeout):
-		return refusal{status: fasthttp.StatusRequestTimeout, msg: err.Error()}
+		return admission.Refusal{Status: fasthttp.StatusRequestTimeout, Msg: err.Error()}
 	case errors.Is(err, errBodyTooLarge):
-		return refusal{status: fasthttp.StatusRequestEntityTooLarge, msg: err.Error()}
+		return admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge, Msg: err.Error()}
 	case errors.Is(err, errBodyBudget):
-		return refusal{status: fasthttp.StatusServiceUnavailable, header: fasthttp.HeaderRetryAfter, value: "1", msg: err.Error()}
+		return admission.Refusal{Status: fasthttp.StatusServiceUnavailable, Header: fasthttp.HeaderRetryAfter, Value: "1", Msg: err.Error()}
 	}
-	return refusal{status: fasthttp.StatusBadRequest, msg: err.Error()}
+	return admission.Refusal{Status: fasthttp.StatusBadRequest, Msg: err.Error()}
 }

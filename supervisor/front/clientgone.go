@@ -8,7 +8,6 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/hangup"
 	"github.com/supervisor-dev/supervisor/lb"
-	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
 
 // A proxied request whose client hangs up while a worker works on it is
@@ -23,7 +22,7 @@ import (
 // (hangup.PeerClosed). A client that only half-closes (shuts down its
 // sending side and still reads) is taken as gone, as nginx takes it;
 // curl, browsers and HTTP libraries do not do that. An RPC's request
-// is watched through its context instead (grpcfront.RPCContext,
+// is watched through its context instead (ServeInternal's rpc,
 // lb.ContextClient: the context's end calls back at once). Such requests are
 // answered nothing, logged at debug with status 499 and counted
 // (supervisor_client_closed_requests_total). A gRPC client whose deadline
@@ -31,12 +30,9 @@ import (
 // hang-up (499) when that reset reaches the master before the master's
 // timer for the same deadline fires (504): either is true of the client.
 
-// clientGone is the lb's Client for ctx, or nil when its client cannot
-// be asked (a connection with no socket under it).
+// clientGone is the lb's Client for the public request ctx, or nil when
+// its client cannot be asked (a connection with no socket under it).
 func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
-	if rpc, ok := grpcfront.RPCContext(ctx); ok {
-		return lb.ContextClient{Ctx: rpc}
-	}
 	conn := socketOf(ctx.Conn())
 	if conn == nil {
 		return nil
@@ -44,10 +40,10 @@ func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
 	return hangup.Peer{Conn: conn}
 }
 
-// socketOf is the connection under c's connection cap (cappedConn, over
+// socketOf is the connection under c's connection cap (lingerConn, over
 // conncap.Conn), the one epoll or a peek can ask, or nil if it has none.
 func socketOf(c net.Conn) net.Conn {
-	if cc, ok := c.(*cappedConn); ok {
+	if cc, ok := c.(*lingerConn); ok {
 		c = cc.Conn.Conn
 	}
 	if _, ok := c.(syscall.Conn); !ok {

@@ -18,7 +18,7 @@ import (
 )
 
 // TestClientGoneSeesTheHangUp: the Client of a request on a connection
-// under the cap (cappedConn over conncap.Conn, as the public listener
+// under the cap (lingerConn over conncap.Conn, as the public listener
 // gives them) can be watched, its Gone is false while the client is
 // connected, and once it closes the watch calls back and Gone is true.
 func TestClientGoneSeesTheHangUp(t *testing.T) {
@@ -36,7 +36,7 @@ func TestClientGoneSeesTheHangUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := &cappedConn{Conn: c}
+	conn := &lingerConn{Conn: c}
 	defer conn.closeNow()
 	var ctx fasthttp.RequestCtx
 	ctx.Init2(conn, nil, false)

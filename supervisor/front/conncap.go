@@ -11,30 +11,22 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
-// capListener enforces limits.max_connections on the public listener
+// newCapListener enforces limits.max_connections on the public listener
 // itself (conncap), so that a connection over the cap gets the same
 // answer as every other refusal: 503 with Retry-After and a V2 error JSON
 // body. fasthttp's own cap (Server.Concurrency) answers text/plain and
 // cannot be changed; the front server's Concurrency is set above this cap
-// so that only this one ever refuses. Its connections can close by
-// lingering (linger.go), and it can stop listening (StopListening).
-type capListener struct {
-	*conncap.Listener
-	// stop gives StopListening, for a stop that hands over to no one
-	// (tableflip's descriptor would keep the socket listening through the
-	// drain); Accept then ends with net.ErrClosed. After an upgrade the
-	// socket is the new master's: never call it then.
-	stop *listenstop.Listener
+// so that only this one ever refuses. Its connections (lingerConn) can
+// close by lingering (linger.go), and it can stop listening
+// (listenstop: for a stop that hands over to no one, as tableflip's
+// descriptor would keep the socket listening through the drain; Accept
+// then ends with net.ErrClosed. After an upgrade the socket is the new
+// master's: never call it then).
+func newCapListener(ln net.Listener, maxConns int) *conncap.Listener {
+	l := conncap.New(listenstop.Wrap(ln), maxConns, overCapAnswer(maxConns))
+	l.Wrap = func(c *conncap.Conn) net.Conn { return &lingerConn{Conn: c} }
+	return l
 }
-
-func newCapListener(ln net.Listener, maxConns int) *capListener {
-	stop := listenstop.Wrap(ln)
-	return &capListener{Listener: conncap.New(stop, maxConns, overCapAnswer(maxConns)), stop: stop}
-}
-
-// StopListening makes the kernel refuse new connections to the public
-// socket at once (internal/listenstop).
-func (l *capListener) StopListening() error { return l.stop.StopListening() }
 
 // overCapAnswer is the whole HTTP response to a connection over the cap.
 func overCapAnswer(maxConns int) []byte {
@@ -43,38 +35,10 @@ func overCapAnswer(maxConns int) []byte {
 	return conncap.HTTPBusy("supervisor", "application/json", body)
 }
 
-// Accept returns the next connection under the cap, answering and
-// closing every connection over it.
-func (l *capListener) Accept() (net.Conn, error) {
-	c, err := l.AcceptCapped()
-	if err != nil {
-		return nil, err
-	}
-	return &cappedConn{Conn: c}, nil
-}
-
-// cappedConn gives its place back exactly once, when it is really
-// closed: at its first Close, or after a lingering close (linger.go)
-// when one was asked for.
-type cappedConn struct {
-	*conncap.Conn
-	linger atomic.Bool // close by lingering (lingerOnClose)
-}
-
-func (c *cappedConn) Close() error {
-	if c.linger.Swap(false) {
-		go c.lingerThenClose()
-		return nil
-	}
-	return c.closeNow()
-}
-
-func (c *cappedConn) closeNow() error { return c.Conn.Close() }
-
 // capConnections wraps the public listener in the max_connections cap;
 // refusals, and accepts retried for want of descriptors, are logged at
 // most once a minute each, as fasthttp did.
-func (f *Front) capConnections(ln net.Listener, maxConns int) *capListener {
+func (f *Front) capConnections(ln net.Listener, maxConns int) *conncap.Listener {
 	cl := newCapListener(ln, maxConns)
 	var refused, failed minuteGate
 	cl.OnRefuse = func(open int64) {

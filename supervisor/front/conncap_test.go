@@ -10,12 +10,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
 // serveCapped serves a fasthttp server that answers 200 to everything on
 // loopback, behind a cap of maxConns, and returns its address.
-func serveCapped(t *testing.T, maxConns int) (string, *capListener) {
+func serveCapped(t *testing.T, maxConns int) (string, *conncap.Listener) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

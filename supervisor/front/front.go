@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -64,8 +65,8 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 	}
 	defer f.finish(v)
 	switch {
-	case v.status != 0:
-		f.refuse(ctx, v.refusal, v.hasBody)
+	case v.Status != 0:
+		f.refuse(ctx, v.Refusal, v.hasBody)
 	case v.proxied:
 		// Only the master asks for prefix checks (precheck.go).
 		ctx.Request.Header.Del(worker.PrefixHeader)
@@ -74,7 +75,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			break
 		}
 		limit := c.BodyBudgetLimit()
-		f.proxyInference(ctx, c, v.model, v.deadline, f.answerGate(v, limit))
+		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v, limit))
 		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
 		f.holdAnswer(ctx, v, limit)
@@ -94,11 +95,11 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 // after the answer: what is left of the body cannot be told apart from
 // the next request. It is a lingering close (linger.go), so that a client
 // still sending reads the answer rather than a reset.
-func (f *Front) refuse(ctx *fasthttp.RequestCtx, r refusal, unreadBody bool) {
-	if r.header != "" {
-		ctx.Response.Header.Set(r.header, r.value)
+func (f *Front) refuse(ctx *fasthttp.RequestCtx, r admission.Refusal, unreadBody bool) {
+	if r.Header != "" {
+		ctx.Response.Header.Set(r.Header, r.Value)
 	}
-	f.reply(ctx, r.status, r.msg)
+	f.reply(ctx, r.Status, r.Msg)
 	f.proxy.SetRequestID(ctx)
 	if unreadBody {
 		ctx.SetConnectionClose()

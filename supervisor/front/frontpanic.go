@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // fasthttp does not recover panics: one in the header hook or the handler
@@ -20,7 +22,7 @@ func (f *Front) recoverHeader(h *fasthttp.RequestHeader, v **verdict) {
 	}
 	f.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
 		Msg("front: recovered panic while deciding a request from its header; answered 500 and kept serving")
-	refused := &verdict{hasBody: true, refusal: refusal{status: fasthttp.StatusInternalServerError, msg: "internal error in the master"}}
+	refused := &verdict{hasBody: true, Refusal: admission.Refusal{Status: fasthttp.StatusInternalServerError, Msg: "internal error in the master"}}
 	// finish is idempotent: the verdict may be both *v and the one in
 	// admissions.
 	if old := f.admissions.put(h, refused); old != nil {
@@ -44,5 +46,5 @@ func (f *Front) recoverHandler(ctx *fasthttp.RequestCtx) {
 	f.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).
 		Msg("front: recovered panic while serving a request; answered 500 and kept serving")
 	ctx.Response.Reset()
-	f.refuse(ctx, refusal{status: fasthttp.StatusInternalServerError, msg: "internal error in the master"}, true)
+	f.refuse(ctx, admission.Refusal{Status: fasthttp.StatusInternalServerError, Msg: "internal error in the master"}, true)
 }

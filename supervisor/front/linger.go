@@ -3,7 +3,10 @@ package front
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/supervisor-dev/supervisor/internal/conncap"
 )
 
 // Lingering close, as nginx's lingering_close and Go's net/http do. A
@@ -31,18 +34,36 @@ const (
 
 var lingerBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
+// lingerConn is a public connection: it gives its place under the cap
+// back exactly once, when it is really closed: at its first Close, or
+// after a lingering close when one was asked for.
+type lingerConn struct {
+	*conncap.Conn
+	linger atomic.Bool // close by lingering (lingerOnClose)
+}
+
+func (c *lingerConn) Close() error {
+	if c.linger.Swap(false) {
+		go c.lingerThenClose()
+		return nil
+	}
+	return c.closeNow()
+}
+
+func (c *lingerConn) closeNow() error { return c.Conn.Close() }
+
 // lingerOnClose asks that conn, when fasthttp closes it, be closed by a
 // lingering close; a connection that is not the front listener's (tests
 // that call the handler directly) is closed as it would be.
 func lingerOnClose(conn net.Conn) {
-	if c, ok := conn.(*cappedConn); ok {
+	if c, ok := conn.(*lingerConn); ok {
 		c.linger.Store(true)
 	}
 }
 
 // lingerThenClose closes c's write side, discards what the client still
 // sends within the bounds above, then closes c.
-func (c *cappedConn) lingerThenClose() {
+func (c *lingerConn) lingerThenClose() {
 	defer c.closeNow()
 	raw := c.Conn.Conn // the socket: CloseWrite is not net.Conn's
 	cw, ok := raw.(interface{ CloseWrite() error })

@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -45,15 +46,14 @@ type bodyCounts struct {
 	read                                  atomic.Int64 // body bytes read from clients
 	checksPassed, checksRefused, checksNA atomic.Int64 // prefix checks by outcome
 	clientClosed                          atomic.Int64 // requests abandoned: their client hung up (clientgone.go)
-	poisonFallbackKeys                    atomic.Int64 // abandoned requests keyed by their bytes as sent (abandonKey)
 	answersRefused                        atomic.Int64 // answers dropped for the body budget (answerbudget.go)
 }
 
 // prefixRefusal is a body refused by its prefix check: a body-read error
 // that carries the prep worker's answer.
-type prefixRefusal struct{ r refusal }
+type prefixRefusal struct{ r admission.Refusal }
 
-func (e *prefixRefusal) Error() string { return e.r.msg }
+func (e *prefixRefusal) Error() string { return e.r.Msg }
 
 // checkPrefix asks a prep worker about the body's first bytes, prefix;
 // it returns the refusal to answer with, or nil to go on reading.
@@ -93,12 +93,12 @@ func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte)
 	if json.Unmarshal(resp.Body(), &e) != nil || e.Error == "" {
 		e.Error = "request refused from its first bytes"
 	}
-	return &prefixRefusal{refusal{status: status, msg: e.Error}}
+	return &prefixRefusal{admission.Refusal{Status: status, Msg: e.Error}}
 }
 
 // snapshot is the counters now, for /metrics.
 func (b *bodyCounts) snapshot() status.BodyCounts {
 	return status.BodyCounts{Read: b.read.Load(), ChecksPassed: b.checksPassed.Load(),
 		ChecksRefused: b.checksRefused.Load(), ChecksNone: b.checksNA.Load(), ClientClosed: b.clientClosed.Load(),
-		PoisonFallbackKeys: b.poisonFallbackKeys.Load(), AnswersRefused: b.answersRefused.Load()}
+		AnswersRefused: b.answersRefused.Load()}
 }

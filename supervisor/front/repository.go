@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -46,25 +47,25 @@ var errRepositoryBodyTooLarge = fmt.Errorf("the request body is larger than the 
 // MaxRepositoryBody.
 func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verdict) *verdict {
 	if f.opts.Repository == nil || !f.opts.Repository.Routes(path) {
-		v.refusal = refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("no route for %q (the repository routes are POST /v2/repository/index and POST /v2/repository/models/{m}/load or /unload)", path)}
+		v.Refusal = admission.Refusal{Status: fasthttp.StatusNotFound, Msg: fmt.Sprintf("no route for %q (the repository routes are POST /v2/repository/index and POST /v2/repository/models/{m}/load or /unload)", path)}
 		return v
 	}
 	if method := string(h.Method()); method != fasthttp.MethodPost {
-		v.refusal = refusal{status: fasthttp.StatusMethodNotAllowed, header: fasthttp.HeaderAllow, value: fasthttp.MethodPost,
-			msg: fmt.Sprintf("method %s is not allowed on %q; use POST", method, path)}
+		v.Refusal = admission.Refusal{Status: fasthttp.StatusMethodNotAllowed, Header: fasthttp.HeaderAllow, Value: fasthttp.MethodPost,
+			Msg: fmt.Sprintf("method %s is not allowed on %q; use POST", method, path)}
 		return v
 	}
 	switch {
 	case v.length > MaxRepositoryBody:
-		v.refusal = refusal{status: fasthttp.StatusRequestEntityTooLarge,
-			msg: fmt.Sprintf("request body of %d bytes is larger than the repository routes take (%d)", v.length, MaxRepositoryBody)}
+		v.Refusal = admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("request body of %d bytes is larger than the repository routes take (%d)", v.length, MaxRepositoryBody)}
 	case v.length < 0:
-		v.refusal = refusal{status: fasthttp.StatusLengthRequired,
-			msg: "the repository routes take a body with a Content-Length, not a chunked one"}
+		v.Refusal = admission.Refusal{Status: fasthttp.StatusLengthRequired,
+			Msg: "the repository routes take a body with a Content-Length, not a chunked one"}
 	default:
 		// A place under max_in_flight, and the body in the body budget,
 		// as for inference: bodies held by the master stay bounded.
-		v.refusal = f.hold(f.cfg(), v)
+		v.Refusal = f.hold(f.cfg(), v)
 	}
 	return v
 }

@@ -2,7 +2,6 @@ package front
 
 import (
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,9 +9,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/osmem"
-	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 )
 
@@ -52,21 +52,13 @@ type Options struct {
 	// them 404.
 	Repository Repository
 	Log        zerolog.Logger
-	// InferExited finds the unexpected exit of the infer worker on
-	// socket (the prep worker names it in worker.InferExitedHeader),
-	// waiting up to wait for the master to reap it: whether it crashed
-	// and what it was at work on (blame.go). Nil: every such exit is a
-	// crash with nothing known of its work, a strike for each request on
-	// it.
-	InferExited func(socket string, wait time.Duration) (Exit, bool)
-	// PrepExited is InferExited for prep workers, whose socket the lb's
-	// error names (lb.BackendError). Nil: a broken prep connection is
-	// never a crash (the front cannot tell a crash from a recycle's or a
-	// stop's broken connection without it).
-	PrepExited func(socket string, wait time.Duration) (Exit, bool)
+	// InferExited and PrepExited tell the poison quarantine how a worker
+	// under a request exited (quarantine.Options).
+	InferExited func(socket string, wait time.Duration) (quarantine.Exit, bool)
+	PrepExited  func(socket string, wait time.Duration) (quarantine.Exit, bool)
 	// ModelIdentity is the content identity of the file model is served
-	// from (internal/modelid), part of its poison quarantine keys
-	// (poisonkey.go). Nil, or "": none, as for a model not configured.
+	// from (internal/modelid), part of its quarantine keys
+	// (quarantine.Options). Nil, or "": none.
 	ModelIdentity func(model string) string
 }
 
@@ -79,66 +71,50 @@ type Front struct {
 	opts  Options
 	log   zerolog.Logger
 
-	// keys are the API keys in force (nil = no authentication); inFlight
-	// counts proxied requests against limits.max_in_flight.
-	keys     atomic.Pointer[Keys]
-	inFlight atomic.Int64
-	// setKeys orders SetKeys calls; fleet is the rate limit shared
-	// through Redis that they hand to the keys (ratelimit.go).
-	setKeys sync.Mutex
-	fleet   fleetLimit
-	// serving gates inference routes (SetServing); draining asks clients
-	// to close their connections (Drain).
-	serving  atomic.Bool
+	// adm is the admission state the gRPC front shares: keys, rate
+	// limits, readiness, max_in_flight and the body budget.
+	adm *admission.Gate
+	// draining asks clients to close their connections (Drain).
 	draining atomic.Bool
 
-	// admissions carries header-time verdicts to the handler; budget
-	// bounds the request body bytes held (admission.go, bodybudget.go).
+	// admissions carries header-time verdicts to the handler
+	// (admission.go).
 	admissions admissions
-	budget     bodyBudget
 	bodies     bodyCounts  // body bytes read, prefix checks (precheck.go)
 	conns      osmem.Gauge // open public connections (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
-	// poison holds the bodies that made infer workers exit (poison.go).
-	poison *poison.Quarantine
-	// abandoned are the last requests whose client hung up (abandoned.go).
-	abandoned abandonedRing
-	// abandonKeys bounds the decoding done to key abandoned requests
-	// (keyrate.go).
-	abandonKeys keyRate
-	// tokens numbers the inference requests proxied: each is sent with
-	// its token (worker.TokenHeader), which the workers record while at
-	// work on it (blame.go).
-	tokens atomic.Uint64
+	// guard is the poison quarantine around the forward path
+	// (forward.go).
+	guard *quarantine.Guard
 }
 
 // New returns a front that serves nothing (every inference route 503)
 // until SetServing(true), with no API keys until SetKeys.
 func New(b Backend, p Proxy, opts Options) *Front {
-	return &Front{b: b, proxy: p, opts: opts, log: opts.Log, poison: poison.New(poison.DefaultMax)}
+	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
+	f.adm = admission.New(f.cfg, opts.Log)
+	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: &f.adm.Budget, Log: opts.Log,
+		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity})
+	return f
 }
 
 // cfg is the config in force.
 func (f *Front) cfg() *config.Config { return f.b.Config() }
 
-// SetKeys puts keys (LoadKeys) in force for the requests decided from
-// now. A key that was in force before with the same rate limit keeps its
-// bucket (ratelimit.go): a reload, or a repository load (which reloads),
-// does not refill it.
-func (f *Front) SetKeys(keys *Keys) {
-	f.setKeys.Lock()
-	defer f.setKeys.Unlock()
-	keys.carryBuckets(f.keys.Load())
-	f.fleet.adopt(keys, f.log)
-	f.keys.Store(keys)
-}
+// Admission is the admission state this front decides with, for the
+// gRPC front to share (grpcfront.Options.Admit and Budget).
+func (f *Front) Admission() *admission.Gate { return f.adm }
+
+// SetKeys puts keys (admission.LoadKeys) in force for the requests
+// decided from now (admission.Gate.SetKeys).
+func (f *Front) SetKeys(keys *admission.Keys) { f.adm.SetKeys(keys) }
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener
 // drains, so requests still arriving on open keep-alive connections are
 // served, not refused.
-func (f *Front) SetServing(on bool) { f.serving.Store(on) }
+func (f *Front) SetServing(on bool) { f.adm.SetServing(on) }
 
 // Drain makes every answer from now ask its client to close the
 // connection, so that keep-alive clients move to the listener's next
@@ -149,7 +125,8 @@ func (f *Front) Drain() { f.draining.Store(true) }
 // fallbacks), for /metrics.
 func (f *Front) BodyCounts() status.BodyCounts {
 	c := f.bodies.snapshot()
-	c.RateLimitFallbacks = f.fleet.fallbacks.Load()
+	c.RateLimitFallbacks = f.adm.RateLimitFallbacks()
+	c.PoisonFallbackKeys = f.guard.FallbackKeys()
 	return c
 }
 

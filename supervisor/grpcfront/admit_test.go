@@ -33,7 +33,7 @@ func serve(t *testing.T, o Options) pb.GRPCInferenceServiceClient {
 func TestAdmitRefusesBeforeTheMessage(t *testing.T) {
 	var admitted, handled atomic.Int32
 	c := serve(t, Options{
-		Handler: func(ctx *fasthttp.RequestCtx) {
+		Handler: func(_ context.Context, ctx *fasthttp.RequestCtx) {
 			handled.Add(1)
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")

@@ -22,10 +22,10 @@ import (
 
 // bigAnswers answers every request with a binary infer answer whose one
 // output is n bytes of a pattern (a fresh body each), counting calls.
-func bigAnswers(n int, calls *atomic.Int64) fasthttp.RequestHandler {
+func bigAnswers(n int, calls *atomic.Int64) Handler {
 	hdr := `{"model_name":"m","outputs":[{"name":"y","datatype":"UINT8","shape":[` + strconv.Itoa(n) +
 		`],"parameters":{"binary_data_size":` + strconv.Itoa(n) + `}}]}`
-	return func(ctx *fasthttp.RequestCtx) {
+	return func(_ context.Context, ctx *fasthttp.RequestCtx) {
 		calls.Add(1)
 		body := make([]byte, len(hdr)+n)
 		copy(body, hdr)

@@ -111,7 +111,7 @@ func TestTrickledMessagesStallTheConnectionThatDoesNotFit(t *testing.T) {
 }
 
 // inferAnswer answers every request 200 with an empty V2 infer response.
-func inferAnswer(ctx *fasthttp.RequestCtx) {
+func inferAnswer(_ context.Context, ctx *fasthttp.RequestCtx) {
 	body := `{"model_name":"m","outputs":[]}`
 	ctx.Response.Header.Set(headerLenHeader, "31")
 	ctx.SetBodyString(body)

@@ -61,9 +61,9 @@ func TestDecodedCostCountsWhatDecodingAllocates(t *testing.T) {
 // served.
 func TestDecodeBombIsRefusedBeforeDecoding(t *testing.T) {
 	var handled atomic.Int32
-	c := serve(t, Options{MaxMessageBytes: 1 << 20, Handler: func(ctx *fasthttp.RequestCtx) {
+	c := serve(t, Options{MaxMessageBytes: 1 << 20, Handler: func(rpc context.Context, ctx *fasthttp.RequestCtx) {
 		handled.Add(1)
-		inferAnswer(ctx)
+		inferAnswer(rpc, ctx)
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -47,7 +47,6 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 	}
 	x := &exchange{}
 	x.ctx.Init(&fasthttp.Request{}, addr, nil)
-	x.ctx.SetUserValue(rpcKey{}, ctx)
 	h := &x.ctx.Request.Header
 	h.SetMethod(method)
 	h.SetRequestURI(path)
@@ -65,21 +64,6 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 	return x, nil
 }
 
-// rpcKey is the user value under which an exchange's request carries its
-// RPC's context.
-type rpcKey struct{}
-
-// RPCContext is the context of the RPC that the request ctx (given to
-// the Handler) was built for: it ends when the RPC's client cancels it,
-// its deadline passes or its connection dies, and then nobody waits for
-// the answer, which the Handler may act on (the master abandons the
-// request's worker exchange). ok is false for a request that came
-// another way.
-func RPCContext(ctx *fasthttp.RequestCtx) (rpc context.Context, ok bool) {
-	rpc, ok = ctx.UserValue(rpcKey{}).(context.Context)
-	return rpc, ok
-}
-
 // setBody sets the binary-extension body: a JSON header of headerLen
 // bytes, then the tensors' bytes.
 func (x *exchange) setBody(body []byte, headerLen int) {
@@ -95,8 +79,8 @@ func (x *exchange) setBody(body []byte, headerLen int) {
 // The answer's X-Request-Id (the client's x-request-id, or the lb's new
 // one) is sent back as the x-request-id header metadata of a unary RPC,
 // so a client can find its request in the master's and workers' logs.
-func (x *exchange) do(ctx context.Context, h fasthttp.RequestHandler) (int, []byte, error) {
-	h(&x.ctx)
+func (x *exchange) do(ctx context.Context, h Handler) (int, []byte, error) {
+	h(ctx, &x.ctx)
 	resp := &x.ctx.Response
 	if id := resp.Header.Peek(requestIDHeader); len(id) > 0 {
 		// Refused for a stream once its header is sent: the first

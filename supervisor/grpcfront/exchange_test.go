@@ -7,24 +7,22 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestRPCContextIsTheRPCs: the request an RPC becomes carries the RPC's
-// context, so the Handler sees its end (a client's cancel); a request
-// that came another way carries none.
-func TestRPCContextIsTheRPCs(t *testing.T) {
+// TestHandlerGetsTheRPCsContext: the Handler is given the context of
+// the RPC its request was built for, so it sees the RPC's end (a
+// client's cancel) and can abandon the request.
+func TestHandlerGetsTheRPCsContext(t *testing.T) {
 	rpc, cancel := context.WithCancel(context.Background())
 	x, err := newExchange(rpc, fasthttp.MethodPost, "/v2/models/m/infer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := RPCContext(&x.ctx)
-	if !ok || got.Err() != nil {
-		t.Fatalf("RPCContext = %v, %v; want the RPC's live context", got, ok)
+	var got context.Context
+	_, _, _ = x.do(rpc, func(c context.Context, _ *fasthttp.RequestCtx) { got = c })
+	if got == nil || got.Err() != nil {
+		t.Fatalf("Handler got %v; want the RPC's live context", got)
 	}
 	cancel()
 	if got.Err() == nil {
-		t.Error("the request's RPC context did not end when the RPC was cancelled")
-	}
-	if _, ok := RPCContext(&fasthttp.RequestCtx{}); ok {
-		t.Error("RPCContext found a context on a request no RPC built")
+		t.Error("the Handler's RPC context did not end when the RPC was cancelled")
 	}
 }

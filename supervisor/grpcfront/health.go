@@ -3,7 +3,6 @@ package grpcfront
 import (
 	"context"
 
-	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -17,7 +16,7 @@ import (
 // checking").
 type health struct {
 	healthpb.UnimplementedHealthServer
-	h fasthttp.RequestHandler
+	h Handler
 }
 
 // Check answers for the server ("") and for GRPCInferenceService; any

@@ -20,7 +20,7 @@ import (
 type Options struct {
 	// Handler answers the V2 HTTP request an RPC was turned into, as the
 	// public listener would (admission, local routes, the lb). Required.
-	Handler fasthttp.RequestHandler
+	Handler Handler
 	// MaxMessageBytes is the largest request message gRPC accepts
 	// (max_body_bytes); larger ones are refused RESOURCE_EXHAUSTED before
 	// they are decoded. 0 is gRPC's default, 4 MiB.
@@ -69,6 +69,13 @@ type Options struct {
 	// Log receives what the server reports; the zero Logger drops it.
 	Log zerolog.Logger
 }
+
+// Handler answers req, the V2 HTTP request the RPC whose context is rpc
+// was turned into. rpc ends when the RPC's client cancels it, its
+// deadline passes or its connection dies, and then nobody waits for the
+// answer, which the Handler may act on (the master abandons the
+// request's worker exchange).
+type Handler func(rpc context.Context, req *fasthttp.RequestCtx)
 
 // MinPingInterval is the shortest interval between keepalive pings a
 // client may send; a client that pings more often is sent GOAWAY
@@ -148,7 +155,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newCapListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
+	err := s.srv.Serve(newListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

@@ -20,7 +20,7 @@ import (
 func blockingServer(t *testing.T) (s *Server, c pb.GRPCInferenceServiceClient, entered chan string, release chan struct{}) {
 	t.Helper()
 	entered, release = make(chan string, 8), make(chan struct{})
-	s, addr := listen(t, Options{Handler: func(ctx *fasthttp.RequestCtx) {
+	s, addr := listen(t, Options{Handler: func(_ context.Context, ctx *fasthttp.RequestCtx) {
 		entered <- string(ctx.Path())
 		<-release
 	}})

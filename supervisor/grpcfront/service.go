@@ -15,7 +15,7 @@ import (
 // service implements GRPCInferenceService on the master's Handler.
 type service struct {
 	pb.UnimplementedGRPCInferenceServiceServer
-	h       fasthttp.RequestHandler
+	h       Handler
 	answers *heldAnswers // charges infer answers until sent (nil: none)
 }
 

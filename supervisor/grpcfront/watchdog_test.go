@@ -51,8 +51,8 @@ func ended(t *testing.T, h *hostile.H2, id uint32, start time.Time, within time.
 	return how
 }
 
-func unreached(t *testing.T) fasthttp.RequestHandler {
-	return func(*fasthttp.RequestCtx) { t.Error("the handler was reached") }
+func unreached(t *testing.T) Handler {
+	return func(context.Context, *fasthttp.RequestCtx) { t.Error("the handler was reached") }
 }
 
 // A unary RPC whose message claims 1000 bytes and trickles 10 is ended
@@ -115,7 +115,7 @@ func TestConnectionCap(t *testing.T) {
 // write quota: Timeouts.Write closes the connection.
 func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 	bigError := `{"error":"` + strings.Repeat("a", 16<<10) + `"}`
-	h, addr := hostileConn(t, Options{Handler: func(ctx *fasthttp.RequestCtx) {
+	h, addr := hostileConn(t, Options{Handler: func(_ context.Context, ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusBadRequest)
 		ctx.SetBodyString(bigError)
 	}, Timeouts: Timeouts{Write: 200 * time.Millisecond}})

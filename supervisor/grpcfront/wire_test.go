@@ -357,7 +357,7 @@ func TestWireReadWriteCloseRace(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Add(2)
 		reads := make(chan struct{}, len(in))
-		go func() { // the reader: await, then a read, as cappedConn.Read
+		go func() { // the reader: await, then a read, as rpcConn.Read
 			defer wg.Done()
 			for i := 0; i < len(in); i += 64 {
 				if w.await() != nil || w.read(in[i:min(i+64, len(in))]) != nil {

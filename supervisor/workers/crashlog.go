@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 )
 
 // CrashLog records the last unexpected exits of the workers of one role
@@ -30,12 +30,12 @@ import (
 // it quarantined a load test's one body after two such hangs (TestChaos).
 type CrashLog struct {
 	mu    sync.Mutex
-	exits [crashLogSize]front.Exit
+	exits [crashLogSize]quarantine.Exit
 	next  int
 	more  chan struct{} // closed at the next exit
 	// then, if set, is told of each crash, after it is recorded: the
 	// front strikes the abandoned requests at work then.
-	then func(front.Exit)
+	then func(quarantine.Exit)
 }
 
 // crashLogSize is how many exits a CrashLog keeps: a request looks for
@@ -43,13 +43,13 @@ type CrashLog struct {
 // many workers a second.
 const crashLogSize = 64
 
-func NewCrashLog(then func(front.Exit)) *CrashLog {
+func NewCrashLog(then func(quarantine.Exit)) *CrashLog {
 	return &CrashLog{more: make(chan struct{}), then: then}
 }
 
 // Record notes a worker's unexpected exit: p, reaped.
 func (c *CrashLog) Record(p *Process) {
-	e := front.Exit{At: time.Now(), Socket: p.spec.Socket, Crashed: isCrash(p.err), Work: p.atWork, Read: p.atWorkRead}
+	e := quarantine.Exit{At: time.Now(), Socket: p.spec.Socket, Crashed: isCrash(p.err), Work: p.atWork, Read: p.atWorkRead}
 	c.mu.Lock()
 	c.exits[c.next] = e
 	c.next = (c.next + 1) % crashLogSize
@@ -64,7 +64,7 @@ func (c *CrashLog) Record(p *Process) {
 // ExitOf returns the exit of the worker on socket, waiting up to wait
 // for it: a request sees its worker's connection break before the master
 // reaps the worker.
-func (c *CrashLog) ExitOf(socket string, wait time.Duration) (front.Exit, bool) {
+func (c *CrashLog) ExitOf(socket string, wait time.Duration) (quarantine.Exit, bool) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -80,7 +80,7 @@ func (c *CrashLog) ExitOf(socket string, wait time.Duration) (front.Exit, bool) 
 		select {
 		case <-more:
 		case <-t.C:
-			return front.Exit{}, false
+			return quarantine.Exit{}, false
 		}
 	}
 }

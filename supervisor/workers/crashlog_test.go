@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/shm"
-	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -56,8 +56,8 @@ func TestExitOfWaitsForTheReap(t *testing.T) {
 // TestCrashLogTellsThen: a crash is passed on to then; a kill from
 // outside is not.
 func TestCrashLogTellsThen(t *testing.T) {
-	var told []front.Exit
-	c := NewCrashLog(func(e front.Exit) { told = append(told, e) })
+	var told []quarantine.Exit
+	c := NewCrashLog(func(e quarantine.Exit) { told = append(told, e) })
 	c.Record(exited(t, "a.sock", "kill -KILL $$"))
 	c.Record(exited(t, "b.sock", "kill -SEGV $$"))
 	if len(told) != 1 || told[0].Socket != "b.sock" || !told[0].Crashed {

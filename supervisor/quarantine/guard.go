@@ -1,14 +1,17 @@
-package front
+package quarantine
 
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -129,7 +132,7 @@ import (
 // scoreboard). Kills from outside strike nothing here either.
 //
 // The key is what reaches the model, not the bytes as sent
-// (poisonkey.go): the body decompressed, then decoded into its tensors,
+// (key.go): the body decompressed, then decoded into its tensors,
 // whose names, datatypes, shapes and bytes are hashed with the model's
 // name (v2.WriteRequestKey, the one key the response cache starts from
 // too), not the route's form nor the requested outputs. So the same
@@ -155,7 +158,7 @@ import (
 // body) costs its decompression only. The decode's memory, up to four
 // times the JSON bytes, is charged to the body budget as the
 // decompression is; a body whose decode does not fit is keyed by its
-// decompressed bytes (poisonkey.go decodeCost).
+// decompressed bytes (key.go decodeCost).
 //
 // Every abandoned request is keyed at once, whether or not a crash
 // follows, so a client flooding large JSON bodies and hanging up on each
@@ -178,55 +181,112 @@ import (
 // so its quarantine takes up to twice the tries). The healthy server
 // abandons far below the rate and keys as before.
 
-// proxyInference sends an admitted inference request for model (as its
-// header's route named it), whose body is whole in ctx, through the lb,
-// unless its body is quarantined, under a token of its own
-// (worker.TokenHeader); then it weighs the death of a worker under it
-// (blame.go): a strike, a suspect, or, when its infer worker died before
-// it was at work, one more send. gate is asked about the answer
-// (answerbudget.go); a refused answer is neither a crash nor a strike.
-func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, gate lb.AnswerGate) {
+// Options are what a Guard needs of the master.
+type Options struct {
+	// Config is the config in force (limits.poison_*, max_body_bytes,
+	// the body budget's limit, prep.upstream_timeout).
+	Config func() *config.Config
+	// Budget is charged the decompression and decode done to key a
+	// body (key.go).
+	Budget *admission.BodyBudget
+	Log    zerolog.Logger
+	// InferExited finds the unexpected exit of the infer worker on
+	// socket (the prep worker names it in worker.InferExitedHeader),
+	// waiting up to wait for the master to reap it: whether it crashed
+	// and what it was at work on (blame.go). Nil: every such exit is a
+	// crash with nothing known of its work, a strike for each request on
+	// it.
+	InferExited func(socket string, wait time.Duration) (Exit, bool)
+	// PrepExited is InferExited for prep workers, whose socket the lb's
+	// error names (lb.BackendError). Nil: a broken prep connection is
+	// never a crash (the guard cannot tell a crash from a recycle's or a
+	// stop's broken connection without it).
+	PrepExited func(socket string, wait time.Duration) (Exit, bool)
+	// ModelIdentity is the content identity of the file model is served
+	// from (internal/modelid), the start of its keys (key.go), so that a
+	// quarantine ends with the weights it was struck on. Nil, or "": none,
+	// as for a model not configured.
+	ModelIdentity func(model string) string
+}
+
+// Guard is the poison quarantine around the forward path (Around), told
+// of worker crashes by the master's crash log (WorkerCrashed). Safe for
+// concurrent use.
+type Guard struct {
+	o Options
+	// q holds the bodies that made workers exit (internal/poison).
+	q *poison.Quarantine
+	// abandoned are the last requests whose client hung up
+	// (abandoned.go).
+	abandoned abandonedRing
+	// abandonKeys bounds the decoding done to key abandoned requests
+	// (keyrate.go); fallbackKeys counts those keyed by their bytes as
+	// sent past it.
+	abandonKeys  keyRate
+	fallbackKeys atomic.Int64
+	// tokens numbers the requests sent: each is sent with its token
+	// (worker.TokenHeader), which the workers record while at work on
+	// it (blame.go).
+	tokens atomic.Uint64
+}
+
+// New returns an empty quarantine.
+func New(o Options) *Guard { return &Guard{o: o, q: poison.New(poison.DefaultMax)} }
+
+// Around sends the inference request in ctx for model (as its route
+// named it) with send, under the quarantine, and returns send's last
+// error. A quarantined body is not sent: Around returns its refusal
+// (422). Otherwise the request is sent under a token of its own
+// (worker.TokenHeader), marked to run alone when it is a suspect
+// (worker.AloneHeader), and after each send the guard weighs the
+// answer: a run stopped at max_run_time, or a worker's death under the
+// request, is a strike or makes a suspect; a request whose infer worker
+// died before it was at work is sent again, once, while its deadline
+// allows; a served suspect is acquitted; a request whose client hung up
+// (lb.ErrClientGone) is remembered for a crash that may follow
+// (WorkerCrashed). An answer the lb refused (lb.ErrAnswerRefused) is
+// neither a crash nor a strike. The workers' marks are removed from the
+// answer.
+func (g *Guard) Around(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, send func() error) (*admission.Refusal, error) {
 	on := c.Limits.PoisonThreshold > 0
 	var suspect []poison.Key
 	if on {
-		var r *refusal
-		if r, suspect = f.screen(ctx, model); r != nil {
-			f.refuse(ctx, *r, false)
-			return
+		var r *admission.Refusal
+		if r, suspect = g.screen(ctx, model); r != nil {
+			return r, nil
 		}
 		if suspect != nil {
 			ctx.Request.Header.Set(worker.AloneHeader, "1")
-			f.poison.SoloRun(model)
+			g.q.SoloRun(model)
 		}
 	}
-	token := f.tokenOf(ctx)
+	token := g.tokenOf(ctx)
 	for resent := false; ; resent = true {
 		sent := time.Now()
-		err := f.proxy.ServeHTTPFor(ctx, deadline, clientGone(ctx), gate)
+		err := send()
 		if errors.Is(err, lb.ErrAnswerRefused) {
-			return
+			return nil, err
 		}
 		if errors.Is(err, lb.ErrClientGone) { // nobody waits: the worker may still crash on it
 			if on {
-				f.abandon(ctx, c, model, token, sent, deadline)
+				g.abandon(ctx, c, model, token, sent, deadline)
 			}
-			f.bodies.clientClosed.Add(1)
-			return
+			return nil, err
 		}
 		if ctx.Response.Header.Peek(worker.RunTimeoutHeader) != nil {
-			f.countRunTimeout(ctx, c, model)
-			return
+			g.countRunTimeout(ctx, c, model)
+			return nil, err
 		}
 		exited := ctx.Response.Header.Peek(worker.InferExitedHeader)
 		inferExited, socket := exited != nil, string(exited)
 		ctx.Response.Header.Del(worker.InferExitedHeader)
 		if !inferExited && err == nil {
 			if suspect != nil && acquits(ctx.Response.StatusCode()) {
-				f.poison.Acquit(model, suspect...)
+				g.q.Acquit(model, suspect...)
 			}
-			return
+			return nil, nil
 		}
-		switch f.blameFor(inferExited, socket, err, token) {
+		switch g.blameFor(inferExited, socket, err, token) {
 		case blameRetry:
 			if !resent && (deadline.IsZero() || time.Now().Before(deadline)) {
 				ctx.Response.Reset()
@@ -234,19 +294,26 @@ func (f *Front) proxyInference(ctx *fasthttp.RequestCtx, c *config.Config, model
 			}
 		case blameStrike:
 			if on {
-				f.countCrash(ctx, c, model)
+				g.countCrash(ctx, c, model)
 			}
 		case blameSuspect:
 			if on {
-				f.poison.Suspected(model, f.poisonKey(ctx), c.Limits.PoisonTTL.Duration)
+				g.q.Suspected(model, g.Key(ctx), c.Limits.PoisonTTL.Duration)
 			}
 		}
-		return
+		return nil, err
 	}
 }
 
+// Stats are the quarantine's counts by model, for /metrics and status.
+func (g *Guard) Stats() poison.Stats { return g.q.Stats() }
+
+// FallbackKeys is the number of abandoned requests keyed by their bytes
+// as sent, past limits.poison_key_rate (keyrate.go).
+func (g *Guard) FallbackKeys() int64 { return g.fallbackKeys.Load() }
+
 // acquits says whether a worker's answer of status to a suspect's solo
-// run clears its strikes (poison.go): 2xx, or a refusal of the body for
+// run clears its strikes (see Guard): 2xx, or a refusal of the body for
 // what it is (400 malformed or invalid for the model, 413 too large, 415
 // an encoding it cannot read, 422): answers the body gets every time,
 // without a run that could crash. Not 5xx (a failed run, an exited
@@ -270,15 +337,15 @@ const crashWait = time.Second
 // body is a suspect by (nil: none), to run alone and acquit if served.
 // The body is hashed only while model has entries: first as sent (struck
 // so when abandoned past limits.poison_key_rate), then decoded.
-func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, suspect []poison.Key) {
-	if !f.poison.Watching(model) {
+func (g *Guard) screen(ctx *fasthttp.RequestCtx, model string) (r *admission.Refusal, suspect []poison.Key) {
+	if !g.q.Watching(model) {
 		return nil, nil
 	}
-	for _, key := range [...]func(*fasthttp.RequestCtx) poison.Key{f.sentKey, f.poisonKey} {
+	for _, key := range [...]func(*fasthttp.RequestCtx) poison.Key{g.sentKey, g.Key} {
 		k := key(ctx)
-		s := f.poison.Look(k)
+		s := g.q.Look(k)
 		if s.Blocked {
-			return &refusal{status: fasthttp.StatusUnprocessableEntity, msg: fmt.Sprintf(
+			return &admission.Refusal{Status: fasthttp.StatusUnprocessableEntity, Msg: fmt.Sprintf(
 				"this request made a worker serving model %q crash, or its run outlive max_run_time, repeatedly; "+
 					"requests with the same tensors are refused for %s more (limits.poison_ttl)", model, s.Left.Round(time.Second))}, nil
 		}
@@ -290,17 +357,17 @@ func (f *Front) screen(ctx *fasthttp.RequestCtx, model string) (r *refusal, susp
 }
 
 // countCrash counts the request's body towards its quarantine.
-func (f *Front) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
-	f.strike(model, f.poisonKey(ctx), c)
+func (g *Guard) countCrash(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
+	g.strike(model, g.Key(ctx), c)
 }
 
 // abandon remembers a request sent at sent with token whose client hung
 // up, for a worker crash while it may still be at work on it
 // (WorkerCrashed), or strikes it at once when one already was.
-func (f *Front) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, token uint64, sent, deadline time.Time) {
-	r := abandonedReq{model: model, key: f.abandonKey(ctx, time.Now()), token: token, sent: sent, until: inFlightUntil(c, sent, deadline)}
-	if f.abandoned.add(r) {
-		f.strike(model, r.key, c)
+func (g *Guard) abandon(ctx *fasthttp.RequestCtx, c *config.Config, model string, token uint64, sent, deadline time.Time) {
+	r := abandonedReq{model: model, key: g.abandonKey(ctx, time.Now()), token: token, sent: sent, until: inFlightUntil(c, sent, deadline)}
+	if g.abandoned.add(r) {
+		g.strike(model, r.key, c)
 	}
 }
 
@@ -320,36 +387,32 @@ func inFlightUntil(c *config.Config, sent, deadline time.Time) time.Time {
 // worker that crashed on its own (not killed from outside: the master's
 // crash log tells) was at work on (e.Work; every one in flight then when
 // nothing is known of its work).
-func (f *Front) WorkerCrashed(e Exit) {
-	c := f.cfg()
-	for _, r := range f.abandoned.take(e) {
+func (g *Guard) WorkerCrashed(e Exit) {
+	c := g.o.Config()
+	for _, r := range g.abandoned.take(e) {
 		if c.Limits.PoisonThreshold > 0 {
-			f.strike(r.model, r.key, c)
+			g.strike(r.model, r.key, c)
 		}
 	}
 }
 
 // strike counts one crash against k, sent to model, and logs its
 // quarantine.
-func (f *Front) strike(model string, k poison.Key, c *config.Config) {
-	if !f.poison.Crashed(model, k, c.Limits.PoisonThreshold, c.Limits.PoisonTTL.Duration) {
+func (g *Guard) strike(model string, k poison.Key, c *config.Config) {
+	if !g.q.Crashed(model, k, c.Limits.PoisonThreshold, c.Limits.PoisonTTL.Duration) {
 		return
 	}
-	f.log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
+	g.o.Log.Warn().Str("model", model).Str("hash", fmt.Sprintf("%016x", k.Hash)).Int("body_bytes", k.Len).
 		Int("crashes", c.Limits.PoisonThreshold).Dur("ttl", c.Limits.PoisonTTL.Duration).
 		Msg("request quarantined: a prep or infer worker crashed under it, or its run outlived max_run_time, limits.poison_threshold times; requests with the same tensors are refused 422 for limits.poison_ttl")
 }
 
 // countRunTimeout counts a run stopped at max_run_time by model and as a
 // strike against the request's body, and removes the header.
-func (f *Front) countRunTimeout(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
+func (g *Guard) countRunTimeout(ctx *fasthttp.RequestCtx, c *config.Config, model string) {
 	ctx.Response.Header.Del(worker.RunTimeoutHeader)
-	f.poison.RunTimedOut(model)
+	g.q.RunTimedOut(model)
 	if c.Limits.PoisonThreshold > 0 {
-		f.countCrash(ctx, c, model)
+		g.countCrash(ctx, c, model)
 	}
 }
-
-// PoisonStats are the poison quarantine's counts by model, for /metrics
-// and status.
-func (f *Front) PoisonStats() poison.Stats { return f.poison.Stats() }

@@ -16,27 +16,17 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/conncap"
 )
 
-// capListener caps the gRPC listener's open connections as the public
-// listener caps its own (conncap): a connection over the cap is answered
-// at once and closed. The answer is HTTP/2's: the server preface (an
-// empty SETTINGS frame) and GOAWAY REFUSED_STREAM whose debug data says
-// why, which gRPC clients report as UNAVAILABLE and retry with backoff.
-// A new connection of an address under penalty (penaltyBox) is answered
-// the same way, with ENHANCE_YOUR_CALM.
+// The gRPC listener is capped as the public listener is (conncap): a
+// connection over the cap is answered at once and closed. The answer is
+// HTTP/2's: the server preface (an empty SETTINGS frame) and GOAWAY
+// REFUSED_STREAM whose debug data says why, which gRPC clients report as
+// UNAVAILABLE and retry with backoff. A new connection of an address
+// under penalty (penaltyBox) is answered the same way, with
+// ENHANCE_YOUR_CALM.
 //
-// It also keeps the open connections by remote address (conns), so that a
-// stream's watchdog can close the connection of a client that does not
-// read its answers (gRPC gives a handler no way to).
-type capListener struct {
-	*conncap.Listener
-	conns *connSet
-	// writeTimeout bounds each write to a connection (0: none): gRPC sets
-	// no write deadline, so a client that reads nothing at all would
-	// stall the connection's writer, with every answer queued behind it.
-	writeTimeout time.Duration
-	// msgs charges each connection's messages in assembly (see wire).
-	msgs msgBudget
-}
+// The open connections are also kept by remote address (connSet), so
+// that a stream's watchdog can close the connection of a client that
+// does not read its answers (gRPC gives a handler no way to).
 
 // msgBudget is the Budget the messages are charged to (nil: none), the
 // largest message charged (Options.MaxMessageBytes), the longest a
@@ -139,8 +129,26 @@ func (e *connEntry) endedEarly() {
 	}
 }
 
-func newCapListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, msgs msgBudget) *capListener {
-	return &capListener{Listener: conncap.New(ln, maxConns, overCapAnswer(maxConns)), conns: conns, writeTimeout: writeTimeout, msgs: msgs}
+// newListener caps ln at maxConns connections and admits none of an
+// address under penalty; each connection it gives is an rpcConn, its
+// writes bounded by writeTimeout (0: none: gRPC sets no write deadline,
+// so a client that reads nothing at all would stall the connection's
+// writer, with every answer queued behind it) and its messages charged
+// to msgs as they arrive (see wire).
+func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, msgs msgBudget) *conncap.Listener {
+	l := conncap.New(ln, maxConns, overCapAnswer(maxConns))
+	l.Admit = func(c net.Conn) []byte {
+		if !conns.penalties.admit(hostOf(c.RemoteAddr())) {
+			return penalisedAnswer
+		}
+		return nil
+	}
+	l.Wrap = func(c *conncap.Conn) net.Conn {
+		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire(msgs.b, msgs.max, msgs.wait, msgs.line)}
+		rc.entry = conns.add(rc)
+		return rc
+	}
+	return l
 }
 
 // overCapAnswer is the server preface and GOAWAY a connection over the
@@ -165,40 +173,23 @@ func goAwayAnswer(code http2.ErrCode, why string) []byte {
 	return b.Bytes()
 }
 
-// Accept returns the next connection under the cap and of an address
-// not under penalty, answering and closing every other.
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.AcceptCapped()
-		if err != nil {
-			return nil, err
-		}
-		if !l.conns.penalties.admit(hostOf(c.RemoteAddr())) {
-			conncap.Refuse(c, penalisedAnswer)
-			continue
-		}
-		cc := &cappedConn{Conn: c, l: l, wire: newWire(l.msgs.b, l.msgs.max, l.msgs.wait, l.msgs.line)}
-		cc.entry = l.conns.add(cc)
-		return cc, nil
-	}
-}
-
-// cappedConn is a connection of the listener: its writes are bounded,
+// rpcConn is a connection of the listener: its writes are bounded,
 // its messages charged as they arrive (wire), and it leaves conns at its
 // first Close.
-type cappedConn struct {
+type rpcConn struct {
 	*conncap.Conn
-	l     *capListener
-	entry *connEntry
-	wire  *wire
-	once  sync.Once
+	conns        *connSet
+	writeTimeout time.Duration
+	entry        *connEntry
+	wire         *wire
+	once         sync.Once
 }
 
 // Read hands gRPC the client's bytes, each message they declare charged
 // (see wire): first it waits for room for the messages the last read
 // left owing; it fails, and gRPC closes the connection, when there is
 // none in time.
-func (c *cappedConn) Read(b []byte) (int, error) {
+func (c *rpcConn) Read(b []byte) (int, error) {
 	if err := c.wire.await(); err != nil {
 		c.wire.close()
 		return 0, err
@@ -217,9 +208,9 @@ func (c *cappedConn) Read(b []byte) (int, error) {
 // Write fails once the client has taken nothing for the write timeout:
 // gRPC then closes the connection. A write that ends in gRPC's GOAWAY
 // for too many pings (see pingFloodTail) closes it for misbehaviour.
-func (c *cappedConn) Write(b []byte) (int, error) {
-	if c.l.writeTimeout > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+func (c *rpcConn) Write(b []byte) (int, error) {
+	if c.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	}
 	flood := bytes.HasSuffix(b, pingFloodTail)
 	if flood {
@@ -244,10 +235,10 @@ func (c *cappedConn) Write(b []byte) (int, error) {
 // TestPingFloodPenalisesTheAddress catches a grpc-go that changes it.
 var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, "too_many_pings"...)
 
-func (c *cappedConn) Close() error {
+func (c *rpcConn) Close() error {
 	err := c.Conn.Close()
 	c.wire.close()
 	c.entry.dropAnswers()
-	c.once.Do(func() { c.l.conns.remove(c) })
+	c.once.Do(func() { c.conns.remove(c) })
 	return err
 }

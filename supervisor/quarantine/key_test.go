@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"bytes"
@@ -67,10 +67,10 @@ func binaryMod(xs ...int64) ([]byte, string) {
 // one key; another tensor, another model or a body that is no V2 request
 // (keyed by its decompressed bytes) has its own.
 func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
-	f, _, _ := poisonFront(2, crashedYes)
+	f, _, _ := poisonRig(2, crashedYes)
 	plain := []byte(modJSON)
 	bin, binLen := binaryMod(1, 2, 3, 4)
-	want := f.poisonKey(keyedRequest(plain))
+	want := f.Key(keyedRequest(plain))
 	versioned := keyedRequest(plain)
 	versioned.Request.SetRequestURI("/v2/models/m/versions/1/infer")
 	same := map[string]*fasthttp.RequestCtx{
@@ -86,7 +86,7 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 			`"outputs":[{"name":"y","parameters":{"classification":3}}]}`)),
 	}
 	for name, ctx := range same {
-		if got := f.poisonKey(ctx); got != want {
+		if got := f.Key(ctx); got != want {
 			t.Errorf("%s: key %+v, want the plain JSON body's %+v", name, got, want)
 		}
 	}
@@ -100,29 +100,29 @@ func TestPoisonKeyIsWhatReachesTheModel(t *testing.T) {
 		"undecodable gzip": keyedRequest([]byte("not gzip"), "Content-Encoding", "gzip"),
 	}
 	for name, ctx := range other {
-		if got := f.poisonKey(ctx); got == want {
+		if got := f.Key(ctx); got == want {
 			t.Errorf("%s: has the key of the plain JSON body", name)
 		}
 	}
 	raw := []byte("\x89PNG not a V2 request")
-	if a, b := f.poisonKey(keyedRequest(raw)), f.poisonKey(keyedRequest(gzipAt(t, raw, 1), "Content-Encoding", "gzip")); a != b {
+	if a, b := f.Key(keyedRequest(raw)), f.Key(keyedRequest(gzipAt(t, raw, 1), "Content-Encoding", "gzip")); a != b {
 		t.Errorf("a raw body and its gzip: keys %+v and %+v, want one", a, b)
 	}
 	fp32 := func(data string) poison.Key {
-		return f.poisonKey(keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2],"data":[` + data + `]}]}`)))
+		return f.Key(keyedRequest([]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[2],"data":[` + data + `]}]}`)))
 	}
 	if a, b := fp32("1.0, 2"), fp32("1,2e0"); a != b {
 		t.Errorf("FP32 data spelled 1.0,2 and 1,2e0: keys %+v and %+v, want one", a, b)
 	}
-	if f.budget.inUse() != 0 {
-		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
+	if f.budget.InUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.InUse())
 	}
 }
 
 // TestPoisonEncodingDoesNotDodge: a body quarantined after two crashes
 // sent as JSON is refused gzip'd and as binary tensors.
 func TestPoisonEncodingDoesNotDodge(t *testing.T) {
-	f, p, c := poisonFront(2, crashedYes)
+	f, p, c := poisonRig(2, crashedYes)
 	for range 2 {
 		send(f, c, "bad")
 	}
@@ -131,7 +131,7 @@ func TestPoisonEncodingDoesNotDodge(t *testing.T) {
 		"gzip":    keyedRequest(gzipAt(t, []byte("bad"), 9), "Content-Encoding", "gzip"),
 		"deflate": keyedRequest(httpcoding.Compress(httpcoding.Deflate, []byte("bad")), "Content-Encoding", "deflate"),
 	} {
-		f.proxyInference(ctx, c, "m", time.Time{}, nil)
+		f.forward(ctx, c, "m", time.Time{}, nil, nil)
 		if code := ctx.Response.StatusCode(); code != fasthttp.StatusUnprocessableEntity {
 			t.Errorf("the quarantined body %s: %d, want 422", name, code)
 		}
@@ -159,7 +159,7 @@ func (p *crashingProxy) ServeHTTPFor(ctx *fasthttp.RequestCtx, _ time.Time, _ lb
 // request it holds); a raw body (undecoded) is refused at the versioned
 // route as well.
 func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	p := &crashingProxy{}
 	f.proxy = p
 	to := func(path, body string) *fasthttp.RequestCtx {
@@ -168,8 +168,8 @@ func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
 		return ctx
 	}
 	for range 2 {
-		f.proxyInference(to("/v2/models/m/infer", modJSON), c, "m", time.Time{}, nil)
-		f.proxyInference(to("/v2/models/m/infer", "\x89PNG raw"), c, "m", time.Time{}, nil)
+		f.forward(to("/v2/models/m/infer", modJSON), c, "m", time.Time{}, nil, nil)
+		f.forward(to("/v2/models/m/infer", "\x89PNG raw"), c, "m", time.Time{}, nil, nil)
 	}
 	withOutputs := func(outputs string) string {
 		return `{"inputs":[{"name":"x","datatype":"INT64","shape":[1,4],"data":[1,2,3,4]}],"outputs":[` + outputs + `]}`
@@ -184,7 +184,7 @@ func TestPoisonRouteAndOutputsDoNotDodge(t *testing.T) {
 	}
 	before, refused := p.sent, 0
 	for name, ctx := range dodges {
-		f.proxyInference(ctx, c, "m", time.Time{}, nil)
+		f.forward(ctx, c, "m", time.Time{}, nil, nil)
 		if code := ctx.Response.StatusCode(); code == fasthttp.StatusUnprocessableEntity {
 			refused++
 		} else if !strings.HasPrefix(name, "classification") {
@@ -227,9 +227,9 @@ func TestPrepCrashIsAStrike(t *testing.T) {
 		{"no backend took it", notSent, crashedYes, false},
 		{"timed out", fmt.Errorf("backend prep-0: %w", fasthttp.ErrTimeout), crashedYes, false},
 	} {
-		f, _, c := poisonFront(2, crashedYes)
+		f, _, c := poisonRig(2, crashedYes)
 		p := &brokenProxy{err: tc.err}
-		f.proxy, f.opts.PrepExited = p, tc.crashed
+		f.proxy, f.o.PrepExited = p, tc.crashed
 		for range 2 {
 			send(f, c, "decoder-killer")
 		}
@@ -260,7 +260,7 @@ func int64JSON(n int) []byte {
 // of what reaches the model, for an 8192-element INT64 tensor as JSON
 // (about 40 KB), gzip'd JSON, and binary (64 KiB).
 func BenchmarkPoisonKey(b *testing.B) {
-	f, _, _ := poisonFront(2, crashedYes)
+	f, _, _ := poisonRig(2, crashedYes)
 	js := bytes.NewBuffer(int64JSON(8192))
 	xs := make([]int64, 8192)
 	for i := range xs {
@@ -284,7 +284,7 @@ func BenchmarkPoisonKey(b *testing.B) {
 		b.Run(c.name+"/decoded", func(b *testing.B) {
 			b.SetBytes(int64(len(c.ctx.Request.Body())))
 			for b.Loop() {
-				f.poisonKey(c.ctx)
+				f.Key(c.ctx)
 			}
 		})
 	}
@@ -297,21 +297,21 @@ func BenchmarkPoisonKey(b *testing.B) {
 // alias the body), it is keyed by its tensors.
 func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 	const n = 8 << 10
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	js := []byte(fmt.Sprintf(`{"inputs":[{"name":"x","datatype":"INT64","shape":[1,%d],"data":[0%s]}]}`, n, strings.Repeat(",0", n-1)))
 	bin, binLen := binaryMod(make([]int64, n)...)
 	c.Limits.MaxBodyBytesInFlight = config.ByteSize(3 * len(js)) // the body fits, its decode (8 bytes a value) does not
-	tight := f.poisonKey(keyedRequest(js))
-	if want := f.poison.KeyOf("m", "", js); tight != want {
+	tight := f.Key(keyedRequest(js))
+	if want := f.q.KeyOf("m", "", js); tight != want {
 		t.Errorf("a %d-byte JSON body with %d bytes of budget: key %+v, want its bytes' %+v", len(js), 3*len(js), tight, want)
 	}
-	binTight := f.poisonKey(keyedRequest(bin, headerLenHeader, binLen))
+	binTight := f.Key(keyedRequest(bin, headerLenHeader, binLen))
 	c.Limits.MaxBodyBytesInFlight = config.ByteSize(8 * len(js))
-	if roomy := f.poisonKey(keyedRequest(js)); roomy != binTight || roomy == tight {
+	if roomy := f.Key(keyedRequest(js)); roomy != binTight || roomy == tight {
 		t.Errorf("with room: JSON key %+v, binary key (tight budget) %+v, want one, not the bytes' %+v", roomy, binTight, tight)
 	}
-	if f.budget.inUse() != 0 {
-		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.inUse())
+	if f.budget.InUse() != 0 {
+		t.Errorf("the body budget holds %d bytes after keying, want 0", f.budget.InUse())
 	}
 }
 
@@ -333,9 +333,9 @@ func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 		"gzip, its size declared":     {"gzip", gzipAt(t, dense, gzip.BestSpeed)},
 		"gzip, more than declared":    {"gzip", append(gzipAt(t, dense, gzip.BestSpeed), gzipAt(t, dense, gzip.BestSpeed)...)},
 	} {
-		f, _, _ := poisonFront(2, crashedYes)
-		_ = f.poisonKey(keyedRequest(c.body, "Content-Encoding", c.coding))
-		if used, large := f.budget.inUse(), f.budget.large.Load(); used != 0 || large != 0 {
+		f, _, _ := poisonRig(2, crashedYes)
+		_ = f.Key(keyedRequest(c.body, "Content-Encoding", c.coding))
+		if used, large := f.budget.InUse(), f.budget.Large(); used != 0 || large != 0 {
 			t.Errorf("%s: after keying, the body budget holds %d bytes, %d of them large; want 0 and 0", name, used, large)
 		}
 	}
@@ -347,12 +347,12 @@ func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 // large bytes, whose drift below zero would let the budget's heir
 // (bodyheir.go) take the eighth kept for small bodies.
 func TestPoisonKeyInflateGivesBackTheLargeCount(t *testing.T) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 8 << 20
 	c.Limits.MaxBodyBytesInFlight = 64 << 20
 	body := httpcoding.Compress(httpcoding.Deflate, make([]byte, 3<<20))
-	f.poisonKey(keyedRequest(body, "Content-Encoding", "deflate"))
-	if f.budget.inUse() != 0 || f.budget.large.Load() != 0 {
-		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.budget.inUse(), f.budget.large.Load())
+	f.Key(keyedRequest(body, "Content-Encoding", "deflate"))
+	if f.budget.InUse() != 0 || f.budget.Large() != 0 {
+		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.budget.InUse(), f.budget.Large())
 	}
 }

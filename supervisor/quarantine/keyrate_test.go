@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"strings"
@@ -33,10 +33,10 @@ func bytesDue(n int) time.Duration {
 // the rate has refilled them; a gzip'd body is charged what it inflates
 // to, into debt.
 func TestAbandonKeyRateFallsBackToSentKey(t *testing.T) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 1000
 	ctx := keyedRequest(spacedJSON(300 - len(modJSON)))
-	decoded, sent := f.poisonKey(ctx), f.sentKey(ctx)
+	decoded, sent := f.Key(ctx), f.sentKey(ctx)
 	if decoded == sent {
 		t.Fatal("the padded body's decoded key is its key as sent: the test cannot tell them apart")
 	}
@@ -56,7 +56,7 @@ func TestAbandonKeyRateFallsBackToSentKey(t *testing.T) {
 	big := spacedJSON(900 - len(modJSON))
 	gz := keyedRequest(gzipAt(t, big, 9), "Content-Encoding", "gzip")
 	t1 := t0.Add(time.Second) // full again
-	if f.abandonKey(gz, t1) != f.poisonKey(keyedRequest(big)) {
+	if f.abandonKey(gz, t1) != f.Key(keyedRequest(big)) {
 		t.Fatal("a gzip'd abandoned request was not decoded with the bucket full")
 	}
 	if f.abandonKey(ctx, t1) != sent { // 1000 - 900 inflated: no room for 300
@@ -69,18 +69,18 @@ func TestAbandonKeyRateFallsBackToSentKey(t *testing.T) {
 // second decodes again, refilling at that rate (the default would have
 // refilled the bucket within a microsecond); every fallback is counted.
 func TestPoisonKeyRateIsConfigured(t *testing.T) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 1000
 	c.Limits.PoisonKeyRate = 0
 	ctx := keyedRequest(spacedJSON(300 - len(modJSON)))
-	decoded, sent := f.poisonKey(ctx), f.sentKey(ctx)
+	decoded, sent := f.Key(ctx), f.sentKey(ctx)
 	t0 := time.Now()
 	if f.abandonKey(ctx, t0) != sent {
 		t.Fatal("with poison_key_rate 0 an abandoned request was decoded")
 	}
 	reloaded := *c
 	reloaded.Limits.PoisonKeyRate = 1000
-	f.b.(*testBackend).cfg.Store(&reloaded)
+	f.cfg.Store(&reloaded)
 	for i, want := range []poison.Key{decoded, decoded, decoded, sent} { // 3 × 300 bytes fit in 1000
 		if f.abandonKey(ctx, t0) != want {
 			t.Fatalf("abandoned request %d after the reload to 1000 B/s: want decoded %v", i, want == decoded)
@@ -92,7 +92,7 @@ func TestPoisonKeyRateIsConfigured(t *testing.T) {
 	if f.abandonKey(ctx, t0.Add(200*time.Millisecond)) != decoded { // 100 left + 200 refilled
 		t.Fatal("a request was not decoded 200 ms on, with 300 bytes refilled at poison_key_rate")
 	}
-	if n := f.BodyCounts().PoisonFallbackKeys; n != 3 {
+	if n := f.FallbackKeys(); n != 3 {
 		t.Errorf("PoisonFallbackKeys = %d, want 3 (rate 0, bucket empty, refill short)", n)
 	}
 }
@@ -101,7 +101,7 @@ func TestPoisonKeyRateIsConfigured(t *testing.T) {
 // past the rate) is refused when the same bytes come again; the same
 // tensors spelled otherwise pass.
 func TestSentKeyIsQuarantined(t *testing.T) {
-	f, p, c := poisonFront(2, crashedYes)
+	f, p, c := poisonRig(2, crashedYes)
 	ctx := keyedRequest(spacedJSON(5))
 	for range 2 {
 		f.strike("m", f.sentKey(ctx), c)
@@ -120,7 +120,7 @@ func TestSentKeyIsQuarantined(t *testing.T) {
 // body (the last one's debt), and no less than the rate less one body:
 // the rate is spent, not starved.
 func TestAbandonFloodHoldsTheRate(t *testing.T) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 64 << 10
 	big := spacedJSON(16<<10 - len(modJSON))
 	gz := keyedRequest(gzipAt(t, big, 9), "Content-Encoding", "gzip")
@@ -150,7 +150,7 @@ func TestAbandonFloodHoldsTheRate(t *testing.T) {
 // decode that fast), and ns/op falls from the decode's ~200 us towards
 // the ~5 us of the key as sent.
 func BenchmarkAbandonFlood(b *testing.B) {
-	f, _, c := poisonFront(2, crashedYes)
+	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 1 << 20
 	ctx := keyedRequest(int64JSON(8192))
 	sent := f.sentKey(ctx)

@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"errors"
@@ -50,10 +50,10 @@ const (
 
 // tokenOf gives ctx's request its token (worker.TokenHeader): the name
 // the workers record it by while at work on it.
-func (f *Front) tokenOf(ctx *fasthttp.RequestCtx) uint64 {
-	t := f.tokens.Add(1) & shm.MaxToken
+func (g *Guard) tokenOf(ctx *fasthttp.RequestCtx) uint64 {
+	t := g.tokens.Add(1) & shm.MaxToken
 	if t == 0 {
-		t = f.tokens.Add(1) & shm.MaxToken
+		t = g.tokens.Add(1) & shm.MaxToken
 	}
 	ctx.Request.Header.Set(worker.TokenHeader, strconv.FormatUint(t, 10))
 	return t
@@ -64,22 +64,22 @@ func (f *Front) tokenOf(ctx *fasthttp.RequestCtx) uint64 {
 // marked the answer, naming the worker's socket), or its prep worker's
 // (err: the lb's exchange with it failed after the request may have
 // reached it).
-func (f *Front) blameFor(inferExited bool, socket string, err error, token uint64) blame {
+func (g *Guard) blameFor(inferExited bool, socket string, err error, token uint64) blame {
 	if inferExited {
-		if f.opts.InferExited == nil {
+		if g.o.InferExited == nil {
 			return blameStrike
 		}
-		e, ok := f.opts.InferExited(socket, crashWait)
+		e, ok := g.o.InferExited(socket, crashWait)
 		if !ok {
 			return blameNone
 		}
 		return e.inferBlame(token)
 	}
 	var be *lb.BackendError
-	if err == nil || errors.Is(err, lb.ErrNoBackend) || isTimeoutErr(err) || f.opts.PrepExited == nil || !errors.As(err, &be) {
+	if err == nil || errors.Is(err, lb.ErrNoBackend) || timedOut(err) || g.o.PrepExited == nil || !errors.As(err, &be) {
 		return blameNone // answered, never sent, or timed out: no broken connection to wait on
 	}
-	e, ok := f.opts.PrepExited(be.Socket, crashWait)
+	e, ok := g.o.PrepExited(be.Socket, crashWait)
 	if !ok || !e.Crashed || !e.atWork(token) {
 		return blameNone
 	}
@@ -118,4 +118,10 @@ func (e Exit) atWork(token uint64) bool {
 	}
 	_, found := e.Work.Unit(token)
 	return found
+}
+
+// timedOut reports an lb error that is a deadline passing.
+func timedOut(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"sync"
@@ -7,8 +7,8 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/poison"
 )
 
-// abandonedMax is how many abandoned requests the front remembers for
-// the poison quarantine (poison.go): the last ones, an older one
+// abandonedMax is how many abandoned requests the guard remembers for
+// the poison quarantine (guard.go): the last ones, an older one
 // overwritten by a newer. 256 covers every request a busy server has
 // abandoned within a request's deadline, short of a flood of hang-ups,
 // which can then only make a poison body take more tries to quarantine.

@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -58,15 +58,13 @@ func (p *crashProxy) Do(*fasthttp.Request, *fasthttp.Response, time.Time) error 
 	return nil
 }
 
-// poisonFront is a front over crashProxy with poison_threshold threshold;
+// poisonRig is a guard over crashProxy with poison_threshold threshold;
 // crashed is Options.InferExited.
-func poisonFront(threshold int, crashed func(string, time.Duration) (Exit, bool)) (*Front, *crashProxy, *config.Config) {
+func poisonRig(threshold int, crashed func(string, time.Duration) (Exit, bool)) (*rig, *crashProxy, *config.Config) {
 	cfg := config.DefaultConfig()
 	cfg.Limits.PoisonThreshold = threshold
-	b := &testBackend{}
-	b.cfg.Store(cfg)
 	p := &crashProxy{}
-	return New(b, p, Options{Log: zerolog.Nop(), InferExited: crashed}), p, cfg
+	return newRig(cfg, p, crashed), p, cfg
 }
 
 // crashedYes is the master's answer for a worker that crashed on its
@@ -76,20 +74,20 @@ func crashedYes(string, time.Duration) (Exit, bool) { return Exit{Crashed: true}
 // killed is the master's answer for a worker killed from outside.
 func killed(string, time.Duration) (Exit, bool) { return Exit{}, true }
 
-// send is one inference request of body through proxyInference; marked
+// send is one inference request of body through the guard; marked
 // says an internal header (the infer worker's exit, a run timeout) was
 // left for the client.
-func send(f *Front, c *config.Config, body string) (code int, msg string, marked bool) {
+func send(f *rig, c *config.Config, body string) (code int, msg string, marked bool) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/v2/models/m/infer")
 	ctx.Request.SetBodyString(body)
-	f.proxyInference(&ctx, c, "m", time.Time{}, nil)
+	f.forward(&ctx, c, "m", time.Time{}, nil, nil)
 	h := &ctx.Response.Header
 	return ctx.Response.StatusCode(), string(ctx.Response.Body()), h.Peek(worker.InferExitedHeader) != nil || h.Peek(worker.RunTimeoutHeader) != nil
 }
 
 func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
-	f, p, c := poisonFront(2, crashedYes)
+	f, p, c := poisonRig(2, crashedYes)
 	for i := 1; i <= 2; i++ {
 		if code, _, marked := send(f, c, "bad"); code != fasthttp.StatusBadGateway || marked {
 			t.Fatalf("crash %d: %d (internal header left: %v), want 502 without the header", i, code, marked)
@@ -102,7 +100,7 @@ func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
 	if code, _, _ := send(f, c, "good"); code != fasthttp.StatusOK {
 		t.Fatalf("another body: %d, want 200", code)
 	}
-	if s := f.PoisonStats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 {
+	if s := f.Stats(); s.Quarantined["m"] != 1 || s.Current["m"] != 1 {
 		t.Fatalf("stats %+v, want m quarantined once", s)
 	}
 }
@@ -112,10 +110,10 @@ func TestPoisonBodyIsRefusedAfterThreshold(t *testing.T) {
 // reloaded from another (B), and struck afresh if it still crashes; the
 // quarantine on A's weights stays theirs.
 func TestQuarantineEndsWithTheWeights(t *testing.T) {
-	f, p, c := poisonFront(2, crashedYes)
+	f, p, c := poisonRig(2, crashedYes)
 	var identity atomic.Value
 	identity.Store("sha256:A")
-	f.opts.ModelIdentity = func(model string) string {
+	f.o.ModelIdentity = func(model string) string {
 		if model != "m" {
 			t.Errorf("ModelIdentity(%q), want m", model)
 		}
@@ -134,7 +132,7 @@ func TestQuarantineEndsWithTheWeights(t *testing.T) {
 	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity || p.sent != 4 {
 		t.Fatalf("after two crashes on B's weights: %d after %d sent, want 422", code, p.sent)
 	}
-	if n := f.PoisonStats().Quarantined["m"]; n != 2 {
+	if n := f.Stats().Quarantined["m"]; n != 2 {
 		t.Fatalf("quarantined %d times, want 2: once on each file's weights", n)
 	}
 }
@@ -142,9 +140,9 @@ func TestQuarantineEndsWithTheWeights(t *testing.T) {
 // TestPoisonNotCounted: with poison_threshold 0, or when the infer worker
 // was killed from outside rather than crashed, a body is never refused.
 func TestPoisonNotCounted(t *testing.T) {
-	for name, f := range map[string]func() (*Front, *crashProxy, *config.Config){
-		"threshold 0":         func() (*Front, *crashProxy, *config.Config) { return poisonFront(0, crashedYes) },
-		"killed, not crashed": func() (*Front, *crashProxy, *config.Config) { return poisonFront(2, killed) },
+	for name, f := range map[string]func() (*rig, *crashProxy, *config.Config){
+		"threshold 0":         func() (*rig, *crashProxy, *config.Config) { return poisonRig(0, crashedYes) },
+		"killed, not crashed": func() (*rig, *crashProxy, *config.Config) { return poisonRig(2, killed) },
 	} {
 		f, p, c := f()
 		for i := range 5 {
@@ -152,8 +150,8 @@ func TestPoisonNotCounted(t *testing.T) {
 				t.Fatalf("%s: send %d: %d (header left %v), want 502 without the header", name, i, code, marked)
 			}
 		}
-		if p.sent != 5 || f.poison.Len() != 0 {
-			t.Fatalf("%s: sent %d, quarantine holds %d: want 5 and 0", name, p.sent, f.poison.Len())
+		if p.sent != 5 || f.q.Len() != 0 {
+			t.Fatalf("%s: sent %d, quarantine holds %d: want 5 and 0", name, p.sent, f.q.Len())
 		}
 	}
 }
@@ -169,7 +167,7 @@ func TestRunTimeoutStrikes(t *testing.T) {
 		threshold int
 		sent      int // of 3 sends, how many reach the proxy
 	}{{"threshold 2", 2, 2}, {"threshold 0", 0, 3}} {
-		f, p, cfg := poisonFront(c.threshold, killed)
+		f, p, cfg := poisonRig(c.threshold, killed)
 		codes := make([]int, 3)
 		for i := range codes {
 			var marked bool
@@ -184,7 +182,7 @@ func TestRunTimeoutStrikes(t *testing.T) {
 		if !slices.Equal(codes, want) || p.sent != c.sent {
 			t.Errorf("%s: answers %v after %d sent to the proxy, want %v after %d", c.name, codes, p.sent, want, c.sent)
 		}
-		if n := f.PoisonStats().RunTimeouts["m"]; n != int64(c.sent) {
+		if n := f.Stats().RunTimeouts["m"]; n != int64(c.sent) {
 			t.Errorf("%s: %d run timeouts counted, want %d", c.name, n, c.sent)
 		}
 	}
@@ -195,20 +193,20 @@ func TestRunTimeoutStrikes(t *testing.T) {
 // by one before; two such crashes quarantine its body. With
 // poison_threshold 0 nothing is remembered.
 func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
-	f, p, c := poisonFront(2, crashedYes)
+	f, p, c := poisonRig(2, crashedYes)
 	f.WorkerCrashed(Exit{At: time.Now(), Crashed: true}) // before any send: strikes nothing
 	for i := 1; i <= 2; i++ {
 		send(f, c, "gone")
 		f.WorkerCrashed(Exit{At: time.Now(), Crashed: true})
 		f.WorkerCrashed(Exit{At: time.Now(), Crashed: true}) // the same request is struck once
-		if got := f.poison.Len(); got != 1 {
+		if got := f.q.Len(); got != 1 {
 			t.Fatalf("after abandoned send %d and its crash the quarantine holds %d, want 1", i, got)
 		}
 	}
 	if code, _, _ := send(f, c, "gone"); code != fasthttp.StatusUnprocessableEntity || p.sent != 2 {
 		t.Fatalf("third send of a body abandoned at two crashes: %d after %d sent, want 422 after 2", code, p.sent)
 	}
-	f, _, c = poisonFront(0, crashedYes)
+	f, _, c = poisonRig(0, crashedYes)
 	send(f, c, "gone")
 	if r := f.abandoned.take(Exit{At: time.Now()}); len(r) != 0 {
 		t.Fatalf("with poison_threshold 0 the front remembered %d abandoned requests, want none", len(r))
@@ -219,7 +217,7 @@ func TestAbandonedIsStruckByALaterCrash(t *testing.T) {
 // a run timeout, is sent marked to run alone, and counted; a body never
 // struck is not, nor any body with the quarantine off.
 func TestSuspectsRunAlone(t *testing.T) {
-	f, p, c := poisonFront(3, crashedYes)
+	f, p, c := poisonRig(3, crashedYes)
 	for _, body := range []string{"good", "bad", "slow", "good", "bad", "slow", "good", "bad"} {
 		send(f, c, body)
 	}
@@ -229,10 +227,10 @@ func TestSuspectsRunAlone(t *testing.T) {
 	if code, _, _ := send(f, c, "bad"); code != fasthttp.StatusUnprocessableEntity {
 		t.Fatalf("bad after three crashes = %d, want 422", code)
 	}
-	if n := f.PoisonStats().SoloRuns["m"]; n != 3 {
+	if n := f.Stats().SoloRuns["m"]; n != 3 {
 		t.Fatalf("solo runs counted %d, want 3", n)
 	}
-	off, p, c := poisonFront(0, crashedYes)
+	off, p, c := poisonRig(0, crashedYes)
 	for range 3 {
 		send(off, c, "bad")
 	}
@@ -249,7 +247,7 @@ func TestClientCannotAskToRunAlone(t *testing.T) {
 	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
 		h.Set(k, "1")
 	}
-	if _, err := clientDeadline(&h); err != nil {
+	if _, err := admission.ClientDeadline(&h); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{worker.AloneHeader, worker.PriorityHeader, worker.DeadlineHeader} {
@@ -271,22 +269,22 @@ func TestServedSuspectIsAcquitted(t *testing.T) {
 		{200, true}, {204, true}, {400, true}, {413, true}, {415, true}, {422, true},
 		{404, false}, {408, false}, {429, false}, {500, false}, {502, false}, {503, false}, {504, false},
 	} {
-		f, p, cfg := poisonFront(2, crashedYes)
+		f, p, cfg := poisonRig(2, crashedYes)
 		body := fmt.Sprintf("code:%d", c.status)
-		f.poison.Crashed("m", f.poison.KeyOf("m", "", []byte(body)), 2, time.Minute)
+		f.q.Crashed("m", f.q.KeyOf("m", "", []byte(body)), 2, time.Minute)
 		send(f, cfg, body)
 		send(f, cfg, body)
-		alone, acquitted := len(p.alone), f.PoisonStats().Acquitted["m"]
+		alone, acquitted := len(p.alone), f.Stats().Acquitted["m"]
 		if c.acquit && (alone != 1 || acquitted != 1) || !c.acquit && (alone != 2 || acquitted != 0) {
 			t.Errorf("a suspect answered %d, sent twice: %d sent alone, %d acquitted; want acquitted %v (alone once, then batched)",
 				c.status, alone, acquitted, c.acquit)
 		}
 	}
-	f, p, cfg := poisonFront(3, crashedYes)
+	f, p, cfg := poisonRig(3, crashedYes)
 	for _, body := range []string{"bad", "slow", "bad", "slow"} {
 		send(f, cfg, body)
 	}
-	if n := f.PoisonStats().Acquitted["m"]; n != 0 || len(p.alone) != 2 {
+	if n := f.Stats().Acquitted["m"]; n != 0 || len(p.alone) != 2 {
 		t.Fatalf("suspects that crashed or timed out alone: %d acquitted, %d sent alone, want 0 and 2", n, len(p.alone))
 	}
 	if code, _, _ := send(f, cfg, "bad"); code == fasthttp.StatusUnprocessableEntity || len(p.alone) != 3 {
@@ -346,8 +344,6 @@ func TestCrashBlamesOnlyTheWorkAtIt(t *testing.T) {
 	} {
 		cfg := config.DefaultConfig()
 		cfg.Limits.PoisonThreshold = 2
-		b := &testBackend{}
-		b.cfg.Store(cfg)
 		p := &workProxy{}
 		exited := func(socket string, _ time.Duration) (Exit, bool) {
 			if socket != "infer.sock" {
@@ -355,7 +351,7 @@ func TestCrashBlamesOnlyTheWorkAtIt(t *testing.T) {
 			}
 			return Exit{Crashed: tc.crashed, Read: true, Work: shm.AtWork{Units: tc.work(p.tokens[len(p.tokens)-1])}}, true
 		}
-		f := New(b, p, Options{Log: zerolog.Nop(), InferExited: exited})
+		f := newRig(cfg, p, exited)
 		var got []int
 		for range 3 {
 			p.dies = len(p.tokens) + 1 // this send's first try dies

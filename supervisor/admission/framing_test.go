@@ -1,4 +1,4 @@
-package front
+package admission
 
 import "testing"
 
@@ -13,8 +13,8 @@ func TestDeclaresLength(t *testing.T) {
 		"Transfer-Encoding: chunked\r\nHost: x\r\n": false,
 		"": false,
 	} {
-		if got := declaresLength([]byte(raw)); got != want {
-			t.Errorf("declaresLength(%q) = %v, want %v", raw, got, want)
+		if got := DeclaresLength([]byte(raw)); got != want {
+			t.Errorf("DeclaresLength(%q) = %v, want %v", raw, got, want)
 		}
 	}
 }

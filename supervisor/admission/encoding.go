@@ -1,4 +1,4 @@
-package front
+package admission
 
 import (
 	"errors"
@@ -9,18 +9,18 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
-// encodingAllowed refuses, from the header, a request body in a
+// EncodingAllowed refuses, from the header, a request body in a
 // Content-Encoding the prep workers cannot decode (415): anything but
 // identity, gzip and deflate, or a list of codings. The master forwards
 // the body as it came; the prep worker decompresses it (worker/prep
 // encoding.go), where max_body_bytes bounds the decompressed size.
-func encodingAllowed(route v2.Route, h *fasthttp.RequestHeader) refusal {
+func EncodingAllowed(route v2.Route, h *fasthttp.RequestHeader) Refusal {
 	if !route.TakesBody() {
-		return refusal{}
+		return Refusal{}
 	}
 	_, err := httpcoding.ParseContentEncoding(h.Peek(fasthttp.HeaderContentEncoding))
 	if errors.Is(err, httpcoding.ErrUnsupported) {
-		return refusal{status: fasthttp.StatusUnsupportedMediaType, msg: err.Error()}
+		return Refusal{Status: fasthttp.StatusUnsupportedMediaType, Msg: err.Error()}
 	}
-	return refusal{}
+	return Refusal{}
 }

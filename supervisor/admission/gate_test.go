@@ -1,7 +1,9 @@
-package front
+package admission
 
 import (
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/valyala/fasthttp"
 
@@ -15,7 +17,7 @@ func TestAdmitMessage(t *testing.T) {
 	cfg.Limits.MaxInFlight = 1
 	cfg.Auth.APIKeys = []string{"0123456789abcdef-key"}
 	cfg.Auth.RateLimit, cfg.Auth.RateBurst = 1, 1
-	m, _, _ := newTestFront(cfg)
+	m := New(func() *config.Config { return cfg }, zerolog.Nop())
 	keys, err := LoadKeys(cfg.Auth)
 	if err != nil {
 		t.Fatal(err)
@@ -38,11 +40,11 @@ func TestAdmitMessage(t *testing.T) {
 		}
 	}
 	// AdmitMessage took nothing from the key's rate (1/s, burst 1): it
-	// passed the key twice, and verify's first call still passes.
+	// passed the key twice, and Verify's first call still passes.
 	if code, _, _ := m.AdmitMessage(header("0123456789abcdef-key")); code != 200 {
 		t.Errorf("second admission: %d", code)
 	}
-	if r := keys.verify(header("0123456789abcdef-key"), "/v2/models/m/infer"); r.status != 0 {
+	if r := keys.Verify(header("0123456789abcdef-key"), "/v2/models/m/infer"); r.Status != 0 {
 		t.Errorf("the rate was taken by AdmitMessage: %+v", r)
 	}
 	m.inFlight.Store(1)
@@ -61,9 +63,9 @@ func TestReserveBody(t *testing.T) {
 	cfg := config.DefaultConfig()
 	cfg.MaxBodyBytes = 8 << 20
 	cfg.Limits.MaxBodyBytesInFlight = 16 << 20
-	m, _, _ := newTestFront(cfg)
-	if !m.ReserveBody(8<<20) || m.budget.inUse() != 8<<20 {
-		t.Fatalf("the first message: in use %d, want %d", m.budget.inUse(), 8<<20)
+	m := New(func() *config.Config { return cfg }, zerolog.Nop())
+	if !m.ReserveBody(8<<20) || m.Budget.InUse() != 8<<20 {
+		t.Fatalf("the first message: in use %d, want %d", m.Budget.InUse(), 8<<20)
 	}
 	if m.ReserveBody(8 << 20) {
 		t.Fatal("a second 8 MiB message passed seven eighths of a 16 MiB budget")
@@ -73,7 +75,7 @@ func TestReserveBody(t *testing.T) {
 	}
 	m.ReleaseBody(8 << 20)
 	m.ReleaseBody(1 << 20)
-	if m.budget.inUse() != 0 {
-		t.Fatalf("in use %d after release, want 0", m.budget.inUse())
+	if m.Budget.InUse() != 0 {
+		t.Fatalf("in use %d after release, want 0", m.Budget.InUse())
 	}
 }

@@ -1,4 +1,4 @@
-package front
+package admission
 
 import (
 	"fmt"
@@ -18,10 +18,10 @@ import (
 // is dropped rather than done.
 const TimeoutHeader = "X-Request-Timeout"
 
-// clientDeadline reads TimeoutHeader into a deadline (zero without one)
+// ClientDeadline reads TimeoutHeader into a deadline (zero without one)
 // and passes it upstream. Clients may not set the internal scheduling
 // headers themselves: those are removed first.
-func clientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
+func ClientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
 	h.Del(worker.DeadlineHeader)
 	h.Del(worker.PriorityHeader)
 	h.Del(worker.AloneHeader) // the master's, for a poison suspect (poison.go)

@@ -1,4 +1,4 @@
-package front
+package quarantine
 
 import (
 	"errors"
@@ -10,14 +10,15 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // headerLenHeader is the binary tensor extension's header: the length of
 // the body's JSON part.
 const headerLenHeader = "Inference-Header-Content-Length"
 
-// poisonKey is the quarantine key of the request in ctx: what reaches
-// the model, not the bytes as sent nor how it was asked (poison.go). The
+// Key is the quarantine key of the request in ctx: what reaches
+// the model, not the bytes as sent nor how it was asked (guard.go). The
 // body is decompressed (Content-Encoding), then decoded as a V2 infer
 // request; the key is v2.WriteRequestKey's: the model's name (whatever
 // form the route takes: /versions/{v} names the same model) and each
@@ -35,40 +36,40 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // with the content identity of the model's file (Options.ModelIdentity),
 // so that a quarantine ends with the weights it was struck on: reloaded
 // from other bytes, the model is sent the body again.
-func (f *Front) poisonKey(ctx *fasthttp.RequestCtx) poison.Key {
-	k, _ := f.decodedKey(ctx)
+func (g *Guard) Key(ctx *fasthttp.RequestCtx) poison.Key {
+	k, _ := g.decodedKey(ctx)
 	return k
 }
 
-// decodedKey is poisonKey and the size of the body it decoded (after
+// decodedKey is Key and the size of the body it decoded (after
 // decompression), which abandonKey charges to its rate.
-func (f *Front) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
-	body, release := f.inflated(ctx)
+func (g *Guard) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
+	body, release := g.inflated(ctx)
 	defer release()
 	model := keyModel(ctx)
-	id := f.modelIdentity(model)
-	req, err := f.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
+	id := g.modelIdentity(model)
+	req, err := g.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
-		return f.poison.KeyOf(model, id, body), len(body)
+		return g.q.KeyOf(model, id, body), len(body)
 	}
-	h := f.poison.NewHasher(id)
+	h := g.q.NewHasher(id)
 	v2.WriteRequestKey(h, model, req.Inputs)
 	return h.Sum(), len(body)
 }
 
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
 // fallback past its rate, which screen checks as well.
-func (f *Front) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
+func (g *Guard) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
 	model := keyModel(ctx)
-	return f.poison.KeyOf(model, f.modelIdentity(model), ctx.Request.Body())
+	return g.q.KeyOf(model, g.modelIdentity(model), ctx.Request.Body())
 }
 
 // modelIdentity is Options.ModelIdentity's answer for model, "" without it.
-func (f *Front) modelIdentity(model string) string {
-	if f.opts.ModelIdentity == nil {
+func (g *Guard) modelIdentity(model string) string {
+	if g.o.ModelIdentity == nil {
 		return ""
 	}
-	return f.opts.ModelIdentity(model)
+	return g.o.ModelIdentity(model)
 }
 
 // keyModel is the model ctx's route names, the model part of its keys:
@@ -85,19 +86,19 @@ func keyModel(ctx *fasthttp.RequestCtx) string {
 }
 
 // abandonKey is the key to remember an abandoned request by at now: its
-// poisonKey while the bytes decoded for abandoned requests stay within
+// Key while the bytes decoded for abandoned requests stay within
 // limits.poison_key_rate (keyRate, charged the body as sent before, and
-// what it inflated to beyond that after), its sentKey past it (poison.go
-// says why not nothing), counted in poisonFallbackKeys.
-func (f *Front) abandonKey(ctx *fasthttp.RequestCtx, now time.Time) poison.Key {
+// what it inflated to beyond that after), its sentKey past it (guard.go
+// says why not nothing), counted in fallbackKeys.
+func (g *Guard) abandonKey(ctx *fasthttp.RequestCtx, now time.Time) poison.Key {
 	sent := len(ctx.Request.Body())
-	c := f.cfg()
-	if !f.abandonKeys.take(int64(sent), int64(c.MaxBodyBytes), int64(c.Limits.PoisonKeyRate), now) {
-		f.bodies.poisonFallbackKeys.Add(1)
-		return f.sentKey(ctx)
+	c := g.o.Config()
+	if !g.abandonKeys.take(int64(sent), int64(c.MaxBodyBytes), int64(c.Limits.PoisonKeyRate), now) {
+		g.fallbackKeys.Add(1)
+		return g.sentKey(ctx)
 	}
-	k, decoded := f.decodedKey(ctx)
-	f.abandonKeys.owe(int64(decoded - sent))
+	k, decoded := g.decodedKey(ctx)
+	g.abandonKeys.owe(int64(decoded - sent))
 	return k
 }
 
@@ -116,12 +117,12 @@ var errDecodeNoRoom = errors.New("no room in limits.max_body_bytes_in_flight to 
 // decodeCharged decodes body as a V2 infer request, its decode's memory
 // (decodeCost per byte of its JSON part) charged to the body budget
 // meanwhile; errDecodeNoRoom when that does not fit.
-func (f *Front) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, error) {
+func (g *Guard) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, error) {
 	json := len(body)
 	if headerLen >= 0 && headerLen < json {
 		json = headerLen
 	}
-	b := inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
+	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
 	if !b.Take(decodeCost * json) {
 		return nil, errDecodeNoRoom
 	}
@@ -147,14 +148,14 @@ func headerLen(h *fasthttp.RequestHeader, size int) int {
 // inflated is ctx's body decompressed per its Content-Encoding, charged
 // to the body budget until release; the body as sent when it is not
 // compressed or does not decompress within max_body_bytes and the budget.
-func (f *Front) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func()) {
+func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func()) {
 	sent := ctx.Request.Body()
 	c, err := httpcoding.ParseContentEncoding(ctx.Request.Header.Peek(fasthttp.HeaderContentEncoding))
 	if err != nil || c == httpcoding.Identity {
 		return sent, func() {}
 	}
-	b := inflateBudget{f: f, limit: f.cfg().BodyBudgetLimit()}
-	out, err := httpcoding.Decompress(c, sent, int(f.cfg().MaxBodyBytes), b)
+	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
+	out, err := httpcoding.Decompress(c, sent, int(g.o.Config().MaxBodyBytes), b)
 	if err != nil {
 		return sent, func() {}
 	}
@@ -163,9 +164,11 @@ func (f *Front) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 
 // inflateBudget lets httpcoding.Decompress charge the body budget.
 type inflateBudget struct {
-	f     *Front
+	b     *admission.BodyBudget
 	limit int64
 }
 
-func (b inflateBudget) Take(n int) bool { return b.f.budget.reserve(int64(n), int64(n), b.limit) }
-func (b inflateBudget) Give(n int)      { b.f.budget.release(int64(n), largePart(int64(n), int64(n))) }
+func (b inflateBudget) Take(n int) bool { return b.b.Reserve(int64(n), int64(n), b.limit) }
+func (b inflateBudget) Give(n int) {
+	b.b.Release(int64(n), admission.LargePart(int64(n), int64(n)))
+}

@@ -1,4 +1,4 @@
-package front
+package admission
 
 import (
 	"crypto/sha256"

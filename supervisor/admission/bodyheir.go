@@ -1,6 +1,6 @@
-package front
+package admission
 
-// bodyHeir is a large body waiting for room (a gRPC message at the head
+// Heir is a large body waiting for room (a gRPC message at the head
 // of grpcfront's line: ClaimBody) that the budget hands room to before
 // anyone else may take it. A body that polls for room loses it to the
 // smaller ones that take it the moment it frees, for as long as they
@@ -13,22 +13,22 @@ package front
 // behind others holding the seven eighths) keeps no small body out of
 // the eighth. There is one heir at a time: two bodies each holding part
 // of what they need would wait on each other.
-type bodyHeir struct {
-	b     *bodyBudget
+type Heir struct {
+	b     *BodyBudget
 	limit int64 // the budget's limit when it claimed
 	held  int64 // under b.mu
 	lacks int64 // under b.mu; 0: whole, no longer the heir
 }
 
-// claim makes a large body of n bytes the budget's heir, taking what
+// Claim makes a large body of n bytes the budget's heir, taking what
 // fits now; nil when there is an heir already.
-func (b *bodyBudget) claim(n, limit int64) *bodyHeir {
+func (b *BodyBudget) Claim(n, limit int64) *Heir {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.heir.Load() != nil {
 		return nil
 	}
-	h := &bodyHeir{b: b, limit: limit, lacks: n}
+	h := &Heir{b: b, limit: limit, lacks: n}
 	b.heir.Store(h)
 	b.feedHeirLocked(0)
 	return h
@@ -36,7 +36,7 @@ func (b *bodyBudget) claim(n, limit int64) *bodyHeir {
 
 // claimLocked is the room the heir may take now (0 without one): what
 // it lacks, up to what the large bodies may still hold.
-func (b *bodyBudget) claimLocked(limit int64) int64 {
+func (b *BodyBudget) claimLocked(limit int64) int64 {
 	h := b.heir.Load()
 	if h == nil {
 		return 0
@@ -50,7 +50,7 @@ func (b *bodyBudget) claimLocked(limit int64) int64 {
 // by compare-and-swap, as reserve takes it: a reserve that saw no heir
 // (it was claimed meanwhile) does not take mu, and an add after a load
 // let both take the same room, past the limit.
-func (b *bodyBudget) feedHeirLocked(freed int64) int64 {
+func (b *BodyBudget) feedHeirLocked(freed int64) int64 {
 	h := b.heir.Load()
 	if h == nil {
 		return 0
@@ -74,9 +74,9 @@ func (b *bodyBudget) feedHeirLocked(freed int64) int64 {
 	return fromFreed
 }
 
-// settle takes what fits now and reports whether the body is whole: its
+// Settle takes what fits now and reports whether the body is whole: its
 // bytes are then held as a reserve's are (give them back with release).
-func (h *bodyHeir) settle() bool {
+func (h *Heir) Settle() bool {
 	h.b.mu.Lock()
 	defer h.b.mu.Unlock()
 	if h.lacks > 0 {
@@ -85,13 +85,13 @@ func (h *bodyHeir) settle() bool {
 	return h.lacks == 0
 }
 
-// cancel ends the claim of a body not yet whole, giving back what it
+// Cancel ends the claim of a body not yet whole, giving back what it
 // holds.
-func (h *bodyHeir) cancel() {
+func (h *Heir) Cancel() {
 	h.b.mu.Lock()
 	h.b.heir.CompareAndSwap(h, nil)
 	held := h.held
 	h.held, h.lacks = 0, 0
 	h.b.mu.Unlock()
-	h.b.release(held, held)
+	h.b.Release(held, held)
 }

@@ -1,4 +1,4 @@
-package front
+package admission
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 // of a chunked request, so the raw header block is looked at, for chunked
 // requests only.
 
-// bothLengths is the refusal of such a request.
-var bothLengths = refusal{status: fasthttp.StatusBadRequest,
-	msg: "the request declares both Transfer-Encoding: chunked and a Content-Length (RFC 9112 6.3: a request smuggling pattern); send one of them"}
+// BothLengths is the refusal of such a request.
+var BothLengths = Refusal{Status: fasthttp.StatusBadRequest,
+	Msg: "the request declares both Transfer-Encoding: chunked and a Content-Length (RFC 9112 6.3: a request smuggling pattern); send one of them"}
 
-// declaresLength reports whether a raw header block (RequestHeader's
+// DeclaresLength reports whether a raw header block (RequestHeader's
 // RawHeaders: "Key: value" lines, CRLF or LF) has a Content-Length line.
-func declaresLength(raw []byte) bool {
+func DeclaresLength(raw []byte) bool {
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {

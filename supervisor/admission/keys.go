@@ -1,4 +1,4 @@
-package front
+package admission
 
 import (
 	"bufio"
@@ -105,32 +105,32 @@ func readKeysFile(path string) ([]string, error) {
 	return keys, nil
 }
 
-// verify refuses a request that may not pass from its header alone: 401
+// Verify refuses a request that may not pass from its header alone: 401
 // without a valid key, 429 over the key's rate. path is the request's
 // normalised path.
-func (ks *Keys) verify(h *fasthttp.RequestHeader, path string) refusal {
+func (ks *Keys) Verify(h *fasthttp.RequestHeader, path string) Refusal {
 	if ks == nil || (ks.exemptHealth && strings.HasPrefix(path, "/v2/health/")) {
-		return refusal{}
+		return Refusal{}
 	}
-	match, r := ks.authenticate(h)
-	if r.status != 0 {
+	match, r := ks.Authenticate(h)
+	if r.Status != 0 {
 		return r
 	}
 	if match.limiter != nil && !ks.allow(match) {
-		return refusal{status: fasthttp.StatusTooManyRequests, header: fasthttp.HeaderRetryAfter, value: "1",
-			msg: "rate limit exceeded for this API key"}
+		return Refusal{Status: fasthttp.StatusTooManyRequests, Header: fasthttp.HeaderRetryAfter, Value: "1",
+			Msg: "rate limit exceeded for this API key"}
 	}
-	return refusal{}
+	return Refusal{}
 }
 
-// authenticate finds the key the header presents (401 without a valid
+// Authenticate finds the key the header presents (401 without a valid
 // one), taking nothing from its rate: the gRPC listener asks it before it
 // reads a message, and verify again, rate included, once it has.
-func (ks *Keys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
+func (ks *Keys) Authenticate(h *fasthttp.RequestHeader) (*apiKey, Refusal) {
 	key := presentedKey(h)
 	if key == nil {
-		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate, value: `Bearer realm="supervisor"`,
-			msg: "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>"}
+		return nil, Refusal{Status: fasthttp.StatusUnauthorized, Header: fasthttp.HeaderWWWAuthenticate, Value: `Bearer realm="supervisor"`,
+			Msg: "missing API key: send Authorization: Bearer <key> or X-API-Key: <key>"}
 	}
 	digest := sha256.Sum256(key)
 	var match *apiKey
@@ -141,10 +141,10 @@ func (ks *Keys) authenticate(h *fasthttp.RequestHeader) (*apiKey, refusal) {
 		}
 	}
 	if match == nil {
-		return nil, refusal{status: fasthttp.StatusUnauthorized, header: fasthttp.HeaderWWWAuthenticate,
-			value: `Bearer realm="supervisor", error="invalid_token"`, msg: "invalid API key"}
+		return nil, Refusal{Status: fasthttp.StatusUnauthorized, Header: fasthttp.HeaderWWWAuthenticate,
+			Value: `Bearer realm="supervisor", error="invalid_token"`, Msg: "invalid API key"}
 	}
-	return match, refusal{}
+	return match, Refusal{}
 }
 
 // presentedKey is the key from "Authorization: Bearer <key>" or
