@@ -25,7 +25,7 @@ export KUBECONFORM := $(CURDIR)/out/tools/kubeconform
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
-.PHONY: all setup setup-system build models run test ops bench lint fmt clean install deb deb-check image image-check test-systemd fuzz conformance hostile proto fleet
+.PHONY: all setup setup-system build models run test ops bench lint fmt clean install deb deb-check image image-check test-systemd fuzz conformance hostile proto fleet gpu-bundle
 
 all: build
 
@@ -85,6 +85,13 @@ bench: setup build
 	MODEL=default scripts/bench-serve
 	MODEL=mlp scripts/bench-serve
 	REPORT=BENCHMARKS.md scripts/bench-vs-nginx
+
+## gpu-bundle: out/gpu-bundle/unpack and parts of at most 60 MiB: stripped binaries, the GPU
+## build of ONNX Runtime (scripts/fetch-ort gpu: 180 MB download; ORT_TARBALLS=dir offline),
+## configs, test data and the model generator, for a GPU host with no Go, network or apt
+## (docs/gpu-hosts.md); there: sh unpack DEST && DEST/scripts/gpu-check
+gpu-bundle: setup-system
+	scripts/gpu-bundle out/gpu-bundle
 
 ## hostile: the hostile-client suite at full scale (scripts/hostile): every attack
 ## against a real supervisor while a well-behaved client measures errors and p99

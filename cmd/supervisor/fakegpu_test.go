@@ -127,66 +127,79 @@ func TestFetchORTAutoGPU(t *testing.T) {
 	}
 }
 
-// TestGPUCheckScriptGPURuns: where check passes (here: the CPU library
-// beside empty provider libraries, which is all check can see without a
-// session), scripts/gpu-check runs the load on each GPU (BENCH, a fake
-// that records what it was asked) while sampling NVML (NVIDIA_SMI, a fake
-// printing two samples on GPU 0, one on GPU 1), and prints the utilisation
-// it sampled, in the singular for one sample. What the
-// real bench-serve measures on a GPU is not tested here.
+// TestGPUCheckScriptGPURuns drives gpu-check's GPU steps without a GPU:
+// NVML is the fake one (two GPUs, through the real `supervisor gpus`),
+// check's verdict is a canned pass (no stub can make ONNX Runtime load
+// the CUDA provider here; TestCheckGPUPlanCannotRun covers the real
+// check), and BENCH, JPEG_BENCH and NVIDIA_SMI are fakes: the benches
+// record how they were called and write the summary files the real ones
+// write; the sampler prints two samples on GPU 0 and one on GPU 1. It
+// checks that every model runs on every GPU with the right modes, that
+// each run is sampled, and that the summary tabulates the figures
+// (served / raw, pinned / off, JPEG images/s, utilisation) and ends the
+// output. What the real benches measure on a GPU is not tested here.
 func TestGPUCheckScriptGPURuns(t *testing.T) {
-	lib := needORT(t)
-	if _, err := os.Stat("../../models/default.onnx"); err != nil {
-		t.Skip("models/default.onnx is missing: run `make setup` (check loads it)")
-	}
-	// check loads the GPU providers (ort.TryProvider) since ONNX Runtime
-	// 1.29: empty provider libraries beside the CPU build no longer pass
-	// it, and no stub can (ONNX Runtime calls into the provider). This
-	// runs where check passes: the GPU build on a host with CUDA 13.
-	if out, err := exec.Command(binPath, "check", "-c", "../../configs/default.yaml").CombinedOutput(); err != nil ||
-		!strings.Contains(string(out), "CUDAExecutionProvider: usable") {
-		t.Skip("check does not find CUDA usable on this host (see TestProvidersCPUBuild); gpu-check's GPU runs need it")
-	}
 	dir, out := t.TempDir(), t.TempDir()
-	for _, name := range []string{"libonnxruntime.so.1", "libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"} {
-		if err := os.Symlink(filepath.Join(filepath.Dir(lib), name), filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	check := "# Placement on this host: 2 GPUs\n" +
+		"# ONNX Runtime \"/opt/ort/libonnxruntime.so.1\" offers: CPUExecutionProvider\n" +
+		"# Libraries the GPU providers load (scripts/fetch-ort gpu; docs/gpu-hosts.md):\n" +
+		"#   found libcudart.so.13 in /py/nvidia/cuda_runtime/lib/libcudart.so.13 (python wheels)\n" +
+		"#   missing libnvinfer.so.10\n" +
+		"# infer-0 (GPU 0 GPU-fake-0): can run\n# infer-1 (GPU 1 GPU-fake-1): can run\n"
 	scripts := map[string]string{
+		"supervisor": "#!/bin/sh\nif [ \"$1\" = check ]; then printf '" + check + "'; exit 0; fi\nexec " + binPath + " \"$@\"\n",
 		// gpu-check calls it with -i <index>: GPU 1 gets one sample.
 		"nvidia-smi": "#!/bin/sh\nif [ \"$2\" = 1 ]; then echo '40, 1000'; else printf '40, 1000\\n60, 3000\\n'; fi\nexec sleep 60\n",
-		// Waits (bounded) for the sampler's lines (2 on GPU 0, 1 on GPU 1), as a real load lasts longer than one sample.
-		"bench": "#!/bin/sh\necho \"GPUS=$GPUS MODES=$MODES HANDOFFS=$HANDOFFS\" >\"$(dirname \"$OUT\")/bench-$GPUS\"\n" +
-			"for i in $(seq 50); do [ \"$(wc -l <\"$(dirname \"$OUT\")/util-$GPUS.csv\")\" -ge $((2 - GPUS)) ] && exit 0; sleep 0.1; done\n",
+		// Each waits (bounded) for the sampler's lines, as a real load lasts longer than one sample.
+		"bench": "#!/bin/sh\necho \"MODEL=$MODEL GPUS=$GPUS MODES=$MODES HANDOFFS=$HANDOFFS CUDNN=$CUDNN\" >>\"$OUT/calls\"\n" +
+			"printf 'model=%s\\nmaxb=32\\nraw1=500\\nrawb=2000\\nsat=1800\\non32=1800\\noff32=600\\npinned32=%s\\non_c1=400\\non_c8=1200\\non_c32=1800\\non_c64=1700\\noff_c1=450\\noff_c32=600\\n' \"$MODEL\" \"$([ \"$MODEL\" = default ] && echo 1980)\" >\"$OUT/$MODEL-summary.txt\"\n" +
+			"for i in $(seq 50); do [ \"$(wc -l <\"$OUT/$MODEL-util.csv\")\" -ge $((2 - GPUS)) ] && exit 0; sleep 0.1; done\n",
+		"jpeg": "#!/bin/sh\necho \"JPEG MODEL=$MODEL GPUS=$GPUS DATA=$DATA\" >>\"$OUT/calls\"\n" +
+			"printf 'prep14_c1=90.5\\nprep14_c32=812.25\\n' >\"$OUT/$MODEL-jpeg-summary.txt\"\n" +
+			"for i in $(seq 50); do [ \"$(wc -l <\"$OUT/$MODEL-jpeg-util.csv\")\" -ge $((2 - GPUS)) ] && exit 0; sleep 0.1; done\n",
 	}
 	for name, body := range scripts {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env := append(fakeGPUEnv(t, 2), "SUPERVISOR_BIN="+binPath, "OUT="+out, "ORT_LIBRARY="+filepath.Join(dir, "libonnxruntime.so.1"),
-		"BENCH="+filepath.Join(dir, "bench"), "NVIDIA_SMI="+filepath.Join(dir, "nvidia-smi"))
+	env := append(fakeGPUEnv(t, 2), "SUPERVISOR_BIN="+filepath.Join(dir, "supervisor"), "OUT="+out, "DATA=/data",
+		"BENCH="+filepath.Join(dir, "bench"), "JPEG_BENCH="+filepath.Join(dir, "jpeg"), "NVIDIA_SMI="+filepath.Join(dir, "nvidia-smi"))
 	stdout, stderr, code := runWithEnv(t, env, "../../scripts/gpu-check")
 	if code != 0 {
 		t.Fatalf("gpu-check: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for i := range 2 {
-		if b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("bench-%d", i))); err != nil ||
-			string(b) != fmt.Sprintf("GPUS=%d MODES=on off pinned HANDOFFS=shm\n", i) {
-			t.Errorf("the load on GPU %d was run with %q, %v; want GPUS=%d, MODES on off pinned, the shm handoff", i, b, err, i)
-		}
-		for _, w := range []string{fmt.Sprintf("== GPU %d: served vs raw", i), fmt.Sprintf("# infer-%d (GPU %d GPU-fake-%d): can run", i, i, i)} {
-			if !strings.Contains(stdout, w) {
-				t.Errorf("gpu-check's output lacks %q:\n%s", w, stdout)
-			}
+		want := fmt.Sprintf("MODEL=default GPUS=%d MODES=on off pinned HANDOFFS=shm CUDNN=HEURISTIC\n"+
+			"MODEL=resnet50 GPUS=%d MODES=on off HANDOFFS=shm CUDNN=HEURISTIC\n"+
+			"MODEL=resnet50-fp16 GPUS=%d MODES=on off HANDOFFS=shm CUDNN=HEURISTIC\n"+
+			"JPEG MODEL=squeezenet GPUS=%d DATA=/data\nJPEG MODEL=resnet50 GPUS=%d DATA=/data\n", i, i, i, i, i)
+		if b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("gpu-%d", i), "calls")); err != nil || string(b) != want {
+			t.Errorf("the runs on GPU %d were\n%s(%v); want\n%s", i, b, err, want)
 		}
 	}
-	for _, want := range []string{"GPU utilisation during the load (NVML, 2 samples): mean 50%, max 60%; memory used max 3000 MiB",
-		"GPU utilisation during the load (NVML, 1 sample): mean 40%, max 40%; memory used max 1000 MiB"} {
-		if strings.Count(stdout, want) != 1 {
-			t.Errorf("gpu-check's output does not say %q once:\n%s", want, stdout)
+	summary := stdout[strings.LastIndex(stdout, "== summary ==\n"):]
+	for _, want := range []string{
+		"driver: NVIDIA driver 550.54.15 (CUDA 12.4), 2 GPUs\n",
+		"ONNX Runtime /opt/ort/libonnxruntime.so.1\n",
+		"libraries: found libcudart.so.13 in /py/nvidia/cuda_runtime/lib/libcudart.so.13 (python wheels)\n",
+		"libraries: missing libnvinfer.so.10\n",
+		"GPU 0: GPU-fake-0  Fake GPU  0000:18:00.0",
+		"default            500.0    2000.0    32    400.0   1200.0   1800.0   1700.0    450.0    600.0    0.90       50/60    3000\n",
+		"               output_binding pinned / off at concurrency 32, batching on: 1.10x (turn pinned on only above 1)\n",
+		"resnet50-fp16      500.0    2000.0    32    400.0   1200.0   1800.0   1700.0    450.0    600.0    0.90       40/40    1000\n",
+		"JPEG squeezenet: 14 prep, c=1: 90.5 images/s; 14 prep, c=32: 812.2 images/s; 50%/60% util, 3000 MiB\n",
+		"JPEG resnet50: 14 prep, c=1: 90.5 images/s; 14 prep, c=32: 812.2 images/s; 40%/40% util, 1000 MiB\n",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("gpu-check's summary lacks %q:\n%s", want, summary)
 		}
+	}
+	if strings.Count(summary, "output_binding pinned / off") != 2 || strings.Count(stdout, "GPU utilisation during the load (NVML, 1 sample):") != 5 {
+		t.Errorf("want one pinned line per GPU in the summary and five single-sample runs on GPU 1:\n%s", stdout)
+	}
+	if lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n"); !strings.HasPrefix(lines[len(lines)-1], "gpu-check: done in ") {
+		t.Errorf("last line %q; want gpu-check's closing line", lines[len(lines)-1])
 	}
 }
 

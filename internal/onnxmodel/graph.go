@@ -98,6 +98,20 @@ func (g *Graph) Int64s(name string, shape []int64, v []int64) *Graph {
 	return g.Initializer(name, tensor.Int64, shape, raw)
 }
 
+// Weights is the number of values the graph's initializers hold: a
+// model's parameter count.
+func (g *Graph) Weights() int64 {
+	var n int64
+	for _, t := range g.inits {
+		size := int64(1)
+		for _, d := range t.shape {
+			size *= d
+		}
+		n += size
+	}
+	return n
+}
+
 // Node applies the operator op (default ONNX domain) to inputs, producing
 // outputs. Nodes must be added in topological order, as ONNX requires.
 func (g *Graph) Node(op string, inputs, outputs []string, attrs ...Attr) *Graph {

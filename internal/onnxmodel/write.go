@@ -19,14 +19,27 @@ func Files() map[string]*Model {
 	}
 }
 
+// ResNet50Files names the ResNet-50-class models (FP32 and FP16, 100 and
+// 50 MB), which WriteAll leaves out: `genmodels -resnet50` writes them
+// where they are measured (scripts/gpu-check).
+func ResNet50Files() map[string]*Model {
+	return map[string]*Model{
+		"resnet50.onnx":      ResNet50(DefaultSeed, false),
+		"resnet50-fp16.onnx": ResNet50(DefaultSeed, true),
+	}
+}
+
 // WriteAll writes every model in Files into dir, creating dir if needed.
-// Each file is written to a temporary name and renamed into place, so a
-// reader never sees a half-written model.
-func WriteAll(dir string) error {
+func WriteAll(dir string) error { return Write(dir, Files()) }
+
+// Write writes files (file name -> model) into dir, creating dir if
+// needed. Each file is written to a temporary name and renamed into
+// place, so a reader never sees a half-written model.
+func Write(dir string, files map[string]*Model) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("could not create model directory %q: %w", dir, err)
 	}
-	for name, m := range Files() {
+	for name, m := range files {
 		b, err := m.Marshal()
 		if err != nil {
 			return fmt.Errorf("could not encode %s: %w", name, err)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
@@ -18,29 +19,37 @@ import (
 // one batcher instance runs them, at each batch size, on $BENCH_THREADS
 // intra-op threads (default 1; the bench sets the served worker's count).
 // Sub-benchmarks are named model=NAME/batch=ROWS. BENCH_CUDA=1 runs on
-// CUDA device 0 (scripts/bench-serve sets CUDA_VISIBLE_DEVICES to its GPU).
+// CUDA device 0 (scripts/bench-serve sets CUDA_VISIBLE_DEVICES to its GPU),
+// with BENCH_CUDNN as its cudnn_conv_algo_search.
+// The ResNet-50-class models are built only when one of their
+// sub-benchmarks runs (a second or two each).
 func BenchmarkRaw(b *testing.B) {
 	opts := ort.Options{IntraOpThreads: 1, CUDA: os.Getenv("BENCH_CUDA") == "1"}
+	opts.GPU.CUDA.CuDNNConvAlgoSearch = os.Getenv("BENCH_CUDNN")
 	if v, err := strconv.Atoi(os.Getenv("BENCH_THREADS")); err == nil && v > 0 {
 		opts.IntraOpThreads = v
 	}
+	image := []int64{3, 224, 224}
 	models := []struct {
 		name  string
-		model *onnxmodel.Model
+		model func() *onnxmodel.Model
 		input string
 		row   []int64
 		sizes []int
 	}{
-		{"default", onnxmodel.Default(onnxmodel.DefaultSeed), "input", []int64{3, 224, 224}, []int{1, 4, 8, 16}},
-		{"mlp", onnxmodel.MLP(onnxmodel.DefaultSeed), "x", []int64{onnxmodel.MLPIn}, []int{1, 8, 32, 64}},
+		{"default", func() *onnxmodel.Model { return onnxmodel.Default(onnxmodel.DefaultSeed) }, "input", image, []int{1, 4, 8, 16}},
+		{"mlp", func() *onnxmodel.Model { return onnxmodel.MLP(onnxmodel.DefaultSeed) }, "x", []int64{onnxmodel.MLPIn}, []int{1, 8, 32, 64}},
+		{"resnet50", func() *onnxmodel.Model { return onnxmodel.ResNet50(onnxmodel.DefaultSeed, false) }, "input", image, []int{1, 8, 32}},
+		{"resnet50-fp16", func() *onnxmodel.Model { return onnxmodel.ResNet50(onnxmodel.DefaultSeed, true) }, "input", image, []int{1, 8, 32}},
 	}
 	for _, m := range models {
-		raw, err := m.model.Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
+		marshal := sync.OnceValues(func() ([]byte, error) { return m.model().Marshal() })
 		for _, rows := range m.sizes {
 			b.Run(fmt.Sprintf("model=%s/batch=%d", m.name, rows), func(b *testing.B) {
+				raw, err := marshal()
+				if err != nil {
+					b.Fatal(err)
+				}
 				if opts.CUDA {
 					defer ort.KeepGoSignalHandlers()()
 				}
