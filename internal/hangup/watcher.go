@@ -20,7 +20,10 @@ type Watcher struct {
 	ep epoll // the kernel side: one instance, one waiting goroutine
 
 	mu      sync.Mutex
-	next    uint64            // the token of the next registration; never reused
+	// next is the token of the next registration, never reused: an event
+	// carries a token, not a descriptor or a pointer, so one that races
+	// with a cancel finds its token gone and is dropped.
+	next    uint64
 	watches map[uint64]*entry // registered and not yet fired nor cancelled
 }
 
