@@ -59,9 +59,13 @@ type Master struct {
 	upstreamsMu sync.Mutex
 
 	// opsMu serialises reloads, upgrades and the end of shutdown;
-	// generation counts the configs applied (1 = the first). Reloads and
-	// upgrades that begin once shutdown has begun (phase.stopping) are refused
-	// with workers.ErrStopping.
+	// generation counts the configs applied (1 = the first; one more per
+	// reload that passes its checks, even if some workers then fail to
+	// boot; an upgraded master continues its parent's, generationEnv).
+	// Every worker is spawned with its spec's generation and the
+	// scoreboard's header carries the one in force, so an older record is
+	// recognisably stale. Reloads and upgrades that begin once shutdown
+	// has begun (phase.stopping) are refused with workers.ErrStopping.
 	opsMu      sync.Mutex
 	generation atomic.Int64
 	// inferCrashes and prepCrashes are when an infer or a prep worker

@@ -1,31 +1,24 @@
-// Package worker is the runtime every worker process shares and the contract
-// between the master and its workers.
+// Package worker is the runtime every worker process shares and the
+// contract between the master and its workers. The master re-executes its
+// binary as "worker" with a Spec (SpecEnv, or a memfd past
+// MaxSpecEnvBytes), an event pipe (fd 3) and a liveness pipe (fd 4); the
+// roles themselves are worker/prep and worker/infer.
 //
-// The master re-executes its own binary with the hidden "worker" command and
-// hands the child a Spec (JSON in the SUPERVISOR_WORKER_SPEC environment
-// variable or, when larger than MaxSpecEnvBytes, in a memfd named by
-// SUPERVISOR_WORKER_SPEC_FD) plus two inherited pipes:
+// Invariants:
 //
-//   - fd 3, the event pipe: the worker writes one line when it can serve
-//     ("ok") or why it cannot ("error: ..."). Before that, an infer worker
-//     writes one "model {json ModelEvent}" line per model state: warming
-//     (before it loads a model), then ready or unavailable with the
-//     reason; a worker that dies after "warming m" died on m, and the
-//     master boots the next one with m in Spec.Unavailable. Readiness is this explicit
-//     signal, never a timer. A ready worker keeps writing: "hb" every
-//     HeartbeatInterval, and "recycle: <reason>" once when it wants to be
-//     replaced (MaxRequests reached).
-//   - fd 4, the liveness pipe: the master holds the write end and never
-//     writes. When the master dies, for any reason including SIGKILL, the
-//     worker reads EOF and exits, so workers never outlive their master.
+//   - Readiness is an explicit line on the event pipe ("ok", or "error:
+//     ..." and exit 1), never a timer. Before it an infer worker writes a
+//     "model {ModelEvent}" line per model state (warming, then ready or
+//     unavailable), so a worker that dies after "warming m" died on m.
+//   - A ready worker writes "hb" every HeartbeatInterval, and "recycle:
+//     <reason>" once when it wants replacing (MaxRequests reached).
+//   - The master never writes the liveness pipe: a worker that reads EOF
+//     exits, so no worker outlives its master, even one SIGKILLed.
+//   - With Spec.Scoreboard a worker reports on its own slot (shm), which
+//     the master claimed before the spawn and frees once it is reaped.
+//   - A worker serves HTTP on its own Unix socket; on SIGTERM it stops
+//     accepting, finishes in-flight requests (bounded by Spec.DrainTimeout)
+//     and exits 0.
 //
-// When Spec.Scoreboard names a board, the worker also reports on its slot
-// there (shm): pid, state (ready, draining, stopping), heartbeats, and for
-// every inference request (POST) the in-flight count, result and latency;
-// the roles add per-model and batcher counters. The master claimed the
-// slot for this process before spawning it and frees it once it is reaped.
-//
-// A worker serves HTTP on its own Unix socket. On SIGTERM it stops accepting,
-// finishes in-flight requests (bounded by Spec.DrainTimeout) and exits 0.
-// The roles themselves live in worker/prep and worker/infer.
+// The processes and pipes for operators: docs/architecture.md ("Processes").
 package worker

@@ -12,7 +12,12 @@ import (
 
 // attack is one row of the suite: conns hostile clients at full scale,
 // each playing client until its context ends and recording every answer
-// it got. A new attack is one more entry in attackTable.
+// it got. A new attack is one more entry in attackTable; a request body
+// from a generator plugs in as one entry, for example
+//
+//	imageAttack(payload("jpeg-scan-bomb", 8, "400", func(target) post {
+//		return post{model: imageModel, contentType: "image/jpeg", body: hostile.ScanBombJPEG(8000)}
+//	}))
 type attack struct {
 	name  string
 	conns int

@@ -85,7 +85,11 @@ func Create(slots, slotBytes int) (*Arena, error) {
 // sealedAgainst are the seals every arena carries: it can neither shrink
 // (a mapping could fault) nor grow, and nobody can add a seal later (such
 // as F_SEAL_FUTURE_WRITE, which would stop infer workers mapping it
-// writable).
+// writable). This is why an arena is a sealed memfd, not a /dev/shm file:
+// ONNX Runtime reads inputs in place from C, where a SIGBUS cannot be
+// recovered, and O_EXCL|O_NOFOLLOW plus debug.SetPanicOnFault would
+// protect only Go reads. A memfd also has no name anyone could pre-create,
+// replace or truncate, and vanishes with the last process mapping it.
 const sealedAgainst = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 
 // sealAndMap sizes the memfd, seals it and maps it.

@@ -8,7 +8,13 @@ import (
 // State is where a slot is in its exchange.
 type State uint8
 
-// Slot states; see the package doc.
+// Slot states. The infer worker claims a slot (CAS Sent(seq) ->
+// Claimed(seq, pid)) before it touches the data and marks it Done(seq)
+// when finished, whatever the outcome. The owner settles it: CAS
+// Sent(seq) -> Free proves nobody will touch it (revoked); Done frees it;
+// Claimed waits for Done or for the claimer's death (liveness.go). An
+// infer worker only taken out of the upstream list (recycled, drained) is
+// alive and finishes its requests: removal is not death.
 const (
 	Free    State = iota // the owner's to hand out
 	Sent                 // handed out; no infer worker has claimed it yet

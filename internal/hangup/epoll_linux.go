@@ -10,7 +10,8 @@ import (
 
 // hangupEvents are what a registration waits for: the peer's FIN, a
 // hang-up, an error; once (EPOLLONESHOT), then the socket is disarmed
-// until deleted.
+// until deleted. Nothing for reading: the handler's own reads and the Go
+// runtime's poller are untouched, and pending bytes wake nothing.
 const hangupEvents = unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR | unix.EPOLLONESHOT
 
 // epoll is the Watcher's epoll instance.

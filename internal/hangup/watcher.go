@@ -19,8 +19,11 @@ var ErrUnwatchable = errors.New("the connection cannot be watched for its peer's
 type Watcher struct {
 	ep epoll // the kernel side: one instance, one waiting goroutine
 
-	mu      sync.Mutex
-	next    uint64            // the token of the next registration; never reused
+	mu sync.Mutex
+	// next is the token of the next registration, never reused: an event
+	// carries a token, not a descriptor or a pointer, so one that races
+	// with a cancel finds its token gone and is dropped.
+	next    uint64
 	watches map[uint64]*entry // registered and not yet fired nor cancelled
 }
 

@@ -25,8 +25,15 @@ type Key struct {
 }
 
 // Quarantine counts crashes by request body and refuses the bodies that
-// crash too often. Its zero value is not usable: use New.
+// crash too often. Its zero value is not usable: use New. It is safe for
+// concurrent use: one mutex, held for map operations only (hashing
+// happens outside it), and an empty quarantine answers Watching from an
+// atomic count, without it.
 type Quarantine struct {
+	// seed is random per process (maphash), so a client cannot aim for a
+	// collision: a false positive (another body of the same hash and
+	// length, which one innocent request pays until the entry ends) comes
+	// about entries/2^64 by chance.
 	seed maphash.Seed
 	max  int
 	now  func() time.Time // time.Now; tests move it

@@ -21,12 +21,21 @@ type Sample struct {
 	At time.Time
 	// Workers is the prep pool's size when the sample was taken.
 	Workers int
-	// Load is the average number of requests in the prep stage.
+	// Load is the average number of requests in the prep stage: by
+	// Little's law, the time the requests that finished spent in prep
+	// workers less the time they spent in infer workers (the scoreboard's
+	// latency sums), over the interval. When the infer stage limits
+	// throughput, requests wait there, their time is subtracted and Load
+	// stays low however busy the service is, so no CPU worker that would
+	// not help is added. The lb does not queue (least connections hands a
+	// request on at once), so queuing shows here, inside prep workers.
 	Load float64
 	// CPUs is how many CPUs the pool runs on; CPUsLess how many it would
 	// run on with one worker fewer (its last position gone).
 	CPUs, CPUsLess float64
-	// IdleNext is how many CPUs' worth of the next worker's CPUs were idle.
+	// IdleNext is how many CPUs' worth of the next worker's CPUs were
+	// idle (/proc/stat): a worker on CPUs already busy would only take
+	// time from what runs there.
 	IdleNext float64
 }
 

@@ -10,6 +10,11 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/plural"
 )
 
+// The placement plan's inputs (this file) read the host, not the file:
+// they are what would leave next if the package (about 3,450 non-test
+// lines, one wide schema) must shrink, to a planning package beside
+// affinity, as the provider check left for supervisor/hostcheck.
+
 // Host is the machine as the placement plan sees it: the CPUs this process
 // may use, grouped into cores and NUMA nodes, and the GPUs found. The
 // master reads it once at start (LoadHost), before anything changes a

@@ -63,6 +63,10 @@ type Process struct {
 }
 
 // Spawner starts worker processes. The zero value re-executes this binary.
+// A worker is `<exe> worker`: the master makes its socket (owned by the
+// workers' user, Credentials), pins it to its cpuset and NUMA memory from
+// its first instruction (startPlaced), gives it a scoreboard record, and
+// passes the spec in the environment or, when large, a memfd.
 type Spawner struct {
 	Exe   string       // "" = /proc/self/exe
 	Board *board.Board // scoreboard records for the workers; nil = none

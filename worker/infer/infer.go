@@ -1,55 +1,33 @@
-// Package infer is the inference worker: it loads every configured model into
-// ONNX Runtime, warms each one up at every batch size it may run, and runs
-// tensor frames sent by prep workers over its Unix socket.
+// Package infer is the inference worker: it loads every configured model
+// into ONNX Runtime, warms each one up at every batch size it may run, and
+// runs tensor frames that prep workers send over its Unix socket (handle:
+// /metadata, /infer, /stats), each model through its own dynamic batcher
+// (internal/batch, configured by worker.Model.Batching).
 //
-// Endpoints (internal, spoken only by prep workers):
+// Invariants:
 //
-//	GET  /metadata  JSON array of worker.ModelStatus, one per model in
-//	                Spec order: tensor.Metadata plus, for a model that
-//	                failed to load or warm up, "unavailable" (the reason),
-//	                and how the worker runs it ("serving": batching,
-//	                provider, GPU index; Triton's model configuration)
-//	POST /infer     body: tensor.Request frame, with the request's priority
-//	                and deadline in worker.PriorityHeader and
-//	                worker.DeadlineHeader; or, with the shared-memory
-//	                handoff, worker.ArenaHeader and worker.SlotHeader naming
-//	                a slot of the prep worker's arena, claimed before it is
-//	                read (409 when it cannot be: its prep worker revoked
-//	                it; 503 with worker.ArenaRefusedHeader when the arena
-//	                cannot be opened, and the prep worker resends the
-//	                request inline) and marked done whatever the outcome;
-//	                reply: tensor frame of outputs (in the slot when it
-//	                fits), or
-//	                a non-200 status with the error message as text (503
-//	                with Retry-After when the model's queue is full or the
-//	                request's deadline passed while it was queued)
-//	GET  /stats     JSON object: model name -> batch.Stats since the worker
-//	                started; prep workers sum them over every infer worker
+//   - Models are isolated: one that fails to load or warm up is
+//     unavailable (503 with its reason) and the others serve. Before each
+//     model the worker tells the master (worker.ModelState), so a crash in
+//     ONNX Runtime names the model it happened on.
+//   - Each run records its requests' tokens (worker.TokenHeader) in the
+//     scoreboard slot while it executes, so the master blames a crash only
+//     on them; a poison suspect's run has the worker to itself (atwork.go).
+//   - Each run is bounded by worker.Model.MaxRunTime (runbound.go): ORT is
+//     told to terminate, the batch gets 500 with worker.RunTimeoutHeader,
+//     and a run still not returned a grace later makes the worker exit
+//     (exitWedged), since heartbeats would keep a stuck ORT thread serving.
+//   - A run also stops once every prep worker waiting on its batch has
+//     closed its connection (abandonedBy); a request abandoned while it
+//     queues is answered unrun.
+//   - An arena slot is claimed before it is read (409 when its prep
+//     worker revoked it; 503 with worker.ArenaRefusedHeader when the arena
+//     cannot be opened, and the prep worker resends inline) and marked
+//     done whatever the outcome (handoff.go).
+//   - A panic in a handler is answered 500 and logged with its stack, and
+//     the worker serves on (recoverPanic): a bug, not the request's crash.
 //
-// A panic in the request handler is answered 500 and logged with its
-// stack, and the worker serves on (recoverPanic): it is a bug in the
-// worker, not a crash to pin on the request.
-//
-// Models are isolated: one that fails to load or warm up is unavailable
-// (503 with its reason on /infer) and the others serve; before each model
-// the worker tells the master on its event pipe (worker.ModelState), so a
-// crash inside ONNX Runtime names the model it happened on.
-//
-// Each model's requests go through its own dynamic batcher (internal/batch),
-// configured by worker.Model.Batching. Each run records its requests'
-// tokens (worker.TokenHeader) in the worker's scoreboard slot while it
-// executes, for the master to blame a crash on them only; a poison
-// suspect's run has the worker to itself (atwork.go).
-//
-// Each run is bounded by worker.Model.MaxRunTime (runbound.go): at it ONNX
-// Runtime is told to terminate the run, the batch's requests get 500 with
-// worker.RunTimeoutHeader (RunTimeoutError) and the worker serves on; a
-// run that still has not returned a grace later makes the worker exit
-// (status exitWedged), since its heartbeats would otherwise keep a worker
-// with a stuck ORT thread in service. A run also stops, the same way, once
-// every prep worker waiting on its batch has given up and closed the
-// connection its request came on (abandonedBy: batch.Request.Watch):
-// a client's timeout shorter than max_run_time frees the worker then.
+// What operators see of this: docs/model-isolation.md.
 package infer
 
 import (
@@ -198,6 +176,21 @@ func (s *server) close() {
 	}
 }
 
+// handle serves the endpoints only prep workers speak:
+//
+//	GET  /metadata  JSON array of worker.ModelStatus, one per model in Spec
+//	                order: tensor.Metadata, "unavailable" (the reason) for a
+//	                model that failed to load or warm up, and "serving"
+//	                (batching, provider, GPU index: Triton's model config)
+//	POST /infer     a tensor.Request frame, inline or in an arena slot
+//	                (worker.ArenaHeader, worker.SlotHeader), with
+//	                worker.PriorityHeader and worker.DeadlineHeader; reply:
+//	                the outputs' frame (in the slot when it fits), or a
+//	                non-200 status with the error as text (503 with
+//	                Retry-After when the queue is full or the deadline passed
+//	                while queued)
+//	GET  /stats     model name -> batch.Stats since the worker started; prep
+//	                workers sum them over every infer worker
 func (s *server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recoverPanic(ctx)
 	switch string(ctx.Path()) {

@@ -1,73 +1,31 @@
-// Package prep is the CPU stage: it parses KServe V2 requests, validates
-// them against the model's metadata before anything reaches an infer worker,
-// forwards raw tensors to the least-loaded infer worker and turns the
-// outputs back into V2 responses.
+// Package prep is the CPU stage: it parses KServe V2 requests (JSON,
+// binary tensors, images, compressed bodies), validates them against the
+// model's metadata before anything reaches an infer worker, forwards the
+// tensors to the least-loaded infer worker that serves the model, and
+// turns the outputs back into V2 responses.
 //
-// Model metadata is never configured: the prep worker asks every infer
-// worker, which read it from the model file through ONNX Runtime, at boot
-// and when the master lists a new one. Those answers also say which models
-// each infer worker serves (a model fails to load or warm up on one
-// worker, worker.ModelStatus): a model's requests go only to infer workers
-// that serve it (routes.go); a model none serves is unavailable, its
-// metadata, ready and infer routes answer 503 with every worker's reason,
-// and its preprocess settings are not checked, so one bad model never
-// fails a prep worker's boot.
+// Invariants:
 //
-// What one request can make a prep worker spend is bounded before it is
-// spent: the V2 decoder counts BYTES elements, inputs and outputs against
-// the model before expanding them (v2.Limits); an image request's headers
-// are all inspected, against max_pixels, the decoding-cost limits and
-// max_request_pixels, before any image is decoded; and before each image
-// the worker checks that its client still waits (the deadline the master
-// passes on, and the master's connection), so work for a client that has
-// had its 504 stops at the next image. Decodes pass the worker's decode
-// gate (decodelanes.go), weighed by the memory each will hold (read from the
-// header): the memory decoding holds is bounded by prep.max_decode_bytes,
-// not by how many requests arrive together; small images have places of
-// their own and never wait behind large ones; large ones decode at a
-// lower CPU priority, on Go Ps of their own (GOMAXPROCS is twice the
-// cpuset), so that requests never wait behind them in the Go scheduler;
-// an image that could never fit gets 400 before anything is decoded. A
-// large answer (its outputs and their JSON, up to 21 bytes an INT64)
-// holds room in the same large lane from before its infer worker is
-// asked (an image request's, grown before each chunk of images) until
-// it is written, 503 at once without it, and is encoded at
-// the same low priority (answercharge.go, answerrender.go): a model without
-// batching answers any number of rows.
+//   - Model metadata is never configured: it is asked of every infer
+//     worker, which also says which models it serves; a model none serves
+//     is unavailable (503 with every worker's reason) and never fails a
+//     prep worker's boot (routes.go).
+//   - What one request can make it spend is bounded before it is spent:
+//     counts of BYTES elements, inputs and outputs (v2.Limits), every
+//     image header before any image is decoded, and the client's deadline
+//     and connection before each image.
+//   - Decodes, inflated bodies and large answers hold room in the decode
+//     gate (decodelanes.go, answercharge.go), weighed by the memory they
+//     will hold, so that memory is bounded by prep.max_decode_bytes and
+//     4 × max_body_bytes, not by how many requests arrive together.
+//   - The response cache (cache.go) never fails a request: a torn entry, a
+//     fault or a Redis failure is a miss.
+//   - The prefix check (precheck.go) refuses only what the whole request
+//     would be refused for; it decodes no tensor beyond the prefix and no
+//     image, and is not counted as a request.
 //
-// A compressed body (Content-Encoding gzip or deflate) is decompressed
-// before anything reads it (encoding.go): its decompressed size is what
-// max_body_bytes bounds, a bomb stops there (413), and the decompressed
-// bytes all requests hold at once are bounded by 4 × max_body_bytes (503
-// beyond). After a burst of inflated bodies or of large decodes the
-// worker hands the freed memory back to the OS (internal/osmem), rather
-// than hold its peak until the Go scavenger returns it. Successful infer responses are compressed as Accept-Encoding
-// asks. GET /v2/models/{m}/config answers Triton's model configuration
-// from what the infer workers serving the model report (modelconfig.go).
-//
-// A model with response_cache (cache.go) is looked up in the host's shared
-// response cache once its request is decoded into tensors (an image
-// model's before its images are decoded, on the bytes sent), before the
-// hand-off: a hit is rendered for the request (its id, JSON or binary) and
-// never reaches an infer worker; a successful answer is stored after
-// postprocessing. The cache never fails a request: a torn entry, a fault
-// of the mapping or a Redis failure is a miss.
-//
-// The master's prefix check (precheck.go) asks, before it reads the rest
-// of a large body, whether its first bytes are already wrong: the same
-// rules, in the decoders' prefix modes, refusing only what the whole
-// request would be refused for (the end of the prefix is never an error).
-// It decodes no tensor beyond the prefix and no image, and is not counted
-// as a request.
-//
-// Size: about 3,000 non-test lines, past the 2,500 a package should stay
-// under. It is one process's request path (routing, the decode gate,
-// image requests, the hand-off, compression, model configuration, the
-// prefix check, the response cache's lookup and store), and the parts
-// that hold no handler state are the next to leave: the prefix check's
-// image rules (precheck_image.go) belong with imageprep's, the
-// compression glue (encoding.go) with httpcoding, and the model
-// configuration's rendering (modelconfig.go) with internal/v2.
+// The limits and what clients see: docs/limits.md, docs/images.md,
+// docs/http-api.md and docs/response-cache.md.
 package prep
 
 import (
@@ -80,6 +38,12 @@ import (
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
+
+// Size: about 3,000 non-test lines, past the 2,500 a package should stay
+// under, for one process's request path. The parts that hold no handler
+// state leave next: the prefix check's image rules (precheck_image.go) for
+// imageprep, the compression glue (encoding.go) for httpcoding, the model
+// configuration's rendering (modelconfig.go) for internal/v2.
 
 // Run is the prep worker's main: learn the models, serve, drain.
 func Run(rt *worker.Runtime) error {
