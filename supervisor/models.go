@@ -8,11 +8,13 @@ func (m *Master) modelStates() []control.ModelState {
 	// One snapshot per serving worker, not per model: health checks with
 	// strict_readiness call this on every probe, with hundreds of models.
 	var reports []map[string]string
+	var serving []*process
 	identities := map[string]string{} // the first serving worker's, by model
 	for _, s := range m.infer.list() {
 		if p := s.serving(); p != nil {
 			un, _ := p.models.snapshot()
 			reports = append(reports, un)
+			serving = append(serving, p)
 			for _, wm := range p.spec.Models {
 				if _, seen := identities[wm.Name]; !seen {
 					identities[wm.Name] = wm.Version
@@ -33,6 +35,11 @@ func (m *Master) modelStates() []control.ModelState {
 		}
 		if st.Ready {
 			st.Reason = ""
+			for _, p := range serving {
+				if st.Warning == "" {
+					st.Warning = p.models.warning(mc.Name)
+				}
+			}
 		}
 		states = append(states, st)
 	}
