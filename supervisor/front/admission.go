@@ -183,10 +183,10 @@ func routeRequest(c *config.Config, h *fasthttp.RequestHeader, path string) (r r
 			return refusal{status: fasthttp.StatusNotFound, msg: "no route for " + strconv.Quote(path)}, route, false
 		}
 		if route.Model != "" && !c.ServesModel(route.Model) {
-			return refusal{status: fasthttp.StatusNotFound, msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
+			return refusal{status: route.NotServedStatus(), msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
 		}
 		if msg := route.VersionError(); msg != "" {
-			return refusal{status: fasthttp.StatusNotFound, msg: msg}, route, false
+			return refusal{status: route.NotServedStatus(), msg: msg}, route, false
 		}
 		want, proxied = route.Method(), true
 	}
