@@ -1,6 +1,9 @@
 package supervisor
 
-import "github.com/supervisor-dev/supervisor/supervisor/control"
+import (
+	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/workers"
+)
 
 // modelStates reports every configured model: ready when at least one
 // serving infer worker serves it (did not report it unavailable).
@@ -8,11 +11,13 @@ func (m *Master) modelStates() []control.ModelState {
 	// One snapshot per serving worker, not per model: health checks with
 	// strict_readiness call this on every probe, with hundreds of models.
 	var reports []map[string]string
+	var serving []*workers.Process
 	identities := map[string]string{} // the first serving worker's, by model
 	for _, s := range m.infer.list() {
 		if p := s.Serving(); p != nil {
 			un, _ := p.Models()
 			reports = append(reports, un)
+			serving = append(serving, p)
 			for _, wm := range p.Spec().Models {
 				if _, seen := identities[wm.Name]; !seen {
 					identities[wm.Name] = wm.Version
@@ -33,6 +38,11 @@ func (m *Master) modelStates() []control.ModelState {
 		}
 		if st.Ready {
 			st.Reason = ""
+			for _, p := range serving {
+				if st.Warning == "" {
+					st.Warning = p.ModelWarning(mc.Name)
+				}
+			}
 		}
 		states = append(states, st)
 	}

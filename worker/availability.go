@@ -19,7 +19,8 @@ const (
 	// crashed the process, SIGFPE on an integer Mod) died on that model:
 	// the master remembers it and the next worker skips it (Spec.Unavailable).
 	ModelWarming = "warming"
-	// ModelReady: loaded and warmed up; the worker serves it.
+	// ModelReady: loaded and warmed up; the worker serves it. Its
+	// Warning, if any, is why its warm-up failed (it serves anyway).
 	ModelReady = "ready"
 	// ModelUnavailable: loading or warming up failed; Reason says why.
 	ModelUnavailable = "unavailable"
@@ -34,6 +35,9 @@ type ModelEvent struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// Warning is what went wrong with a ModelReady model that still
+	// serves: its warm-up run failed (infer.warmUp).
+	Warning string `json:"warning,omitempty"`
 }
 
 // ParseModelEvent decodes an event-pipe line written by Runtime.ModelState;
@@ -53,9 +57,15 @@ func ParseModelEvent(line string) (ModelEvent, bool) {
 // ModelState tells the master a model's state during boot. The write is
 // synchronous: once ModelState(m, ModelWarming, "") returns, the master
 // learns that m was being warmed even if ONNX Runtime kills the process
-// the next instant (the line waits in the pipe).
+// the next instant (the line waits in the pipe). reason is why a
+// ModelUnavailable model does not serve, or the warning of a ModelReady
+// one ("": none).
 func (r *Runtime) ModelState(name, state, reason string) {
-	b, err := json.Marshal(ModelEvent{Name: name, State: state, Reason: truncate(reason, maxReasonBytes)})
+	ev := ModelEvent{Name: name, State: state, Reason: truncate(reason, maxReasonBytes)}
+	if state == ModelReady {
+		ev.Reason, ev.Warning = "", ev.Reason
+	}
+	b, err := json.Marshal(ev)
 	if err != nil {
 		return
 	}
@@ -87,6 +97,9 @@ type ModelStatus struct {
 	tensor.Metadata
 	// Unavailable is why the model does not serve; "" = it serves.
 	Unavailable string `json:"unavailable,omitempty"`
+	// Warning is why the warm-up of a model that serves failed ("":
+	// it ran, or none was asked).
+	Warning string `json:"warning,omitempty"`
 	// Serving is how the worker runs the model; nil from a worker that
 	// predates it.
 	Serving *Serving `json:"serving,omitempty"`

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"net/http"
@@ -84,7 +85,20 @@ func run(f flags) error {
 	fmt.Printf("ready after %s\n\n", time.Since(t0).Round(time.Second))
 	results := checkAll("http://"+srv.Addr, cases, f.concurrency)
 	conformance.Summary(os.Stdout, results, f.perGroup)
+	if n, err := warmupFailures(srv.Log); err == nil {
+		fmt.Printf("\nready models whose warm-up ONNX Runtime refused (they serve; the log says why): %d\n", n)
+	}
 	return nil
+}
+
+// warmupFailures counts the models the supervisor's log says serve though
+// their warm-up failed (worker/infer: "its warm-up failed: it serves").
+func warmupFailures(log string) (int, error) {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, err
+	}
+	return bytes.Count(b, []byte("its warm-up failed: it serves")), nil
 }
 
 // checkAll runs conformance.Check on every case, concurrency at a time.

@@ -71,11 +71,13 @@ func TestGRPCPythonClient(t *testing.T) {
 			Outputs [][]any
 			Y       []float64
 		}
-		TypedY       []float64 `json:"typed_y"`
-		Stream       [][]string
-		NoKey        string `json:"no_key"`
-		UnknownModel string `json:"unknown_model"`
-		Config       struct {
+		TypedY         []float64 `json:"typed_y"`
+		Stream         [][]string
+		NoKey          string `json:"no_key"`
+		UnknownModel   string `json:"unknown_model"`
+		Sequence       string
+		NotServedReady []bool `json:"not_served_ready"`
+		Config         struct {
 			Name, Platform string
 			MaxBatchSize   int `json:"max_batch_size"`
 			Input          [][]any
@@ -106,8 +108,12 @@ func TestGRPCPythonClient(t *testing.T) {
 	if !reflect.DeepEqual(got.Stream, [][]string{{"", "py-1"}, {"", "py-1"}}) {
 		t.Errorf("stream answers %v", got.Stream)
 	}
-	if got.NoKey != "UNAUTHENTICATED" || got.UnknownModel != "NOT_FOUND" || got.Load != "PERMISSION_DENIED" {
-		t.Errorf("errors: no key %s, unknown model %s, load with model_control none %s", got.NoKey, got.UnknownModel, got.Load)
+	if got.NoKey != "UNAUTHENTICATED" || got.UnknownModel != "NOT_FOUND" || got.Load != "PERMISSION_DENIED" || got.Sequence != "INVALID_ARGUMENT" {
+		t.Errorf("errors: no key %s, unknown model %s, load with model_control none %s, sequence_id %s",
+			got.NoKey, got.UnknownModel, got.Load, got.Sequence)
+	}
+	if !reflect.DeepEqual(got.NotServedReady, []bool{false, false}) {
+		t.Errorf("ModelReady of an unknown model and of version 2: %v, want ready false for both (no error)", got.NotServedReady)
 	}
 	if c := got.Config; c.Name != "mlp" || c.Platform != "onnxruntime_onnx" || c.MaxBatchSize != 0 ||
 		!reflect.DeepEqual(c.Input, [][]any{{"x", "TYPE_FP32", []any{-1.0, 16.0}}}) || !reflect.DeepEqual(c.Kinds, []string{"KIND_CPU"}) {

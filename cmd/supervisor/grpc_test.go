@@ -270,6 +270,8 @@ func grpcErrors(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Conte
 		{"FP16 in typed contents", ctx, &pb.ModelInferRequest{ModelName: "mlp", Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP16", Shape: []int64{1}, Contents: &pb.InferTensorContents{}}}}, codes.InvalidArgument},
 		{"unknown model", ctx, &pb.ModelInferRequest{ModelName: "nope", Inputs: wrongShape.Inputs}, codes.NotFound},
 		{"a name that cleans to another", ctx, &pb.ModelInferRequest{ModelName: "nope/../mlp", Inputs: wrongShape.Inputs}, codes.NotFound},
+		{"sequence parameters", ctx, &pb.ModelInferRequest{ModelName: "mlp", Inputs: wrongShape.Inputs, RawInputContents: [][]byte{fp32Bytes(seq(16, 1))},
+			Parameters: map[string]*pb.InferParameter{"sequence_end": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}}, codes.InvalidArgument},
 		{"no key", context.Background(), mlpRequest("e", seq(16, 1)), codes.Unauthenticated},
 		{"no key, 7 MiB (refused before it is read)", context.Background(), &pb.ModelInferRequest{ModelName: "mlp", Inputs: wrongShape.Inputs, RawInputContents: [][]byte{make([]byte, 7<<20)}}, codes.Unauthenticated},
 		{"wrong key", withKey(t, "x-api-key", "not-the-key-0123456789abcdef"), mlpRequest("e", seq(16, 1)), codes.Unauthenticated},
@@ -281,13 +283,15 @@ func grpcErrors(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Conte
 			t.Errorf("%s: %v, want %s with a message", tc.name, err, tc.want)
 		}
 	}
-	if _, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); status.Code(err) != codes.NotFound {
-		t.Errorf("ModelReady(nope) = %v, want NOT_FOUND", err)
+	// Not served is not ready, as Triton answers it (not NOT_FOUND).
+	if r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nope"}); err != nil || r.Ready {
+		t.Errorf("ModelReady(nope) = %v, %v; want ready false", r, err)
 	}
-	// Version 1 is the only one served; another is NOT_FOUND, as Triton answers it.
-	if _, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp", Version: "2"}); status.Code(err) != codes.NotFound {
-		t.Errorf("ModelReady(mlp, version 2) = %v, want NOT_FOUND", err)
+	// Version 1 is the only one served; another is not ready.
+	if r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp", Version: "2"}); err != nil || r.Ready {
+		t.Errorf("ModelReady(mlp, version 2) = %v, %v; want ready false", r, err)
 	}
+	// Its metadata for another version is NOT_FOUND, as Triton answers it.
 	if _, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp", Version: "2"}); status.Code(err) != codes.NotFound {
 		t.Errorf("ModelMetadata(mlp, version 2) = %v, want NOT_FOUND", err)
 	}

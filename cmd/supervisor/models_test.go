@@ -72,6 +72,8 @@ func modelState(t *testing.T, st control.Status, name string) control.ModelState
 // divides by an input (whose warm-up must not divide by zero) and one with
 // scalar inputs and outputs. The server becomes ready, the good models
 // serve, the bad ones answer 503 with their reason everywhere it shows.
+// A valid model whose zero warm-up ONNX Runtime refuses (reshape: zeros
+// are not a shape) serves, with a warning in status and the log.
 func TestBadModelsAreIsolated(t *testing.T) {
 	dir := t.TempDir()
 	crash := writeModel(t, dir, "crash", onnxmodel.ModByZero())
@@ -83,6 +85,7 @@ func TestBadModelsAreIsolated(t *testing.T) {
 		"garbage": writeBytes(t, filepath.Join(dir, "garbage.onnx"), []byte("this is not an ONNX model")),
 		"modin":   writeModel(t, dir, "modin", onnxmodel.ModByInput()),
 		"scalar":  writeModel(t, dir, "scalar", onnxmodel.Scalar()),
+		"reshape": writeModel(t, dir, "reshape", onnxmodel.ReshapeByInput()),
 	}, modelItems: "  - {name: nowarm, path: " + crash + ", warmup: none}\n" +
 		"  - {name: warmfile, path: " + fixed + ", warmup: " + good + "}\n" +
 		"  - {name: badwarm, path: " + fixed + ", warmup: " + bad + "}\n" +
@@ -119,19 +122,34 @@ func TestBadModelsAreIsolated(t *testing.T) {
 		t.Errorf("modin infer with a zero divisor = %d %s, want 400 naming the input", code, body)
 	}
 
+	code, body, _ = in.post("/v2/models/reshape/infer",
+		[]byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[4],"data":[1,2,3,4]},{"name":"shape","datatype":"INT64","shape":[2],"data":[2,2]}]}`), nil)
+	if code != http.StatusOK || !strings.Contains(string(body), `{"name":"y","datatype":"FP32","shape":[2,2],"data":[1,2,3,4]}`) {
+		t.Errorf("reshape (its zero warm-up refused) infer = %d %s, want 200 with y [2,2] = [1,2,3,4]", code, body)
+	}
+
 	st := in.status()
-	for name, want := range map[string]bool{"mlp": true, "modin": true, "scalar": true, "crash": false, "garbage": false} {
+	for name, want := range map[string]bool{"mlp": true, "modin": true, "scalar": true, "reshape": true, "crash": false, "garbage": false} {
 		if ms := modelState(t, st, name); ms.Ready != want || (!want && ms.Reason == "") {
 			t.Errorf("status model %+v, want ready=%v (with a reason when not)", ms, want)
 		}
+	}
+	if ms := modelState(t, st, "reshape"); !strings.Contains(ms.Warning, "warm-up at batch size 1 failed") || !strings.Contains(ms.Warning, "serves anyway") {
+		t.Errorf("status of reshape: warning %q, want the failed warm-up and that it serves", ms.Warning)
+	}
+	if ms := modelState(t, st, "mlp"); ms.Warning != "" {
+		t.Errorf("status of mlp warns %q, want nothing", ms.Warning)
+	}
+	if !logHasLine(in, `"model":"reshape"`, "its warm-up failed: it serves") {
+		t.Error("no infer worker logged that reshape's warm-up failed and that it serves")
 	}
 	if w := workerNamed(t, in, "infer-0"); w.UnavailableModels["crash"] == "" || w.UnavailableModels["garbage"] == "" || w.Restarts != 0 {
 		t.Errorf("infer-0 unavailable models %v, restarts %d: want crash and garbage, and no restart (the boot retry is not one)",
 			w.UnavailableModels, w.Restarts)
 	}
 	out, err := in.cli("status")
-	if err != nil || !strings.Contains(out, "MODEL UNAVAILABLE crash:") {
-		t.Errorf("supervisor status (%v) does not show the crashed model:\n%s", err, out)
+	if err != nil || !strings.Contains(out, "MODEL UNAVAILABLE crash:") || !strings.Contains(out, "MODEL WARNING reshape (it serves):") {
+		t.Errorf("supervisor status (%v) does not show the crashed model and reshape's warm-up warning:\n%s", err, out)
 	}
 	metrics := scrapeMetrics(t, in)
 	if metrics[`supervisor_model_ready{model="crash"}`] != 0 || metrics[`supervisor_model_ready{model="mlp"}`] != 1 {

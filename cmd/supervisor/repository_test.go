@@ -88,8 +88,8 @@ func TestRepositoryExplicit(t *testing.T) {
 	if idx := repoIndex(t, in, `{"ready":true}`); len(idx) != 1 || idx["mlp"].State != "READY" {
 		t.Errorf(`index {"ready":true} = %+v, want mlp alone`, idx)
 	}
-	if code, _, _ := in.get("/v2/models/fixed/ready"); code != http.StatusNotFound {
-		t.Errorf("fixed, not loaded: ready = %d, want 404", code)
+	if code, _, _ := in.get("/v2/models/fixed/ready"); code != http.StatusBadRequest {
+		t.Errorf("fixed, not loaded: ready = %d, want 400 (Triton's not ready)", code)
 	}
 
 	if code, msg := repoCall(t, in, "/v2/repository/models/fixed/load", ""); code != http.StatusOK {
@@ -129,8 +129,8 @@ func TestRepositoryExplicit(t *testing.T) {
 			t.Errorf("unload %s = %d %s, want 200", m, code, msg)
 		}
 	}
-	if code, _, _ := in.get("/v2/models/fixed/ready"); code != http.StatusNotFound {
-		t.Errorf("fixed after its unload: ready = %d, want 404", code)
+	if code, _, _ := in.get("/v2/models/fixed/ready"); code != http.StatusBadRequest {
+		t.Errorf("fixed after its unload: ready = %d, want 400 (Triton's not ready)", code)
 	}
 	wantIndexState(t, repoIndex(t, in, ""), "fixed", "UNAVAILABLE", "unloaded")
 	if code, msg := repoCall(t, in, "/v2/repository/models/mlp/unload", ""); code != http.StatusBadRequest || !strings.Contains(msg, "only model") {

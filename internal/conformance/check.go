@@ -209,7 +209,7 @@ func Summary(w io.Writer, results []Result, perGroup int) map[string]int {
 		counts[r.Outcome]++
 	}
 	served := counts[Pass] + counts[Fail] + counts[Error]
-	fmt.Fprintf(w, "models: %d  ready (loaded and warmed up): %d  unavailable: %d\n", len(results), served, counts[Unavailable])
+	fmt.Fprintf(w, "models: %d  ready (loaded, serving): %d  unavailable: %d\n", len(results), served, counts[Unavailable])
 	fmt.Fprintf(w, "test_data_set_0: pass %d  fail (wrong output) %d  error (request failed) %d\n", counts[Pass], counts[Fail], counts[Error])
 	for _, outcome := range []string{Unavailable, Error, Fail} {
 		groups := GroupReasons(results, outcome, 200)

@@ -159,14 +159,17 @@ func (d *decoder) id() error {
 }
 
 // parameters reads the request-level parameters; unknown ones are ignored,
-// as V2 allows extensions.
+// as V2 allows extensions, but Triton's sequence parameters are refused
+// (sequenceParams).
 func (d *decoder) parameters() error {
 	s := &d.s
 	if s.peek() != '{' {
 		return badRequest(`"parameters" must be an object, got %s`, s.kind())
 	}
 	return s.object(func(key []byte) error {
-		switch string(key) {
+		switch k := string(key); k {
+		case "sequence_id", "sequence_start", "sequence_end":
+			return badRequest(sequenceRefusal, k)
 		case "binary_data_output":
 			return d.boolParam(`parameters.binary_data_output`, &d.req.BinaryOutputs)
 		case "timeout":
@@ -181,6 +184,16 @@ func (d *decoder) parameters() error {
 		return s.skip(2)
 	})
 }
+
+// sequenceRefusal answers a request that carries one of Triton's sequence
+// parameters (sequence_id, sequence_start, sequence_end: the sequence
+// extension, which GET /v2 does not list). There is no sequence batcher:
+// every request runs alone, on any infer worker, with no state kept
+// between them, so a stateful client would silently get answers computed
+// without its sequence's state. Refusing says so at the first request.
+const sequenceRefusal = "parameters.%s: this server has no sequence batcher (Triton's sequence extension): " +
+	"every request is run alone, on any infer worker, with no state kept between requests; " +
+	"send the request without sequence_id, sequence_start and sequence_end"
 
 func (d *decoder) boolParam(what string, dst *bool) error {
 	if c := d.s.peek(); c != 't' && c != 'f' {

@@ -2,6 +2,7 @@ package v2
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -26,6 +27,17 @@ func (r Route) VersionError() string {
 		return ""
 	}
 	return fmt.Sprintf("model %q has no version %q: it serves version %s only (or name no version)", r.Model, r.Version, modelVersion)
+}
+
+// NotServedStatus is the status for a route naming a model (or a version)
+// that is not served: 404, except on the ready route, where it is 400, as
+// Triton answers readiness for any model that is not ready, one it has
+// never heard of included (tritonclient's is_model_ready is then False).
+func (r Route) NotServedStatus() int {
+	if r.Action == "ready" {
+		return http.StatusBadRequest
+	}
+	return http.StatusNotFound
 }
 
 // Method is the HTTP method the route takes: POST for infer, GET (and

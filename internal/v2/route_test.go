@@ -60,3 +60,22 @@ func TestVersionError(t *testing.T) {
 		}
 	}
 }
+
+// TestNotServedStatus: a model or version not served is 404 on every
+// route but readiness, which is 400 as Triton answers it (not ready).
+func TestNotServedStatus(t *testing.T) {
+	for path, want := range map[string]int{
+		"/v2/models/m/ready":            400,
+		"/v2/models/m/versions/2/ready": 400,
+		"/v2/models/m":                  404,
+		"/v2/models/m/versions/2":       404,
+		"/v2/models/m/infer":            404,
+		"/v2/models/m/config":           404,
+		"/v2/models/m/stats":            404,
+	} {
+		r, ok := ParseRoute(path)
+		if !ok || r.NotServedStatus() != want {
+			t.Errorf("%s: NotServedStatus = %d (route ok %v), want %d", path, r.NotServedStatus(), ok, want)
+		}
+	}
+}

@@ -24,10 +24,10 @@ func Route(c *config.Config, h *fasthttp.RequestHeader, path string) (r Refusal,
 			return Refusal{Status: fasthttp.StatusNotFound, Msg: "no route for " + strconv.Quote(path)}, route, false
 		}
 		if route.Model != "" && !c.ServesModel(route.Model) {
-			return Refusal{Status: fasthttp.StatusNotFound, Msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
+			return Refusal{Status: route.NotServedStatus(), Msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
 		}
 		if msg := route.VersionError(); msg != "" {
-			return Refusal{Status: fasthttp.StatusNotFound, Msg: msg}, route, false
+			return Refusal{Status: route.NotServedStatus(), Msg: msg}, route, false
 		}
 		want, proxied = route.Method(), true
 	}

@@ -138,6 +138,10 @@ type ModelState struct {
 	// (failed to load, failed or crashed its warm-up); "" while ready or
 	// while no infer worker serves at all.
 	Reason string `json:"reason,omitempty"`
+	// Warning is what went wrong with a ready model that still serves:
+	// an infer worker's warm-up of it failed, so its first requests pay
+	// ONNX Runtime's first runs; "" for none.
+	Warning string `json:"warning,omitempty"`
 	// Identity is the content identity of the model file the serving
 	// infer workers were started on (internal/modelid, "sha256:<hex>"):
 	// which weights answer, whatever the file's name or times; "" when no

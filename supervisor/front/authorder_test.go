@@ -47,7 +47,7 @@ func startAuthFront(t *testing.T) *frontHarness {
 // routes, the repository's load and unload) answers the same 401, header
 // and body, whether the model is served or not; so nobody without a key
 // can list the models by their 404s. With the key, the unknown model
-// gets its 404.
+// gets its 404 (its readiness 400, as Triton answers).
 func TestNoKeyLearnsNoModel(t *testing.T) {
 	h := startAuthFront(t)
 	routes := []struct{ method, path string }{
@@ -94,8 +94,12 @@ func TestNoKeyLearnsNoModel(t *testing.T) {
 				t.Errorf("%s %s with key %q: served model %+v, unknown model %+v; want the same 401 for both", r.method, r.path, key, known, unknown)
 			}
 		}
-		if a := do(r.method, strings.Replace(r.path, "%s", "nope", 1), authOrderKey); a.status != fasthttp.StatusNotFound {
-			t.Errorf("%s %s with the key: unknown model answered %d %s, want 404", r.method, r.path, a.status, a.body)
+		want := fasthttp.StatusNotFound
+		if strings.HasSuffix(r.path, "/ready") {
+			want = fasthttp.StatusBadRequest // Triton's not ready
+		}
+		if a := do(r.method, strings.Replace(r.path, "%s", "nope", 1), authOrderKey); a.status != want {
+			t.Errorf("%s %s with the key: unknown model answered %d %s, want %d", r.method, r.path, a.status, a.body, want)
 		}
 	}
 }
@@ -104,7 +108,7 @@ func TestNoKeyLearnsNoModel(t *testing.T) {
 // of grpcfront: Front.ServeInternal, AdmitMessage, the body budget):
 // every model RPC without a valid key is UNAUTHENTICATED with the same
 // message for a served model and an unknown one; with the key the
-// unknown model is NOT_FOUND.
+// unknown model is NOT_FOUND (ModelReady: ready false).
 func TestNoKeyLearnsNoModelOverGRPC(t *testing.T) {
 	h := startAuthFront(t)
 	c := serveGRPC(t, grpcfront.Options{Handler: h.fr.ServeInternal, Admit: h.fr.adm.AdmitMessage, Budget: h.fr.adm, MaxMessageBytes: 1 << 20,
@@ -115,7 +119,12 @@ func TestNoKeyLearnsNoModelOverGRPC(t *testing.T) {
 			return err
 		},
 		"ModelReady": func(ctx context.Context, m string) error {
-			_, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: m})
+			r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: m})
+			if err == nil && !r.Ready {
+				// Not served is ready: false, as Triton answers; read as
+				// NOT_FOUND for the comparison below.
+				return status.Error(codes.NotFound, "ready: false")
+			}
 			return err
 		},
 		"ModelConfig": func(ctx context.Context, m string) error {

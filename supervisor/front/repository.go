@@ -16,7 +16,8 @@ import (
 // /v2/repository/index, POST /v2/repository/models/{m}/load and
 // .../unload) are answered by the master itself, through Repository, under
 // the same header-time admission as every route: the API key, a POST, a
-// body of at most MaxRepositoryBody bytes with a Content-Length, held
+// body of at most MaxRepositoryBody bytes with a Content-Length (or none
+// at all, as tritonclient sends an index or a load), held
 // under limits.max_in_flight and the body budget, read whole by the front
 // under limits.body_timeout before Repository sees it.
 
@@ -59,7 +60,10 @@ func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verd
 	case v.length > MaxRepositoryBody:
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
 			Msg: fmt.Sprintf("request body of %d bytes is larger than the repository routes take (%d)", v.length, MaxRepositoryBody)}
-	case v.length < 0:
+	case v.length == -1:
+		// No Content-Length and no chunked body (-2) is a request
+		// without a body (RFC 9112 6.3), as tritonclient sends an index
+		// or a load: admitted below.
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusLengthRequired,
 			Msg: "the repository routes take a body with a Content-Length, not a chunked one"}
 	default:
@@ -93,7 +97,7 @@ func (f *Front) serveRepository(ctx *fasthttp.RequestCtx) {
 // readRepositoryBody reads a repository request's body, at most
 // MaxRepositoryBody bytes, by limits.body_timeout from now.
 func readRepositoryBody(ctx *fasthttp.RequestCtx, c *config.Config) ([]byte, error) {
-	if ctx.Request.Header.ContentLength() == 0 {
+	if n := ctx.Request.Header.ContentLength(); n == 0 || n == -2 { // -2: no Content-Length, no body
 		return nil, nil
 	}
 	r := ctx.RequestBodyStream()

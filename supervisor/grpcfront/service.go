@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -40,25 +41,29 @@ func (s *service) ServerLive(ctx context.Context, _ *pb.ServerLiveRequest) (*pb.
 
 // ServerReady is GET /v2/health/ready: 503 is ready=false, not an error.
 func (s *service) ServerReady(ctx context.Context, _ *pb.ServerReadyRequest) (*pb.ServerReadyResponse, error) {
-	ready, err := s.ready(ctx, "/v2/health/ready")
+	ready, err := s.ready(ctx, "/v2/health/ready", fasthttp.StatusServiceUnavailable)
 	return &pb.ServerReadyResponse{Ready: ready}, err
 }
 
 // ModelReady is GET /v2/models/{m}[/versions/{v}]/ready: 503 (not loaded,
-// failed, or the server not serving) is ready=false; an unknown model is
-// NOT_FOUND.
+// failed, or the server not serving) is ready=false, and so is a model or
+// version that is not served (HTTP 400, or a name no model can have), as
+// Triton answers: tritonclient.grpc's is_model_ready returns False rather
+// than raising.
 func (s *service) ModelReady(ctx context.Context, r *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
 	path, err := modelPath(r.GetName(), r.GetVersion())
 	if err != nil {
-		return nil, err
+		return &pb.ModelReadyResponse{Ready: false}, nil
 	}
-	ready, err := s.ready(ctx, path+"/ready")
+	ready, err := s.ready(ctx, path+"/ready", fasthttp.StatusBadRequest, fasthttp.StatusServiceUnavailable)
 	return &pb.ModelReadyResponse{Ready: ready}, err
 }
 
-func (s *service) ready(ctx context.Context, path string) (bool, error) {
+// ready is whether GET path answers 200; the notReady statuses are
+// ready=false rather than an error.
+func (s *service) ready(ctx context.Context, path string, notReady ...int) (bool, error) {
 	code, _, err := s.get(ctx, path)
-	if code == fasthttp.StatusServiceUnavailable && ctx.Err() == nil {
+	if err != nil && slices.Contains(notReady, code) && ctx.Err() == nil {
 		return false, nil
 	}
 	return err == nil, err

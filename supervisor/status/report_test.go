@@ -111,17 +111,20 @@ func TestReportOfAKnownScoreboard(t *testing.T) {
 // has no reason from a worker, and still gets its line; a model with
 // quarantined request bodies gets a POISON line, one with runs stopped at
 // max_run_time a RUN TIMEOUTS line; a ready model's line shows its
-// content identity.
+// content identity, and a MODEL WARNING line follows when its warm-up
+// failed.
 func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	r := &Report{Status: control.Status{Models: []control.ModelState{
 		{Name: "ok", Ready: true, Identity: "sha256:ab12"},
 		{Name: "broken", Reason: "could not load: bad file"},
 		{Name: "orphan"},
+		{Name: "cold", Ready: true, Identity: "sha256:cd34", Warning: "warm-up at batch size 1 failed"},
 	}, Quarantined: map[string]int{"ok": 2}, RunTimeouts: map[string]int64{"ok": 5}}}
 	var b bytes.Buffer
 	r.WriteText(&b)
 	for _, want := range []string{"MODEL UNAVAILABLE broken: could not load: bad file", "MODEL UNAVAILABLE orphan: no infer worker serves",
-		"POISON ok: 2 request bodies refused 422", "RUN TIMEOUTS ok: 5 requests answered 500", "model ok: sha256:ab12"} {
+		"POISON ok: 2 request bodies refused 422", "RUN TIMEOUTS ok: 5 requests answered 500", "model ok: sha256:ab12",
+		"model cold: sha256:cd34", "MODEL WARNING cold (it serves): warm-up at batch size 1 failed"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status text lacks %q:\n%s", want, b.String())
 		}

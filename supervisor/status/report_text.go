@@ -46,6 +46,9 @@ func (r *Report) WriteText(w io.Writer) {
 		case ms.Identity != "":
 			printf(w, "model %s: %s\n", ms.Name, ms.Identity)
 		}
+		if ms.Ready && ms.Warning != "" {
+			printf(w, "MODEL WARNING %s (it serves): %s\n", ms.Name, ms.Warning)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Quarantined)) {
 		printf(w, "POISON %s: %d request bodies refused 422 for crashing its infer worker (limits.poison_ttl)\n",

@@ -118,7 +118,7 @@ body{font:13px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}
 h1{font-size:18px;margin:0 0 .3em} h2{font-size:15px;margin:1.2em 0 .3em}
 table{border-collapse:collapse} th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
 th{background:#eef;position:sticky;top:0} td.l,th.l{text-align:left}
-.bad{color:#b00;font-weight:bold} .ok{color:#070} .stale{color:#999}
+.bad{color:#b00;font-weight:bold} .warn{color:#c60} .ok{color:#070} .stale{color:#999}
 .legend span{display:inline-block;margin-right:1.5em}
 </style></head><body>
 <h1>supervisor {{.R.Version}} &mdash; master pid {{.R.PID}},
@@ -145,7 +145,7 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 
 <h2>Models</h2>
 {{if .R.Models}}<table id="models"><tr><th class="l">model</th><th class="l">state</th><th class="l">reason</th><th class="l">identity</th></tr>
-{{range .R.Models}}{{if .Ready}}<tr><td class="l">{{.Name}}</td><td class="l ok">ready</td><td class="l">-</td><td class="l">{{or .Identity "-"}}</td></tr>
+{{range .R.Models}}{{if .Ready}}<tr><td class="l">{{.Name}}</td><td class="l ok">ready</td><td class="l">{{with .Warning}}<span class="warn">WARNING: {{.}}</span>{{else}}-{{end}}</td><td class="l">{{or .Identity "-"}}</td></tr>
 {{else}}<tr class="bad"><td class="l">{{.Name}}</td><td class="l">UNAVAILABLE</td><td class="l">{{why .}}</td><td class="l">{{or .Identity "-"}}</td></tr>
 {{end}}{{end}}</table>{{else}}<p>none reported{{if .R.ControlError}} (the master did not answer on its control socket){{end}}</p>{{end}}
 

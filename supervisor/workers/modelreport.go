@@ -19,7 +19,8 @@ type modelReport struct {
 	mu          sync.Mutex
 	unavailable map[string]string // model -> reason
 	ready       map[string]bool
-	warming     string // set by ModelWarming, cleared by the model's next state
+	warnings    map[string]string // ready model -> why its warm-up failed
+	warming     string            // set by ModelWarming, cleared by the model's next state
 	warmingAt   time.Time
 }
 
@@ -27,7 +28,7 @@ func (r *modelReport) record(ev worker.ModelEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.unavailable == nil {
-		r.unavailable, r.ready = map[string]string{}, map[string]bool{}
+		r.unavailable, r.ready, r.warnings = map[string]string{}, map[string]bool{}, map[string]string{}
 	}
 	r.warming = ""
 	switch ev.State {
@@ -35,6 +36,9 @@ func (r *modelReport) record(ev worker.ModelEvent) {
 		r.warming, r.warmingAt = ev.Name, time.Now()
 	case worker.ModelReady:
 		r.ready[ev.Name] = true
+		if ev.Warning != "" {
+			r.warnings[ev.Name] = ev.Warning
+		}
 	case worker.ModelUnavailable:
 		r.unavailable[ev.Name] = ev.Reason
 	}
@@ -78,6 +82,14 @@ func (r *modelReport) snapshot() (unavailable map[string]string, ready map[strin
 		ready[k] = true
 	}
 	return unavailable, ready
+}
+
+// warning is what a model the worker serves warned of at boot (its
+// warm-up failed), "" for none.
+func (r *modelReport) warning(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.warnings[name]
 }
 
 // warmupCrash is the boot error of an infer worker that died (a signal

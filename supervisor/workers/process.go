@@ -153,6 +153,10 @@ func (p *Process) Models() (unavailable map[string]string, ready map[string]bool
 	return p.models.snapshot()
 }
 
+// ModelWarning is why the worker serves model name with a caveat (a
+// warm-up ONNX Runtime refused), "" for none.
+func (p *Process) ModelWarning(name string) string { return p.models.warning(name) }
+
 // readEvents reads the worker's event pipe until it closes: model states
 // (infer workers), the readiness line, then heartbeats and at most one
 // recycle request.

@@ -114,7 +114,7 @@ func load(rt *worker.Runtime) (*server, error) {
 				gpuErrs = append(gpuErrs, err)
 			}
 		} else {
-			st.Metadata = mod.md
+			st.Metadata, st.Warning = mod.md, mod.warmupFailed
 		}
 		status = append(status, st)
 	}
@@ -165,8 +165,13 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		return nil, err
 	}
 	s.models[m.Name] = mod
-	log.Info().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
-	rt.ModelState(m.Name, worker.ModelReady, "")
+	if mod.warmupFailed != "" {
+		log.Warn().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Str("reason", mod.warmupFailed).
+			Msg("model loaded; its warm-up failed: it serves, and its first requests pay ONNX Runtime's first runs")
+	} else {
+		log.Info().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
+	}
+	rt.ModelState(m.Name, worker.ModelReady, mod.warmupFailed)
 	return mod, nil
 }
 

@@ -22,6 +22,10 @@ type model struct {
 	// divisors are integer inputs the graph divides by: requests with a
 	// zero there are refused (divisor.go).
 	divisors []string
+	// warmupFailed is why its warm-up run failed ("" when it ran or none
+	// was asked): it serves anyway (warmUp), and says so in the log and
+	// status.
+	warmupFailed string
 	// identity is the content identity of the file loaded
 	// (openIdentified), sent with every answer (worker.ModelIDHeader).
 	identity string
@@ -29,7 +33,8 @@ type model struct {
 
 // openModel loads m, starts its batcher and warms it up as m.Warmup says
 // (by default the batch sizes that run, batch.WarmupSizes, so that they do
-// not pay ONNX Runtime's first run of a shape).
+// not pay ONNX Runtime's first run of a shape; a warm-up ONNX Runtime
+// refuses leaves the model serving, with model.warmupFailed set).
 // obs, if not nil, is told what the batcher does (the scoreboard); runs
 // is told each run (atwork.go). Each
 // run is bounded by m.MaxRunTime; wedged is called on a run that outlives
@@ -65,7 +70,7 @@ func openModel(m worker.Model, opts ort.Options, obs batch.Observer, runs *runs,
 		return nil, fmt.Errorf("%w (model file %q, its batching section in the config)", err, m.Path)
 	}
 	mod := &model{md: md, sess: sess, batcher: b, divisors: integerDivisors(&md, graph.divisors)}
-	if err := warmUp(m, b, &md, graph); err != nil {
+	if mod.warmupFailed, err = warmUp(m, b, &md, graph); err != nil {
 		mod.close()
 		return nil, err
 	}

@@ -18,22 +18,42 @@ var integerDivisionOps = []string{"Mod", "Div"}
 // warmUp runs m's warm-up policy (worker.Model.Warmup) on its batcher: zero
 // inputs at the batch sizes that run (batch.WarmupSizes; integer inputs as
 // ones when g says the graph divides), nothing, or a V2 request replayed
-// once. An
-// error marks the model unavailable; a crash inside ONNX Runtime is caught
-// by the master (worker.ModelWarming).
-func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata, g graphFacts) error {
+// once.
+//
+// A warm-up run that ONNX Runtime refuses does not make the model
+// unavailable: zeros are not valid inputs of every valid graph (a Reshape
+// or Expand to a shape read from an input, a Range of step 0, OneHot or
+// Slice indices), and the warm-up exists to pay ONNX Runtime's first runs
+// before a client does, not to judge the model. warmUp then returns why
+// (failed, for the log and status): the model serves, and its first
+// requests pay the first runs, as with warmup: none. err is for a warm-up
+// request file that is not a request for the model: the config is wrong,
+// and the model is unavailable with that reason. A crash inside ONNX
+// Runtime cannot be returned: the master catches it (worker.ModelWarming).
+func warmUp(m worker.Model, b *batch.Batcher, md *tensor.Metadata, g graphFacts) (failed string, err error) {
+	var runErr error
 	switch m.Warmup {
 	case worker.WarmupNone:
-		return nil
+		return "", nil
 	case "", worker.WarmupZeros:
-		return b.WarmUpFilled(g.divides)
+		runErr = b.WarmUpFilled(g.divides)
 	default:
 		inputs, err := warmupRequest(m.Warmup, md)
 		if err != nil {
-			return fmt.Errorf("model %q: warmup %q: %w", m.Name, m.Warmup, err)
+			return "", fmt.Errorf("model %q: warmup %q: %w", m.Name, m.Warmup, err)
 		}
-		return b.WarmUpWith(inputs)
+		runErr = b.WarmUpWith(inputs)
 	}
+	if runErr != nil {
+		return warmupFailed(runErr), nil
+	}
+	return "", nil
+}
+
+// warmupFailed is the warning of a warm-up that ONNX Runtime refused.
+func warmupFailed(err error) string {
+	return err.Error() + "; the model serves anyway: its first requests pay ONNX Runtime's first runs " +
+		"(zeros are not valid inputs of every graph: set warmup to a request file of valid inputs, or to none to silence this)"
 }
 
 // graphFacts is what the infer worker reads from a model file itself,

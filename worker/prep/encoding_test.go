@@ -143,8 +143,8 @@ func decodeResponse(t *testing.T, coding string, b []byte) []byte {
 }
 
 // TestConfigRoute: the model configuration route answers the model as the
-// infer worker reports it; unknown models and versions 404, other
-// methods 405.
+// infer worker reports it; unknown models and versions 404 (400 on the
+// ready route, as Triton), other methods 405.
 func TestConfigRoute(t *testing.T) {
 	w := startModelInfer(t, []string{"m", "down"}, map[string]string{"down": "bad file"})
 	h := routedHandler(t, w.socket)
@@ -162,6 +162,10 @@ func TestConfigRoute(t *testing.T) {
 		{"GET", "/v2/models/m/versions/2/config", fasthttp.StatusNotFound},
 		{"POST", "/v2/models/m/config", fasthttp.StatusMethodNotAllowed},
 		{"GET", "/v2/models/down/config", fasthttp.StatusServiceUnavailable},
+		// Readiness of what is not served is Triton's 400 (not ready).
+		{"GET", "/v2/models/nope/ready", fasthttp.StatusBadRequest},
+		{"GET", "/v2/models/m/versions/2/ready", fasthttp.StatusBadRequest},
+		{"GET", "/v2/models/down/ready", fasthttp.StatusServiceUnavailable},
 	} {
 		if code, body := call(h, tc.method, tc.path, ""); code != tc.want || !json.Valid([]byte(body)) {
 			t.Errorf("%s %s: %d %s; want %d with V2 error JSON", tc.method, tc.path, code, body, tc.want)

@@ -56,11 +56,11 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	name, action := route.Model, route.Action
 	m, ok := h.routes.model(name)
 	if !ok {
-		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("unknown model %q", name))
+		writeError(ctx, route.NotServedStatus(), fmt.Sprintf("unknown model %q", name))
 		return
 	}
 	if msg := route.VersionError(); msg != "" {
-		writeError(ctx, fasthttp.StatusNotFound, msg)
+		writeError(ctx, route.NotServedStatus(), msg)
 		return
 	}
 	if m.unavailable != "" && action != "stats" {

@@ -26,6 +26,9 @@ def main():
         out["live"] = s.ServerLive(pb.ServerLiveRequest(), timeout=30).live
         out["ready"] = s.ServerReady(pb.ServerReadyRequest(), timeout=30).ready
         out["model_ready"] = s.ModelReady(pb.ModelReadyRequest(name="mlp"), metadata=md, timeout=30).ready
+        # Not served is ready: false, not an error (tritonclient's is_model_ready).
+        out["not_served_ready"] = [s.ModelReady(pb.ModelReadyRequest(name=n, version=v), metadata=md, timeout=30).ready
+                                   for n, v in [("nope", ""), ("mlp", "2")]]
         sm = s.ServerMetadata(pb.ServerMetadataRequest(), metadata=md, timeout=30)
         out["server"] = {"name": sm.name, "extensions": list(sm.extensions)}
         mm = s.ModelMetadata(pb.ModelMetadataRequest(name="mlp"), metadata=md, timeout=30)
@@ -51,7 +54,12 @@ def main():
                          "kinds": [mc.ModelInstanceGroup.Kind.Name(g.kind) for g in cfg.instance_group]}
         idx = s.RepositoryIndex(pb.RepositoryIndexRequest(), metadata=md, timeout=30)
         out["index"] = [[m.name, m.version, m.state] for m in idx.models]
+        seq = pb.ModelInferRequest()
+        seq.CopyFrom(req)
+        seq.parameters["sequence_id"].uint64_param = 7
+        seq.parameters["sequence_start"].bool_param = True
         for name, call in [("no_key", lambda: s.ModelInfer(req, timeout=30)),
+                           ("sequence", lambda: s.ModelInfer(seq, metadata=md, timeout=30)),
                            ("load", lambda: s.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="mlp"), metadata=md, timeout=30)),
                            ("unknown_model", lambda: s.ModelInfer(pb.ModelInferRequest(model_name="nope"), metadata=md, timeout=30))]:
             try:
