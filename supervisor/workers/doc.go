@@ -23,15 +23,18 @@
 //
 // Invariants:
 //   - One goroutine per position (run) owns its processes: it spawns,
-//     waits for readiness, restarts with backoff, recycles surge-first
+//     waits for readiness, restarts with backoff, recycles (replace.go)
 //     and retires them; others read its state under its mutex and talk
 //     to it by channel (reconf, stop).
 //   - A position's stop channel is closed once, whoever asks first; a
 //     position stopped before it started never spawns; StopAndWait
 //     returns only when its processes, retiring ones included, are
 //     reaped.
-//   - A replacement serves before the old process is retired; at most
-//     max_surge replacements of a pool boot at once (Lifecycle's surge,
+//   - A replacement serves before the old process is retired
+//     (surge-first), unless Hooks.Room says the old one's GPU has no
+//     memory for both: then the old one is drained and stopped first
+//     (drain-first), and status says so (LastReplacement). At most
+//     max_surge replacements of a pool run at once (Lifecycle's surge,
 //     kept across reloads by NewLifecycle).
 //   - A worker that dies, or is killed at boot_timeout, while loading a
 //     model boots again at once without it (at most one extra boot per
