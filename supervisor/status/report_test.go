@@ -133,7 +133,8 @@ func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 
 // TestTextReportShowsDrainFirst: a worker last replaced drain-first (its
 // GPU had no memory for the replacement beside it) gets a line with the
-// reason and the figures, in the text and in the JSON; one replaced
+// reason and the figures, in the text, on the status page and in the
+// JSON; one replaced
 // surge-first does not.
 func TestTextReportShowsDrainFirst(t *testing.T) {
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -149,6 +150,9 @@ func TestTextReportShowsDrainFirst(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "infer-1:") {
 		t.Errorf("status text names a worker replaced surge-first:\n%s", b.String())
+	}
+	if page := string(Page(r, nil)); !strings.Contains(page, "infer-0: last replaced drain-first 2m0s ago (reload): its GPU had no memory for both (free 9.5 GiB, worker uses 30.0 GiB)") {
+		t.Errorf("the status page lacks infer-0's drain-first line")
 	}
 	js, err := json.Marshal(r)
 	if err != nil || !strings.Contains(string(js), `"last_replacement":{"mode":"drain-first","reason":"reload","why":"free 9.5 GiB, worker uses 30.0 GiB"`) {
