@@ -13,7 +13,9 @@
 //     so nothing planned from it is ever refused by the kernel.
 //   - GPUs come from a GPULister: NVML on a GPU host (no driver means no
 //     GPUs, not an error) or StaticGPUs from the config.
-//     NVML.Driver reports the driver and the CUDA version it supports.
+//     NVML.Driver reports the driver and the CUDA version it supports;
+//     GPURoom says whether a second copy of a worker fits in its GPU's
+//     free memory (what a surge replacement needs).
 //   - Plan is a pure function from topology, GPUs and a Request to a
 //     Placement: reserved CPUs for the master, then one infer worker per
 //     GPU on that GPU's NUMA node, then prep workers on the rest, one core

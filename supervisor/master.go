@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/modelid"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
@@ -386,6 +387,9 @@ func (m *Master) newPosition(spec worker.Spec, lc *workers.Lifecycle) *workers.P
 		hooks.Exited = m.prepCrashes.Record
 	} else {
 		hooks.Exited = m.inferCrashes.Record
+		// A GPU worker's replacement boots drain-first when the GPU has
+		// no room for both (NVML; a host without it surges as before).
+		hooks.Room = affinity.GPURoom{}
 	}
 	return workers.NewPosition(spec, lc, m.rd.Path(), m.spawner, hooks, m.log)
 }

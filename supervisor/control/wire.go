@@ -127,6 +127,30 @@ type WorkerStatus struct {
 	// empty while no process serves.
 	Device string `json:"device,omitempty"`
 	CPUs   string `json:"cpus,omitempty"`
+	// LastReplacement is how the position last replaced its serving
+	// worker (a recycle or a reload); nil until it has.
+	LastReplacement *Replacement `json:"last_replacement,omitempty"`
+}
+
+// Replacement modes: a replacement boots beside the worker it replaces
+// (surge) or after that worker has drained and exited (drain-first:
+// both would not fit in the GPU's memory).
+const (
+	ReplaceSurge      = "surge"
+	ReplaceDrainFirst = "drain-first"
+)
+
+// Replacement is one replacement of a position's worker.
+type Replacement struct {
+	Mode string `json:"mode"` // ReplaceSurge or ReplaceDrainFirst
+	// Reason is why the worker was replaced: "reload", or its recycling
+	// limit ("ready for 1h0m0s (max_lifetime)").
+	Reason string `json:"reason"`
+	// Why is what the mode rests on: the GPU memory figures for
+	// drain-first ("free 9.5 GiB, worker uses 30.0 GiB"), or why a GPU
+	// worker surged without them; "" for a CPU worker.
+	Why string    `json:"why,omitempty"`
+	At  time.Time `json:"at"`
 }
 
 // ModelState is one configured model as status, /metrics and

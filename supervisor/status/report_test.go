@@ -134,6 +134,35 @@ func TestTextReportNamesEveryUnavailableModel(t *testing.T) {
 	}
 }
 
+// TestTextReportShowsDrainFirst: a worker last replaced drain-first (its
+// GPU had no memory for the replacement beside it) gets a line with the
+// reason and the figures, in the text, on the status page and in the
+// JSON; one replaced
+// surge-first does not.
+func TestTextReportShowsDrainFirst(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	r := &Report{At: at.Add(2 * time.Minute), Status: control.Status{Workers: []control.WorkerStatus{
+		{Name: "infer-0", LastReplacement: &control.Replacement{Mode: control.ReplaceDrainFirst, Reason: "reload",
+			Why: "free 9.5 GiB, worker uses 30.0 GiB", At: at}},
+		{Name: "infer-1", LastReplacement: &control.Replacement{Mode: control.ReplaceSurge, Reason: "reload", At: at}},
+	}}}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	if want := "infer-0: last replaced drain-first 2m0s ago (reload): its GPU had no memory for both (free 9.5 GiB, worker uses 30.0 GiB)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("status text lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "infer-1:") {
+		t.Errorf("status text names a worker replaced surge-first:\n%s", b.String())
+	}
+	if page := string(Page(r, nil)); !strings.Contains(page, "infer-0: last replaced drain-first 2m0s ago (reload): its GPU had no memory for both (free 9.5 GiB, worker uses 30.0 GiB)") {
+		t.Errorf("the status page lacks infer-0's drain-first line")
+	}
+	js, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(js), `"last_replacement":{"mode":"drain-first","reason":"reload","why":"free 9.5 GiB, worker uses 30.0 GiB"`) {
+		t.Errorf("status JSON lacks infer-0's last replacement: %v\n%s", err, js)
+	}
+}
+
 // TestTextReportShowsWarnings: each of the master's warnings (a systemd
 // TimeoutStopSec below the stop bound) gets a WARNING line in the text and
 // on the status page.

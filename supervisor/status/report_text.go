@@ -14,7 +14,7 @@ import (
 )
 
 // WriteText writes the report as `supervisor status` prints it: the
-// master, the last reload and upgrade, one row per worker process, a
+// master, the workers last replaced drain-first, the last reload and upgrade, one row per worker process, a
 // summary per pool and per GPU, and the bottleneck.
 func (r *Report) WriteText(w io.Writer) {
 	st := r.Status
@@ -38,6 +38,12 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if len(st.Degraded) > 0 {
 		printf(w, "DEGRADED (boots keep failing): %s\n", strings.Join(st.Degraded, ", "))
+	}
+	for _, ws := range st.Workers {
+		if rp := ws.LastReplacement; rp != nil && rp.Mode == control.ReplaceDrainFirst {
+			printf(w, "%s: last replaced drain-first %s ago (%s): its GPU had no memory for both (%s)\n",
+				ws.Name, since(r.At, rp.At), rp.Reason, rp.Why)
+		}
 	}
 	for _, ms := range st.Models {
 		switch {

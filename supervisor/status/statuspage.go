@@ -130,6 +130,7 @@ generation {{.R.Generation}}, listening on {{.R.Listen}}, up {{since .R.At .R.St
 {{with .R.ScoreboardError}}<div class="bad">SCOREBOARD DAMAGED {{$.R.ScoreboardFaults}} time(s), recreated; last: {{.}}</div>{{end}}
 {{range .R.Warnings}}<div class="bad">WARNING: {{.}}</div>{{end}}
 {{with .R.Degraded}}<div class="bad">DEGRADED (boots keep failing): {{range .}}{{.}} {{end}}</div>{{end}}
+{{range $w := .R.Workers}}{{with $w.LastReplacement}}{{if eq .Mode "drain-first"}}<div>{{$w.Name}}: last replaced drain-first {{since $.R.At .At}} ago ({{.Reason}}): its GPU had no memory for both ({{.Why}})</div>{{end}}{{end}}{{end}}
 {{with .R.Autoscale}}<div>Prep autoscale: {{.Workers}} workers (min {{.Min}}, max {{.Max}}), {{.Ups}} up, {{.Downs}} down{{with .Last}}; last {{.Direction}} {{.From}} &rarr; {{.To}}, {{since $.R.At .At}} ago: {{.Reason}}{{with .Error}} <span class="bad">FAILED: {{.}}</span>{{end}}{{end}}</div>{{end}}
 </div>
 <h2>Bottleneck: {{.R.Bottleneck}}</h2>

@@ -9,13 +9,16 @@
 // Invariants:
 //
 //   - One goroutine per position (run) owns its processes: it spawns,
-//     waits for readiness, restarts with backoff, recycles surge-first and
-//     retires; others read its state under its mutex and talk to it by
+//     waits for readiness, restarts with backoff, recycles (replace.go)
+//     and retires; others read its state under its mutex and talk to it by
 //     channel.
 //   - A position's Hooks tell the master when its serving process changes
 //     (Changed), when a replaced one must drain (Retire) and when one
 //     exits on its own (Exited: the CrashLog the poison quarantine reads).
-//   - A replacement serves before the old process is retired; at most
+//   - A replacement serves before the old process is retired
+//     (surge-first), unless Hooks.Room says the old one's GPU has no
+//     memory for both: then the old one is drained and stopped first
+//     (drain-first), and status says so (LastReplacement). At most
 //     max_surge replacements of a pool boot at once (kept across reloads
 //     by NewLifecycle).
 //   - A position stopped before it started never spawns; StopAndWait

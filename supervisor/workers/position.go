@@ -67,6 +67,10 @@ type Hooks struct {
 	// Exited, if set, is told of each unexpected exit (the process,
 	// reaped).
 	Exited func(p *Process)
+	// Room, if set, says whether a GPU worker's replacement fits in its
+	// GPU's memory beside it; when it does not, the worker is replaced
+	// drain-first (replace). nil: always surge-first.
+	Room GPURoom
 }
 
 // Reconfig asks a position to adopt a new template and lifecycle (a reload).
@@ -74,15 +78,17 @@ type Reconfig struct {
 	Tmpl worker.Spec
 	LC   *Lifecycle
 	// Replace: the worker's effective spec changed, so the serving worker
-	// is replaced surge-first; otherwise only the next spawn uses Tmpl.
+	// is replaced (surge-first, or drain-first when the GPU has no room
+	// for both); otherwise only the next spawn uses Tmpl.
 	Replace bool
 	done    chan error // buffered; nil once the position serves the new spec
 }
 
 // Position keeps one worker position (e.g. "prep-0") filled: it spawns the
 // worker, waits for its readiness, restarts it with exponential backoff
-// when it exits or hangs, and replaces it surge-first when it reaches a
-// recycling limit. One goroutine (run) owns the processes; the mutex
+// when it exits or hangs, and replaces it when it reaches a recycling
+// limit: surge-first, or drain-first when its GPU has no room for two
+// (replace.go). One goroutine (run) owns the processes; the mutex
 // guards only what status and the lb read. Each process it spawns gets a
 // record on the scoreboard of its own (board.claim); a position is
 // neither that record nor an arena slot.
@@ -118,6 +124,9 @@ type Position struct {
 	recycles int
 	failures int // consecutive failed boots
 	lastExit string
+	// lastReplacement is how the serving worker last replaced its
+	// predecessor; nil before any replacement.
+	lastReplacement *control.Replacement
 	// skipped are the models this position's workers died on, or were
 	// killed on at boot_timeout, while loading or warming them up (see
 	// warmupCrash), keyed by name; a model is skipped only while its spec
@@ -144,6 +153,10 @@ func (s *Position) Status() control.WorkerStatus {
 	defer s.mu.Unlock()
 	st := control.WorkerStatus{Name: s.name, Role: string(s.role), State: s.state,
 		Restarts: s.restarts, Recycles: s.recycles, LastExit: s.lastExit}
+	if r := s.lastReplacement; r != nil {
+		last := *r
+		st.LastReplacement = &last
+	}
 	if p := s.current; p != nil {
 		st.PID, st.Socket, st.RecycleAt, st.Generation = p.PID(), p.spec.Socket, p.spec.MaxRequests, int64(p.spec.Generation)
 		st.Device, st.CPUs = p.spec.Device(), p.spec.CPUs
@@ -457,8 +470,8 @@ func (s *Position) logUnavailable(p *Process) {
 
 // serve watches a ready process: it returns true when the position is stopped
 // (the process drained and reaped), false when the process died or hung
-// and must be restarted. Recycling limits replace it surge-first without
-// returning.
+// and must be restarted, or a drain-first replacement failed to boot.
+// Recycling limits and reloads replace it without returning.
 func (s *Position) serve(p *Process) (stopped bool) {
 	check := time.NewTicker(max(s.lc.heartbeatTimeout/4, 25*time.Millisecond))
 	defer check.Stop()
@@ -481,7 +494,11 @@ func (s *Position) serve(p *Process) (stopped bool) {
 		case <-retry:
 			reason = "retrying a failed replacement"
 		case r := <-s.reconf:
-			if next, ok := s.applyReload(p, r); ok {
+			next, ok := s.applyReload(p, r)
+			if next == nil { // replaced drain-first, and the new worker failed
+				return s.stopping()
+			}
+			if ok {
 				p = next
 				lifetime = s.lifetimeTimer()
 			}
@@ -498,11 +515,15 @@ func (s *Position) serve(p *Process) (stopped bool) {
 		if reason == "" {
 			continue
 		}
-		if next, _ := s.replace(p, reason, nil); next != nil {
+		next, gone, _ := s.replace(p, reason, nil)
+		switch {
+		case next != nil:
 			p = next
 			lifetime = s.lifetimeTimer()
 			retry, retryDelay = nil, s.lc.backoffBase
-		} else if !s.stopping() {
+		case gone: // drain-first, and the new worker failed: restart
+			return s.stopping()
+		case !s.stopping():
 			retry = time.After(retryDelay)
 			retryDelay = min(2*retryDelay, s.lc.backoffMax)
 		}
@@ -531,10 +552,12 @@ func (s *Position) overRSS(p *Process) string {
 }
 
 // applyReload adopts r's template and lifecycle for a serving p. When the
-// spec changed, p is replaced surge-first; if the replacement fails, the
-// position keeps p and its old template, so later restarts stay on the config
-// that works. It returns the process serving afterwards and whether that
-// is a new one.
+// spec changed, p is replaced; if the replacement fails, the position
+// keeps its old template, so later restarts stay on the config that
+// works, and keeps p unless p was replaced drain-first. It returns the
+// process serving afterwards (nil when none: p was stopped first and its
+// replacement failed, and the run loop boots the old template again) and
+// whether that is a new one.
 func (s *Position) applyReload(p *Process, r Reconfig) (*Process, bool) {
 	oldTmpl, oldLC := s.tmpl, s.lc
 	s.tmpl, s.lc = r.Tmpl, r.LC
@@ -542,64 +565,28 @@ func (s *Position) applyReload(p *Process, r Reconfig) (*Process, bool) {
 		r.done <- nil
 		return p, false
 	}
-	next, err := s.replace(p, "reload", keepsModels(p))
-	if err != nil && s.stopping() {
-		s.tmpl, s.lc = oldTmpl, oldLC
-		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
-		return p, false
+	next, gone, err := s.replace(p, "reload", keepsModels(p))
+	if err == nil {
+		r.done <- nil
+		return next, true
+	}
+	s.tmpl, s.lc = oldTmpl, oldLC
+	old := "the old one keeps serving"
+	if gone {
+		p, old = nil, "the old one was stopped first (drain-first: no GPU memory for both), so the old config boots again"
 	}
 	var failed *LoadFailed
-	if errors.As(err, &failed) {
-		s.tmpl, s.lc = oldTmpl, oldLC
+	switch {
+	case s.stopping():
+		r.done <- fmt.Errorf("%s: reload cut short: %w", s.name, ErrStopping)
+	case errors.As(err, &failed) && gone:
+		r.done <- fmt.Errorf("%s: %w; %s", s.name, err, old)
+	case errors.As(err, &failed):
 		r.done <- fmt.Errorf("%s: %w", s.name, err)
-		return p, false
+	default:
+		r.done <- fmt.Errorf("%s: the new worker failed to boot, %s: %w", s.name, old, err)
 	}
-	if err != nil {
-		s.tmpl, s.lc = oldTmpl, oldLC
-		r.done <- fmt.Errorf("%s: the new worker failed to boot, the old one keeps serving: %w", s.name, err)
-		return p, false
-	}
-	r.done <- nil
-	return next, true
-}
-
-// replace boots a successor for old while old keeps serving, swaps it in,
-// and hands old to the master to drain and stop. It returns the successor,
-// or an error (old still serving) when the successor failed to boot or
-// accept (if not nil) refused it.
-func (s *Position) replace(old *Process, reason string, accept func(*Process) error) (*Process, error) {
-	log := s.log.With().Str("worker", s.name).Int("pid", old.PID()).Str("reason", reason).Logger()
-	select {
-	case s.lc.surge <- struct{}{}:
-	case <-s.stop:
-		return nil, fmt.Errorf("%s: stopped", s.name)
-	}
-	defer func() { <-s.lc.surge }()
-	log.Info().Msg("recycling: booting a replacement")
-	s.setState(stateRecycling)
-	next, err := s.boot()
-	if err == nil && accept != nil {
-		if err = accept(next); err != nil {
-			next.kill() // it never served: nothing routes to it
-		}
-	}
-	if err != nil {
-		log.Error().Err(err).Msg("replacement failed to boot; the old worker keeps serving")
-		s.setState(stateReady)
-		return nil, err
-	}
-	s.mu.Lock()
-	s.recycles++
-	s.mu.Unlock()
-	s.setServing(stateReady, next)
-	log.Info().Int("new_pid", next.PID()).Msg("replacement serving; draining the old worker")
-	s.retiring.Add(1)
-	drain := s.lc.recycleDrain
-	go func() {
-		defer s.retiring.Done()
-		s.hooks.Retire(s, old, drain)
-	}()
-	return next, nil
+	return p, false
 }
 
 func (s *Position) exitedUnexpectedly(p *Process) {
