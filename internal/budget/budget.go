@@ -13,7 +13,8 @@ import (
 
 // A Lane is a kind of charge with its room and places (see the package
 // doc). Its exported fields are data, set before New and never changed
-// after; the rest is its state, guarded by its budget.
+// after, but for Room through SetRoom; the rest is its state, guarded
+// by its budget.
 type Lane struct {
 	Name string // what it holds ("large decodes"), for errors and logs
 	// Room is the most bytes the lane's charges, and those of the lanes
@@ -25,6 +26,15 @@ type Lane struct {
 	// Within is the lane whose room this one shares (nil: none): its
 	// charges count in both, and must fit both.
 	Within *Lane
+	// Heir makes the first waiter of the lane the heir of the lanes it
+	// is within: the room it lacks, up to what its own lane has room
+	// for, is held back from their other lanes' charges until it is let
+	// in, so that room freed goes to it first. Without it, a large
+	// charge waiting loses the room to the small ones that take it the
+	// moment it frees, for as long as they keep coming; bounded by its
+	// lane's room, a heir that never fits keeps nobody out of the room
+	// its lane leaves to the others.
+	Heir bool
 	// Burst (nil: none) follows the lane's bytes, so that a burst of at
 	// least BurstBytes hands its memory back to the OS once it is over
 	// (internal/osmem).
@@ -116,6 +126,17 @@ func (l *Lane) Check(n int64) error {
 		return &TooLargeError{Lane: l.Name, N: n, Room: c}
 	}
 	return nil
+}
+
+// SetRoom changes l's room (a configuration reloaded) and lets in
+// whoever now fits. Room made smaller than what l holds refuses new
+// charges until enough are released; none is taken back.
+func (b *Budget) SetRoom(l *Lane, room int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.own(l)
+	l.Room = max(room, 0)
+	b.admit()
 }
 
 // State is what a lane holds and queues, for tests, metrics and logs.
@@ -224,17 +245,46 @@ func (l *Lane) waitedFor() bool {
 }
 
 // fits reports whether n more bytes (and a place, with place) fit l and
-// every lane it is within. room − bytes never overflows: bytes ≤ room.
+// every lane it is within, beside what their heirs hold back from l.
+// room − bytes − held never overflows: room, bytes and held are ≥ 0.
 func (l *Lane) fits(n int64, place bool) bool {
 	if place && l.Places > 0 && l.in >= l.Places {
 		return false
 	}
 	for x := l; x != nil; x = x.Within {
-		if (x.Room > 0 || x.Within == nil) && n > x.Room-x.bytes {
+		if (x.Room > 0 || x.Within == nil) && n > x.Room-x.bytes-l.heldBack(x) {
 			return false
 		}
 	}
 	return true
+}
+
+// heldBack is the room of x the heirs of lanes within it, other than l
+// and the lanes l is within, hold back from l (see Lane.Heir): what each
+// lacks, up to its own lane's room left.
+func (l *Lane) heldBack(x *Lane) int64 {
+	var held int64
+	for _, h := range l.b.lanes {
+		if !h.Heir || len(h.queue) == 0 || l.within(h) || !h.within(x) {
+			continue
+		}
+		claim := h.queue[0].n
+		if h.Room > 0 {
+			claim = min(claim, h.Room-h.bytes)
+		}
+		held = min(held+max(claim, 0), x.Room)
+	}
+	return held
+}
+
+// within reports whether l is x or a lane within x.
+func (l *Lane) within(x *Lane) bool {
+	for y := l; y != nil; y = y.Within {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 // take makes a charge of n bytes in l, which fit.
@@ -255,7 +305,8 @@ func (l *Lane) add(n int64) {
 }
 
 // admit lets in, in each lane's order, every waiter that now fits. Room
-// only shrinks as it goes, so one pass over the lanes is enough.
+// only shrinks as it goes (a heir let in holds what it held back), so
+// one pass over the lanes is enough.
 func (b *Budget) admit() {
 	for _, l := range b.lanes {
 		for len(l.queue) > 0 && l.fits(l.queue[0].n, true) {

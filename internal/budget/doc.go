@@ -20,12 +20,15 @@
 //
 // Invariants, whatever the order of calls and goroutines:
 //
-//   - a lane's bytes never exceed its room, nor its charges its places;
+//   - a lane's bytes never exceed its room (unless SetRoom made it
+//     smaller than they were), nor its charges its places;
 //   - every byte reserved is given back by the charge's Release, which
 //     may be called any number of times, from any goroutine; once
 //     released a charge holds nothing and grows no more;
 //   - a new charge never overtakes one waiting in its lane or in a lane
 //     it is within; waiters of a lane enter in the order they came;
+//   - the first waiter of a Heir lane is not overtaken by charges of the
+//     lanes beside it either, for the room it lacks up to its lane's;
 //   - a wait that ends without entering holds nothing, even when it was
 //     let in as it gave up;
 //   - sizes saturate: a huge or negative request is refused or counted
