@@ -39,8 +39,8 @@ const (
 //	 24 master pid                 40 spawned           928 batch-size sum
 //	 32 generation                 48 ready             936 reserved
 //	 40 master start               56 heartbeat
-//	 48 reserved                   64 requests
-//	                               72 in-flight
+//	 48 log level                  64 requests
+//	 56 reserved                   72 in-flight
 //	                               80 errors
 //	                               88 queue depth
 //	                               96 arena slots
@@ -62,6 +62,10 @@ const (
 //	                                    0 missed         8 entries [255]:
 //	                                                       unit<<48 | token
 //
+// The header's log level (the level every worker logs at, set by the
+// master: POST /v2/logging) took the first reserved header word without a
+// version bump: zero still means "none set", so readers of either age
+// agree.
 // Version 3 added the work record: the requests a worker is working on
 // now (an infer worker's model runs, a prep worker's decodes), which the
 // master reads after a crash to blame only those.
@@ -98,7 +102,8 @@ type headerLayout struct {
 	masterPID  int64
 	generation uint64
 	startNanos int64
-	_          [10]uint64
+	logLevel   int64 // logLevelSet | level (a zerolog.Level); 0 = none set
+	_          [9]uint64
 }
 
 // slotLayout is one worker's slot as it lies in the file. Every word is

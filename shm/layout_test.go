@@ -26,6 +26,7 @@ func TestLayoutIsFrozen(t *testing.T) {
 		{"header.masterPID", unsafe.Offsetof(h.masterPID), 24},
 		{"header.generation", unsafe.Offsetof(h.generation), 32},
 		{"header.startNanos", unsafe.Offsetof(h.startNanos), 40},
+		{"header.logLevel", unsafe.Offsetof(h.logLevel), 48},
 		{"slot size", unsafe.Sizeof(s), 4096},
 		{"slot.state", unsafe.Offsetof(s.state), 8},
 		{"slot.pid", unsafe.Offsetof(s.pid), 16},
@@ -108,6 +109,26 @@ func TestCreateThenOpenReadOnlySeesHeader(t *testing.T) {
 	for i, s := range snaps {
 		if s.Index != i || s.State != Free || s.Stale(h) {
 			t.Errorf("fresh slot %d = %+v, want free and not stale", i, s)
+		}
+	}
+}
+
+// TestLogLevelCrossesProcesses: the master's SetLogLevel is what another
+// mapping of the board reads, debug (level 0) told apart from none set.
+func TestLogLevelCrossesProcesses(t *testing.T) {
+	b := newBoard(t, 1)
+	r, err := Open(b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if lvl, ok := r.LogLevel(); ok {
+		t.Fatalf("fresh board: log level %d set, want none", lvl)
+	}
+	for _, lvl := range []int8{0, -1, 1, 3, 7} {
+		b.SetLogLevel(lvl)
+		if got, ok := r.LogLevel(); !ok || got != lvl {
+			t.Errorf("after SetLogLevel(%d): LogLevel = %d, %v", lvl, got, ok)
 		}
 	}
 }

@@ -209,6 +209,28 @@ func (b *Scoreboard) Header() Header {
 // upgrade); slots claimed under an older one become Stale.
 func (b *Scoreboard) SetGeneration(g uint64) { atomic.StoreUint64(&b.hdr.generation, g) }
 
+// logLevelSet marks the header's log level word as set, so that level 0
+// (zerolog's debug) is told apart from a word never written.
+const logLevelSet = int64(1) << 32
+
+// SetLogLevel records the level every worker is to log at (a
+// zerolog.Level: -1 trace to 7 disabled); workers read it with LogLevel.
+// A header word, not a per-worker message, so that a worker spawned later
+// (a restart, a recycle, a surge) starts at it too.
+func (b *Scoreboard) SetLogLevel(level int8) {
+	atomic.StoreInt64(&b.hdr.logLevel, logLevelSet|int64(uint8(level)))
+}
+
+// LogLevel returns the level SetLogLevel recorded; ok is false while none
+// has been.
+func (b *Scoreboard) LogLevel() (level int8, ok bool) {
+	w := atomic.LoadInt64(&b.hdr.logLevel)
+	if w&logLevelSet == 0 {
+		return 0, false
+	}
+	return int8(uint8(w)), true
+}
+
 // Len returns the number of slots.
 func (b *Scoreboard) Len() int { return len(b.slots) }
 

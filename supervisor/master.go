@@ -79,6 +79,8 @@ type Master struct {
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API
+	// logs answers /v2/logging (logging.go).
+	logs *logLevels
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -149,7 +151,8 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
-	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Log: log,
+	m.logs = &logLevels{m: m}
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Log: log,
 		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity})
 	m.generation.Store(generationFromEnv())
 	return m

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -151,7 +149,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	m.conf.Store(cfg)
 	m.repo.Commit(cfg)
 	m.front.SetKeys(keys)
-	m.applySettings(cfg)
+	m.applySettings(old, cfg)
 	// Infer first: prep workers booted next get the new infer workers.
 	err = m.reconcile(cfg, m.infer, res)
 	if failed, others := splitLoadFailures(err); failed != nil {
@@ -247,14 +245,13 @@ func metricsReloadable(old, cfg *config.Config) error {
 }
 
 // applySettings applies what needs no new worker and is not read from the
-// config per request: the lb's timeout, the master's log level and its
-// memory limit (the body budget's).
-func (m *Master) applySettings(cfg *config.Config) {
+// config per request: the lb's timeout, the log level when log_level
+// changed from old's (logging.go: else a level set through /v2/logging
+// stays) and the master's memory limit (the body budget's).
+func (m *Master) applySettings(old, cfg *config.Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
 	front.ApplyMemoryLimit(cfg)
-	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
-		zerolog.SetGlobalLevel(lvl)
-	}
+	m.logs.reloadLevel(old, cfg)
 }
 
 // reconcile brings a pool to cfg: positions whose worker spec changed get a

@@ -37,7 +37,8 @@ type Runtime struct {
 	masterGone chan struct{}
 	serving    atomic.Bool
 	requests   atomic.Int64
-	slot       *shm.Slot // nil without a scoreboard
+	slot       *shm.Slot       // nil without a scoreboard
+	board      *shm.Scoreboard // the slot's board, for its log level; nil without one
 	pid        int
 }
 
@@ -62,13 +63,17 @@ func Start(spec *Spec) *Runtime {
 }
 
 // NewLogger returns the JSON logger every line of a worker goes through,
-// tagged with the worker's identity.
+// tagged with the worker's identity. The level is zerolog's global one,
+// the spec's at first: the one knob that reaches every copy of the logger,
+// so that the master's run-time level (the scoreboard's, followLogLevel)
+// can change it.
 func NewLogger(spec *Spec) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(spec.LogLevel)
 	if err != nil || spec.LogLevel == "" {
 		lvl = zerolog.InfoLevel
 	}
-	return zerolog.New(os.Stderr).Level(lvl).With().Timestamp().
+	zerolog.SetGlobalLevel(lvl)
+	return zerolog.New(os.Stderr).With().Timestamp().
 		Str("role", string(spec.Role)).Str("worker", spec.Name).
 		Int("pid", os.Getpid()).Int("generation", spec.Generation).Logger()
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/shm"
@@ -29,6 +30,39 @@ func (r *Runtime) openSlot() {
 	// written until the very end of a drain.
 	r.slot = b.Slot(r.Spec.ScoreboardSlot)
 	r.slot.SetPID(r.pid)
+	r.board = b
+	r.followLogLevel(b)
+	go r.pollLogLevel(b)
+}
+
+// LogLevelPoll is how often a worker reads the scoreboard's log level: a
+// POST /v2/logging reaches every worker within it.
+const LogLevelPoll = 200 * time.Millisecond
+
+// pollLogLevel follows the board's log level for the worker's lifetime
+// (one atomic load a poll).
+func (r *Runtime) pollLogLevel(b *shm.Scoreboard) {
+	t := time.NewTicker(LogLevelPoll)
+	defer t.Stop()
+	for range t.C {
+		r.followLogLevel(b)
+	}
+}
+
+// followLogLevel sets the worker's level to the one the master recorded
+// in the board's header (shm.Scoreboard.SetLogLevel), if any; the spec's
+// level stands until then.
+func (r *Runtime) followLogLevel(b *shm.Scoreboard) {
+	var lvl int8
+	var ok bool
+	if err := shm.Guard(func() { lvl, ok = b.LogLevel() }); err != nil || !ok {
+		return
+	}
+	if l := zerolog.Level(lvl); l != zerolog.GlobalLevel() {
+		zerolog.SetGlobalLevel(l)
+		// Without a level, so the line is written whatever the new one.
+		r.Log.Log().Str("log_level", l.String()).Msg("log level set by the master")
+	}
 }
 
 // Slot returns the worker's scoreboard slot, or nil when it has none.

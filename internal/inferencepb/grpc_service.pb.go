@@ -1913,6 +1913,98 @@ func (*RepositoryModelUnloadResponse) Descriptor() ([]byte, []int) {
 	return file_grpc_service_proto_rawDescGZIP(), []int{29}
 }
 
+// settings holds the logging settings to change, under Triton's keys
+// (log_info, log_warning, log_error: bool_param; log_verbose_level:
+// uint32_param; log_format, log_file: string_param); none reads them.
+type LogSettingsRequest struct {
+	state         protoimpl.MessageState                      `protogen:"open.v1"`
+	Settings      map[string]*LogSettingsRequest_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogSettingsRequest) Reset() {
+	*x = LogSettingsRequest{}
+	mi := &file_grpc_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsRequest) ProtoMessage() {}
+
+func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsRequest.ProtoReflect.Descriptor instead.
+func (*LogSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LogSettingsRequest) GetSettings() map[string]*LogSettingsRequest_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// settings holds every logging setting after the request.
+type LogSettingsResponse struct {
+	state         protoimpl.MessageState                       `protogen:"open.v1"`
+	Settings      map[string]*LogSettingsResponse_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogSettingsResponse) Reset() {
+	*x = LogSettingsResponse{}
+	mi := &file_grpc_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsResponse) ProtoMessage() {}
+
+func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsResponse.ProtoReflect.Descriptor instead.
+func (*LogSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1924,7 +2016,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2028,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2078,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2090,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2151,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2163,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2114,7 +2206,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2218,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2281,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2293,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,6 +2335,208 @@ func (x *RepositoryIndexResponse_ModelIndex) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+type LogSettingsRequest_SettingValue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to ParameterChoice:
+	//
+	//	*LogSettingsRequest_SettingValue_BoolParam
+	//	*LogSettingsRequest_SettingValue_Uint32Param
+	//	*LogSettingsRequest_SettingValue_StringParam
+	ParameterChoice isLogSettingsRequest_SettingValue_ParameterChoice `protobuf_oneof:"parameter_choice"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LogSettingsRequest_SettingValue) Reset() {
+	*x = LogSettingsRequest_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsRequest_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
+
+func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsRequest_SettingValue.ProtoReflect.Descriptor instead.
+func (*LogSettingsRequest_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{30, 0}
+}
+
+func (x *LogSettingsRequest_SettingValue) GetParameterChoice() isLogSettingsRequest_SettingValue_ParameterChoice {
+	if x != nil {
+		return x.ParameterChoice
+	}
+	return nil
+}
+
+func (x *LogSettingsRequest_SettingValue) GetBoolParam() bool {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_BoolParam); ok {
+			return x.BoolParam
+		}
+	}
+	return false
+}
+
+func (x *LogSettingsRequest_SettingValue) GetUint32Param() uint32 {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_Uint32Param); ok {
+			return x.Uint32Param
+		}
+	}
+	return 0
+}
+
+func (x *LogSettingsRequest_SettingValue) GetStringParam() string {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_StringParam); ok {
+			return x.StringParam
+		}
+	}
+	return ""
+}
+
+type isLogSettingsRequest_SettingValue_ParameterChoice interface {
+	isLogSettingsRequest_SettingValue_ParameterChoice()
+}
+
+type LogSettingsRequest_SettingValue_BoolParam struct {
+	BoolParam bool `protobuf:"varint,1,opt,name=bool_param,json=boolParam,proto3,oneof"`
+}
+
+type LogSettingsRequest_SettingValue_Uint32Param struct {
+	Uint32Param uint32 `protobuf:"varint,2,opt,name=uint32_param,json=uint32Param,proto3,oneof"`
+}
+
+type LogSettingsRequest_SettingValue_StringParam struct {
+	StringParam string `protobuf:"bytes,3,opt,name=string_param,json=stringParam,proto3,oneof"`
+}
+
+func (*LogSettingsRequest_SettingValue_BoolParam) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsRequest_SettingValue_Uint32Param) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsRequest_SettingValue_StringParam) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+type LogSettingsResponse_SettingValue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to ParameterChoice:
+	//
+	//	*LogSettingsResponse_SettingValue_BoolParam
+	//	*LogSettingsResponse_SettingValue_Uint32Param
+	//	*LogSettingsResponse_SettingValue_StringParam
+	ParameterChoice isLogSettingsResponse_SettingValue_ParameterChoice `protobuf_oneof:"parameter_choice"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LogSettingsResponse_SettingValue) Reset() {
+	*x = LogSettingsResponse_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsResponse_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
+
+func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsResponse_SettingValue.ProtoReflect.Descriptor instead.
+func (*LogSettingsResponse_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{31, 0}
+}
+
+func (x *LogSettingsResponse_SettingValue) GetParameterChoice() isLogSettingsResponse_SettingValue_ParameterChoice {
+	if x != nil {
+		return x.ParameterChoice
+	}
+	return nil
+}
+
+func (x *LogSettingsResponse_SettingValue) GetBoolParam() bool {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_BoolParam); ok {
+			return x.BoolParam
+		}
+	}
+	return false
+}
+
+func (x *LogSettingsResponse_SettingValue) GetUint32Param() uint32 {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_Uint32Param); ok {
+			return x.Uint32Param
+		}
+	}
+	return 0
+}
+
+func (x *LogSettingsResponse_SettingValue) GetStringParam() string {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_StringParam); ok {
+			return x.StringParam
+		}
+	}
+	return ""
+}
+
+type isLogSettingsResponse_SettingValue_ParameterChoice interface {
+	isLogSettingsResponse_SettingValue_ParameterChoice()
+}
+
+type LogSettingsResponse_SettingValue_BoolParam struct {
+	BoolParam bool `protobuf:"varint,1,opt,name=bool_param,json=boolParam,proto3,oneof"`
+}
+
+type LogSettingsResponse_SettingValue_Uint32Param struct {
+	Uint32Param uint32 `protobuf:"varint,2,opt,name=uint32_param,json=uint32Param,proto3,oneof"`
+}
+
+type LogSettingsResponse_SettingValue_StringParam struct {
+	StringParam string `protobuf:"bytes,3,opt,name=string_param,json=stringParam,proto3,oneof"`
+}
+
+func (*LogSettingsResponse_SettingValue_BoolParam) isLogSettingsResponse_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsResponse_SettingValue_Uint32Param) isLogSettingsResponse_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsResponse_SettingValue_StringParam) isLogSettingsResponse_SettingValue_ParameterChoice() {
 }
 
 var File_grpc_service_proto protoreflect.FileDescriptor
@@ -2439,7 +2733,29 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
 	"\x05value\x18\x02 \x01(\v2#.inference.ModelRepositoryParameterR\x05value:\x028\x01\"\x1f\n" +
-	"\x1dRepositoryModelUnloadResponse2\xb7\b\n" +
+	"\x1dRepositoryModelUnloadResponse\"\xd6\x02\n" +
+	"\x12LogSettingsRequest\x12G\n" +
+	"\bsettings\x18\x01 \x03(\v2+.inference.LogSettingsRequest.SettingsEntryR\bsettings\x1a\x8d\x01\n" +
+	"\fSettingValue\x12\x1f\n" +
+	"\n" +
+	"bool_param\x18\x01 \x01(\bH\x00R\tboolParam\x12#\n" +
+	"\fuint32_param\x18\x02 \x01(\rH\x00R\vuint32Param\x12#\n" +
+	"\fstring_param\x18\x03 \x01(\tH\x00R\vstringParamB\x12\n" +
+	"\x10parameter_choice\x1ag\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12@\n" +
+	"\x05value\x18\x02 \x01(\v2*.inference.LogSettingsRequest.SettingValueR\x05value:\x028\x01\"\xd9\x02\n" +
+	"\x13LogSettingsResponse\x12H\n" +
+	"\bsettings\x18\x01 \x03(\v2,.inference.LogSettingsResponse.SettingsEntryR\bsettings\x1a\x8d\x01\n" +
+	"\fSettingValue\x12\x1f\n" +
+	"\n" +
+	"bool_param\x18\x01 \x01(\bH\x00R\tboolParam\x12#\n" +
+	"\fuint32_param\x18\x02 \x01(\rH\x00R\vuint32Param\x12#\n" +
+	"\fstring_param\x18\x03 \x01(\tH\x00R\vstringParamB\x12\n" +
+	"\x10parameter_choice\x1ah\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12A\n" +
+	"\x05value\x18\x02 \x01(\v2+.inference.LogSettingsResponse.SettingValueR\x05value:\x028\x012\x87\t\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -2455,7 +2771,8 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0fModelStatistics\x12!.inference.ModelStatisticsRequest\x1a\".inference.ModelStatisticsResponse\"\x00\x12Z\n" +
 	"\x0fRepositoryIndex\x12!.inference.RepositoryIndexRequest\x1a\".inference.RepositoryIndexResponse\"\x00\x12f\n" +
 	"\x13RepositoryModelLoad\x12%.inference.RepositoryModelLoadRequest\x1a&.inference.RepositoryModelLoadResponse\"\x00\x12l\n" +
-	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
+	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00\x12N\n" +
+	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -2469,7 +2786,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -2501,30 +2818,36 @@ var file_grpc_service_proto_goTypes = []any{
 	(*RepositoryModelLoadResponse)(nil),                  // 27: inference.RepositoryModelLoadResponse
 	(*RepositoryModelUnloadRequest)(nil),                 // 28: inference.RepositoryModelUnloadRequest
 	(*RepositoryModelUnloadResponse)(nil),                // 29: inference.RepositoryModelUnloadResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 30: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 31: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 32: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 33: inference.ModelInferRequest.ParametersEntry
-	nil, // 34: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 35: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 36: inference.ModelInferResponse.InferOutputTensor
-	nil, // 37: inference.ModelInferResponse.ParametersEntry
-	nil, // 38: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 39: inference.RepositoryIndexResponse.ModelIndex
-	nil,                 // 40: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil,                 // 41: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*ModelConfig)(nil), // 42: inference.ModelConfig
+	(*LogSettingsRequest)(nil),                           // 30: inference.LogSettingsRequest
+	(*LogSettingsResponse)(nil),                          // 31: inference.LogSettingsResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 32: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 33: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 34: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 35: inference.ModelInferRequest.ParametersEntry
+	nil, // 36: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 37: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 38: inference.ModelInferResponse.InferOutputTensor
+	nil, // 39: inference.ModelInferResponse.ParametersEntry
+	nil, // 40: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 41: inference.RepositoryIndexResponse.ModelIndex
+	nil,                                      // 42: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil,                                      // 43: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 44: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 45: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 46: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 47: inference.LogSettingsResponse.SettingsEntry
+	(*ModelConfig)(nil),                      // 48: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	30, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	30, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	33, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	31, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	32, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	37, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	36, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	32, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	32, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	35, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	33, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	34, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	39, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	38, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	42, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	48, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -2539,50 +2862,56 @@ var file_grpc_service_proto_depIdxs = []int32{
 	19, // 20: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 21: inference.ModelStatistics.batch_stats:type_name -> inference.InferBatchStatistics
 	21, // 22: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	39, // 23: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	40, // 24: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	41, // 25: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	34, // 26: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 27: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	35, // 28: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 29: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 30: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 31: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	38, // 32: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 33: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 34: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 35: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	23, // 36: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	23, // 37: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	0,  // 38: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 39: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 40: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 41: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 42: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 43: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 44: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 45: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 46: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	24, // 47: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	26, // 48: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	28, // 49: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	1,  // 50: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 51: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 52: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 53: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 54: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 55: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 56: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 57: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	22, // 58: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	25, // 59: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	27, // 60: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	29, // 61: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	50, // [50:62] is the sub-list for method output_type
-	38, // [38:50] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	41, // 23: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	42, // 24: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	43, // 25: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	45, // 26: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	47, // 27: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	36, // 28: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 29: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	37, // 30: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 31: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 32: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 33: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	40, // 34: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 35: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 36: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 37: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	23, // 38: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	23, // 39: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	44, // 40: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	46, // 41: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	0,  // 42: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 43: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 44: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 45: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 46: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 47: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 48: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 49: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 50: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	24, // 51: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	26, // 52: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	28, // 53: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	30, // 54: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	1,  // 55: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 56: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 57: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 58: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 59: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 60: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 61: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 62: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	22, // 63: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	25, // 64: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	27, // 65: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	29, // 66: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	31, // 67: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	55, // [55:68] is the sub-list for method output_type
+	42, // [42:55] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -2604,13 +2933,23 @@ func file_grpc_service_proto_init() {
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
+	file_grpc_service_proto_msgTypes[44].OneofWrappers = []any{
+		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
+		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
+		(*LogSettingsRequest_SettingValue_StringParam)(nil),
+	}
+	file_grpc_service_proto_msgTypes[46].OneofWrappers = []any{
+		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
+		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
+		(*LogSettingsResponse_SettingValue_StringParam)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -68,6 +68,7 @@ const (
 	GRPCInferenceService_RepositoryIndex_FullMethodName       = "/inference.GRPCInferenceService/RepositoryIndex"
 	GRPCInferenceService_RepositoryModelLoad_FullMethodName   = "/inference.GRPCInferenceService/RepositoryModelLoad"
 	GRPCInferenceService_RepositoryModelUnload_FullMethodName = "/inference.GRPCInferenceService/RepositoryModelUnload"
+	GRPCInferenceService_LogSettings_FullMethodName           = "/inference.GRPCInferenceService/LogSettings"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -101,6 +102,9 @@ type GRPCInferenceServiceClient interface {
 	RepositoryModelLoad(ctx context.Context, in *RepositoryModelLoadRequest, opts ...grpc.CallOption) (*RepositoryModelLoadResponse, error)
 	// POST /v2/repository/models/{model_name}/unload.
 	RepositoryModelUnload(ctx context.Context, in *RepositoryModelUnloadRequest, opts ...grpc.CallOption) (*RepositoryModelUnloadResponse, error)
+	// GET /v2/logging with no settings, POST /v2/logging with some: the
+	// answer is every setting.
+	LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -234,6 +238,16 @@ func (c *gRPCInferenceServiceClient) RepositoryModelUnload(ctx context.Context, 
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogSettingsResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_LogSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -265,6 +279,9 @@ type GRPCInferenceServiceServer interface {
 	RepositoryModelLoad(context.Context, *RepositoryModelLoadRequest) (*RepositoryModelLoadResponse, error)
 	// POST /v2/repository/models/{model_name}/unload.
 	RepositoryModelUnload(context.Context, *RepositoryModelUnloadRequest) (*RepositoryModelUnloadResponse, error)
+	// GET /v2/logging with no settings, POST /v2/logging with some: the
+	// answer is every setting.
+	LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -310,6 +327,9 @@ func (UnimplementedGRPCInferenceServiceServer) RepositoryModelLoad(context.Conte
 }
 func (UnimplementedGRPCInferenceServiceServer) RepositoryModelUnload(context.Context, *RepositoryModelUnloadRequest) (*RepositoryModelUnloadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RepositoryModelUnload not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogSettings not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -537,6 +557,24 @@ func _GRPCInferenceService_RepositoryModelUnload_Handler(srv interface{}, ctx co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_LogSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).LogSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_LogSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).LogSettings(ctx, req.(*LogSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -587,6 +625,10 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RepositoryModelUnload",
 			Handler:    _GRPCInferenceService_RepositoryModelUnload_Handler,
+		},
+		{
+			MethodName: "LogSettings",
+			Handler:    _GRPCInferenceService_LogSettings_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -34,6 +34,8 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 //   - binary_tensor_data: Inference-Header-Content-Length bodies and
 //     binary_data outputs;
 //   - classification: parameters.classification on a requested output;
+//   - logging: GET and POST /v2/logging (the master's; the log level at
+//     run time, supervisor/logsettings);
 //   - model_configuration: GET /v2/models/{m}[/versions/{v}]/config;
 //   - model_repository: POST /v2/repository/index and
 //     /v2/repository/models/{m}/load|unload (the master's; with
@@ -42,8 +44,8 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 //   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
 //
 // Not listed because not built: sequence, parameters,
-// system_shared_memory, cuda_shared_memory, trace, logging.
-var Extensions = []string{"binary_tensor_data", "classification", "model_configuration", "model_repository", "schedule_policy", "statistics"}
+// system_shared_memory, cuda_shared_memory, trace.
+var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics"}
 
 // AppendServerMetadata appends the V2 server metadata response, listing
 // Extensions.

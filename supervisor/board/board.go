@@ -41,6 +41,7 @@ type Board struct {
 	mu         sync.Mutex
 	sb         *shm.Scoreboard // nil once removed, or when it could not be recreated
 	generation int64           // the last one stamped, for a recreated board
+	logLevel   *zerolog.Level  // the last one set (SetLogLevel), for a recreated board; nil = none
 	free       []int           // reusable records, oldest first
 	retired    status.Totals
 	faults     int    // times the board was found damaged
@@ -96,6 +97,9 @@ func (b *Board) create() error {
 			_ = sb.Remove()
 			return err
 		}
+	}
+	if b.logLevel != nil {
+		sb.SetLogLevel(int8(*b.logLevel))
 	}
 	b.sb, b.free = sb, b.free[:0]
 	for i := range b.records {
@@ -290,6 +294,20 @@ func (b *Board) Stamp(generation int64, serving []Record) {
 			}
 		}
 	})
+}
+
+// SetLogLevel records in the header the level every worker is to log at;
+// workers follow it within worker.LogLevelPoll, and workers spawned later
+// start at it. A board recreated after damage gets it too (its old
+// workers, which fault on their next write, are replaced).
+func (b *Board) SetLogLevel(lvl zerolog.Level) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.logLevel = &lvl
+	b.use(func(sb *shm.Scoreboard) { sb.SetLogLevel(int8(lvl)) })
 }
 
 // Remove deletes the board file and unmaps it when the master exits;

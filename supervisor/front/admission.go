@@ -122,6 +122,9 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	if strings.HasPrefix(path, RepositoryPrefix) {
 		return f.decideRepository(h, path, v) // repository.go
 	}
+	if path == LoggingPath {
+		return f.decideLogging(h, v) // logging.go
+	}
 	var route v2.Route
 	v.Refusal, route, v.proxied = admission.Route(c, h, path)
 	v.model = route.Model

@@ -117,6 +117,8 @@ func (f *Front) serveLocal(ctx *fasthttp.RequestCtx) {
 	case "/v2":
 		ctx.SetContentType("application/json")
 		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", f.opts.Version))
+	case LoggingPath:
+		f.serveLogging(ctx) // admitted by decideLogging
 	default:
 		if strings.HasPrefix(string(ctx.Path()), RepositoryPrefix) {
 			f.serveRepository(ctx) // admitted by decideRepository

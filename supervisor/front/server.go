@@ -51,7 +51,9 @@ type Options struct {
 	// Repository answers the routes under RepositoryPrefix; nil answers
 	// them 404.
 	Repository Repository
-	Log        zerolog.Logger
+	// Logging answers LoggingPath; nil answers it 404.
+	Logging Logging
+	Log     zerolog.Logger
 	// InferExited and PrepExited tell the poison quarantine how a worker
 	// under a request exited (quarantine.Options).
 	InferExited func(socket string, wait time.Duration) (quarantine.Exit, bool)

@@ -256,6 +256,9 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.Response.Header.Set(worker.ModelIDHeader, m.identity)
 	in.reply(ctx, outs)
+	// One line a request at debug (log_level, or POST /v2/logging's
+	// log_verbose_level): what ran, for following requests through.
+	s.log.Debug().Str("model", req.Model).Int("inputs", len(req.Inputs)).Msg("inference answered")
 }
 
 // recoverPanic answers a request whose handler panicked (a bug in this
