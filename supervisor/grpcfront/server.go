@@ -145,6 +145,7 @@ func New(o Options) *Server {
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 		grpc.ForceServerCodecV2(answerCodec{newDecodeCap(maxMsg), answers}),
+		grpc.UnknownServiceHandler(unknownMethod),
 	}
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
