@@ -142,7 +142,7 @@ func (m *Master) addFront(g *run.Group, ln front.Listener, ms milestones) {
 		case <-quit:
 			return nil
 		}
-		err := front.Serve(ln)
+		err := front.Serve(m.httpTLS(ln))
 		if m.phase.load().stopping() {
 			return nil
 		}

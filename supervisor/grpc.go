@@ -60,6 +60,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		Admit:  m.front.Admission().AdmitMessage,
 		Budget: m.front.Admission(),
 		Log:    m.log,
+		TLS:    m.grpcTLS(),
 	})
 	return &grpcListener{m: m, srv: srv, ln: listenstop.Wrap(tcp)}, nil
 }

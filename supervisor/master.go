@@ -14,6 +14,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/modelid"
+	"github.com/supervisor-dev/supervisor/internal/servertls"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
@@ -91,6 +92,9 @@ type Master struct {
 
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
+	// tls is the public listeners' certificates (tls.go); nil when tls
+	// is off.
+	tls *servertls.Reloader
 
 	// board is this master's scoreboard (nil without /dev/shm).
 	board *board.Board
@@ -227,6 +231,9 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	m.front.SetKeys(keys)
+	if err := m.loadTLS(cfg); err != nil {
+		return err
+	}
 	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.Board = m.board

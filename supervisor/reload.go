@@ -144,11 +144,16 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
 	}
+	applyTLS, err := m.reloadTLS(cfg)
+	if err != nil {
+		return err
+	}
 	old := m.cfg()
 	m.generation.Add(1)
 	m.conf.Store(cfg)
 	m.repo.Commit(cfg)
 	m.front.SetKeys(keys)
+	applyTLS()
 	m.applySettings(old, cfg)
 	// Infer first: prep workers booted next get the new infer workers.
 	err = m.reconcile(cfg, m.infer, res)
@@ -230,6 +235,9 @@ func reloadable(old, cfg *config.Config) error {
 		errs = append(errs, err)
 	}
 	if err := grpcReloadable(old, cfg); err != nil {
+		errs = append(errs, err)
+	}
+	if err := tlsReloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

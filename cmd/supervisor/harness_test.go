@@ -79,6 +79,7 @@ type instance struct {
 	grpcAddr   string // the gRPC listener's host:port
 	runtimeDir string
 	log        *logFile
+	client     *http.Client // nil: httpClient
 
 	exited chan struct{}
 	err    error
@@ -115,6 +116,9 @@ type options struct {
 	ortLibrary string
 	// bootTimeout replaces boot_timeout (default 60s).
 	bootTimeout string
+	// https, when set, is the client of the public listener, served
+	// over TLS (the tls section is in extra): the URL is https://.
+	https *http.Client
 }
 
 // modelsYAML lists the generated models and o.models, each with its
@@ -205,6 +209,9 @@ func startInstance(t *testing.T, o options) *instance {
 		config:     filepath.Join(t.TempDir(), "supervisor.yaml"),
 		log:        newLogFile(t),
 		exited:     make(chan struct{}),
+	}
+	if o.https != nil {
+		in.url, in.client = fmt.Sprintf("https://127.0.0.1:%d", port), o.https
 	}
 	// Each instance its own metrics port: the default 8002 is shared.
 	metricsPort := ports[1]
@@ -332,7 +339,11 @@ func (in *instance) send(method, path string, body []byte, hdr map[string]string
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := httpClient.Do(req)
+	client := httpClient
+	if in.client != nil {
+		client = in.client
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, nil, err
 	}

@@ -28,6 +28,11 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 	return append(dst, '}')
 }
 
+// CUDASharedMemoryUnsupported answers Triton's CUDA shared memory
+// extension (HTTP /v2/cudasharedmemory/..., 400; gRPC CudaSharedMemory*
+// RPCs, UNIMPLEMENTED): not among Extensions.
+const CUDASharedMemoryUnsupported = "CUDA shared memory is not supported by this server (cuda_shared_memory is not among the extensions GET /v2 lists): send the tensors in the request"
+
 // Extensions are the Triton protocol extensions the server implements,
 // under Triton's names, as GET /v2 lists them; each one listed works:
 //

@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,6 +17,9 @@ import (
 // the request's normalised path.
 func Route(c *config.Config, h *fasthttp.RequestHeader, path string) (r Refusal, route v2.Route, proxied bool) {
 	want := fasthttp.MethodGet
+	if cudaSharedMemory(path) {
+		return Refusal{Status: fasthttp.StatusBadRequest, Msg: v2.CUDASharedMemoryUnsupported}, route, false
+	}
 	switch path {
 	case "/v2/health/live", "/v2/health/ready", "/v2":
 	default:
@@ -37,6 +41,13 @@ func Route(c *config.Config, h *fasthttp.RequestHeader, path string) (r Refusal,
 			Msg: fmt.Sprintf("method %s is not allowed on %q; use %s", method, path, want)}, route, proxied
 	}
 	return Refusal{}, route, proxied
+}
+
+// cudaSharedMemory reports whether path is under Triton's CUDA shared
+// memory extension, which is refused 400 with a message saying so (not
+// 404: the route is Triton's).
+func cudaSharedMemory(path string) bool {
+	return path == "/v2/cudasharedmemory" || strings.HasPrefix(path, "/v2/cudasharedmemory/")
 }
 
 // BodyAllowed refuses a body on a route that takes none (400) and a

@@ -92,6 +92,8 @@ type Config struct {
 	Metrics MetricsConfig `yaml:"metrics"`
 	// GRPC is the KServe V2 gRPC listener.
 	GRPC GRPCConfig `yaml:"grpc"`
+	// TLS is the public listeners' TLS (HTTPS and gRPC over TLS).
+	TLS TLSConfig `yaml:"tls"`
 	// RequestLog logs slow requests and a sample of the others.
 	RequestLog RequestLogConfig `yaml:"request_log"`
 	// Placement reserves CPUs for the master and sets NUMA memory policy

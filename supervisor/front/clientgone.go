@@ -40,9 +40,11 @@ func clientGone(ctx *fasthttp.RequestCtx) lb.Client {
 	return hangup.Peer{Conn: conn}
 }
 
-// socketOf is the connection under c's connection cap (lingerConn, over
-// conncap.Conn), the one epoll or a peek can ask, or nil if it has none.
+// socketOf is the connection under c's TLS and connection cap
+// (lingerConn, over conncap.Conn), the one epoll or a peek can ask, or
+// nil if it has none.
 func socketOf(c net.Conn) net.Conn {
+	c = underTLS(c)
 	if cc, ok := c.(*lingerConn); ok {
 		c = cc.Conn.Conn
 	}

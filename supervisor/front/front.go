@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -188,6 +189,14 @@ func Logger(log zerolog.Logger) fasthttp.Logger { return fasthttpLogger{log} }
 
 type fasthttpLogger struct{ log zerolog.Logger }
 
+// Printf logs at warn, but a failed TLS handshake (a plain-HTTP client
+// or a scanner on the TLS port, a client refusing the certificate) at
+// debug: one line per such connection would let any client flood the log.
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn().Msgf(format, args...)
+	msg := fmt.Sprintf(format, args...)
+	if strings.Contains(msg, "tls: ") {
+		l.log.Debug().Msg(msg)
+		return
+	}
+	l.log.Warn().Msg(msg)
 }

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -56,9 +57,19 @@ func (c *lingerConn) closeNow() error { return c.Conn.Close() }
 // lingering close; a connection that is not the front listener's (tests
 // that call the handler directly) is closed as it would be.
 func lingerOnClose(conn net.Conn) {
-	if c, ok := conn.(*lingerConn); ok {
+	if c, ok := underTLS(conn).(*lingerConn); ok {
 		c.linger.Store(true)
 	}
+}
+
+// underTLS is the connection under c's TLS (tls.NewListener's, when
+// the tls section is on; a closed *tls.Conn closes it after its
+// close_notify), or c.
+func underTLS(c net.Conn) net.Conn {
+	if tc, ok := c.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return c
 }
 
 // lingerThenClose closes c's write side, discards what the client still

@@ -2,6 +2,7 @@ package grpcfront
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
@@ -68,6 +70,10 @@ type Options struct {
 	Admit AdmitFunc
 	// Log receives what the server reports; the zero Logger drops it.
 	Log zerolog.Logger
+	// TLS, when set, is the server's TLS config (it must offer "h2" by
+	// ALPN); its handshake is bounded by HandshakeTimeout. Nil: plain
+	// HTTP/2.
+	TLS *tls.Config
 }
 
 // Handler answers req, the V2 HTTP request the RPC whose context is rpc
@@ -139,6 +145,10 @@ func New(o Options) *Server {
 		grpc.ChainUnaryInterceptor(o.Timeouts.unaryWatch),
 		grpc.ChainStreamInterceptor(o.Timeouts.streamWatch),
 		grpc.ForceServerCodecV2(answerCodec{newDecodeCap(maxMsg), answers}),
+		grpc.UnknownServiceHandler(unknownMethod),
+	}
+	if o.TLS != nil {
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	if o.MaxMessageBytes > 0 {
 		sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
 // service implements GRPCInferenceService on the master's Handler.
@@ -157,4 +160,20 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 		return nil, err
 	}
 	return resp, nil
+}
+
+// cudaSharedMemoryMethod prefixes Triton's CUDA shared memory RPCs
+// (CudaSharedMemoryStatus, Register, Unregister), which our proto does
+// not carry.
+const cudaSharedMemoryMethod = "/inference.GRPCInferenceService/CudaSharedMemory"
+
+// unknownMethod answers the RPCs no service here implements
+// UNIMPLEMENTED, as gRPC does, saying why for the CUDA shared memory
+// ones.
+func unknownMethod(_ any, stream grpc.ServerStream) error {
+	method, _ := grpc.MethodFromServerStream(stream)
+	if strings.HasPrefix(method, cudaSharedMemoryMethod) {
+		return status.Error(codes.Unimplemented, v2.CUDASharedMemoryUnsupported)
+	}
+	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }
