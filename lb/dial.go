@@ -25,14 +25,15 @@ func (e *dialError) Unwrap() error { return e.err }
 
 // unixDialer returns a fasthttp dial function that ignores the address
 // fasthttp passes (HostClient.Addr is only a label here) and connects to the
-// backend's socket, bounded by the request's remaining time.
+// backend's socket, bounded by the request's remaining time. The
+// connection's deadlines are lazy (lazydeadline.go).
 func unixDialer(name, socket string) fasthttp.DialFuncWithTimeout {
 	return func(_ string, timeout time.Duration) (net.Conn, error) {
 		conn, err := net.DialTimeout("unix", socket, timeout)
 		if err != nil {
 			return nil, &dialError{backend: name, socket: socket, err: err}
 		}
-		return &unsentOnWriteError{conn}, nil
+		return &unsentOnWriteError{&lazyDeadlineConn{Conn: conn}}, nil
 	}
 }
 

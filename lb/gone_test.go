@@ -164,7 +164,7 @@ func benchmarkWatch(b *testing.B, be *testBackend, clients []watchClient) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(16)
-			start := cpuTime(b)
+			start, arms := cpuTime(b), deadlinesArmed.Load()
 			b.RunParallel(func(pb *testing.PB) {
 				client := c.client(b)
 				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -180,6 +180,7 @@ func benchmarkWatch(b *testing.B, be *testBackend, clients []watchClient) {
 				}
 			})
 			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(deadlinesArmed.Load()-arms)/float64(b.N), "deadline-arms/op")
 		})
 	}
 }
