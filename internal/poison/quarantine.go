@@ -155,18 +155,7 @@ func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Durati
 	now := q.now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	e := q.entries[k]
-	if e != nil && !now.Before(e.ends) {
-		q.remove(k, e) // an ended window or quarantine: count afresh
-		e = nil
-	}
-	if e == nil {
-		q.makeRoom(now)
-		e = &entry{model: model, ends: now.Add(ttl)}
-		q.entries[k] = e
-		q.held.Add(1)
-		q.models[model]++
-	}
+	e := q.entryFor(model, k, ttl, now)
 	e.crashes++
 	e.touched = now
 	if e.crashes < max(threshold, 1) {
@@ -180,16 +169,10 @@ func (q *Quarantine) Crashed(model string, k Key, threshold int, ttl time.Durati
 	return fresh
 }
 
-// Suspected marks k, sent to model, a suspect without a strike: it was
-// at work in a crash beside other work that may have caused it (two
-// model runs at once), so the crash proves nothing against it, but its
-// next send should run alone, where a crash would. The mark lasts until
-// a solo run of it is served (Acquit) or ttl after its window opened;
-// it never counts towards the threshold.
-func (q *Quarantine) Suspected(model string, k Key, ttl time.Duration) {
-	now := q.now()
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// entryFor is k's entry at now, a new one (its window ending ttl from
+// now) when k has none or its window or quarantine has ended: that one
+// counts afresh. q.mu is held.
+func (q *Quarantine) entryFor(model string, k Key, ttl time.Duration, now time.Time) *entry {
 	e := q.entries[k]
 	if e != nil && !now.Before(e.ends) {
 		q.remove(k, e)
@@ -202,6 +185,20 @@ func (q *Quarantine) Suspected(model string, k Key, ttl time.Duration) {
 		q.held.Add(1)
 		q.models[model]++
 	}
+	return e
+}
+
+// Suspected marks k, sent to model, a suspect without a strike: it was
+// at work in a crash beside other work that may have caused it (two
+// model runs at once), so the crash proves nothing against it, but its
+// next send should run alone, where a crash would. The mark lasts until
+// a solo run of it is served (Acquit) or ttl after its window opened;
+// it never counts towards the threshold.
+func (q *Quarantine) Suspected(model string, k Key, ttl time.Duration) {
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e := q.entryFor(model, k, ttl, now)
 	e.marked = true
 	e.touched = now
 }

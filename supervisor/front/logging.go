@@ -1,7 +1,6 @@
 package front
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -60,18 +59,11 @@ func (f *Front) decideLogging(h *fasthttp.RequestHeader, v *verdict) *verdict {
 func (f *Front) serveLogging(ctx *fasthttp.RequestCtx) {
 	answer := f.opts.Logging.LogSettings()
 	if ctx.IsPost() {
-		body, err := readRepositoryBody(ctx, f.cfg())
-		if err != nil {
-			ctx.SetConnectionClose()
-			status := fasthttp.StatusBadRequest
-			if errors.Is(err, errRepositoryBodyTooLarge) {
-				status = fasthttp.StatusRequestEntityTooLarge
-			} else if errors.Is(err, errBodyTimeout) {
-				status = fasthttp.StatusRequestTimeout
-			}
-			f.reply(ctx, status, err.Error())
+		body, ok := f.readMasterBody(ctx)
+		if !ok {
 			return
 		}
+		var err error
 		if answer, err = f.opts.Logging.SetLogSettings(body); err != nil {
 			f.reply(ctx, fasthttp.StatusBadRequest, err.Error())
 			return

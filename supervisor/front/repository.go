@@ -76,16 +76,8 @@ func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verd
 
 // serveRepository answers a repository route admitted by decideRepository.
 func (f *Front) serveRepository(ctx *fasthttp.RequestCtx) {
-	body, err := readRepositoryBody(ctx, f.cfg())
-	if err != nil {
-		ctx.SetConnectionClose()
-		status := fasthttp.StatusBadRequest
-		if errors.Is(err, errRepositoryBodyTooLarge) {
-			status = fasthttp.StatusRequestEntityTooLarge
-		} else if errors.Is(err, errBodyTimeout) {
-			status = fasthttp.StatusRequestTimeout
-		}
-		f.reply(ctx, status, err.Error())
+	body, ok := f.readMasterBody(ctx)
+	if !ok {
 		return
 	}
 	status, msg := f.opts.Repository.ServeRepository(ctx, body)
@@ -117,4 +109,23 @@ func readRepositoryBody(ctx *fasthttp.RequestCtx, c *config.Config) ([]byte, err
 		return nil, errRepositoryBodyTooLarge
 	}
 	return b, nil
+}
+
+// readMasterBody reads the body of a route the master answers itself
+// (repository, logging) within MaxRepositoryBody; on failure it answers
+// 400, 413 or 408, closes the connection and says !ok.
+func (f *Front) readMasterBody(ctx *fasthttp.RequestCtx) (body []byte, ok bool) {
+	body, err := readRepositoryBody(ctx, f.cfg())
+	if err == nil {
+		return body, true
+	}
+	ctx.SetConnectionClose()
+	status := fasthttp.StatusBadRequest
+	if errors.Is(err, errRepositoryBodyTooLarge) {
+		status = fasthttp.StatusRequestEntityTooLarge
+	} else if errors.Is(err, errBodyTimeout) {
+		status = fasthttp.StatusRequestTimeout
+	}
+	f.reply(ctx, status, err.Error())
+	return nil, false
 }
