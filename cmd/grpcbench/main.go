@@ -11,6 +11,9 @@
 // Each client sends one request at a time. HTTP clients have one
 // connection each; gRPC clients share -grpc-conns connections (gRPC
 // multiplexes its streams, as tritonclient.grpc does over one channel).
+// The gRPC requests go as unary ModelInfer calls ("grpc"), then over
+// ModelStreamInfer ("grpc-stream": one stream per client, a request and
+// its answer at a time).
 package main
 
 import (
@@ -49,15 +52,15 @@ func run(httpAddr, grpcAddr, model string, pid int, concs string, dur time.Durat
 	}
 	defer g.close()
 	fmt.Printf("model %s, %s per run, gRPC over %d connection(s)\n", model, dur, conns)
-	fmt.Printf("%-5s %5s %9s %9s %9s %9s %8s %14s\n", "proto", "conc", "requests", "errors", "req/s", "p50_ms", "p99_ms", "master_us/req")
+	fmt.Printf("%-11s %5s %9s %9s %9s %9s %8s %14s\n", "proto", "conc", "requests", "errors", "req/s", "p50_ms", "p99_ms", "master_us/req")
 	for _, f := range strings.Split(concs, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || c < 1 {
 			return fmt.Errorf("-c: %q is not a concurrency", f)
 		}
-		for _, t := range []target{h, g} {
+		for _, t := range []target{h, g, &streamTarget{grpcTarget: g}} {
 			r := measure(t, c, dur, pid)
-			fmt.Printf("%-5s %5d %9d %9d %9.0f %9.3f %8.3f %14s\n", t.name(), c, r.n, r.errors, r.rps(), ms(r.p50), ms(r.p99), r.cpuPerRequest())
+			fmt.Printf("%-11s %5d %9d %9d %9.0f %9.3f %8.3f %14s\n", t.name(), c, r.n, r.errors, r.rps(), ms(r.p50), ms(r.p99), r.cpuPerRequest())
 			if r.firstErr != nil {
 				fmt.Printf("      first error: %v\n", r.firstErr)
 			}

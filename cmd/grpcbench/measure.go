@@ -10,10 +10,13 @@ import (
 	"time"
 )
 
-// target sends one inference request and reports whether it succeeded.
+// target sends one inference request for client i (0 <= i < the
+// concurrency) and reports whether it succeeded; end closes what the
+// clients of one run opened.
 type target interface {
 	name() string
-	infer() error
+	infer(i int) error
+	end()
 }
 
 // result is one run of one protocol at one concurrency.
@@ -50,7 +53,7 @@ func measure(t target, c int, d time.Duration, pid int) result {
 			defer wg.Done()
 			for time.Now().Before(stop) {
 				t0 := time.Now()
-				if err := t.infer(); err != nil {
+				if err := t.infer(i); err != nil {
 					errs[i]++
 					mu.Lock()
 					first = cmpOr(first, err)
@@ -62,6 +65,7 @@ func measure(t target, c int, d time.Duration, pid int) result {
 		}()
 	}
 	wg.Wait()
+	t.end()
 	r := result{elapsed: time.Since(start), cpu: -1, firstErr: first}
 	if cpu0 >= 0 {
 		r.cpu = cpuTime(pid) - cpu0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -82,7 +83,9 @@ func newHTTPTarget(addr, model string, ins []input) *httpTarget {
 
 func (t *httpTarget) name() string { return "http" }
 
-func (t *httpTarget) infer() error {
+func (t *httpTarget) end() {}
+
+func (t *httpTarget) infer(int) error {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -128,16 +131,88 @@ func newGRPCTarget(addr, model string, ins []input, n int) (*grpcTarget, error) 
 
 func (t *grpcTarget) name() string { return "grpc" }
 
-func (t *grpcTarget) infer() error {
+func (t *grpcTarget) end() {}
+
+// client is the next connection's client, round-robin.
+func (t *grpcTarget) client() pb.GRPCInferenceServiceClient {
 	i := <-t.next
 	t.next <- (i + 1) % len(t.clients)
+	return t.clients[i]
+}
+
+func (t *grpcTarget) infer(int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := t.clients[i].ModelInfer(ctx, t.req)
+	r, err := t.client().ModelInfer(ctx, t.req)
 	if err == nil && len(r.RawOutputContents) == 0 {
 		err = fmt.Errorf("an answer without raw_output_contents")
 	}
 	return err
+}
+
+// streamTarget sends the same request over ModelStreamInfer: each client
+// opens one stream (on the connections round-robin) and sends a request,
+// then waits for its answer, one at a time, until the run ends.
+type streamTarget struct {
+	*grpcTarget
+	mu      sync.Mutex
+	streams map[int]pb.GRPCInferenceService_ModelStreamInferClient
+	cancels []context.CancelFunc
+}
+
+func (t *streamTarget) name() string { return "grpc-stream" }
+
+func (t *streamTarget) stream(i int) (pb.GRPCInferenceService_ModelStreamInferClient, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.streams[i]; s != nil {
+		return s, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := t.client().ModelStreamInfer(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if t.streams == nil {
+		t.streams = map[int]pb.GRPCInferenceService_ModelStreamInferClient{}
+	}
+	t.streams[i] = s
+	t.cancels = append(t.cancels, cancel)
+	return s, nil
+}
+
+func (t *streamTarget) infer(i int) error {
+	s, err := t.stream(i)
+	if err != nil {
+		return err
+	}
+	if err := s.Send(t.req); err != nil {
+		return err
+	}
+	r, err := s.Recv()
+	switch {
+	case err != nil:
+		return err
+	case r.GetErrorMessage() != "":
+		return fmt.Errorf("stream error: %s", r.GetErrorMessage())
+	case len(r.GetInferResponse().GetRawOutputContents()) == 0:
+		return fmt.Errorf("an answer without raw_output_contents")
+	}
+	return nil
+}
+
+// end closes the run's streams.
+func (t *streamTarget) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.streams {
+		_ = s.CloseSend()
+	}
+	for _, c := range t.cancels {
+		c()
+	}
+	t.streams, t.cancels = nil, nil
 }
 
 func (t *grpcTarget) close() {

@@ -7,6 +7,10 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 )
 
+// AppendString appends s as a JSON string, as the workers' answers write
+// their strings (the gRPC front writes its requests' headers with it).
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JSON string. Control characters, quotes and
 // backslashes are escaped; invalid UTF-8 becomes U+FFFD, so the output is
 // always valid JSON; U+2028 and U+2029 are escaped for JavaScript clients.

@@ -9,46 +9,32 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	v2 "github.com/supervisor-dev/supervisor/internal/v2"
 )
-
-// responseJSON is the JSON header of a binary-extension infer response.
-type responseJSON struct {
-	ModelName    string                     `json:"model_name"`
-	ModelVersion string                     `json:"model_version"`
-	ID           string                     `json:"id"`
-	Parameters   map[string]json.RawMessage `json:"parameters"`
-	Outputs      []struct {
-		Name       string                     `json:"name"`
-		Datatype   string                     `json:"datatype"`
-		Shape      []int64                    `json:"shape"`
-		Parameters map[string]json.RawMessage `json:"parameters"`
-	} `json:"outputs"`
-}
 
 // decodeInferResponse turns a binary-extension answer into a
 // ModelInferResponse: each output's binary_data_size bytes, in order,
 // become its raw_output_contents entry (slices of body, not copies).
 // Every output was asked for as binary data, so an output without
-// binary_data_size is an internal error.
+// binary_data_size is an internal error. The header is read by
+// v2.DecodeResponseHeader, not encoding/json (issue 33).
 func decodeInferResponse(body, headerLenValue []byte) (*pb.ModelInferResponse, error) {
 	headerLen, err := strconv.Atoi(string(headerLenValue))
 	if err != nil || headerLen < 0 || headerLen > len(body) {
 		return nil, status.Errorf(codes.Internal, "the worker's answer has no valid %s (%q) for its %d bytes", headerLenHeader, headerLenValue, len(body))
 	}
-	var j responseJSON
-	d := json.NewDecoder(bytes.NewReader(body[:headerLen]))
-	d.UseNumber()
-	if err := d.Decode(&j); err != nil {
+	j, err := v2.DecodeResponseHeader(body[:headerLen])
+	if err != nil {
 		return nil, status.Errorf(codes.Internal, "the worker's answer header is not a V2 infer response: %v", err)
 	}
-	resp := &pb.ModelInferResponse{ModelName: j.ModelName, ModelVersion: j.ModelVersion, Id: j.ID, Parameters: inferParameters(j.Parameters)}
+	resp := &pb.ModelInferResponse{ModelName: j.ModelName, ModelVersion: j.ModelVersion, Id: j.ID, Parameters: inferParameters(j.Parameters),
+		Outputs: make([]*pb.ModelInferResponse_InferOutputTensor, 0, len(j.Outputs)), RawOutputContents: make([][]byte, 0, len(j.Outputs))}
 	rest := body[headerLen:]
 	for _, o := range j.Outputs {
-		n, err := strconv.Atoi(string(o.Parameters["binary_data_size"]))
-		if err != nil || n < 0 || n > len(rest) {
-			return nil, status.Errorf(codes.Internal, "output %q: binary_data_size %q does not fit the %d bytes left of the answer", o.Name, o.Parameters["binary_data_size"], len(rest))
+		n := o.BinarySize
+		if n < 0 || n > int64(len(rest)) {
+			return nil, status.Errorf(codes.Internal, "output %q: binary_data_size %d (-1: none) does not fit the %d bytes left of the answer", o.Name, n, len(rest))
 		}
-		delete(o.Parameters, "binary_data_size")
 		shape := o.Shape
 		if shape == nil {
 			shape = []int64{}
@@ -63,20 +49,20 @@ func decodeInferResponse(body, headerLenValue []byte) (*pb.ModelInferResponse, e
 // inferParameters turns JSON parameter values into InferParameters: a
 // bool, a string, an integer (int64, or uint64 past int64) or another
 // number (double). Objects and arrays have no InferParameter: left out.
-func inferParameters(ps map[string]json.RawMessage) map[string]*pb.InferParameter {
+func inferParameters(ps []v2.Parameter) map[string]*pb.InferParameter {
 	if len(ps) == 0 {
 		return nil
 	}
 	out := make(map[string]*pb.InferParameter, len(ps))
-	for k, raw := range ps {
-		if p := inferParameter(raw); p != nil {
-			out[k] = p
+	for _, p := range ps {
+		if v := inferParameter(p.Value); v != nil {
+			out[p.Key] = v
 		}
 	}
 	return out
 }
 
-func inferParameter(raw json.RawMessage) *pb.InferParameter {
+func inferParameter(raw []byte) *pb.InferParameter {
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()

@@ -2,7 +2,9 @@ package grpcfront
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -113,6 +115,73 @@ func TestDecodeInferResponseRefuses(t *testing.T) {
 	} {
 		if _, err := decodeInferResponse(tc.body, []byte(tc.length)); status.Code(err) != codes.Internal {
 			t.Errorf("%s: %v, want INTERNAL", name, err)
+		}
+	}
+}
+
+// TestEncodeInferRequestHeaderIsJSON: the hand-written header is valid
+// JSON with every string escaped, the parameters the binary extension
+// owns overridden, a NaN double left out, and the same bytes for the
+// same request (parameters in key order).
+func TestEncodeInferRequestHeaderIsJSON(t *testing.T) {
+	p := func(v any) *pb.InferParameter {
+		switch v := v.(type) {
+		case string:
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: v}}
+		case float64:
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: v}}
+		case uint64:
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: v}}
+		case bool:
+			return &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: v}}
+		}
+		return nil
+	}
+	r := &pb.ModelInferRequest{Id: "a\"b\\c\n\x01\xff",
+		Parameters: map[string]*pb.InferParameter{"z": p("q\""), "a": p(1e300), "nan": p(math.NaN()), "u": p(uint64(math.MaxUint64)), "none": {}},
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x\"", Datatype: "UINT8", Shape: []int64{2, 1},
+			Parameters: map[string]*pb.InferParameter{"binary_data_size": p(uint64(99)), "k": p(true)}}},
+		Outputs:          []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y", Parameters: map[string]*pb.InferParameter{"binary_data": p(false)}}},
+		RawInputContents: [][]byte{{7, 8}},
+	}
+	body, n, err := encodeInferRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body[:n], &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, body[:n])
+	}
+	want := map[string]any{"id": "a\"b\\c\n\x01\ufffd",
+		"parameters": map[string]any{"z": "q\"", "a": 1e300, "u": float64(math.MaxUint64), "binary_data_output": true},
+		"inputs":     []any{map[string]any{"name": "x\"", "datatype": "UINT8", "shape": []any{2.0, 1.0}, "parameters": map[string]any{"k": true, "binary_data_size": 2.0}}},
+		"outputs":    []any{map[string]any{"name": "y", "parameters": map[string]any{"binary_data": true}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("header %s\ndecodes to %v\nwant       %v", body[:n], got, want)
+	}
+	if !bytes.Equal(body[n:], []byte{7, 8}) {
+		t.Errorf("tensor bytes %x", body[n:])
+	}
+	for range 10 {
+		again, _, _ := encodeInferRequest(r)
+		if !bytes.Equal(again, body) {
+			t.Fatalf("the same request encoded twice differs:\n%s\n%s", body, again)
+		}
+	}
+}
+
+// BenchmarkEncodeInferRequest: the default model's request (one FP32
+// input of 1x3x224x224, 602,112 bytes) turned into the body the prep
+// workers take.
+func BenchmarkEncodeInferRequest(b *testing.B) {
+	r := &pb.ModelInferRequest{ModelName: "default",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "data", Datatype: "FP32", Shape: []int64{1, 3, 224, 224}}},
+		RawInputContents: [][]byte{make([]byte, 3*224*224*4)}}
+	b.SetBytes(3 * 224 * 224 * 4)
+	for b.Loop() {
+		if _, _, err := encodeInferRequest(r); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
