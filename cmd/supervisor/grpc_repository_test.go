@@ -110,8 +110,10 @@ func TestGRPCRepositoryExplicit(t *testing.T) {
 	if _, err := c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "fixed", Parameters: unload}); err != nil {
 		t.Fatalf("unload fixed: %v", err)
 	}
-	if _, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "fixed"}); status.Code(err) != codes.NotFound {
-		t.Errorf("ModelReady(fixed) after its unload = %v, want NOT_FOUND", err)
+	// Triton answers ready: false for a model it does not serve, so that
+	// tritonclient's is_model_ready returns False instead of raising.
+	if r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "fixed"}); err != nil || r.GetReady() {
+		t.Errorf("ModelReady(fixed) after its unload = %v, %v; want ready false", r, err)
 	}
 	wantIndex("fixed", "UNAVAILABLE", "unloaded")
 	if _, err := c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "mlp"}); status.Code(err) != codes.InvalidArgument {
