@@ -8,7 +8,6 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
@@ -55,15 +54,16 @@ func (c decodeCap) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
-	defer buf.Free()
-	b := buf.ReadOnlyData()
+	// A fresh copy, not a pooled buffer: raw_input_contents alias it
+	// (unmarshalInferRequest) for as long as the request lives, and gRPC
+	// frees the frames in data once Unmarshal returns.
+	b := data.Materialize()
 	if n := decodedCost(b); n > c.max {
 		return fmt.Errorf("%w: it would take %d bytes decoded (message %d bytes), over max_body_bytes (%d): packed typed contents "+
 			"and empty repeated entries decode to many times their size; send fewer elements, or the data in raw_input_contents",
 			ErrDecodedTooLarge, n, len(b), c.max)
 	}
-	return proto.Unmarshal(b, r)
+	return unmarshalInferRequest(b, r)
 }
 
 // The decoded cost of what decodedCost counts beyond bytes: a struct
@@ -78,16 +78,20 @@ const (
 // field i: bool, int (int32), int64, uint (uint32), uint64, fp32, fp64.
 var elementSize = [...]int64{1: 1, 2: 4, 3: 8, 4: 4, 5: 8, 6: 4, 7: 8}
 
-// decodedCost weighs what decoding the ModelInferRequest b allocates.
+// decodedCost weighs what decoding the ModelInferRequest b allocates
+// and holds: a raw_input_contents entry is a slice header into b
+// (unmarshalInferRequest), and then the whole of b is held.
 // Malformed input counts what it has read: proto.Unmarshal refuses it.
 func decodedCost(b []byte) (n int64) {
+	aliased := false
 	walkFields(b, func(num protowire.Number, typ protowire.Type, v []byte) {
 		n += int64(len(v))
 		switch {
 		case num == 5 && typ == protowire.BytesType: // inputs
 			n += structCost - int64(len(v)) + inputCost(v)
-		case num == 7: // raw_input_contents
-			n += sliceCost
+		case num == rawInputField && typ == protowire.BytesType: // aliases b: counted below
+			n += sliceCost - int64(len(v))
+			aliased = true
 		case num == 4: // parameters
 			n += structCost
 		case num == 6 && typ == protowire.BytesType: // outputs
@@ -96,6 +100,9 @@ func decodedCost(b []byte) (n int64) {
 			n += structCost
 		}
 	})
+	if aliased {
+		n += int64(len(b))
+	}
 	return n
 }
 
