@@ -1,6 +1,7 @@
 package grpcfront
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -54,16 +55,27 @@ func (c decodeCap) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	// A fresh copy, not a pooled buffer: raw_input_contents alias it
-	// (unmarshalInferRequest) for as long as the request lives, and gRPC
-	// frees the frames in data once Unmarshal returns.
-	b := data.Materialize()
+	b := materialize(data)
 	if n := decodedCost(b); n > c.max {
 		return fmt.Errorf("%w: it would take %d bytes decoded (message %d bytes), over max_body_bytes (%d): packed typed contents "+
 			"and empty repeated entries decode to many times their size; send fewer elements, or the data in raw_input_contents",
 			ErrDecodedTooLarge, n, len(b), c.max)
 	}
 	return unmarshalInferRequest(b, r)
+}
+
+// materialize copies data into one fresh slice, not a pooled buffer:
+// raw_input_contents alias it (unmarshalInferRequest) for as long as the
+// request lives, and gRPC frees the frames in data once Unmarshal
+// returns. bytes.Join allocates it unzeroed: mem.BufferSlice.Materialize
+// zeroes 600 KB for the default model before it copies into them, which
+// cost what aliasing saved (issue 33).
+func materialize(data mem.BufferSlice) []byte {
+	parts := make([][]byte, len(data))
+	for i, buf := range data {
+		parts[i] = buf.ReadOnlyData()
+	}
+	return bytes.Join(parts, nil)
 }
 
 // The decoded cost of what decodedCost counts beyond bytes: a struct
