@@ -48,14 +48,30 @@ func newDecodeCap(max int64) decodeCap {
 	return decodeCap{CodecV2: encoding.GetCodecV2(protocodec.Name), max: max}
 }
 
-// Unmarshal weighs a ModelInferRequest before it decodes it; it
-// decodes every other message as gRPC's proto codec does.
+// Unmarshal weighs a ModelInferRequest before it decodes it (into a
+// heldRequest for ModelInfer: see modelInferHandler); it decodes every
+// other message as gRPC's proto codec does.
 func (c decodeCap) Unmarshal(data mem.BufferSlice, v any) error {
-	r, ok := v.(*pb.ModelInferRequest)
-	if !ok {
+	switch m := v.(type) {
+	case *pb.ModelInferRequest: // ModelStreamInfer's
+		return c.unmarshalInfer(materialize(data), m)
+	case *heldRequest: // ModelInfer's
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		m.req = new(pb.ModelInferRequest)
+		if err := c.unmarshalInfer(buf.ReadOnlyData(), m.req); err != nil {
+			buf.Free()
+			return err
+		}
+		m.buf = buf
+		return nil
+	default:
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	b := materialize(data)
+}
+
+// unmarshalInfer weighs the ModelInferRequest b, then decodes it into
+// r, its raw_input_contents aliasing b.
+func (c decodeCap) unmarshalInfer(b []byte, r *pb.ModelInferRequest) error {
 	if n := decodedCost(b); n > c.max {
 		return fmt.Errorf("%w: it would take %d bytes decoded (message %d bytes), over max_body_bytes (%d): packed typed contents "+
 			"and empty repeated entries decode to many times their size; send fewer elements, or the data in raw_input_contents",
