@@ -1,6 +1,7 @@
 package grpcfront
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -8,7 +9,6 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
@@ -48,22 +48,50 @@ func newDecodeCap(max int64) decodeCap {
 	return decodeCap{CodecV2: encoding.GetCodecV2(protocodec.Name), max: max}
 }
 
-// Unmarshal weighs a ModelInferRequest before it decodes it; it
-// decodes every other message as gRPC's proto codec does.
+// Unmarshal weighs a ModelInferRequest before it decodes it (into a
+// heldRequest for ModelInfer: see modelInferHandler); it decodes every
+// other message as gRPC's proto codec does.
 func (c decodeCap) Unmarshal(data mem.BufferSlice, v any) error {
-	r, ok := v.(*pb.ModelInferRequest)
-	if !ok {
+	switch m := v.(type) {
+	case *pb.ModelInferRequest: // ModelStreamInfer's
+		return c.unmarshalInfer(materialize(data), m)
+	case *heldRequest: // ModelInfer's
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		m.req = new(pb.ModelInferRequest)
+		if err := c.unmarshalInfer(buf.ReadOnlyData(), m.req); err != nil {
+			buf.Free()
+			return err
+		}
+		m.buf = buf
+		return nil
+	default:
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
-	defer buf.Free()
-	b := buf.ReadOnlyData()
+}
+
+// unmarshalInfer weighs the ModelInferRequest b, then decodes it into
+// r, its raw_input_contents aliasing b.
+func (c decodeCap) unmarshalInfer(b []byte, r *pb.ModelInferRequest) error {
 	if n := decodedCost(b); n > c.max {
 		return fmt.Errorf("%w: it would take %d bytes decoded (message %d bytes), over max_body_bytes (%d): packed typed contents "+
 			"and empty repeated entries decode to many times their size; send fewer elements, or the data in raw_input_contents",
 			ErrDecodedTooLarge, n, len(b), c.max)
 	}
-	return proto.Unmarshal(b, r)
+	return unmarshalInferRequest(b, r)
+}
+
+// materialize copies data into one fresh slice, not a pooled buffer:
+// raw_input_contents alias it (unmarshalInferRequest) for as long as the
+// request lives, and gRPC frees the frames in data once Unmarshal
+// returns. bytes.Join allocates it unzeroed: mem.BufferSlice.Materialize
+// zeroes 600 KB for the default model before it copies into them, which
+// cost what aliasing saved (issue 33).
+func materialize(data mem.BufferSlice) []byte {
+	parts := make([][]byte, len(data))
+	for i, buf := range data {
+		parts[i] = buf.ReadOnlyData()
+	}
+	return bytes.Join(parts, nil)
 }
 
 // The decoded cost of what decodedCost counts beyond bytes: a struct
@@ -78,16 +106,20 @@ const (
 // field i: bool, int (int32), int64, uint (uint32), uint64, fp32, fp64.
 var elementSize = [...]int64{1: 1, 2: 4, 3: 8, 4: 4, 5: 8, 6: 4, 7: 8}
 
-// decodedCost weighs what decoding the ModelInferRequest b allocates.
+// decodedCost weighs what decoding the ModelInferRequest b allocates
+// and holds: a raw_input_contents entry is a slice header into b
+// (unmarshalInferRequest), and then the whole of b is held.
 // Malformed input counts what it has read: proto.Unmarshal refuses it.
 func decodedCost(b []byte) (n int64) {
+	aliased := false
 	walkFields(b, func(num protowire.Number, typ protowire.Type, v []byte) {
 		n += int64(len(v))
 		switch {
 		case num == 5 && typ == protowire.BytesType: // inputs
 			n += structCost - int64(len(v)) + inputCost(v)
-		case num == 7: // raw_input_contents
-			n += sliceCost
+		case num == rawInputField && typ == protowire.BytesType: // aliases b: counted below
+			n += sliceCost - int64(len(v))
+			aliased = true
 		case num == 4: // parameters
 			n += structCost
 		case num == 6 && typ == protowire.BytesType: // outputs
@@ -96,6 +128,9 @@ func decodedCost(b []byte) (n int64) {
 			n += structCost
 		}
 	})
+	if aliased {
+		n += int64(len(b))
+	}
 	return n
 }
 

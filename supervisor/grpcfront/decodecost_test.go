@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
@@ -37,13 +36,15 @@ func keyed(b []byte, i int) []byte {
 	return protowire.AppendBytes(b, field(1, []byte(strconv.Itoa(i))))
 }
 
-// heldDecoding is the heap a ModelInferRequest decoded from b holds.
+// heldDecoding is the heap a ModelInferRequest decoded from b holds,
+// as the codec decodes it: from a copy of b that its raw_input_contents
+// may keep alive.
 func heldDecoding(t *testing.T, b []byte) int64 {
 	var r pb.ModelInferRequest
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if err := proto.Unmarshal(b, &r); err != nil {
+	if err := unmarshalInferRequest(append([]byte(nil), b...), &r); err != nil {
 		t.Fatal(err)
 	}
 	runtime.GC()
@@ -71,6 +72,9 @@ func TestDecodedCostBoundsWhatDecodingHolds(t *testing.T) {
 		{"unpacked int64 contents", field(5, field(5, repeated(n, 3, protowire.VarintType, zero)))},
 		{"request parameters", repeated(n, 4, protowire.BytesType, keyed)},
 		{"empty raw contents", repeated(n, 7, protowire.BytesType, empty)},
+		{"raw contents", repeated(8, 7, protowire.BytesType, func(b []byte, _ int) []byte {
+			return protowire.AppendBytes(b, make([]byte, n))
+		})},
 		{"empty outputs", repeated(n, 6, protowire.BytesType, empty)},
 	}
 	for _, c := range cases {

@@ -14,8 +14,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
-
-	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
 
 // Options configure a Server.
@@ -170,7 +168,7 @@ func New(o Options) *Server {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
 	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
-	pb.RegisterGRPCInferenceServiceServer(s.srv, &service{h: o.Handler, answers: answers})
+	s.srv.RegisterService(serviceDesc(), &service{h: o.Handler, answers: answers})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
 	return s
