@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
@@ -445,16 +446,12 @@ func (o *opsRun) poisonRefused(state opsState) error {
 		if err := freshPost(o.in.url+poisonPath, string(poisonBody), http.StatusBadGateway); err != nil {
 			return fmt.Errorf("the poison body's first send to a new master: %w (want its crash)", err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		back := polltest.Wait(30*time.Second, 50*time.Millisecond, func() bool {
 			nw, err := infer()
-			if err == nil && nw.PID != 0 && nw.PID != w.PID && nw.State == "ready" {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("infer-0 (pid %d) did not serve again within 30s of the poison crash", w.PID)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return err == nil && nw.PID != 0 && nw.PID != w.PID && nw.State == "ready"
+		})
+		if !back {
+			return fmt.Errorf("infer-0 (pid %d) did not serve again within 30s of the poison crash", w.PID)
 		}
 	}
 	w, err := infer()

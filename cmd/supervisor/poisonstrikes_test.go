@@ -11,6 +11,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/shm"
 )
 
@@ -132,21 +133,24 @@ func crashPrepDecoding(t *testing.T, in *instance, decoded, innocent []byte) {
 // there; else lets it go on and watches again.
 func crashWhileAtWork(t *testing.T, board *shm.Scoreboard, slot, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	// The record has no change notification: poll it closely (a decode
+	// lasts milliseconds), stopping the process each time it shows work.
+	aborted := polltest.Wait(30*time.Second, 50*time.Microsecond, func() bool {
 		if board.AtWork(slot).Units == nil {
-			time.Sleep(50 * time.Microsecond) // a tight watch of shared memory, bounded by the deadline
-			continue
+			return false
 		}
 		sendSignal(t, pid, syscall.SIGSTOP)
 		if board.AtWork(slot).Units != nil {
 			sendSignal(t, pid, syscall.SIGABRT) // delivered as it continues
 			sendSignal(t, pid, syscall.SIGCONT)
-			return
+			return true
 		}
 		sendSignal(t, pid, syscall.SIGCONT)
+		return false
+	})
+	if !aborted {
+		t.Fatalf("pid %d was never seen at work within 30s", pid)
 	}
-	t.Fatalf("pid %d was never seen at work within 30s", pid)
 }
 
 // boardSlot opens the instance's scoreboard and finds the slot of the
