@@ -24,7 +24,8 @@ const TimeoutHeader = "X-Request-Timeout"
 func ClientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
 	h.Del(worker.DeadlineHeader)
 	h.Del(worker.PriorityHeader)
-	h.Del(worker.AloneHeader) // the master's, for a poison suspect (poison.go)
+	h.Del(worker.AloneHeader) // the master's, for a poison suspect (quarantine)
+	h.Del(worker.TokenHeader) // the master's: what workers record a request by
 	raw := strings.TrimSpace(string(h.Peek(TimeoutHeader)))
 	if raw == "" {
 		return time.Time{}, nil
