@@ -253,3 +253,65 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("after the failed reload: %d, serial %d, %v; want 200 from serial 2", code, serial, err)
 	}
 }
+
+// TestTLSHandshakeIsBounded: a client that connects to a TLS listener and
+// never finishes its handshake (sends nothing, or trickles a ClientHello a
+// byte at a time) is closed at limits.read_timeout, on the HTTP and the
+// gRPC listener alike: it holds one connection of the cap for that long,
+// not for ever.
+func TestTLSHandshakeIsBounded(t *testing.T) {
+	const readTimeout = 500 * time.Millisecond
+	dir := t.TempDir()
+	ca := newTestCA(t, "server CA")
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	cert, key := ca.issue(t, 1, true)
+	writeFile(t, certFile, cert)
+	writeFile(t, keyFile, key)
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"}, https: tlsClient(roots, nil),
+		extra: "tls:\n  cert_file: " + certFile + "\n  key_file: " + keyFile + "\n" +
+			"limits:\n  read_timeout: " + readTimeout.String() + "\n"})
+	listeners := map[string]string{"HTTP": strings.TrimPrefix(in.url, "https://"), "gRPC": in.grpcAddr}
+	for name, addr := range listeners {
+		for _, trickle := range []bool{false, true} {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			closed := make(chan error, 1)
+			go func() {
+				_, err := conn.Read(make([]byte, 1)) // the server sends nothing before a ClientHello
+				closed <- err
+			}()
+			// A TLS handshake record header, then a byte every 100ms:
+			// the bytes keep coming, the handshake never completes.
+			hello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01}
+			tick := time.NewTicker(100 * time.Millisecond)
+			bound := time.NewTimer(10 * time.Second)
+			var got error
+		wait:
+			for i := 0; ; i++ {
+				select {
+				case got = <-closed:
+					break wait
+				case <-tick.C:
+					if trickle && i < len(hello) {
+						conn.Write(hello[i : i+1])
+					}
+				case <-bound.C:
+					t.Fatalf("%s (trickle %v): a connection with no handshake still open after 10s (read_timeout %s)", name, trickle, readTimeout)
+				}
+			}
+			tick.Stop()
+			bound.Stop()
+			conn.Close()
+			if took := time.Since(start); got == nil || took < readTimeout/2 {
+				t.Errorf("%s (trickle %v): closed after %s with %v; want closed near read_timeout (%s)", name, trickle, took, got, readTimeout)
+			} else {
+				t.Logf("%s (trickle %v): closed after %s (%v)", name, trickle, took.Round(time.Millisecond), got)
+			}
+		}
+	}
+}
