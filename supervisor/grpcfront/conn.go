@@ -29,14 +29,12 @@ import (
 // does not read its answers (gRPC gives a handler no way to).
 
 // msgBudget is the Budget the messages are charged to (nil: none), the
-// largest message charged (Options.MaxMessageBytes), the longest a
-// connection waits for room (Timeouts.Message) and the line the
-// server's waiting messages take turns in.
+// largest message charged (Options.MaxMessageBytes) and the longest a
+// connection waits for room (Timeouts.Message).
 type msgBudget struct {
 	b    Budget
 	max  int64
 	wait time.Duration
-	line *waitLine
 }
 
 // connSet is the open connections by remote address, each with its
@@ -144,7 +142,7 @@ func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout tim
 		return nil
 	}
 	l.Wrap = func(c *conncap.Conn) net.Conn {
-		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire(msgs.b, msgs.max, msgs.wait, msgs.line)}
+		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire(msgs.b, msgs.max, msgs.wait)}
 		rc.entry = conns.add(rc)
 		return rc
 	}

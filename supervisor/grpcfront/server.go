@@ -167,7 +167,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message}}
 	s.srv.RegisterService(serviceDesc(), &service{h: o.Handler, answers: answers})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)

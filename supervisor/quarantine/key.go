@@ -2,11 +2,13 @@ package quarantine
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/v2"
@@ -122,11 +124,12 @@ func (g *Guard) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, err
 	if headerLen >= 0 && headerLen < json {
 		json = headerLen
 	}
-	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
-	if !b.Take(decodeCost * json) {
+	n := int64(decodeCost) * int64(json)
+	charge, err := g.o.Budget().Reserve(n, n)
+	if err != nil {
 		return nil, errDecodeNoRoom
 	}
-	defer b.Give(decodeCost * json)
+	defer charge.Release()
 	return v2.DecodeInferRequest(body, headerLen)
 }
 
@@ -154,7 +157,7 @@ func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	if err != nil || c == httpcoding.Identity {
 		return sent, func() {}
 	}
-	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
+	b := &inflateBudget{b: g.o.Budget()}
 	out, err := httpcoding.Decompress(c, sent, int(g.o.Config().MaxBodyBytes), b)
 	if err != nil {
 		return sent, func() {}
@@ -162,13 +165,30 @@ func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	return out, func() { b.Give(cap(out)) }
 }
 
-// inflateBudget lets httpcoding.Decompress charge the body budget.
+// inflateBudget lets httpcoding.Decompress charge the body budget: each
+// Take is a charge, in the lane of a body of its size, which the Give of
+// as many bytes releases (Decompress gives back what one Take took).
+// Used by one decompression, on one goroutine.
 type inflateBudget struct {
-	b     *admission.BodyBudget
-	limit int64
+	b       *admission.Bodies
+	charges []*budget.Charge
 }
 
-func (b inflateBudget) Take(n int) bool { return b.b.Reserve(int64(n), int64(n), b.limit) }
-func (b inflateBudget) Give(n int) {
-	b.b.Release(int64(n), admission.LargePart(int64(n), int64(n)))
+func (b *inflateBudget) Take(n int) bool {
+	c, err := b.b.Reserve(int64(n), int64(n))
+	if err != nil {
+		return false
+	}
+	b.charges = append(b.charges, c)
+	return true
+}
+
+func (b *inflateBudget) Give(n int) {
+	for i, c := range b.charges {
+		if c.Bytes() == int64(n) {
+			c.Release()
+			b.charges = slices.Delete(b.charges, i, i+1)
+			return
+		}
+	}
 }
