@@ -13,7 +13,7 @@ import (
 // TestRandomWalksGiveEverythingBack drives a budget like a prep worker's
 // with workers taking random steps at once: reserve, wait (with a
 // deadline, or a client that goes, or a cancel racing the admission),
-// grow, release (twice, sometimes from another goroutine), a fault that
+// grow, shrink, release (twice, sometimes from another goroutine), a fault that
 // panics while holding a charge, and a worker killed mid-answer: its
 // charge released by the request's owner while the worker still grows
 // it. A checker asserts the invariants all along (bytes within rooms,
@@ -93,8 +93,10 @@ func walk(r *rand.Rand, b *Budget, lanes []*Lane, steps int) {
 			if c, err := b.Wait(ctx, size(), l, nil); err == nil {
 				held = append(held, c)
 			}
-		case 4: // grow
-			if len(held) > 0 {
+		case 4: // grow, or shrink (part of the work's memory dropped)
+			if len(held) > 0 && r.IntN(3) == 0 {
+				pick().Shrink(size())
+			} else if len(held) > 0 {
 				_ = pick().Grow(size())
 			}
 		case 5: // release, maybe twice

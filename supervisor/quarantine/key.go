@@ -2,17 +2,14 @@ package quarantine
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/v2"
-	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // headerLenHeader is the binary tensor extension's header: the length of
@@ -157,38 +154,15 @@ func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	if err != nil || c == httpcoding.Identity {
 		return sent, func() {}
 	}
-	b := &inflateBudget{b: g.o.Budget()}
-	out, err := httpcoding.Decompress(c, sent, int(g.o.Config().MaxBodyBytes), b)
+	limit := int64(g.o.Config().MaxBodyBytes)
+	charge, err := g.o.Budget().Reserve(0, limit) // in the lane of the largest body it may become
 	if err != nil {
 		return sent, func() {}
 	}
-	return out, func() { b.Give(cap(out)) }
-}
-
-// inflateBudget lets httpcoding.Decompress charge the body budget: each
-// Take is a charge, in the lane of a body of its size, which the Give of
-// as many bytes releases (Decompress gives back what one Take took).
-// Used by one decompression, on one goroutine.
-type inflateBudget struct {
-	b       *admission.Bodies
-	charges []*budget.Charge
-}
-
-func (b *inflateBudget) Take(n int) bool {
-	c, err := b.b.Reserve(int64(n), int64(n))
+	out, err := httpcoding.Decompress(c, sent, int(limit), charge)
 	if err != nil {
-		return false
+		charge.Release()
+		return sent, func() {}
 	}
-	b.charges = append(b.charges, c)
-	return true
-}
-
-func (b *inflateBudget) Give(n int) {
-	for i, c := range b.charges {
-		if c.Bytes() == int64(n) {
-			c.Release()
-			b.charges = slices.Delete(b.charges, i, i+1)
-			return
-		}
-	}
+	return out, charge.Release
 }
