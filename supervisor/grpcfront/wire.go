@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -214,6 +215,9 @@ func (w *wire) waitLocked(s *wireStream, deadline time.Time) error {
 	case s.owed != n: // its stream ended meanwhile
 		c.Release()
 		return nil
+	case errors.Is(err, budget.ErrTooLarge): // a budget made smaller than the largest message
+		return fmt.Errorf("a gRPC message could never fit limits.max_body_bytes_in_flight (%w): "+
+			"the connection is closed; raise the budget to twice max_body_bytes or more", err)
 	case err != nil:
 		return errNoRoom
 	}

@@ -518,3 +518,20 @@ func TestWireWaitsInOrderAndGivesItsTurnBack(t *testing.T) {
 		t.Fatalf("after every close: %d charged, %d waiting", b.inUse(), b.waiting())
 	}
 }
+
+// A message the budget could never hold (a budget smaller than the
+// largest message) fails the wait at once, saying so, holding nothing.
+func TestWireMessageThatNeverFits(t *testing.T) {
+	b := &ledger{limit: 100}
+	w := newWire(b, wireMax, time.Minute)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(500, 0)[:6]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	err := w.await()
+	if !errors.Is(err, budget.ErrTooLarge) || !strings.Contains(err.Error(), "could never fit") || b.inUse() != 0 || b.waiting() != 0 {
+		t.Fatalf("the wait: %v, %d charged, %d waiting; want a TooLargeError that says so, nothing held", err, b.inUse(), b.waiting())
+	}
+	w.close()
+}
