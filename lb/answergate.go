@@ -7,8 +7,6 @@ import (
 	"io"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // An answer is read whole into memory before its caller sees it, so a
@@ -22,9 +20,9 @@ import (
 // returns an error wrapping ErrAnswerRefused and the gate's own.
 //
 // The lb itself holds no accounting: what a gate reserves is the
-// caller's internal/budget charge, which ChargeAnswer grows from the
-// header, and which the caller releases as it releases the rest of the
-// request's (a refused answer leaves the charge as it was).
+// caller's (the master's front: an internal/budget charge in its
+// answers lane), which the caller releases once the answer is written
+// (a refused answer holds nothing).
 
 // An AnswerGate decides on a backend's answer from its header (status,
 // Content-Length: -1 chunked, -2 until the connection closes), before
@@ -32,22 +30,6 @@ import (
 // caller's goroutine, at most once per answer read; an answer with no
 // body (1xx, 204, 304, HEAD) is not asked about.
 type AnswerGate func(h *fasthttp.ResponseHeader) error
-
-// ChargeAnswer is the AnswerGate that grows c, the request's charge, to
-// the answer's declared length before a byte of its body is read. An
-// answer of at most least bytes, or of unknown length (chunked, or read
-// until the connection closes), is let through uncharged: its caller
-// charges it once read, when it knows the length. One that does not fit
-// is refused with the budget's error (budget.ErrBusy: retry; a
-// *budget.TooLargeError: never). The nil *budget.Charge admits all.
-func ChargeAnswer(c *budget.Charge, least int64) AnswerGate {
-	return func(h *fasthttp.ResponseHeader) error {
-		if n := int64(h.ContentLength()); n > least {
-			return c.Grow(n)
-		}
-		return nil
-	}
-}
 
 // ErrAnswerRefused is returned (wrapped, with the gate's error) by
 // DoRouteFor and ServeHTTPFor when the request's AnswerGate refused the

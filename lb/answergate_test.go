@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // startHugeAnswerer is a backend that answers each request with a header
@@ -162,56 +160,6 @@ func TestServeHTTPForAnswersARefusal503(t *testing.T) {
 	}
 	if b := string(ctx.Response.Body()); ctx.Response.StatusCode() != fasthttp.StatusServiceUnavailable || !strings.Contains(b, errTooLarge.Error()) {
 		t.Errorf("answered %d %s, want 503 with the gate's error", ctx.Response.StatusCode(), b)
-	}
-	recv(t, closed, "the backend to see its connection closed")
-}
-
-// TestChargeAnswerGrowsTheRequestsCharge: ChargeAnswer grows the
-// request's budget charge to the answer's declared length before its
-// body is read; an answer the lane could never hold (1 GiB declared in
-// a 1 MiB lane) is refused unread with the budget's error, the charge
-// as it was, and the backend sees its connection closed; one that fits
-// is read whole, charged, and everything is back once the caller
-// releases the charge.
-func TestChargeAnswerGrowsTheRequestsCharge(t *testing.T) {
-	dir := shortDir(t)
-	huge, closed := startHugeAnswerer(t, dir)
-	want := bytes.Repeat([]byte("answer.."), 16<<10) // 128 KiB
-	sized := startBackend(t, dir, "sized", func(ctx *fasthttp.RequestCtx) { ctx.SetBody(want) })
-	answers := &budget.Lane{Name: "answers", Room: 1 << 20}
-	b := budget.New(answers)
-	for _, tc := range []struct {
-		be      Backend
-		want    error
-		charged int64
-	}{
-		{huge, budget.ErrTooLarge, 1 << 10},
-		{sized.Backend, nil, int64(len(want))},
-	} {
-		p := New(Options{})
-		p.SetBackends([]Backend{tc.be})
-		c, err := b.Reserve(1<<10, answers) // the request's body, say
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		req.SetRequestURI("http://lb/v2/models/m/infer")
-		err = p.DoRouteFor(req, resp, time.Now().Add(3*waitLimit), nil, nil, ChargeAnswer(c, 64<<10))
-		if tc.want != nil && (!errors.Is(err, ErrAnswerRefused) || !errors.Is(err, tc.want)) || tc.want == nil && err != nil {
-			t.Errorf("%s: DoRouteFor = %v, want %v", tc.be.Name, err, tc.want)
-		}
-		if c.Bytes() != tc.charged {
-			t.Errorf("%s: the charge holds %d bytes, want %d", tc.be.Name, c.Bytes(), tc.charged)
-		}
-		if tc.want == nil && !bytes.Equal(resp.Body(), want) {
-			t.Errorf("%s: read %d body bytes, want %d", tc.be.Name, len(resp.Body()), len(want))
-		}
-		c.Release()
-		if s := answers.State(); s != (budget.State{}) {
-			t.Errorf("%s: after the release the lane holds %+v", tc.be.Name, s)
-		}
-		fasthttp.ReleaseRequest(req)
-		fasthttp.ReleaseResponse(resp)
 	}
 	recv(t, closed, "the backend to see its connection closed")
 }

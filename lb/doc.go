@@ -61,6 +61,4 @@
 //     caller that must bound what it holds passes an AnswerGate
 //     (answergate.go): asked from the header, before the body is read; a
 //     refused answer is never read and its connection is closed.
-//     ChargeAnswer is the gate that grows the request's internal/budget
-//     charge to the declared length.
 package lb

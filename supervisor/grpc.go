@@ -22,9 +22,9 @@ import (
 // workers stop.
 
 // The admission Gate the front decides with is the gRPC messages'
-// budget, and lets the one waiting longest claim the room given back
-// (grpcfront's waitLine).
-var _ grpcfront.ClaimBudget = (*admission.Gate)(nil)
+// budget: its body budget (admission.Bodies) lets the large message
+// waiting longest take the room given back first.
+var _ grpcfront.Budget = (*admission.Gate)(nil)
 
 // grpcListener is the master's gRPC server and its listener; nil when
 // grpc.listen is "".

@@ -366,6 +366,27 @@ func (c *Charge) Grow(to int64) error {
 	return nil
 }
 
+// Shrink makes c hold at most to bytes (a negative to counts as 0),
+// giving back the rest and letting in whoever now fits: the part of a
+// piece of work's memory it has dropped (a decompression's chunks, once
+// copied into its result). The charge keeps its place; Release still
+// ends it.
+func (c *Charge) Shrink(to int64) {
+	if c == nil {
+		return
+	}
+	to = max(to, 0)
+	l := c.lane
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	if c.released || to >= c.n {
+		return
+	}
+	l.add(to - c.n)
+	c.n = to
+	l.b.admit()
+}
+
 // Close is Release, so that a charge can be handed to whatever closes
 // its io.Closers once the work is done (a fasthttp request's user
 // values, a response's body stream). It always returns nil.

@@ -73,6 +73,32 @@ func TestChargeGrowsAndReleasesOnce(t *testing.T) {
 	}
 }
 
+// TestShrinkGivesPartBack: Shrink gives back what a charge holds past
+// its new size and lets in a waiter that now fits; a charge keeps its
+// place, never grows by Shrink, and a released one stays at nothing.
+func TestShrinkGivesPartBack(t *testing.T) {
+	b, _, large, answers := lanes()
+	d := reserve(t, b, 90, large)
+	ch := waitAsync(b, context.Background(), 30, answers, nil)
+	untilState(t, answers, State{Waiting: 1})
+	d.Shrink(100) // more than it holds: nothing
+	d.Shrink(60)
+	a := got(t, ch, "the wait after the shrink")
+	wantState(t, large, State{In: 1, Bytes: 90})
+	if d.Bytes() != 60 || a.Bytes() != 30 {
+		t.Fatalf("after Shrink(60): %d and %d held, want 60 and 30", d.Bytes(), a.Bytes())
+	}
+	d.Shrink(-5)
+	wantState(t, large, State{In: 1, Bytes: 30})
+	wantState(t, answers, State{In: 1, Bytes: 30})
+	a.Release()
+	a.Shrink(0)
+	d.Release()
+	wantState(t, large, State{})
+	var none *Charge
+	none.Shrink(1)
+}
+
 // TestPlacesBoundChargesNotBytes: a lane of two places holds two charges
 // whatever their bytes; a third is refused, and a charge within it takes
 // bytes but no place.

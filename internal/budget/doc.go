@@ -1,7 +1,8 @@
 // Package budget is the one way this server accounts for the memory a
 // request holds: a body, a decode, an answer. A caller reserves bytes in
 // a lane and gets a Charge; the Charge grows as the work learns what it
-// really holds, and is released once, whoever releases it. Reserve and
+// really holds (and shrinks as it drops part of it), and is released
+// once, whoever releases it. Reserve and
 // Grow never wait: they refuse (ErrBusy, or a *TooLargeError for what
 // could never fit). Wait waits its turn, first come first served in its
 // lane, until the bytes fit, its context ends or its caller's client is

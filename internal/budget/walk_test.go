@@ -13,7 +13,7 @@ import (
 // TestRandomWalksGiveEverythingBack drives a budget like a prep worker's
 // with workers taking random steps at once: reserve, wait (with a
 // deadline, or a client that goes, or a cancel racing the admission),
-// grow, release (twice, sometimes from another goroutine), a fault that
+// grow, shrink, release (twice, sometimes from another goroutine), a fault that
 // panics while holding a charge, and a worker killed mid-answer: its
 // charge released by the request's owner while the worker still grows
 // it. A checker asserts the invariants all along (bytes within rooms,
@@ -24,12 +24,8 @@ func TestRandomWalksGiveEverythingBack(t *testing.T) {
 	if testing.Short() {
 		seeds, steps = 2, 100
 	}
-	for seed := range uint64(2 * seeds) {
-		// Odd seeds walk a body budget: its heir lane holds room back.
-		b, small, large, answers := lanes()
-		if seed%2 == 1 {
-			b, answers, small, large = bodies()
-		}
+	for seed := range uint64(3 * seeds) {
+		b, walked := layout(seed)
 		stop := make(chan struct{})
 		checked := make(chan error, 1)
 		go func() { checked <- checkUntil(b, stop) }()
@@ -38,7 +34,7 @@ func TestRandomWalksGiveEverythingBack(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				walk(rand.New(rand.NewPCG(seed, w)), b, []*Lane{small, large, answers}, steps)
+				walk(rand.New(rand.NewPCG(seed, w)), b, walked, steps)
 			}()
 		}
 		wg.Wait()
@@ -46,12 +42,32 @@ func TestRandomWalksGiveEverythingBack(t *testing.T) {
 		if err := <-checked; err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		for _, l := range []*Lane{small, large, answers} {
+		for _, l := range b.lanes {
 			if s := l.State(); s != (State{}) {
 				t.Fatalf("seed %d: after every worker released, %s holds %+v", seed, l.Name, s)
 			}
 		}
 	}
+}
+
+// layout is the budget seed walks, and the lanes its charges take: a
+// prep worker's (lanes), a body budget (bodies: its heir lane holds room
+// back), or the master's body budget, whose answers share the heir's
+// lane from within it (admission.Bodies).
+func layout(seed uint64) (*Budget, []*Lane) {
+	switch seed % 3 {
+	case 1:
+		b, all, small, large := bodies()
+		return b, []*Lane{all, small, large}
+	case 2:
+		all := &Lane{Name: "bodies", Room: 80}
+		small := &Lane{Name: "small bodies", Within: all}
+		large := &Lane{Name: "large bodies", Room: 70, Within: all, Heir: true}
+		answers := &Lane{Name: "answers", Within: large}
+		return New(all, small, large, answers), []*Lane{small, large, answers}
+	}
+	b, small, large, answers := lanes()
+	return b, []*Lane{small, large, answers}
 }
 
 var errFault = errors.New("a fault in the work")
@@ -93,8 +109,10 @@ func walk(r *rand.Rand, b *Budget, lanes []*Lane, steps int) {
 			if c, err := b.Wait(ctx, size(), l, nil); err == nil {
 				held = append(held, c)
 			}
-		case 4: // grow
-			if len(held) > 0 {
+		case 4: // grow, or shrink (part of the work's memory dropped)
+			if len(held) > 0 && r.IntN(3) == 0 {
+				pick().Shrink(size())
+			} else if len(held) > 0 {
 				_ = pick().Grow(size())
 			}
 		case 5: // release, maybe twice

@@ -11,13 +11,16 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // Errors of Decompress.
 var (
 	// ErrTooLarge: the decompressed body is larger than the limit.
 	ErrTooLarge = errors.New("decompressed body is larger than the limit")
-	// ErrBudget: the caller's reserve function refused more memory.
+	// ErrBudget: the caller's charge could not grow (budget.ErrBusy, or
+	// *budget.TooLargeError).
 	ErrBudget = errors.New("no memory left for decompressed bodies")
 	// ErrCorrupt: the body is not valid data of its coding.
 	ErrCorrupt = errors.New("body is not valid compressed data")
@@ -37,25 +40,42 @@ const maxHintRatio = 32
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
-// Budget is the memory the caller lets decompression hold: Take reserves
-// n bytes or reports that it cannot; Give returns them, what one Take
-// took in one call, since a budget may count a reserve by its size (the
-// master's counts those over 1 MiB apart).
-type Budget interface {
-	Take(n int) bool
-	Give(n int)
+// meter counts against the caller's charge what a decompression holds
+// on top of what the charge held when it began (base): take grows the
+// charge, give shrinks it back.
+type meter struct {
+	c          *budget.Charge
+	base, held int64
+}
+
+// take grows the charge by n bytes, or reports that it cannot.
+func (m *meter) take(n int) bool {
+	if m.c.Grow(m.base+m.held+int64(n)) != nil {
+		return false
+	}
+	m.held += int64(n)
+	return true
+}
+
+// give shrinks the charge by n bytes, taken before.
+func (m *meter) give(n int) {
+	m.held -= int64(n)
+	m.c.Shrink(m.base + m.held)
 }
 
 // Decompress decodes src, compressed with c, into a new buffer of at most
-// limit bytes, taking from b every byte it allocates. On success cap(out)
-// bytes stay taken, for the caller to Give back when it drops out; on an
-// error nothing stays taken. An honest gzip body is inflated straight
+// limit bytes, growing charge (internal/budget; nil: no bound) by every
+// byte it allocates, and shrinking it by what it drops. On success the
+// charge holds cap(out) bytes more than it held before, for the caller to
+// release with the rest once it drops out; on an error it holds what it
+// held before. The charge is the caller's alone while it runs. An honest gzip body is inflated straight
 // into one buffer of the size its trailer declares (gzipSize); any other
 // body in pooled 256 KiB chunks, copied into one buffer of its exact size
 // once it ended within the limit. So a bomb holds at most limit + 256 KiB
 // of pooled chunks while it inflates, and a body at most twice its size
 // for the moment of the copy.
-func Decompress(c Coding, src []byte, limit int, b Budget) ([]byte, error) {
+func Decompress(c Coding, src []byte, limit int, charge *budget.Charge) ([]byte, error) {
+	b := &meter{c: charge, base: charge.Bytes()}
 	if c == Identity {
 		return src, nil
 	}
@@ -65,7 +85,7 @@ func Decompress(c Coding, src []byte, limit int, b Budget) ([]byte, error) {
 	}
 	var first []byte
 	if hint, ok := gzipSize(src); c == Gzip && ok && hint <= int64(limit) && hint <= maxHintRatio*int64(len(src))+chunkSize {
-		if !b.Take(int(hint) + 1) {
+		if !b.take(int(hint) + 1) {
 			return nil, ErrBudget
 		}
 		first = make([]byte, hint+1)
@@ -74,10 +94,10 @@ func Decompress(c Coding, src []byte, limit int, b Budget) ([]byte, error) {
 			return first[:n], nil
 		}
 		if err != nil {
-			b.Give(len(first))
+			b.give(len(first))
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, c, err)
 		}
-		defer b.Give(len(first)) // more than declared: first becomes the first chunk
+		defer b.give(len(first)) // more than declared: first becomes the first chunk
 	}
 	out, err := readChunked(r, first, limit, b)
 	if err != nil && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrBudget) {
@@ -103,18 +123,18 @@ func fill(r io.Reader, buf []byte) (int, error) {
 // readChunked reads the rest of r after prefix into pooled chunks, then
 // copies all of it into one buffer of its exact size, taken from b; more
 // than limit bytes in all is ErrTooLarge.
-func readChunked(r io.Reader, prefix []byte, limit int, b Budget) ([]byte, error) {
+func readChunked(r io.Reader, prefix []byte, limit int, b *meter) ([]byte, error) {
 	var chunks []*[]byte
 	var lens []int
 	defer func() {
 		for _, c := range chunks {
 			chunkPool.Put(c)
-			b.Give(chunkSize)
+			b.give(chunkSize)
 		}
 	}()
 	total := len(prefix)
 	for {
-		if !b.Take(chunkSize) {
+		if !b.take(chunkSize) {
 			return nil, ErrBudget
 		}
 		c := chunkPool.Get().(*[]byte)
@@ -131,7 +151,7 @@ func readChunked(r io.Reader, prefix []byte, limit int, b Budget) ([]byte, error
 			return nil, err
 		}
 	}
-	if !b.Take(total) {
+	if !b.take(total) {
 		return nil, ErrBudget
 	}
 	out := append(make([]byte, 0, total), prefix...)

@@ -17,9 +17,9 @@
 //     on a tie, identity when none is acceptable ("*" is not expanded).
 //   - Decompress never holds more than limit bytes of output plus one
 //     256 KiB chunk, however small the input (a bomb stops at the limit
-//     with ErrTooLarge), and takes every byte it allocates from the
-//     caller's Budget, so a process can bound the decompressed bytes of all
-//     requests at once. A bomb inflates into pooled chunks: it leaves no
+//     with ErrTooLarge), and charges every byte it allocates to the
+//     caller's internal/budget Charge, so a process can bound the
+//     decompressed bytes of all requests at once. A bomb inflates into pooled chunks: it leaves no
 //     garbage for the GC, whatever its size.
 //   - DecompressPrefix reads the start of a body from its first bytes
 //     only, for a check that runs before the rest has arrived.

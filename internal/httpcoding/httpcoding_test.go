@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 func TestParseContentEncoding(t *testing.T) {
@@ -48,20 +50,20 @@ func TestNegotiateAsTriton(t *testing.T) {
 	}
 }
 
-// testBudget is a Budget of limit bytes (0 = unbounded) that records
-// what is held now and at most.
-type testBudget struct{ limit, held, peak int }
-
-func (b *testBudget) Take(n int) bool {
-	if b.limit > 0 && b.held+n > b.limit {
-		return false
+// newCharge is a charge of held bytes in a lane of room bytes (0:
+// unbounded) of a budget of its own: a Decompress under it may hold at
+// most room - held at once.
+func newCharge(t testing.TB, room, held int) *budget.Charge {
+	if room == 0 {
+		room = 1 << 40
 	}
-	b.held += n
-	b.peak = max(b.peak, b.held)
-	return true
+	l := &budget.Lane{Name: "decompressed bodies", Room: int64(room)}
+	c, err := budget.New(l).Reserve(int64(held), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
-
-func (b *testBudget) Give(n int) { b.held -= n }
 
 func TestDecompressRoundTrip(t *testing.T) {
 	src := bytes.Repeat([]byte(`{"inputs":[{"name":"x","data":[1.5,2.25]}]}`), 5000)
@@ -84,14 +86,14 @@ func TestDecompressRoundTrip(t *testing.T) {
 		"identity":      {Identity, src},
 		"gzip multiple": {Gzip, append(stdGzip(src[:100]), stdGzip(src[100:])...)},
 	} {
-		b := &testBudget{}
+		// Room for twice the body and a chunk, beside 10 bytes held before.
+		b := newCharge(t, 10+2*len(src)+chunkSize+1, 10)
 		got, err := Decompress(tc.c, tc.body, len(src), b)
 		if err != nil || !bytes.Equal(got, src) {
-			t.Errorf("%s: Decompress = %d bytes, %v; want the %d bytes back", name, len(got), err, len(src))
+			t.Errorf("%s: Decompress = %d bytes, %v; want the %d bytes back (peak at most twice plus a chunk)", name, len(got), err, len(src))
 		}
-		if tc.c != Identity && (b.held != cap(got) || b.peak > 2*len(src)+chunkSize+1) {
-			t.Errorf("%s: holds %d (cap %d), peak %d for a %d-byte body; want cap held, peak at most twice plus a chunk",
-				name, b.held, cap(got), b.peak, len(src))
+		if tc.c != Identity && b.Bytes() != 10+int64(cap(got)) {
+			t.Errorf("%s: holds %d (cap %d); want the 10 held before and cap", name, b.Bytes(), cap(got))
 		}
 	}
 }
@@ -120,23 +122,23 @@ func TestBombStopsAtLimit(t *testing.T) {
 	const limit = 1 << 20
 	for _, c := range []Coding{Gzip, Deflate} {
 		bomb := Compress(c, zeros)
-		b := &testBudget{}
+		b := newCharge(t, limit+chunkSize, 0) // the limit and a chunk: ErrBudget past them
 		_, err := Decompress(c, bomb, limit, b)
 		if !errors.Is(err, ErrTooLarge) {
-			t.Errorf("%s bomb of %d bytes: err %v; want ErrTooLarge", c, len(bomb), err)
+			t.Errorf("%s bomb of %d bytes: err %v; want ErrTooLarge within the limit and a chunk", c, len(bomb), err)
 		}
-		if b.peak > limit+chunkSize || b.held != 0 {
-			t.Errorf("%s bomb: peak %d bytes (limit %d + a chunk), %d still held after the error", c, b.peak, limit, b.held)
+		if b.Bytes() != 0 {
+			t.Errorf("%s bomb: %d still held after the error", c, b.Bytes())
 		}
 	}
 }
 
 func TestBudgetRefused(t *testing.T) {
 	for _, c := range []Coding{Gzip, Deflate} {
-		b := &testBudget{limit: 600 << 10}
+		b := newCharge(t, 600<<10, 100)
 		_, err := Decompress(c, Compress(c, make([]byte, 1<<20)), 2<<20, b)
-		if !errors.Is(err, ErrBudget) || b.held != 0 {
-			t.Errorf("%s: err %v, %d held; want ErrBudget once the budget refuses, nothing held", c, err, b.held)
+		if !errors.Is(err, ErrBudget) || b.Bytes() != 100 {
+			t.Errorf("%s: err %v, %d held; want ErrBudget once the budget refuses, the 100 held before", c, err, b.Bytes())
 		}
 	}
 }
@@ -154,10 +156,10 @@ func TestCorrupt(t *testing.T) {
 		"trailing garbage":  {Gzip, append(append([]byte{}, good...), "junk"...)},
 		"truncated deflate": {Deflate, Compress(Deflate, bytes.Repeat([]byte("ab"), 1000))[:10]},
 	} {
-		b := &testBudget{}
+		b := newCharge(t, 0, 0)
 		_, err := Decompress(tc.c, tc.body, 1<<20, b)
-		if !errors.Is(err, ErrCorrupt) || b.held != 0 {
-			t.Errorf("%s: err %v, %d held; want ErrCorrupt, nothing held", name, err, b.held)
+		if !errors.Is(err, ErrCorrupt) || b.Bytes() != 0 {
+			t.Errorf("%s: err %v, %d held; want ErrCorrupt, nothing held", name, err, b.Bytes())
 		}
 	}
 }
@@ -183,17 +185,19 @@ func TestCompressReadable(t *testing.T) {
 // TestGzipTrailerSizesTheBuffer: an honest gzip body is inflated into one
 // buffer of the size its trailer declares.
 func TestGzipTrailerSizesTheBuffer(t *testing.T) {
-	plain := jsonRequest(200000) // about 3:1, as real tensors
-	b := &testBudget{}
-	if got, err := Decompress(Gzip, stdGzip(plain), 4<<20, b); err != nil || !bytes.Equal(got, plain) || b.peak != len(plain)+1 {
-		t.Errorf("an honest body: %d bytes, %v, peak %d; want one buffer of %d + 1", len(got), err, b.peak, len(plain))
+	plain := jsonRequest(200000)       // about 3:1, as real tensors
+	b := newCharge(t, len(plain)+1, 0) // room for one buffer of the body and a byte
+	if got, err := Decompress(Gzip, stdGzip(plain), 4<<20, b); err != nil || !bytes.Equal(got, plain) || b.Bytes() != int64(len(plain))+1 {
+		t.Errorf("an honest body: %d bytes, %v, %d held; want one buffer of %d + 1", len(got), err, b.Bytes(), len(plain))
 	}
 	// A trailer declaring far more than the body could honestly hold is
 	// not trusted: chunks, not one buffer of the declared size.
 	zeros := stdGzip(make([]byte, 3<<20))
-	b = &testBudget{}
-	if got, err := Decompress(Gzip, zeros, 4<<20, b); err != nil || len(got) != 3<<20 || b.peak == 3<<20+1 {
-		t.Errorf("3 MiB of zeros (1:1000): %d bytes, %v, peak %d; want it inflated in chunks", len(got), err, b.peak)
+	if got, err := Decompress(Gzip, zeros, 4<<20, newCharge(t, 0, 0)); err != nil || len(got) != 3<<20 {
+		t.Errorf("3 MiB of zeros (1:1000): %d bytes, %v; want them", len(got), err)
+	}
+	if _, err := Decompress(Gzip, zeros, 4<<20, newCharge(t, 3<<20+1, 0)); !errors.Is(err, ErrBudget) {
+		t.Errorf("3 MiB of zeros in room for one buffer of them: %v; want ErrBudget (inflated in chunks, then copied)", err)
 	}
 }
 

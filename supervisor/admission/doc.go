@@ -2,10 +2,12 @@
 // master takes it: API keys and their rate limits (keys.go,
 // ratelimit.go), route and method (route.go), body size, framing and
 // encoding, the client's deadline, readiness, limits.max_in_flight and
-// the body budget (limits.max_body_bytes_in_flight, bodybudget.go). Both
-// fronts decide with one Gate: the public front each request's header,
-// the gRPC front an RPC's header (Gate.AdmitMessage) and its messages'
-// and answers' bytes (Gate as grpcfront.Budget).
+// the body budget (limits.max_body_bytes_in_flight: Bodies, an
+// internal/budget with lanes all, small, large and answers, bodies.go).
+// Both fronts decide with one Gate: the public front each request's
+// header, the gRPC front an RPC's header (Gate.AdmitMessage) and its
+// messages' and answers' bytes (Gate as grpcfront.Budget), each a
+// Charge of the one budget.
 //
 // Invariants:
 //   - The key is checked before the route: without a key every route
@@ -16,5 +18,10 @@
 //     the same; with auth.rate_limit_redis the buckets are shared by a
 //     fleet, and this host's bucket decides when Redis does not answer.
 //   - The last eighth of the body budget is kept for bodies of at most
-//     1 MiB; held answers count as large bodies.
+//     1 MiB: large bodies and held answers together hold at most seven
+//     eighths; a large body waiting first for room gets the room freed
+//     before the others (a Heir lane), and new large bodies queue behind
+//     it.
+//   - A reloaded limit is the budget's at its next use (SetRoom); what
+//     is held stays held.
 package admission

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -8,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
@@ -34,8 +36,10 @@ type Gate struct {
 	serving  atomic.Bool
 	inFlight atomic.Int64
 
-	// Budget bounds the request body bytes held (bodybudget.go).
-	Budget BodyBudget
+	// bodies bounds the request body bytes held (bodies.go); made at
+	// its first use, under the limit then in force.
+	bodies     *Bodies
+	bodiesOnce sync.Once
 }
 
 // New returns a Gate that admits no inference (not serving) and asks
@@ -99,14 +103,27 @@ func busy(limit int64) Refusal {
 		Msg: fmt.Sprintf("server busy: %d requests in flight (limits.max_in_flight); retry later", limit)}
 }
 
+// Bodies is the body budget, its limit the configuration's now.
+func (g *Gate) Bodies() *Bodies {
+	limit := g.cfg().BodyBudgetLimit()
+	g.bodiesOnce.Do(func() { g.bodies = NewBodies(limit) })
+	g.bodies.SetLimit(limit)
+	return g.bodies
+}
+
 // ReserveDeclared reserves a declared body of length bytes in the body
-// budget, or refuses 503 with Retry-After, taking nothing.
-func (g *Gate) ReserveDeclared(c *config.Config, length int64) Refusal {
-	if length > 0 && !g.Budget.Reserve(length, length, c.BodyBudgetLimit()) {
-		return Refusal{Status: fasthttp.StatusServiceUnavailable, Header: fasthttp.HeaderRetryAfter, Value: "1",
+// budget, or refuses 503 with Retry-After, taking nothing (a nil charge
+// for no body).
+func (g *Gate) ReserveDeclared(length int64) (*budget.Charge, Refusal) {
+	if length <= 0 {
+		return nil, Refusal{}
+	}
+	c, err := g.Bodies().Reserve(length, length)
+	if err != nil {
+		return nil, Refusal{Status: fasthttp.StatusServiceUnavailable, Header: fasthttp.HeaderRetryAfter, Value: "1",
 			Msg: "server busy: request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}
 	}
-	return Refusal{}
+	return c, Refusal{}
 }
 
 // AdmitMessage is the part of the decision an inference RPC's header can
@@ -134,42 +151,18 @@ func (g *Gate) AdmitMessage(h *fasthttp.RequestHeader) (status int, msg string, 
 func (g *Gate) RateLimitFallbacks() int64 { return g.fleet.fallbacks.Load() }
 
 // ReserveBody takes n bytes of the body budget for a gRPC message about
-// to be received (grpcfront.Budget): false, nothing taken, when they do
-// not fit. Over 1 MiB it is held, as a large body is, to seven eighths
-// of the budget.
-func (g *Gate) ReserveBody(n int64) bool {
-	return g.Budget.Reserve(n, n, g.cfg().BodyBudgetLimit())
-}
+// to be received (grpcfront.Budget), or refuses, taking nothing. Over
+// 1 MiB it is held, as a large body is, to seven eighths of the budget.
+func (g *Gate) ReserveBody(n int64) (*budget.Charge, error) { return g.Bodies().Reserve(n, n) }
 
-// ReleaseBody gives back n bytes taken by ReserveBody, or by a claim
-// settled (ClaimBody).
-func (g *Gate) ReleaseBody(n int64) { g.Budget.Release(n, LargePart(n, n)) }
+// WaitBody is ReserveBody that waits its turn (grpcfront.Budget): a
+// large message waiting first in line gets the room given back before
+// any other (Bodies).
+func (g *Gate) WaitBody(ctx context.Context, n int64, gone func() error) (*budget.Charge, error) {
+	return g.Bodies().Wait(ctx, n, gone)
+}
 
 // ReserveAnswer takes n bytes of the body budget for a gRPC answer held
-// until it is written (grpcfront.Budget), as a large body whatever its
-// size (BodyBudget.ReserveAnswer); ReleaseAnswer gives them back.
-func (g *Gate) ReserveAnswer(n int64) bool {
-	return g.Budget.ReserveAnswer(n, g.cfg().BodyBudgetLimit())
-}
-
-// ReleaseAnswer gives back n bytes taken by ReserveAnswer.
-func (g *Gate) ReleaseAnswer(n int64) { g.Budget.ReleaseAnswer(n) }
-
-// ClaimBody makes a gRPC message of n bytes (over 1 MiB) the body
-// budget's heir: grpcfront's line of messages waiting for room gives it
-// to its head. Room given back goes to it first, up to what the large
-// bodies may hold, until it has n (see Heir). settle takes what fits
-// now and reports whether it has all n, which are then its charge, given
-// back with ReleaseBody(n); cancel gives back what a claim not settled
-// holds. Nil for a small message (the eighth kept for small bodies is
-// its room), or when another message holds the claim.
-func (g *Gate) ClaimBody(n, total int64) (settle func() bool, cancel func()) {
-	if n != total || total <= SmallBodyBytes {
-		return nil, nil
-	}
-	h := g.Budget.Claim(n, g.cfg().BodyBudgetLimit())
-	if h == nil {
-		return nil, nil
-	}
-	return h.Settle, h.Cancel
-}
+// until it is written (grpcfront.Budget), in the answers lane whatever
+// its size (Bodies.ReserveAnswer).
+func (g *Gate) ReserveAnswer(n int64) (*budget.Charge, error) { return g.Bodies().ReserveAnswer(n) }

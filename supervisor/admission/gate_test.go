@@ -57,25 +57,36 @@ func TestAdmitMessage(t *testing.T) {
 }
 
 // ReserveBody charges a gRPC message to the body budget an HTTP body
-// uses, held to the seven eighths large bodies may use; ReleaseBody gives
-// it back.
+// uses, held to the seven eighths large bodies may use; its charge's
+// Release gives it back; a reload's limit is the budget's at its next
+// use.
 func TestReserveBody(t *testing.T) {
 	cfg := config.DefaultConfig()
 	cfg.MaxBodyBytes = 8 << 20
 	cfg.Limits.MaxBodyBytesInFlight = 16 << 20
 	m := New(func() *config.Config { return cfg }, zerolog.Nop())
-	if !m.ReserveBody(8<<20) || m.Budget.InUse() != 8<<20 {
-		t.Fatalf("the first message: in use %d, want %d", m.Budget.InUse(), 8<<20)
+	first, err := m.ReserveBody(8 << 20)
+	if err != nil || m.Bodies().InUse() != 8<<20 {
+		t.Fatalf("the first message: %v, in use %d, want %d", err, m.Bodies().InUse(), 8<<20)
 	}
-	if m.ReserveBody(8 << 20) {
+	if _, err := m.ReserveBody(8 << 20); err == nil {
 		t.Fatal("a second 8 MiB message passed seven eighths of a 16 MiB budget")
 	}
-	if !m.ReserveBody(1 << 20) {
-		t.Fatal("a 1 MiB message did not get the eighth kept for small bodies")
+	small, err := m.ReserveBody(1 << 20)
+	if err != nil {
+		t.Fatalf("a 1 MiB message did not get the eighth kept for small bodies: %v", err)
 	}
-	m.ReleaseBody(8 << 20)
-	m.ReleaseBody(1 << 20)
-	if m.Budget.InUse() != 0 {
-		t.Fatalf("in use %d after release, want 0", m.Budget.InUse())
+	first.Release()
+	small.Release()
+	if m.Bodies().InUse() != 0 {
+		t.Fatalf("in use %d after release, want 0", m.Bodies().InUse())
 	}
+	cfg2 := *cfg
+	cfg2.Limits.MaxBodyBytesInFlight = 32 << 20
+	cfg = &cfg2
+	c, err := m.ReserveBody(16 << 20)
+	if err != nil {
+		t.Fatalf("16 MiB after the limit was raised to 32 MiB: %v", err)
+	}
+	c.Release()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -31,22 +32,24 @@ import (
 // from admissions must finish it.
 type verdict struct {
 	admission.Refusal
-	proxied  bool              // through the lb to a prep worker
-	model    string            // the route's model ("" for none), for the poison quarantine
-	hasBody  bool              // the client declared a body (Content-Length > 0 or chunked)
-	length   int64             // declared Content-Length; -1 = chunked
-	inFlight bool              // holds a place under limits.max_in_flight
-	reserved int64             // body-budget bytes held
-	large    int64             // of reserved, those held for a large body (admission.BodyBudget)
-	deadline time.Time         // the client's X-Request-Timeout; zero = none
-	admitted time.Time         // when the header was decided; the body timeout runs from here
-	body     bodyBuf           // the received body (receiveBody); freed by finish
-	bodyOn   *fasthttp.Request // the request body is set on; detached by finish
+	proxied  bool   // through the lb to a prep worker
+	model    string // the route's model ("" for none), for the poison quarantine
+	hasBody  bool   // the client declared a body (Content-Length > 0 or chunked)
+	length   int64  // declared Content-Length; -1 = chunked
+	inFlight bool   // holds a place under limits.max_in_flight
+	// bodyCharge holds the body's bytes in the body budget (its
+	// declared length, or a chunked body's first MiB); largeCharge a
+	// chunked body's bytes past its first MiB, in the large lane.
+	bodyCharge, largeCharge *budget.Charge
+	deadline                time.Time         // the client's X-Request-Timeout; zero = none
+	admitted                time.Time         // when the header was decided; the body timeout runs from here
+	body                    bodyBuf           // the received body (receiveBody); freed by finish
+	bodyOn                  *fasthttp.Request // the request body is set on; detached by finish
 
-	// answer is the body-budget bytes held for the answer
-	// (answerGate); finish gives them back. answerRefusal answers an
-	// answer answerGate refused; nil: none.
-	answer        int64
+	// answerCharge holds the answer's bytes (answerGate) until
+	// holdAnswer hands it to the response; finish gives it back.
+	// answerRefusal answers an answer answerGate refused; nil: none.
+	answerCharge  *budget.Charge
 	answerRefusal *admission.Refusal
 }
 
@@ -170,12 +173,12 @@ func (f *Front) hold(c *config.Config, v *verdict) admission.Refusal {
 		return r
 	}
 	v.inFlight = true
-	if r := f.adm.ReserveDeclared(c, v.length); r.Status != 0 {
+	charge, r := f.adm.ReserveDeclared(v.length)
+	if r.Status != 0 {
 		f.finish(v)
 		return r
 	}
-	v.reserved = max(v.length, 0)
-	v.large = admission.LargePart(v.reserved, v.length)
+	v.bodyCharge = charge
 	return admission.Refusal{}
 }
 
@@ -195,11 +198,35 @@ func (f *Front) finish(v *verdict) {
 }
 
 // releaseCharges gives back what v holds of the body budget: its
-// request's charge (with its large part) and its answer's.
+// request's charges and its answer's.
 func (f *Front) releaseCharges(v *verdict) {
-	f.adm.Budget.Release(v.reserved, v.large)
-	f.adm.Budget.ReleaseAnswer(v.answer)
-	v.reserved, v.large, v.answer = 0, 0, 0
+	v.bodyCharge.Release()
+	v.largeCharge.Release()
+	v.answerCharge.Release()
+	v.bodyCharge, v.largeCharge, v.answerCharge = nil, nil, nil
+}
+
+// chargeChunked makes v's charges hold total bytes of its chunked body:
+// its first MiB (admission.SmallBodyBytes) as a small body, the rest as
+// a large one, as the bodies it could have declared would be.
+func (f *Front) chargeChunked(v *verdict, total int64) error {
+	if total <= admission.SmallBodyBytes {
+		return growCharge(f.adm.Bodies(), &v.bodyCharge, total, total)
+	}
+	return growCharge(f.adm.Bodies(), &v.largeCharge, total-v.bodyCharge.Bytes(), total)
+}
+
+// growCharge makes *c hold to bytes of a body total bytes long: a new
+// charge in the body's lane, or its charge grown.
+func growCharge(b *admission.Bodies, c **budget.Charge, to, total int64) error {
+	if *c != nil {
+		return (*c).Grow(to)
+	}
+	n, err := b.Reserve(to, total)
+	if err == nil {
+		*c = n
+	}
+	return err
 }
 
 // attachBody sets the received body on req; the verdict owns it from now.

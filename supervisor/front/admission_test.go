@@ -121,9 +121,12 @@ func closedSoon(c net.Conn) bool {
 
 func (f *frontHarness) waitBudgetEmpty(t *testing.T) {
 	t.Helper()
-	b := &f.fr.adm.Budget
-	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool { return b.InUse() == 0 && b.Large() == 0 && f.fr.adm.InFlight() == 0 }) {
-		t.Fatalf("after every request ended: %d body bytes (%d large) and %d requests still held", b.InUse(), b.Large(), f.fr.adm.InFlight())
+	b := f.fr.adm.Bodies()
+	if !polltest.Wait(10*time.Second, 10*time.Millisecond, func() bool {
+		return b.InUse() == 0 && b.Large() == 0 && b.Waiting() == 0 && f.fr.adm.InFlight() == 0
+	}) {
+		t.Fatalf("after every request ended: %d body bytes (%d large), %d waiting and %d requests still held",
+			b.InUse(), b.Large(), b.Waiting(), f.fr.adm.InFlight())
 	}
 }
 
@@ -189,7 +192,7 @@ func TestBodyBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.fr.adm.Budget.InUse() == 2*3670016 })
+	pollFor(t, "two 3.5 MiB declarations reserved", func() bool { return f.fr.adm.Bodies().InUse() == 2*3670016 })
 
 	c := f.dial(t)
 	start := time.Now()
@@ -362,7 +365,7 @@ func TestHungUpBodiesGiveEverythingBack(t *testing.T) {
 		if _, err := io.WriteString(c, header+strings.Repeat("x", sent)); err != nil {
 			t.Fatal(err)
 		}
-		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.fr.adm.Budget.InUse() == declared })
+		pollFor(t, fmt.Sprintf("client %d's declaration reserved", i), func() bool { return f.fr.adm.Bodies().InUse() == declared })
 		c.Close() // long before body_timeout
 		f.waitBudgetEmpty(t)
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
@@ -46,12 +46,10 @@ const chargedAnswerMin = 64 << 10
 
 // heldAnswer is an answer body charged to the budget, as the response's
 // body stream. It hands its bytes to fasthttp's writer in one piece
-// (WriteTo) and gives the charge back on Close, once.
+// (WriteTo) and gives the charge back on Close.
 type heldAnswer struct {
-	b      []byte // what is left to write
-	n      int64  // the charge
-	budget *admission.BodyBudget
-	once   sync.Once
+	b      []byte         // what is left to write
+	charge *budget.Charge // released by Close, once whoever calls it
 }
 
 func (h *heldAnswer) Read(p []byte) (int, error) {
@@ -72,10 +70,8 @@ func (h *heldAnswer) WriteTo(w io.Writer) (int64, error) {
 
 // Close gives the answer's charge back and drops its bytes.
 func (h *heldAnswer) Close() error {
-	h.once.Do(func() {
-		h.budget.ReleaseAnswer(h.n)
-		h.b = nil
-	})
+	h.charge.Release()
+	h.b = nil
 	return nil
 }
 
@@ -83,21 +79,22 @@ func (h *heldAnswer) Close() error {
 // verdict's answerRefusal.
 var errAnswerBudget = errors.New("the answer does not fit the master's body budget (limits.max_body_bytes_in_flight)")
 
-// answerGate is the lb's AnswerGate for v's request, under a budget of
-// limit bytes (see above). It runs on the handler's goroutine.
-func (f *Front) answerGate(v *verdict, limit int64) lb.AnswerGate {
+// answerGate is the lb's AnswerGate for v's request (see above). It runs
+// on the handler's goroutine.
+func (f *Front) answerGate(v *verdict) lb.AnswerGate {
 	return func(h *fasthttp.ResponseHeader) error {
 		n := int64(h.ContentLength())
 		if n <= chargedAnswerMin { // small, or of unknown length: see holdAnswer
 			return nil
 		}
 		f.releaseCharges(v)
-		if !f.adm.Budget.ReserveAnswer(n, limit) {
-			r := answerRefusal(n, limit)
+		c, err := f.adm.Bodies().ReserveAnswer(n)
+		if err != nil {
+			r := f.answerRefusal(n, err)
 			v.answerRefusal = &r
 			return errAnswerBudget
 		}
-		v.answer = n
+		v.answerCharge = c
 		return nil
 	}
 }
@@ -107,9 +104,9 @@ func (f *Front) answerGate(v *verdict, limit int64) lb.AnswerGate {
 // under the body budget until it is written: with the charge answerGate
 // took, or, for an answer of unknown length, one taken now. An answer
 // that did not fit is replaced by its refusal.
-func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict, limit int64) {
-	charged := v.answer
-	v.answer = 0
+func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict) {
+	charge := v.answerCharge
+	v.answerCharge = nil
 	f.finish(v)
 	if v.answerRefusal != nil {
 		f.bodies.answersRefused.Add(1)
@@ -117,42 +114,43 @@ func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict, limit int64) {
 		return
 	}
 	n := int64(len(ctx.Response.Body()))
-	if charged > 0 && n == charged && !ctx.Response.IsBodyStream() {
-		f.streamAnswer(ctx, n)
+	if charge != nil && n == charge.Bytes() && !ctx.Response.IsBodyStream() {
+		f.streamAnswer(ctx, n, charge)
 		return
 	}
-	f.adm.Budget.ReleaseAnswer(charged) // the exchange failed after the header: ctx holds its error
+	charge.Release() // the exchange failed after the header: ctx holds its error
 	if n <= chargedAnswerMin || ctx.Response.IsBodyStream() {
 		return
 	}
-	if !f.adm.Budget.ReserveAnswer(n, limit) {
+	charge, err := f.adm.Bodies().ReserveAnswer(n)
+	if err != nil {
 		f.bodies.answersRefused.Add(1)
-		f.refuseAnswer(ctx, answerRefusal(n, limit))
+		f.refuseAnswer(ctx, f.answerRefusal(n, err))
 		return
 	}
-	f.streamAnswer(ctx, n)
+	f.streamAnswer(ctx, n, charge)
 }
 
-// streamAnswer makes the answer in ctx, whose n bytes are charged to the
-// budget, the response's body stream, which gives the charge back once
-// fasthttp is done with it.
-func (f *Front) streamAnswer(ctx *fasthttp.RequestCtx, n int64) {
+// streamAnswer makes the answer in ctx, whose n bytes charge holds, the
+// response's body stream, which gives the charge back once fasthttp is
+// done with it.
+func (f *Front) streamAnswer(ctx *fasthttp.RequestCtx, n int64, charge *budget.Charge) {
 	b := ctx.Response.Body()
 	// The bytes leave the response's (pooled) buffer: the stream owns
 	// them now. Body then returns them whether they were the buffer's or
 	// set raw, and neither goes back to a pool while the stream reads it.
 	ctx.Response.SwapBody(nil)
-	ctx.Response.SetBodyStream(&heldAnswer{b: b[:n], n: n, budget: &f.adm.Budget}, int(n))
+	ctx.Response.SetBodyStream(&heldAnswer{b: b[:n], charge: charge}, int(n))
 }
 
-// answerRefusal is the answer to an answer of n bytes that did not fit a
-// budget of limit bytes: 503 while others hold it, 500 when it never
-// could (over seven eighths of it, the share of large bodies).
-func answerRefusal(n, limit int64) admission.Refusal {
-	if n > limit-limit/8 {
+// answerRefusal is the answer to an answer of n bytes the budget
+// refused with err: 503 while others hold it, 500 when it never could
+// (over seven eighths of it, the share of large bodies and answers).
+func (f *Front) answerRefusal(n int64, err error) admission.Refusal {
+	if errors.Is(err, budget.ErrTooLarge) {
 		return admission.Refusal{Status: fasthttp.StatusInternalServerError, Msg: fmt.Sprintf(
 			"the answer is %d bytes, more than the master may hold for one (7/8 of limits.max_body_bytes_in_flight, %d bytes): ask for binary outputs or fewer rows, or raise limits.max_body_bytes_in_flight",
-			n, limit)}
+			n, f.adm.Bodies().Limit())}
 	}
 	return admission.Refusal{Status: fasthttp.StatusServiceUnavailable, Header: fasthttp.HeaderRetryAfter, Value: "1",
 		Msg: "server busy: answers and request bodies in flight fill limits.max_body_bytes_in_flight; retry later"}

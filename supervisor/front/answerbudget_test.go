@@ -68,7 +68,7 @@ func TestUnreadAnswersAreCharged(t *testing.T) {
 		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 		askAnswer(t, c, answerBytes)
 	}
-	pollFor(t, "two unread 20 MiB answers charged", func() bool { return f.fr.adm.Budget.InUse() == 2*answerBytes })
+	pollFor(t, "two unread 20 MiB answers charged", func() bool { return f.fr.adm.Bodies().InUse() == 2*answerBytes })
 
 	resp := f.exchange(t, f.dial(t), fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\n\r\n%d", answerBytes))
 	if b := body(t, resp); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(b, "max_body_bytes_in_flight") ||
@@ -106,7 +106,7 @@ func TestUnreadAnswerGivenBackAtWriteTimeout(t *testing.T) {
 	c := f.dial(t)
 	_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 	askAnswer(t, c, answerBytes)
-	pollFor(t, "the unread 20 MiB answer charged", func() bool { return f.fr.adm.Budget.InUse() == answerBytes })
+	pollFor(t, "the unread 20 MiB answer charged", func() bool { return f.fr.adm.Bodies().InUse() == answerBytes })
 	f.waitBudgetEmpty(t)
 	pollFor(t, "the unread answer's connection closed", func() bool { return f.open() == 0 })
 }

@@ -48,7 +48,7 @@ func TestAnswerCutAfterItsHeaderGivesItsChargeBack(t *testing.T) {
 		_, err = io.Copy(io.Discard, resp.Body)
 		done <- answer{resp.StatusCode, err}
 	}()
-	pollFor(t, "the declared 20 MiB answer charged from its header", func() bool { return f.fr.adm.Budget.InUse() == answerBytes })
+	pollFor(t, "the declared 20 MiB answer charged from its header", func() bool { return f.fr.adm.Bodies().InUse() == answerBytes })
 	cutOnce() // the worker's body ends 20 MiB short: it closes the connection
 	select {
 	case a := <-done:

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
@@ -21,15 +22,14 @@ import (
 // and gives it back.
 func floodBodies(ctx context.Context, f *Front, n int) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	limit := f.cfg().BodyBudgetLimit()
 	for range n {
 		wg.Go(func() {
 			t := time.NewTimer(0)
 			defer t.Stop()
 			for ctx.Err() == nil {
-				took := f.adm.Budget.Reserve(1<<20, 1<<20, limit)
+				took, err := f.adm.Bodies().Reserve(1<<20, 1<<20)
 				hold := 200 * time.Microsecond
-				if took {
+				if err == nil {
 					hold = 3 * time.Millisecond
 				}
 				t.Reset(hold)
@@ -37,9 +37,7 @@ func floodBodies(ctx context.Context, f *Front, n int) *sync.WaitGroup {
 				case <-t.C:
 				case <-ctx.Done():
 				}
-				if took {
-					f.adm.Budget.Release(1<<20, 0)
-				}
+				took.Release()
 			}
 		})
 	}
@@ -50,9 +48,10 @@ func floodBodies(ctx context.Context, f *Front, n int) *sync.WaitGroup {
 // it needs the moment it frees: eight 1 MiB bodies, each held 3ms and
 // taken again at once, keep the 8 MiB budget full, so a 4 MiB message
 // that polls needs four of them given back at the instant it looks, and
-// waited out body_timeout (3s). At the head of grpcfront's line, it is
-// the budget's heir: the room it lacks is kept from them, and what they
-// give back is its (about 0.1s a message here).
+// waited out body_timeout (3s). Waiting first in the large lane (a
+// budget Heir lane: admission.Bodies), the room it lacks is kept from
+// them, and what they give back is its (about 0.1s a message here).
+// Once the flood is over, the budget holds nothing and nobody waits.
 func TestLargeGRPCMessageIsNotStarvedBySmallBodies(t *testing.T) {
 	cfg := config.DefaultConfig()
 	cfg.MaxBodyBytes = 4 << 20
@@ -78,6 +77,12 @@ func TestLargeGRPCMessageIsNotStarvedBySmallBodies(t *testing.T) {
 			t.Fatalf("large message %d, after %v under the flood: %v", i, time.Since(start).Round(time.Millisecond), err)
 		}
 	}
+	stop()
+	wg.Wait()
+	b := f.adm.Bodies()
+	polltest.Until(t, 10*time.Second, 10*time.Millisecond, "the body budget back at zero after the flood", func() bool {
+		return b.InUse() == 0 && b.Large() == 0 && b.Waiting() == 0
+	})
 }
 
 // serveGRPC serves o on loopback and returns a client of it.

@@ -137,12 +137,10 @@ func (br *bodyReader) grow() error {
 			return errBodyTooLarge
 		}
 		next = min(max(2*size, 16<<10), limit+1)
-		if !br.f.adm.Budget.Reserve(next, br.chunkedN+next, br.c.BodyBudgetLimit()) {
+		if br.f.chargeChunked(br.v, br.chunkedN+next) != nil {
 			return errBodyBudget
 		}
-		br.v.large += admission.LargePart(next, br.chunkedN+next)
 		br.chunkedN += next
-		br.v.reserved += next
 	}
 	br.body.grow(int(next))
 	return nil

@@ -65,7 +65,7 @@ func TestChunkedBodyStallsAndHangsUp(t *testing.T) {
 	if _, err := io.WriteString(c2, partial); err != nil {
 		t.Fatal(err)
 	}
-	pollFor(t, "the chunked body's buffers reserved", func() bool { return f.fr.adm.Budget.InUse() > 100<<10 })
+	pollFor(t, "the chunked body's buffers reserved", func() bool { return f.fr.adm.Bodies().InUse() > 100<<10 })
 	c2.Close()
 	f.waitBudgetEmpty(t)
 

@@ -16,7 +16,8 @@
 //     transport error handler), giving back its max_in_flight place and
 //     budget bytes (admission.go).
 //   - Bodies, and proxied answers over 64 KiB (answerbudget.go), are
-//     charged to the one body budget; bodies of 1 MiB or more are
+//     charges in the one body budget (admission.Bodies, an
+//     internal/budget), each released once; bodies of 1 MiB or more are
 //     anonymous mappings unmapped by finish (bodybuf.go).
 //   - A body is checked from its first 64 KiB by a prep worker before the
 //     rest is read (precheck.go); only the front sets worker.PrefixHeader.

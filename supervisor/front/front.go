@@ -75,11 +75,10 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		limit := c.BodyBudgetLimit()
-		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v, limit))
+		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v))
 		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
-		f.holdAnswer(ctx, v, limit)
+		f.holdAnswer(ctx, v)
 	default:
 		f.serveLocal(ctx)
 	}

@@ -96,7 +96,7 @@ type Front struct {
 func New(b Backend, p Proxy, opts Options) *Front {
 	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
 	f.adm = admission.New(f.cfg, opts.Log)
-	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: &f.adm.Budget, Log: opts.Log,
+	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: f.adm.Bodies, Log: opts.Log,
 		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity})
 	return f
 }

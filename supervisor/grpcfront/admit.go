@@ -54,13 +54,13 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap, budget
 		if err := rpcs.take(); err != nil {
 			return ctx, err
 		}
-		release, err := chargeMetadata(budget, info.Header)
+		charge, err := chargeMetadata(budget, info.Header)
 		if err != nil {
 			rpcs.give()
 			return ctx, err
 		}
 		ctx = watch(ctx, t.Message, conn, rpcs)
-		context.AfterFunc(ctx, release)
+		context.AfterFunc(ctx, charge.Release)
 		return ctx, nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
 
@@ -41,9 +42,8 @@ const chargedAnswerMin = 64 << 10
 // them or the connection closes.
 type answerHold struct {
 	body   []byte
-	start  int   // where the outputs' bytes begin in body
-	n      int64 // the charge
-	budget Budget
+	start  int // where the outputs' bytes begin in body
+	charge *budget.Charge
 	conn   *connEntry
 	once   sync.Once
 	timer  *time.Timer // closes conn when the answer is not written in time
@@ -65,7 +65,7 @@ func (h *answerHold) release() {
 		if h.timer != nil {
 			h.timer.Stop()
 		}
-		h.budget.ReleaseAnswer(h.n)
+		h.charge.Release()
 		h.conn.forget(h)
 	})
 }
@@ -87,12 +87,13 @@ func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, bod
 	if a == nil || a.budget == nil || n <= chargedAnswerMin {
 		return nil
 	}
-	if !a.budget.ReserveAnswer(n) {
+	charge, err := a.budget.ReserveAnswer(n)
+	if err != nil {
 		return status.Error(codes.ResourceExhausted, fmt.Sprintf("server busy: the answer is %d bytes and answers and request bodies "+
 			"in flight fill limits.max_body_bytes_in_flight (one answer may hold at most 7/8 of it); retry later, ask for fewer rows, "+
 			"or raise limits.max_body_bytes_in_flight", n))
 	}
-	h := &answerHold{body: body, start: start, n: n, budget: a.budget, conn: watchdogOf(ctx).connection()}
+	h := &answerHold{body: body, start: start, charge: charge, conn: watchdogOf(ctx).connection()}
 	if a.write > 0 && h.conn != nil {
 		// From now rather than from the send, which follows at once:
 		// set before h is shared, so nothing races on it.

@@ -228,7 +228,7 @@ func TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout(t *testing.T) {
 	for range 3 {
 		open[sendMessageStart(t, h, addr, inferMethod, 900)] = true
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.refusals() > 1 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.waiting() == 1 })
 	start := time.Now()
 	for id := range open {
 		if err := h.Framer.WriteData(id, true, make([]byte, 890)); err != nil {

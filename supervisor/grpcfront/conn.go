@@ -28,17 +28,6 @@ import (
 // that a stream's watchdog can close the connection of a client that
 // does not read its answers (gRPC gives a handler no way to).
 
-// msgBudget is the Budget the messages are charged to (nil: none), the
-// largest message charged (Options.MaxMessageBytes), the longest a
-// connection waits for room (Timeouts.Message) and the line the
-// server's waiting messages take turns in.
-type msgBudget struct {
-	b    Budget
-	max  int64
-	wait time.Duration
-	line *waitLine
-}
-
 // connSet is the open connections by remote address, each with its
 // budget of streams ended before their first message.
 type connSet struct {
@@ -134,8 +123,8 @@ func (e *connEntry) endedEarly() {
 // writes bounded by writeTimeout (0: none: gRPC sets no write deadline,
 // so a client that reads nothing at all would stall the connection's
 // writer, with every answer queued behind it) and its messages charged
-// to msgs as they arrive (see wire).
-func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, msgs msgBudget) *conncap.Listener {
+// as they arrive by the wire newWire makes for it (see wire).
+func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, newWire func() *wire) *conncap.Listener {
 	l := conncap.New(ln, maxConns, overCapAnswer(maxConns))
 	l.Admit = func(c net.Conn) []byte {
 		if !conns.penalties.admit(hostOf(c.RemoteAddr())) {
@@ -144,7 +133,7 @@ func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout tim
 		return nil
 	}
 	l.Wrap = func(c *conncap.Conn) net.Conn {
-		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire(msgs.b, msgs.max, msgs.wait, msgs.line)}
+		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire()}
 		rc.entry = conns.add(rc)
 		return rc
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 )
 
@@ -33,11 +34,16 @@ import (
 // (one tag each, which protobuf encoders do not write for proto3) count
 // twice their size: they are appended one at a time.
 //
+// The cap is a lane check (internal/budget): what one message may hold
+// decoded is a lane whose room is max_body_bytes, as what one body may
+// hold is; nothing is charged to it, since the body the front charges
+// holds the decoded message's bytes once it is built.
+//
 // gRPC reports a codec's refusal as INTERNAL (its message says why): it
 // gives a codec no other code.
 type decodeCap struct {
 	encoding.CodecV2
-	max int64
+	decoded *budget.Lane // one message decoded: room max_body_bytes
 }
 
 // ErrDecodedTooLarge is a ModelInferRequest refused before decoding:
@@ -45,7 +51,7 @@ type decodeCap struct {
 var ErrDecodedTooLarge = errors.New("ModelInferRequest too large once decoded")
 
 func newDecodeCap(max int64) decodeCap {
-	return decodeCap{CodecV2: encoding.GetCodecV2(protocodec.Name), max: max}
+	return decodeCap{CodecV2: encoding.GetCodecV2(protocodec.Name), decoded: &budget.Lane{Name: "decoded ModelInferRequest", Room: max}}
 }
 
 // Unmarshal weighs a ModelInferRequest before it decodes it (into a
@@ -72,10 +78,11 @@ func (c decodeCap) Unmarshal(data mem.BufferSlice, v any) error {
 // unmarshalInfer weighs the ModelInferRequest b, then decodes it into
 // r, its raw_input_contents aliasing b.
 func (c decodeCap) unmarshalInfer(b []byte, r *pb.ModelInferRequest) error {
-	if n := decodedCost(b); n > c.max {
+	n := decodedCost(b)
+	if err := c.decoded.Check(n); err != nil {
 		return fmt.Errorf("%w: it would take %d bytes decoded (message %d bytes), over max_body_bytes (%d): packed typed contents "+
 			"and empty repeated entries decode to many times their size; send fewer elements, or the data in raw_input_contents",
-			ErrDecodedTooLarge, n, len(b), c.max)
+			ErrDecodedTooLarge, n, len(b), c.decoded.Capacity())
 	}
 	return unmarshalInferRequest(b, r)
 }

@@ -10,7 +10,9 @@
 //
 // Admission is the consumer's: Options.Admit refuses an inference RPC
 // from its header before its message is read, and Options.Budget (the
-// public front's body budget) is charged the messages and answers.
+// public front's body budget, an internal/budget) is charged the
+// messages, the metadata and the answers: each an internal/budget
+// Charge, released once, whoever releases it.
 //
 // Invariants:
 //   - An answer other than 200 becomes a gRPC status with the V2 error
@@ -23,8 +25,9 @@
 //   - A message in assembly is charged to Budget by the length its prefix
 //     declares, from the prefix to its last byte (wire.go); a connection
 //     whose next message has no room is not read until it has, for at
-//     most Timeouts.Message; the large messages waiting take turns
-//     (waitline.go), the head owed the room given back first.
+//     most Timeouts.Message; the messages waiting take turns across
+//     connections (Budget.WaitBody), the first large one owed the room
+//     given back first.
 //   - A message that would decode to more than MaxMessageBytes is refused
 //     before it is decoded (decodecap.go).
 //   - An infer answer over 64 KiB is charged to Budget until gRPC is done

@@ -4,6 +4,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // An RPC's metadata is held, decoded, for as long as the RPC is open:
@@ -40,18 +42,20 @@ func metadataCost(md metadata.MD) int64 {
 var errMetadataBudget = status.Error(codes.ResourceExhausted, "server busy: request metadata and bodies in flight fill "+
 	"limits.max_body_bytes_in_flight; retry later")
 
-// chargeMetadata charges b the RPC's metadata md and returns what gives
-// it back (nil b: nothing to give), or the refusal when it has no room.
-func chargeMetadata(b Budget, md metadata.MD) (release func(), err error) {
+// chargeMetadata charges b the RPC's metadata md (nil b, or metadata
+// within freeMetadata: the nil charge, holding nothing), or refuses when
+// it has no room.
+func chargeMetadata(b Budget, md metadata.MD) (*budget.Charge, error) {
 	if b == nil {
-		return func() {}, nil
+		return nil, nil
 	}
 	n := metadataCost(md) - freeMetadata
 	if n <= 0 {
-		return func() {}, nil
+		return nil, nil
 	}
-	if !b.ReserveBody(n) {
+	c, err := b.ReserveBody(n)
+	if err != nil {
 		return nil, errMetadataBudget
 	}
-	return func() { b.ReleaseBody(n) }, nil
+	return c, nil
 }

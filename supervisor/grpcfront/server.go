@@ -123,8 +123,8 @@ const pingTimeout = 20 * time.Second
 type Server struct {
 	srv   *grpc.Server
 	opts  Options
-	conns *connSet  // the open connections, for the watchdogs
-	msgs  msgBudget // what each connection's messages are charged to
+	conns *connSet     // the open connections, for the watchdogs
+	wire  func() *wire // a connection's charges of its messages (wire.go)
 }
 
 // New builds a Server serving GRPCInferenceService, grpc.health.v1 and
@@ -167,7 +167,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, msgs: msgBudget{o.Budget, maxMsg, o.Timeouts.Message, &waitLine{}}}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, wire: func() *wire { return newWire(o.Budget, maxMsg, o.Timeouts.Message) }}
 	s.srv.RegisterService(serviceDesc(), &service{h: o.Handler, answers: answers})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
@@ -176,7 +176,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.msgs))
+	err := s.srv.Serve(newListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.wire))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

@@ -1,14 +1,16 @@
 package grpcfront
 
 import (
-	"container/list"
+	"context"
 	"encoding/binary"
 	"errors"
-	"slices"
+	"fmt"
 	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // wire charges the gRPC messages in assembly on one connection to the
@@ -37,11 +39,12 @@ import (
 // refuses, which ends their debts), and the next Read waits before it
 // reads the socket (await), so the connection's reader stops taking
 // bytes from it and TCP pushes back on that client alone, until every
-// debt fits, or its stream ends, or wait passes; Read then fails, and
-// gRPC closes the connection, giving back all it held. The messages
-// owing wait in one line across the server's connections (waitLine):
-// the first claims the room given back (ClaimBudget), so smaller
-// messages and bodies taking room as it frees do not starve it. What a message
+// debt is charged, or its stream ends, or wait passes; Read then fails,
+// and gRPC closes the connection, giving back all it held. The messages
+// owing wait their turn in the budget (Budget.WaitBody), first come
+// first served across the server's connections: the first large one
+// gets the room given back before the smaller messages and bodies that
+// would take it as it frees, so they do not starve it. What a message
 // owing its charge brings in the meantime is the rest of one read (32
 // KiB, grpc-go's read buffer). The wait holds up the connection's other
 // streams too: when what fills the budget is this connection's own
@@ -54,12 +57,11 @@ import (
 // The reader state (cursor, pad) is the reader goroutine's; streams is
 // shared with gRPC's writer (the server ending a stream) and Close,
 // under mu. The reader holds mu while it scans bytes it has and while it
-// tries a reservation, never while it reads the socket or sleeps.
+// tries a reservation, never while it reads the socket or waits.
 type wire struct {
 	b    Budget
 	max  int64
 	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
-	line *waitLine     // the server's messages waiting for room (nil: no order)
 
 	in    frameCursor // the client's frames
 	out   frameCursor // the server's frames (gRPC's writer goroutine)
@@ -72,19 +74,18 @@ type wire struct {
 	pending []uint32               // streams whose message's charge is owed, in order
 	last    uint32                 // the last stream gRPC processes (its GOAWAY's)
 	closed  bool
-	done    chan struct{} // closed by close: a wait for room ends
+	ctx     context.Context // a wait for room's; cancelled by close
+	cancel  context.CancelCauseFunc
 }
 
 // wireStream is one stream's message in assembly.
 type wireStream struct {
 	prefix  [5]byte
-	prefixN int           // bytes of the next message's prefix read
-	left    int64         // bytes of the current message still to come
-	charged int64         // held in the Budget for the current message
-	owed    int64         // to be charged for the current message (see pending)
-	inLine  *list.Element // its place in the waitLine while it owes
-	settle  func() bool   // its claim on the budget, at the head of the line (see ClaimBudget)
-	cancel  func()
+	prefixN int                     // bytes of the next message's prefix read
+	left    int64                   // bytes of the current message still to come
+	charge  *budget.Charge          // held for the current message
+	owed    int64                   // to be charged for the current message (see pending)
+	stop    context.CancelCauseFunc // ends the wait for what it owes, while one runs
 }
 
 // errNoRoom fails a connection's Read when a message's declared length
@@ -92,18 +93,22 @@ type wireStream struct {
 var errNoRoom = errors.New("a gRPC message found no room in limits.max_body_bytes_in_flight within limits.body_timeout: " +
 	"the connection is closed; raise the budget or send smaller messages")
 
+// errStreamEnded ends the wait of a stream that ended meanwhile.
+var errStreamEnded = errors.New("the stream ended")
+
 // errWireClosed fails a Read that waited for room when the connection
 // was closed under it.
 var errWireClosed = errors.New("gRPC connection closed while a message waited for room in limits.max_body_bytes_in_flight")
 
-// newWire charges b the messages of one connection, waiting in line
-// (nil: in no order) for room (nil b: nil, which charges nothing).
-func newWire(b Budget, max int64, wait time.Duration, line *waitLine) *wire {
+// newWire charges b the messages of one connection (nil b: nil, which
+// charges nothing).
+func newWire(b Budget, max int64, wait time.Duration) *wire {
 	if b == nil {
 		return nil
 	}
-	return &wire{b: b, max: max, wait: wait, line: line, in: frameCursor{skip: len(http2.ClientPreface)},
-		streams: map[uint32]*wireStream{}, last: 1<<31 - 1, done: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
+		streams: map[uint32]*wireStream{}, last: 1<<31 - 1, ctx: ctx, cancel: cancel}
 }
 
 // read scans p, the bytes just read from the client, before gRPC gets
@@ -141,7 +146,7 @@ func (w *wire) close() {
 		return
 	}
 	w.closed = true
-	close(w.done)
+	w.cancel(errWireClosed)
 	for id := range w.streams {
 		w.endLocked(id)
 	}
@@ -150,15 +155,16 @@ func (w *wire) close() {
 // endLocked forgets stream id, giving back its charge.
 func (w *wire) endLocked(id uint32) {
 	if s := w.streams[id]; s != nil {
-		w.b.ReleaseBody(s.charged)
-		s.charged = 0 // the reader may still hold s: nothing left to give back
+		s.charge.Release()
+		s.charge = nil // the reader may still hold s: nothing left to give back
 		w.unowe(s)
 		delete(w.streams, id)
 	}
 }
 
-// await charges the messages owed, waiting with mu unlocked for room
-// (see wire); a stream that ends meanwhile owes nothing.
+// await charges the messages owed, in order, each waiting with mu
+// unlocked for its turn in the budget (see wire); a stream that ends
+// meanwhile owes nothing.
 func (w *wire) await() error {
 	if w == nil {
 		return nil
@@ -166,61 +172,65 @@ func (w *wire) await() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var deadline time.Time
-	for delay := time.Millisecond; len(w.pending) > 0; delay = min(2*delay, 16*time.Millisecond) {
-		w.pending = slices.DeleteFunc(w.pending, w.settleLocked)
-		switch {
-		case len(w.pending) == 0:
-			return nil
-		case w.closed:
+	for len(w.pending) > 0 {
+		s := w.streams[w.pending[0]]
+		if s == nil || s.owed == 0 {
+			w.pending = w.pending[1:]
+			continue
+		}
+		if w.closed {
 			return errWireClosed
-		case deadline.IsZero():
+		}
+		if deadline.IsZero() && w.wait > 0 {
 			deadline = time.Now().Add(w.wait)
-		case w.wait > 0 && time.Now().After(deadline):
-			return errNoRoom
 		}
-		w.mu.Unlock()
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-w.done:
-			t.Stop()
+		if err := w.waitLocked(s, deadline); err != nil {
+			return err
 		}
-		w.mu.Lock()
 	}
 	return nil
 }
 
-// settleLocked charges stream id what it owes, reporting whether it owes
-// nothing more: at the head of the line through its claim on the
-// budget, else all at once (see waitLine).
-func (w *wire) settleLocked(id uint32) bool {
-	s := w.streams[id]
-	if s == nil || s.owed == 0 {
-		return true
+// waitLocked waits, mu unlocked meanwhile, until s has its charge,
+// or its stream ends (nil, s owes nothing), or the wire closes, or
+// deadline (zero: none) passes.
+func (w *wire) waitLocked(s *wireStream, deadline time.Time) error {
+	ctx, stop := context.WithCancelCause(w.ctx)
+	defer stop(nil)
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
-	if cb, ok := w.b.(ClaimBudget); ok && s.settle == nil && w.line.first(s) {
-		if s.settle, s.cancel = cb.ClaimBody(s.owed, s.owed); s.settle == nil {
-			w.line.leave(s) // a small message: it polls, and lets the next one claim
-		}
+	n := s.owed
+	s.stop = stop
+	w.mu.Unlock()
+	c, err := w.b.WaitBody(ctx, n, nil)
+	w.mu.Lock()
+	s.stop = nil
+	switch {
+	case w.closed:
+		c.Release()
+		return errWireClosed
+	case s.owed != n: // its stream ended meanwhile
+		c.Release()
+		return nil
+	case errors.Is(err, budget.ErrTooLarge): // a budget made smaller than the largest message
+		return fmt.Errorf("a gRPC message could never fit limits.max_body_bytes_in_flight (%w): "+
+			"the connection is closed; raise the budget to twice max_body_bytes or more", err)
+	case err != nil:
+		return errNoRoom
 	}
-	if s.settle != nil && !s.settle() || s.settle == nil && !w.b.ReserveBody(s.owed) {
-		return false
-	}
-	s.settle, s.cancel = nil, nil // settled: the claim's bytes are the charge
-	s.charged = s.owed
-	w.unowe(s)
-	return true
+	s.charge, s.owed = c, 0
+	return nil
 }
 
-// unowe forgets what s owes, giving back what its claim holds and
-// taking it out of the line.
+// unowe forgets what s owes, ending its wait.
 func (w *wire) unowe(s *wireStream) {
-	if s.cancel != nil {
-		s.cancel()
-		s.settle, s.cancel = nil, nil
-	}
 	s.owed = 0
-	w.line.leave(s)
+	if s.stop != nil {
+		s.stop(errStreamEnded)
+	}
 }
 
 // wireIn is the wire seen as the visitor of the client's frames.
@@ -288,8 +298,8 @@ func (w *wire) message(id uint32, s *wireStream, b []byte) {
 		s.left -= k
 		b = b[k:]
 		if s.left == 0 {
-			w.b.ReleaseBody(s.charged)
-			s.charged = 0
+			s.charge.Release()
+			s.charge = nil
 			w.unowe(s)
 		}
 	}
@@ -297,13 +307,12 @@ func (w *wire) message(id uint32, s *wireStream, b []byte) {
 
 // charge charges stream id its new message of s.left bytes, or owes it.
 func (w *wire) charge(id uint32, s *wireStream) {
-	if w.b.ReserveBody(s.left) {
-		s.charged = s.left
+	if c, err := w.b.ReserveBody(s.left); err == nil {
+		s.charge = c
 		return
 	}
 	s.owed = s.left
 	w.pending = append(w.pending, id)
-	w.line.join(s)
 }
 
 // wireOut is the wire seen as the visitor of the server's frames.

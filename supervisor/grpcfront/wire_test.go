@@ -2,6 +2,7 @@ package grpcfront
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,61 +13,100 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
-// ledger is a Budget that records what is reserved (+n) and released
-// (-n), and refuses what goes past limit (0: no limit).
+// ledger is a Budget over a real internal/budget of limit bytes (0:
+// no limit) that records what is reserved (+n) and released (-n). A
+// release is seen at the ledger's next reservation or log, and logged
+// then, in the order the charges were made.
 type ledger struct {
-	mu      sync.Mutex
-	limit   int64
-	used    int64
-	events  []string
-	refused int
+	limit  int64
+	once   sync.Once
+	b      *budget.Budget
+	lane   *budget.Lane
+	mu     sync.Mutex
+	live   []*budget.Charge // charged, not yet seen released
+	events []string
 }
 
-func (l *ledger) ReserveBody(n int64) bool {
+func (l *ledger) init() {
+	l.once.Do(func() {
+		room := l.limit
+		if room == 0 {
+			room = 1 << 62
+		}
+		l.lane = &budget.Lane{Name: "ledger", Room: room}
+		l.b = budget.New(l.lane)
+	})
+}
+
+// seenLocked logs the releases of the live charges.
+func (l *ledger) seenLocked() {
+	l.live = slices.DeleteFunc(l.live, func(c *budget.Charge) bool {
+		if c.Bytes() > 0 {
+			return false
+		}
+		l.events = append(l.events, fmt.Sprintf("-%d", chargeSize(c)))
+		return true
+	})
+}
+
+// took logs c, a charge of n bytes, or counts a refusal.
+func (l *ledger) took(c *budget.Charge, n int64, err error) (*budget.Charge, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.limit > 0 && l.used+n > l.limit {
-		l.refused++
-		return false
+	l.seenLocked()
+	if err != nil {
+		return nil, err
 	}
-	l.used += n
-	l.events = append(l.events, fmt.Sprintf("+%d", n))
-	return true
+	if n > 0 {
+		l.live = append(l.live, c)
+		sizes.Store(c, n)
+		l.events = append(l.events, fmt.Sprintf("+%d", n))
+	}
+	return c, nil
 }
 
-func (l *ledger) ReserveAnswer(n int64) bool { return l.ReserveBody(n) }
-func (l *ledger) ReleaseAnswer(n int64)      { l.ReleaseBody(n) }
+// sizes is each live charge's size, for the log of its release.
+var sizes sync.Map
 
-func (l *ledger) ReleaseBody(n int64) {
-	if n == 0 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.used -= n
-	l.events = append(l.events, fmt.Sprintf("-%d", n))
+func chargeSize(c *budget.Charge) int64 {
+	n, _ := sizes.LoadAndDelete(c)
+	return n.(int64)
 }
+
+func (l *ledger) ReserveBody(n int64) (*budget.Charge, error) {
+	l.init()
+	c, err := l.b.Reserve(n, l.lane)
+	return l.took(c, n, err)
+}
+
+func (l *ledger) WaitBody(ctx context.Context, n int64, gone func() error) (*budget.Charge, error) {
+	l.init()
+	c, err := l.b.Wait(ctx, n, l.lane, gone)
+	return l.took(c, n, err)
+}
+
+func (l *ledger) ReserveAnswer(n int64) (*budget.Charge, error) { return l.ReserveBody(n) }
 
 func (l *ledger) log() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.seenLocked()
 	return strings.Join(l.events, " ")
 }
 
 func (l *ledger) inUse() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.used
+	l.init()
+	return l.lane.State().Bytes
 }
 
-func (l *ledger) refusals() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.refused
+func (l *ledger) waiting() int {
+	l.init()
+	return l.lane.State().Waiting
 }
 
 // clientBytes is what a client writes: the preface, then frames.
@@ -135,7 +175,7 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 		{"streams interleaved", func(f *http2.Framer) error {
 			return errors.Join(headers(f, 1, false), headers(f, 3, false), f.WriteData(1, false, m7[:6]), f.WriteData(3, false, msg(2, 0)[:6]),
 				f.WriteData(3, true, msg(2, 0)[6:]), f.WriteData(1, true, m7[6:]))
-		}, "+7 +2 -2 -7"},
+		}, "+7 +2 -7 -2"}, // -2 came first: the log lists releases in the order charged
 		{"a stream never opened", func(f *http2.Framer) error { return f.WriteData(5, true, m7) }, ""},
 		{"a stream its HEADERS ended", func(f *http2.Framer) error {
 			return errors.Join(headers(f, 1, true), f.WriteData(1, true, m7))
@@ -173,7 +213,7 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 func scanLedger(t *testing.T, runs ...[]byte) string {
 	t.Helper()
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second, nil)
+	w := newWire(l, wireMax, time.Second)
 	for _, r := range runs {
 		if err := w.read(r); err != nil {
 			t.Fatal(err)
@@ -190,7 +230,7 @@ func scanLedger(t *testing.T, runs ...[]byte) string {
 // ended is charged no more.
 func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second, nil)
+	w := newWire(l, wireMax, time.Second)
 	read := func(frames func(f *http2.Framer) error) {
 		t.Helper()
 		var b bytes.Buffer
@@ -231,7 +271,7 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 // keeps, and no stream past it is charged: gRPC ignores them.
 func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
 	l := &ledger{}
-	w := newWire(l, wireMax, time.Second, nil)
+	w := newWire(l, wireMax, time.Second)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
 			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
@@ -268,10 +308,11 @@ func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
 // one waits (await) until it fits, or fails once the wait passes.
 func TestWireWaitsForRoom(t *testing.T) {
 	l := &ledger{limit: wireMax}
-	if !l.ReserveBody(wireMax) {
-		t.Fatal("the ledger refused its limit")
+	full, err := l.ReserveBody(wireMax)
+	if err != nil {
+		t.Fatalf("the ledger refused its limit: %v", err)
 	}
-	w := newWire(l, wireMax, 20*time.Second, nil)
+	w := newWire(l, wireMax, 20*time.Second)
 	p := clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]))
 	})
@@ -280,19 +321,22 @@ func TestWireWaitsForRoom(t *testing.T) {
 	}
 	awaited := make(chan error, 1)
 	go func() { awaited <- w.await() }()
-	polltest.Until(t, 10*time.Second, time.Millisecond, "the next read waiting for room", func() bool { return l.refusals() > 1 })
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the next read waiting for room", func() bool { return l.waiting() == 1 })
 	select {
 	case err := <-awaited:
 		t.Fatalf("the wait returned %v with the budget full", err)
 	default:
 	}
-	l.ReleaseBody(wireMax)
+	full.Release()
 	if err := <-awaited; err != nil || l.inUse() != 10 {
 		t.Fatalf("the wait after room was made: %v, %d charged, want 10", err, l.inUse())
 	}
 
-	full := &ledger{limit: 1}
-	w = newWire(full, wireMax, 50*time.Millisecond, nil)
+	none := &ledger{limit: wireMax}
+	if _, err := none.ReserveBody(wireMax); err != nil {
+		t.Fatal(err)
+	}
+	w = newWire(none, wireMax, 50*time.Millisecond)
 	start := time.Now()
 	if err := errors.Join(w.read(p), w.await()); !errors.Is(err, errNoRoom) {
 		t.Fatalf("with no room: %v, want errNoRoom", err)
@@ -307,7 +351,7 @@ func TestWireWaitsForRoom(t *testing.T) {
 // nothing: the next read does not wait.
 func TestWireDebtsEndWithTheirStream(t *testing.T) {
 	full := &ledger{limit: 1}
-	w := newWire(full, wireMax, time.Minute, nil)
+	w := newWire(full, wireMax, time.Minute)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]), headers(f, 3, false), f.WriteData(3, false, msg(10, 0)))
 	})); err != nil {
@@ -353,7 +397,7 @@ func TestWireReadWriteCloseRace(t *testing.T) {
 	}
 	for closeAfter := range 8 {
 		l := &ledger{limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
-		w := newWire(l, wireMax, time.Minute, nil)
+		w := newWire(l, wireMax, time.Minute)
 		var wg sync.WaitGroup
 		wg.Add(2)
 		reads := make(chan struct{}, len(in))
@@ -401,7 +445,7 @@ func BenchmarkWireRead(b *testing.B) {
 	}
 	p := buf.Bytes()
 	l := &ledger{}
-	w := newWire(l, 8<<20, time.Second, nil)
+	w := newWire(l, 8<<20, time.Second)
 	if err := w.read([]byte(http2.ClientPreface)); err != nil {
 		b.Fatal(err)
 	}
@@ -412,6 +456,82 @@ func BenchmarkWireRead(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		l.log()
 		l.events = l.events[:0] // each round charges and gives back the message again
 	}
+}
+
+// oweWire is a wire of b that owes a message of n bytes on stream 1,
+// its first 6 bytes read, and awaits room for it in the background.
+func oweWire(t *testing.T, b *ledger, n int) (*wire, <-chan error) {
+	t.Helper()
+	w := newWire(b, wireMax, time.Minute)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(n, 0)[:6]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	waiting := b.waiting()
+	awaited := make(chan error, 1)
+	go func() { awaited <- w.await() }()
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the message waiting for room", func() bool { return b.waiting() == waiting+1 })
+	return w, awaited
+}
+
+// Messages waiting for room on different connections enter in the order
+// they came; a connection that closes while its message waits (its
+// client gone, the server stopping) gives its turn back, holding
+// nothing, and the next one enters rather than wait behind a
+// connection that is no more; a stream that ends while its message
+// waits gives its turn back the same way.
+func TestWireWaitsInOrderAndGivesItsTurnBack(t *testing.T) {
+	b := &ledger{limit: wireMax}
+	full, err := b.ReserveBody(wireMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, firstDone := oweWire(t, b, 500)
+	second, secondDone := oweWire(t, b, 600)
+	third, thirdDone := oweWire(t, b, 300)
+	first.close()
+	if err := <-firstDone; !errors.Is(err, errWireClosed) {
+		t.Fatalf("the closed connection's wait: %v, want errWireClosed", err)
+	}
+	var out bytes.Buffer
+	if err := http2.NewFramer(&out, nil).WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	third.wrote(out.Bytes()) // the server resets the third's stream
+	if err := <-thirdDone; err != nil {
+		t.Fatalf("the wait of a stream that ended: %v, want nil (it owes nothing)", err)
+	}
+	if n := b.waiting(); n != 1 {
+		t.Fatalf("%d waiting, want the second only", n)
+	}
+	full.Release()
+	if err := <-secondDone; err != nil || b.inUse() != 600 {
+		t.Fatalf("the second's wait: %v, %d charged, want nil and its 600", err, b.inUse())
+	}
+	second.close()
+	third.close()
+	if b.inUse() != 0 || b.waiting() != 0 {
+		t.Fatalf("after every close: %d charged, %d waiting", b.inUse(), b.waiting())
+	}
+}
+
+// A message the budget could never hold (a budget smaller than the
+// largest message) fails the wait at once, saying so, holding nothing.
+func TestWireMessageThatNeverFits(t *testing.T) {
+	b := &ledger{limit: 100}
+	w := newWire(b, wireMax, time.Minute)
+	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
+		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(500, 0)[:6]))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	err := w.await()
+	if !errors.Is(err, budget.ErrTooLarge) || !strings.Contains(err.Error(), "could never fit") || b.inUse() != 0 || b.waiting() != 0 {
+		t.Fatalf("the wait: %v, %d charged, %d waiting; want a TooLargeError that says so, nothing held", err, b.inUse(), b.waiting())
+	}
+	w.close()
 }

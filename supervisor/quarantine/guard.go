@@ -188,7 +188,7 @@ type Options struct {
 	Config func() *config.Config
 	// Budget is charged the decompression and decode done to key a
 	// body (key.go).
-	Budget *admission.BodyBudget
+	Budget func() *admission.Bodies
 	Log    zerolog.Logger
 	// InferExited finds the unexpected exit of the infer worker on
 	// socket (the prep worker names it in worker.InferExitedHeader),

@@ -24,13 +24,13 @@ type rig struct {
 	*Guard
 	proxy  sender
 	cfg    atomic.Pointer[config.Config]
-	budget admission.BodyBudget
+	budget *admission.Bodies
 }
 
 func newRig(cfg *config.Config, p sender, inferExited func(string, time.Duration) (Exit, bool)) *rig {
-	r := &rig{proxy: p}
+	r := &rig{proxy: p, budget: admission.NewBodies(cfg.BodyBudgetLimit())}
 	r.cfg.Store(cfg)
-	r.Guard = New(Options{Config: r.cfg.Load, Budget: &r.budget, Log: zerolog.Nop(), InferExited: inferExited})
+	r.Guard = New(Options{Config: r.cfg.Load, Budget: func() *admission.Bodies { r.budget.SetLimit(r.cfg.Load().BodyBudgetLimit()); return r.budget }, Log: zerolog.Nop(), InferExited: inferExited})
 	return r
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/v2"
-	"github.com/supervisor-dev/supervisor/supervisor/admission"
 )
 
 // headerLenHeader is the binary tensor extension's header: the length of
@@ -122,11 +121,12 @@ func (g *Guard) decodeCharged(body []byte, headerLen int) (*v2.InferRequest, err
 	if headerLen >= 0 && headerLen < json {
 		json = headerLen
 	}
-	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
-	if !b.Take(decodeCost * json) {
+	n := int64(decodeCost) * int64(json)
+	charge, err := g.o.Budget().Reserve(n, n)
+	if err != nil {
 		return nil, errDecodeNoRoom
 	}
-	defer b.Give(decodeCost * json)
+	defer charge.Release()
 	return v2.DecodeInferRequest(body, headerLen)
 }
 
@@ -154,21 +154,15 @@ func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func())
 	if err != nil || c == httpcoding.Identity {
 		return sent, func() {}
 	}
-	b := inflateBudget{b: g.o.Budget, limit: g.o.Config().BodyBudgetLimit()}
-	out, err := httpcoding.Decompress(c, sent, int(g.o.Config().MaxBodyBytes), b)
+	limit := int64(g.o.Config().MaxBodyBytes)
+	charge, err := g.o.Budget().Reserve(0, limit) // in the lane of the largest body it may become
 	if err != nil {
 		return sent, func() {}
 	}
-	return out, func() { b.Give(cap(out)) }
-}
-
-// inflateBudget lets httpcoding.Decompress charge the body budget.
-type inflateBudget struct {
-	b     *admission.BodyBudget
-	limit int64
-}
-
-func (b inflateBudget) Take(n int) bool { return b.b.Reserve(int64(n), int64(n), b.limit) }
-func (b inflateBudget) Give(n int) {
-	b.b.Release(int64(n), admission.LargePart(int64(n), int64(n)))
+	out, err := httpcoding.Decompress(c, sent, int(limit), charge)
+	if err != nil {
+		charge.Release()
+		return sent, func() {}
+	}
+	return out, charge.Release
 }

@@ -321,7 +321,7 @@ func TestPoisonKeyDecodeIsCharged(t *testing.T) {
 // sum), into one buffer its gzip trailer sizes, or both (a trailer that
 // declares less than the body holds). It went down by the chunks each
 // time (the sum classed as large), so a stream of such bodies let the
-// heir (bodyHeir) take the small bodies' eighth.
+// large lane's heir take the small bodies' eighth (admission.Bodies).
 func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 	spaced, dense := spacedJSON(3<<20), int64JSON(1<<20)
 	for name, c := range map[string]struct {
@@ -345,7 +345,7 @@ func TestPoisonKeyLeavesNoLargeCharge(t *testing.T) {
 // (deflate: no size to allocate at once) past 1 MiB takes its chunks as
 // small reserves; giving them back must not take them off the count of
 // large bytes, whose drift below zero would let the budget's heir
-// (bodyheir.go) take the eighth kept for small bodies.
+// (admission.Bodies' large lane) take the eighth kept for small bodies.
 func TestPoisonKeyInflateGivesBackTheLargeCount(t *testing.T) {
 	f, _, c := poisonRig(2, crashedYes)
 	c.MaxBodyBytes = 8 << 20

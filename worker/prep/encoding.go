@@ -3,10 +3,10 @@ package prep
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
@@ -44,12 +44,15 @@ const decodedBudgetFactor = 4
 const largeInflateBytes = 16 << 10
 
 // bodyDecoder decompresses request bodies within max_body_bytes and the
-// worker's budget of decompressed bytes.
+// worker's budget of decompressed bytes (an internal/budget lane: each
+// decompression a charge, released once its request is done).
 type bodyDecoder struct {
-	gate   *decodeGate  // the worker's decode gate (nil: none), for large bodies
-	limit  int          // max_body_bytes
-	budget int64        // decompressed bytes held at once, all requests
-	used   atomic.Int64 // of budget
+	gate  *decodeGate // the worker's decode gate (nil: none), for large bodies
+	limit int         // max_body_bytes
+	// bodies holds lane, the decompressed bytes held at once by all
+	// requests (nil: unbounded).
+	bodies *budget.Budget
+	lane   *budget.Lane
 	// burst hands the inflated buffers (and pooled chunks) back to the
 	// OS once a burst of bombs or large bodies is over (internal/osmem).
 	burst osmem.Gauge
@@ -67,24 +70,35 @@ func newBodyDecoder(maxBody int64) *bodyDecoder {
 	if maxBody <= 0 {
 		maxBody = 64 << 20
 	}
-	return &bodyDecoder{limit: int(maxBody), budget: decodedBudgetFactor * maxBody}
+	return bodyDecoderWithin(int(maxBody), decodedBudgetFactor*maxBody)
 }
 
-// Take reserves n bytes of the budget, or reports that it cannot
-// (httpcoding.Budget).
-func (d *bodyDecoder) Take(n int) bool {
-	if d.used.Add(int64(n)) > d.budget {
-		d.used.Add(-int64(n))
-		return false
+// bodyDecoderWithin decompresses bodies of up to limit bytes, holding
+// at most room bytes at once.
+func bodyDecoderWithin(limit int, room int64) *bodyDecoder {
+	d := &bodyDecoder{limit: limit}
+	d.lane = &budget.Lane{Name: "decompressed bodies", Room: room, Burst: &d.burst, BurstBytes: burstBytes}
+	d.bodies = budget.New(d.lane)
+	return d
+}
+
+// charge is a new, empty charge of the decompressed bytes' lane (nil,
+// which bounds nothing, for a decoder without one). Nobody waits in the
+// lane, so it is never refused.
+func (d *bodyDecoder) charge() *budget.Charge {
+	if d.bodies == nil {
+		return nil
 	}
-	d.burst.Add(int64(n), burstBytes)
-	return true
+	c, _ := d.bodies.Reserve(0, d.lane)
+	return c
 }
 
-// Give returns n bytes to the budget.
-func (d *bodyDecoder) Give(n int) {
-	d.used.Add(-int64(n))
-	d.burst.Add(-int64(n), burstBytes)
+// held is the decompressed bytes held now.
+func (d *bodyDecoder) held() int64 {
+	if d.lane == nil {
+		return 0
+	}
+	return d.lane.State().Bytes
 }
 
 // decode replaces a compressed request body with its decompressed bytes
@@ -101,13 +115,14 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 	if c == httpcoding.Identity {
 		return func() {}, true
 	}
-	body, err := d.inflate(ctx, c)
+	charge := d.charge()
+	body, err := d.inflate(ctx, c, charge)
 	if err != nil {
+		charge.Release()
 		d.refuse(ctx, c, err)
 		return nil, false
 	}
-	held := cap(body)
-	release = func() { d.Give(held); held = 0 }
+	release = charge.Release
 	ctx.Request.SetBodyRaw(body)
 	ctx.Request.Header.Del(fasthttp.HeaderContentEncoding)
 	return release, true
@@ -115,10 +130,10 @@ func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool)
 
 // inflate decompresses ctx's body: a small one at once, a large one as a
 // large decode of the gate (see largeInflateBytes).
-func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (body []byte, err error) {
+func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding, held *budget.Charge) (body []byte, err error) {
 	run := func() error {
 		defer atWork(d.slot, ctx).End()
-		body, err = httpcoding.Decompress(c, ctx.PostBody(), d.limit, d)
+		body, err = httpcoding.Decompress(c, ctx.PostBody(), d.limit, held)
 		return err
 	}
 	if len(ctx.PostBody()) < largeInflateBytes {

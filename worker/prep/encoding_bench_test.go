@@ -55,7 +55,7 @@ func BenchmarkRequestCodings(b *testing.B) {
 				b.Run(coding.String(), func(b *testing.B) {
 					b.SetBytes(int64(len(plain)))
 					for b.Loop() {
-						raw, err := httpcoding.Decompress(coding, body, 64<<20, newBodyDecoder(64<<20))
+						raw, err := httpcoding.Decompress(coding, body, 64<<20, newBodyDecoder(64<<20).charge())
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -73,7 +73,7 @@ func TestCompressedRequestBodies(t *testing.T) {
 		if tc.want != fasthttp.StatusOK && !json.Valid(resp.Body()) {
 			t.Errorf("%s: error body %q is not V2 error JSON", name, resp.Body())
 		}
-		if used := h.bodies.used.Load(); used != 0 {
+		if used := h.bodies.held(); used != 0 {
 			t.Errorf("%s: %d decompressed bytes still held after the answer", name, used)
 		}
 	}
@@ -84,13 +84,13 @@ func TestCompressedRequestBodies(t *testing.T) {
 func TestDecompressBudget(t *testing.T) {
 	w := startModelInfer(t, []string{"m"}, nil)
 	h := routedHandler(t, w.socket)
-	h.bodies = &bodyDecoder{limit: 1 << 20, budget: 16}
+	h.bodies = bodyDecoderWithin(1<<20, 16)
 	resp := callEncoded(h, "POST", "/v2/models/m/infer", httpcoding.Compress(httpcoding.Gzip, []byte(inferBody)),
 		map[string]string{"Content-Encoding": "gzip"})
 	if resp.StatusCode() != fasthttp.StatusServiceUnavailable || len(resp.Header.Peek("Retry-After")) == 0 {
 		t.Errorf("over the budget: %d (Retry-After %q) %s; want 503 with Retry-After", resp.StatusCode(), resp.Header.Peek("Retry-After"), resp.Body())
 	}
-	if used := h.bodies.used.Load(); used != 0 {
+	if used := h.bodies.held(); used != 0 {
 		t.Errorf("%d bytes held after a refusal", used)
 	}
 }
@@ -219,10 +219,11 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 // worker hands its freed memory back to the OS (internal/osmem).
 func TestInflateBurstReleasesMemory(t *testing.T) {
 	d := newBodyDecoder(burstBytes)
-	if !d.Take(burstBytes) {
-		t.Fatal("a body of max_body_bytes did not fit the decompressed-bytes budget")
+	c := d.charge()
+	if err := c.Grow(burstBytes); err != nil {
+		t.Fatalf("a body of max_body_bytes did not fit the decompressed-bytes budget: %v", err)
 	}
-	d.Give(burstBytes)
+	c.Release()
 	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the release after the inflate burst", func() bool {
 		return d.burst.Freer.Released() == 1
 	})
