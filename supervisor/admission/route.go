@@ -30,7 +30,7 @@ func Route(c *config.Config, h *fasthttp.RequestHeader, path string) (r Refusal,
 		if route.Model != "" && !c.ServesModel(route.Model) {
 			return Refusal{Status: route.NotServedStatus(), Msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
 		}
-		if msg := route.VersionError(); msg != "" {
+		if _, msg := route.PickServed(c.ServedNames(route.Model), nil); route.Model != "" && msg != "" {
 			return Refusal{Status: route.NotServedStatus(), Msg: msg}, route, false
 		}
 		want, proxied = route.Method(), true

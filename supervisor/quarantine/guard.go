@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -207,6 +208,10 @@ type Options struct {
 	// quarantine ends with the weights it was struck on. Nil, or "": none,
 	// as for a model not configured.
 	ModelIdentity func(model string) string
+	// ServedName is the served name (internal/v2 versions.go) a route of
+	// a model asks for, the model part of its keys (key.go): each version
+	// is quarantined on its own. Nil: the route's model.
+	ServedName func(v2.Route) string
 }
 
 // Guard is the poison quarantine around the forward path (Around), told

@@ -46,7 +46,7 @@ func (g *Guard) Key(ctx *fasthttp.RequestCtx) poison.Key {
 func (g *Guard) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 	body, release := g.inflated(ctx)
 	defer release()
-	model := keyModel(ctx)
+	model := g.keyModel(ctx)
 	id := g.modelIdentity(model)
 	req, err := g.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
@@ -60,7 +60,7 @@ func (g *Guard) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
 // fallback past its rate, which screen checks as well.
 func (g *Guard) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
-	model := keyModel(ctx)
+	model := g.keyModel(ctx)
 	return g.q.KeyOf(model, g.modelIdentity(model), ctx.Request.Body())
 }
 
@@ -77,9 +77,15 @@ func (g *Guard) modelIdentity(model string) string {
 // (/v2/models/{m}/infer, /v2/models/{m}/versions/{v}/infer), and a key
 // of the path would let a client dodge a quarantine by its spelling.
 // The front routes only paths ParseRoute reads; another path keys as is.
-func keyModel(ctx *fasthttp.RequestCtx) string {
+// The model is the version served (Options.ServedName): a body that
+// crashes version 2 is not refused to version 1, and /versions/{v} and
+// the unversioned route that resolves to v key alike.
+func (g *Guard) keyModel(ctx *fasthttp.RequestCtx) string {
 	path := string(ctx.Path())
 	if r, ok := v2.ParseRoute(path); ok {
+		if g.o.ServedName != nil && r.Model != "" {
+			return g.o.ServedName(r)
+		}
 		return r.Model
 	}
 	return path
