@@ -107,6 +107,10 @@ type Config struct {
 	Planned *affinity.Placement `yaml:"-"`
 
 	origin configOrigin
+	// versioned are the versions and policy of each model that lists
+	// versions, as written: Models has its served versions (versions.go),
+	// YAML writes them back as written.
+	versioned map[string]writtenVersions
 }
 
 // ModelConfig is one served model.
@@ -406,7 +410,7 @@ func (c *Config) YAML() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(c.asWritten()); err != nil {
 		return nil, fmt.Errorf("cannot write the config as YAML: %w", err)
 	}
 	if err := enc.Close(); err != nil {

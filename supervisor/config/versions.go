@@ -221,6 +221,12 @@ func (c *Config) expandVersions() {
 	if len(out) == len(c.Models) && len(pathField) == 0 {
 		return
 	}
+	c.versioned = map[string]writtenVersions{}
+	for _, m := range c.Models {
+		if len(m.Versions) > 0 {
+			c.versioned[m.Name] = writtenVersions{m.Versions, m.VersionPolicy}
+		}
+	}
 	lines := c.origin.lines
 	if lines != nil {
 		moved := map[string]int{}
@@ -273,4 +279,35 @@ func (c *Config) ModelNames() []string {
 		}
 	}
 	return out
+}
+
+// writtenVersions are a model's versions and version_policy as written.
+type writtenVersions struct {
+	versions []ModelVersion
+	policy   *VersionPolicy
+}
+
+// asWritten is c with each model that lists versions written back as one
+// model with its versions list and policy (the settings of its first
+// version served), so that YAML writes a config ParseConfig reads back.
+func (c *Config) asWritten() *Config {
+	if len(c.versioned) == 0 {
+		return c
+	}
+	out := *c
+	out.Models = nil
+	done := map[string]bool{}
+	for _, m := range c.Models {
+		name, _ := v2.SplitServedName(m.Name)
+		w, ok := c.versioned[name]
+		switch {
+		case !ok || !v2.IsVersioned(m.Name):
+			out.Models = append(out.Models, m)
+		case !done[name]:
+			done[name] = true
+			m.Name, m.Path, m.Versions, m.VersionPolicy = name, "", w.versions, w.policy
+			out.Models = append(out.Models, m)
+		}
+	}
+	return &out
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,24 @@ func TestConfigVersionPolicies(t *testing.T) {
 		if got := c.Models[i].Path + " " + c.Where("models["+string(rune('0'+i))+"].path"); got != want {
 			t.Errorf("models[%d]: %q, want %q", i, got, want)
 		}
+	}
+}
+
+// TestConfigVersionsYAML: the effective config (`supervisor check`)
+// writes a versioned model as written, one model with its versions and
+// policy, which ParseConfig reads back to the same served models.
+func TestConfigVersionsYAML(t *testing.T) {
+	c := mustParseConfig(t, versionsYAML+"    version_policy: {specific: {versions: [1, 3]}}\n", "v.yaml")
+	out, err := c.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "mlp@") || !strings.Contains(string(out), "version_policy:") {
+		t.Fatalf("YAML writes the served names, or no policy:\n%s", out)
+	}
+	back := mustParseConfig(t, string(out), "out.yaml")
+	if got, want := back.ServedNames("mlp"), c.ServedNames("mlp"); !slices.Equal(got, want) || back.Models[2].Path != "v3.onnx" {
+		t.Errorf("read back: %v %q, want %v", got, back.Models[2].Path, want)
 	}
 }
 
