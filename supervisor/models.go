@@ -103,11 +103,22 @@ func (m *Master) servedName(r v2.Route) string {
 	}
 	var ready func(string) bool
 	if r.Version == "" {
-		states := map[string]bool{}
-		for _, st := range m.modelStates() {
-			states[st.Name] = st.Ready
+		// Ready as modelStates says: a serving infer worker serves it.
+		var reports []map[string]string
+		for _, s := range m.infer.list() {
+			if p := s.Serving(); p != nil {
+				un, _ := p.Models()
+				reports = append(reports, un)
+			}
 		}
-		ready = func(s string) bool { return states[s] }
+		ready = func(name string) bool {
+			for _, un := range reports {
+				if _, down := un[name]; !down {
+					return true
+				}
+			}
+			return false
+		}
 	}
 	if name, _ := r.PickServed(served, ready); name != "" {
 		return name

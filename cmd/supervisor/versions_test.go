@@ -270,3 +270,39 @@ func TestModelVersionReload(t *testing.T) {
 		t.Errorf("version 3 answered as %s", version)
 	}
 }
+
+// TestModelVersionUnavailable: version 2's file is no ONNX model, so it
+// fails to load while version 1 serves (model isolation): a request
+// naming no version goes to version 1, the highest ready one; version 2
+// answers 503 with its reason; metadata lists version 1 only; the index
+// has version 2 UNAVAILABLE and version 1 READY.
+func TestModelVersionUnavailable(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	writeBytes(t, files[2], []byte("not an ONNX model"))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
+	x := seq(16, 0.5)
+	if name, version, y := versionAnswer(t, in, "/v2/models/vm/infer", x); name != "vm" || version != "1" || !near(y, onnxmodel.NewMLPWeights(1).Forward(x)) {
+		t.Errorf("unversioned answered %s version %s, want vm version 1 with MLP(1)'s answer", name, version)
+	}
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", x), nil); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), `model \"vm\" version 2 is unavailable`) {
+		t.Errorf("version 2: %d %s, want 503 naming the version", code, body)
+	}
+	code, body, _ := in.get("/v2/models/vm")
+	if code != http.StatusOK || !strings.Contains(string(body), `"versions":["1"]`) {
+		t.Errorf("metadata: %d %s, want versions [1]", code, body)
+	}
+	idx := map[string]indexEntry{}
+	_, b, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatalf("index: %s", b)
+	}
+	for _, e := range entries {
+		idx[e.Name+"/"+e.Version] = e
+	}
+	if idx["vm/1"].State != "READY" || idx["vm/2"].State != "UNAVAILABLE" || idx["vm/2"].Reason == "" {
+		t.Errorf("index %+v, want vm 1 READY, vm 2 UNAVAILABLE with its reason", entries)
+	}
+}
