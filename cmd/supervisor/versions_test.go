@@ -306,3 +306,40 @@ func TestModelVersionUnavailable(t *testing.T) {
 		t.Errorf("index %+v, want vm 1 READY, vm 2 UNAVAILABLE with its reason", entries)
 	}
 }
+
+// TestModelVersionsRepositoryAPI: with model_control explicit, startup_models
+// names the model (not a version), unload takes every version of it (their
+// routes 404, the index lists each unloaded) and load brings them back,
+// an override naming the model applied to each.
+func TestModelVersionsRepositoryAPI(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}"), extra: "model_control: explicit\nstartup_models: [fixed, vm]\n"})
+	x := seq(16, 1)
+	if code, msg := repoCall(t, in, "/v2/repository/models/vm/unload", ""); code != http.StatusOK {
+		t.Fatalf("unload vm = %d %s", code, msg)
+	}
+	for _, path := range []string{"/v2/models/vm/infer", "/v2/models/vm/versions/1/infer", "/v2/models/vm/versions/2/infer"} {
+		if code, body, _ := in.post(path, cacheBody(t, "", x), nil); code != http.StatusNotFound {
+			t.Errorf("%s after the unload: %d %s, want 404", path, code, body)
+		}
+	}
+	_, b, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if json.Unmarshal(b, &entries) != nil || !slices.Equal(entries, []indexEntry{{"fixed", "1", "READY", ""},
+		{"vm", "1", "UNAVAILABLE", "unloaded"}, {"vm", "2", "UNAVAILABLE", "unloaded"}}) {
+		t.Errorf("index after the unload: %s", b)
+	}
+	override := `{"parameters":{"config":"{\"name\":\"vm\",\"max_batch_size\":4}"}}`
+	if code, msg := repoCall(t, in, "/v2/repository/models/vm/load", override); code != http.StatusOK {
+		t.Fatalf("load vm = %d %s", code, msg)
+	}
+	for version, seed := range map[string]uint64{"1": 1, "2": 2} {
+		if _, got, y := versionAnswer(t, in, "/v2/models/vm/versions/"+version+"/infer", x); got != version || !near(y, onnxmodel.NewMLPWeights(seed).Forward(x)) {
+			t.Errorf("version %s after the load answered as %s", version, got)
+		}
+		if !logHasLine(in, `"model":"vm@`+version+`"`, `"batching":{"max_batch_size":4,`) {
+			t.Errorf("version %s was not loaded with the override's max_batch_size", version)
+		}
+	}
+}
