@@ -248,7 +248,11 @@ func TestModelVersionReload(t *testing.T) {
 		}
 	}
 	pollUntil(t, 30*time.Second, "version 1 answers under load", func() bool { return ok.Load() >= 20 })
+	pidsBefore := inferPIDs(in)
 	reload(versionsItem(files, []int{1, 2, 3}, "{all: {}}"))
+	// Every infer worker serves every version: a change of the set
+	// replaces them (surge-first, docs/models.md#model-versions).
+	t.Logf("infer worker pids %v before adding version 3, %v after", pidsBefore, inferPIDs(in))
 	before := ok.Load()
 	pollUntil(t, 30*time.Second, "version 1 answers after the first reload", func() bool { return ok.Load() >= before+20 })
 	if _, version, y := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 2)); version != "3" || !near(y, onnxmodel.NewMLPWeights(3).Forward(seq(16, 2))) {
@@ -342,4 +346,15 @@ func TestModelVersionsRepositoryAPI(t *testing.T) {
 			t.Errorf("version %s was not loaded with the override's max_batch_size", version)
 		}
 	}
+}
+
+// inferPIDs are the pids of in's infer workers.
+func inferPIDs(in *instance) []int {
+	var pids []int
+	for _, w := range in.status().Workers {
+		if w.Role == "infer" {
+			pids = append(pids, w.PID)
+		}
+	}
+	return pids
 }

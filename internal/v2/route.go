@@ -32,7 +32,7 @@ func (r Route) PickServed(served []string, ready func(string) bool) (name, msg s
 		var have []string
 		for _, s := range served {
 			_, v := SplitServedName(s)
-			if v == r.Version {
+			if CompareVersions(v, r.Version) == 0 { // as numbers: "02" is 2, as Triton reads it
 				return s, ""
 			}
 			have = append(have, v)

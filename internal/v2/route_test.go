@@ -56,13 +56,14 @@ func TestPickServed(t *testing.T) {
 		{"/v2/models/mlp/ready", func(string) bool { return false }, "mlp@10"},
 		{"/v2/models/mlp/versions/2/infer", func(string) bool { return false }, "mlp@2"},
 		{"/v2/models/mlp/versions/9", allReady, "mlp@9"},
+		{"/v2/models/mlp/versions/02/infer", allReady, "mlp@2"}, // a number, as Triton parses it
 	} {
 		r, _ := ParseRoute(c.path)
 		if got, msg := r.PickServed(served, c.ready); got != c.want || msg != "" {
 			t.Errorf("%s: PickServed = %q, %q; want %q", c.path, got, msg, c.want)
 		}
 	}
-	for _, path := range []string{"/v2/models/mlp/versions/1", "/v2/models/mlp/versions/x/stats", "/v2/models/mlp/versions/02/infer"} {
+	for _, path := range []string{"/v2/models/mlp/versions/1", "/v2/models/mlp/versions/x/stats", "/v2/models/mlp/versions/2x/infer"} {
 		r, _ := ParseRoute(path)
 		got, msg := r.PickServed(served, allReady)
 		if got != "" || !strings.Contains(msg, `"mlp"`) || !strings.Contains(msg, `"`+r.Version+`"`) || !strings.Contains(msg, "2, 10, 9") {
