@@ -122,7 +122,7 @@ type ModelConfig struct {
 	// master's working directory (under systemd, WorkingDirectory=, which
 	// defaults to /), so prefer absolute paths in production. Empty with
 	// Versions.
-	Path string `yaml:"path"`
+	Path string `yaml:"path,omitempty"`
 	// Versions are the model's versions, each its own file, instead of
 	// Path; VersionPolicy picks those served (nil: the latest one). See
 	// versions.go. ParseConfig replaces such a model by one entry per
