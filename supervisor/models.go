@@ -94,7 +94,11 @@ func (m *Master) modelIdentity(model string) string {
 // model's versions is read only when it serves more than one and the
 // route names none.
 func (m *Master) servedName(r v2.Route) string {
-	served := m.cfg().ServedNames(r.Model)
+	cfg := m.cfg()
+	if !cfg.HasVersions() { // every model one file: the hot path
+		return r.Model
+	}
+	served := cfg.ServedNames(r.Model)
 	switch {
 	case len(served) == 1 && r.Version == "":
 		return served[0]

@@ -267,6 +267,9 @@ func (c *Config) ServedNames(name string) []string {
 	return out
 }
 
+// HasVersions reports whether a model of c lists versions.
+func (c *Config) HasVersions() bool { return len(c.versioned) > 0 }
+
 // ModelNames are the names of the models c serves, each once (a model's
 // versions under its one name), in c's order.
 func (c *Config) ModelNames() []string {
