@@ -3,6 +3,8 @@ package repository
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -176,21 +178,12 @@ func (r *API) repositoryModel(name string) (mc config.ModelConfig, status int, m
 // failedModel is why a version of model name failed to load in res, the
 // first such version's reason (FailedModels is by served name).
 func failedModel(res control.OpResult, name string) (reason string, failed bool) {
-	for _, s := range sortedKeys(res.FailedModels) {
+	for _, s := range slices.Sorted(maps.Keys(res.FailedModels)) {
 		if model, _ := v2.SplitServedName(s); model == name {
 			return res.FailedModels[s], true
 		}
 	}
 	return "", false
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // repoOutcome is how a load or unload ended: the reload's result, whether
