@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-
 	"slices"
 	"strconv"
 	"strings"
