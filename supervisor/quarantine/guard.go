@@ -138,7 +138,8 @@ import (
 // name (v2.WriteRequestKey, the one key the response cache starts from
 // too), not the route's form nor the requested outputs. So the same
 // tensors sent gzip'd or deflated at any level, as JSON (with any
-// whitespace or number spelling) or binary, to /versions/1 or not,
+// whitespace or number spelling) or binary, to /versions/{v} or to the
+// unversioned route that resolves to v,
 // asking for any output or classification, are one body: a client or
 // retrying library that varies any of these is quarantined all the
 // same. The alternative, keying on the response

@@ -20,12 +20,14 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // Key is the quarantine key of the request in ctx: what reaches
 // the model, not the bytes as sent nor how it was asked (guard.go). The
 // body is decompressed (Content-Encoding), then decoded as a V2 infer
-// request; the key is v2.WriteRequestKey's: the model's name (whatever
-// form the route takes: /versions/{v} names the same model) and each
+// request; the key is v2.WriteRequestKey's: the served name of the
+// version it goes to (whatever form the route takes: /versions/{v}, or
+// none for the highest ready version; Options.ServedName) and each
 // input's name, datatype, shape and tensor bytes. Not the requested
 // outputs nor their parameters: the same tensors crash the model whatever
 // output is asked for, so a quarantined body resent with another output
-// or classification, or to /versions/1, is refused as it was (the
+// or classification, or to the same version by another route, is refused
+// as it was, while another version of the model is still sent it (the
 // response cache adds the outputs to the same key, worker/prep cache.go,
 // for there they change the answer). A body that does not decode that
 // way (an image body, a malformed or oversized one) is keyed by the model
