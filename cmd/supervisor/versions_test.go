@@ -183,6 +183,15 @@ func TestModelVersions(t *testing.T) {
 	if err != nil || !slices.Equal(md.Versions, []string{"2", "3"}) {
 		t.Errorf("ModelMetadata: %v %v, want versions 2, 3", md, err)
 	}
+	for version, want := range map[string]bool{"1": false, "2": true, "": true} {
+		if r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "vm", Version: version}); err != nil || r.Ready != want {
+			t.Errorf("ModelReady version %q: %v %v, want ready %v", version, r, err, want)
+		}
+	}
+	gst, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "vm", Version: "2"})
+	if err != nil || len(gst.ModelStats) != 1 || gst.ModelStats[0].Name != "vm" || gst.ModelStats[0].Version != "2" {
+		t.Errorf("ModelStatistics version 2: %v %v, want its entry alone", gst, err)
+	}
 }
 
 func fp32Values(b []byte) []float32 {
