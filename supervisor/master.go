@@ -157,7 +157,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.conf.Store(m.repo.Start(cfg))
 	m.logs = &logLevels{m: m}
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Log: log,
-		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity})
+		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity, ServedName: m.servedName})
 	m.generation.Store(generationFromEnv())
 	return m
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
 )
@@ -84,4 +85,47 @@ func (m *Master) modelIdentity(model string) string {
 		}
 	}
 	return ""
+}
+
+// servedName is the served name a route of a model asks for
+// (v2.Route.PickServed): the version it names, or the model's highest
+// ready version; the route's own spelling for a version not served (the
+// front refuses those before any key is made). The readiness of a
+// model's versions is read only when it serves more than one and the
+// route names none.
+func (m *Master) servedName(r v2.Route) string {
+	cfg := m.cfg()
+	if !cfg.HasVersions() { // every model one file: the hot path
+		return r.Model
+	}
+	served := cfg.ServedNames(r.Model)
+	switch {
+	case len(served) == 1 && r.Version == "":
+		return served[0]
+	case len(served) == 0:
+		return v2.ServedName(r.Model, r.Version)
+	}
+	var ready func(string) bool
+	if r.Version == "" {
+		// Ready as modelStates says: a serving infer worker serves it.
+		var reports []map[string]string
+		for _, s := range m.infer.list() {
+			if p := s.Serving(); p != nil {
+				un, _ := p.Models()
+				reports = append(reports, un)
+			}
+		}
+		ready = func(name string) bool {
+			for _, un := range reports {
+				if _, down := un[name]; !down {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if name, _ := r.PickServed(served, ready); name != "" {
+		return name
+	}
+	return v2.ServedName(r.Model, r.Version)
 }

@@ -13,7 +13,8 @@ type KeyWriter interface {
 }
 
 // WriteRequestKey writes the one key of an inference request: the model
-// it is for (its name) and what that model receives of its inputs: their
+// it is for (its served name: a model's versions have one each, so no
+// version's key is another's; versions.go) and what that model receives of its inputs: their
 // count, and each one's name, datatype, shape and bytes. A JSON request
 // and a binary one with the same tensors write the same fields.
 //
@@ -22,7 +23,7 @@ type KeyWriter interface {
 // cache's keys start their request part with it (worker/prep cache.go),
 // adding the requested outputs, which change the answer. So nothing that
 // does not reach the model makes another quarantine key: not the route's
-// form (/versions/1), the requested outputs or their classification, the
+// form (/versions/{v} or none, for the same version), the requested outputs or their classification, the
 // encoding, the id. The count is never negative, so a key that writes -1
 // in its place (a raw body's, poison.Quarantine.KeyOf) differs from every
 // one of these. The response cache's keys depend on this sequence:

@@ -2,7 +2,7 @@ package v2
 
 import "github.com/supervisor-dev/supervisor/internal/tensor"
 
-// modelVersion is the only version a model has here: one file, one version.
+// modelVersion is the version of a model of one file (versions.go).
 const modelVersion = "1"
 
 // AppendModelMetadata appends the V2 model metadata response:
@@ -11,10 +11,29 @@ const modelVersion = "1"
 // file's content identity is known (md.Identity): which weights answer,
 // whatever the file's name or times. Dynamic dimensions are written as
 // -1.
+//
+// md.Name is the served name (versions.go): "name" is the model's name,
+// "versions" the one version it names.
 func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
+	_, version := SplitServedName(md.Name)
+	return AppendModelMetadataVersions(dst, md, []string{version})
+}
+
+// AppendModelMetadataVersions is AppendModelMetadata listing versions in
+// "versions": Triton lists every ready version of a model asked without
+// a version, and the one asked for otherwise.
+func AppendModelMetadataVersions(dst []byte, md *tensor.Metadata, versions []string) []byte {
+	name, _ := SplitServedName(md.Name)
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, md.Name)
-	dst = append(dst, `,"versions":["`+modelVersion+`"],"platform":`...)
+	dst = appendString(dst, name)
+	dst = append(dst, `,"versions":[`...)
+	for i, v := range versions {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, v)
+	}
+	dst = append(dst, `],"platform":`...)
 	dst = appendString(dst, md.Platform)
 	dst = append(dst, `,"inputs":`...)
 	dst = appendSpecs(dst, md.Inputs)

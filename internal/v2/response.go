@@ -9,8 +9,10 @@ import (
 )
 
 // AppendInferResponse appends the V2 infer response
-// {"model_name":..,"model_version":"1","id":..,"outputs":[{"name","datatype","shape","data":[...]}]}
-// to dst. "id" is left out when the request had none.
+// {"model_name":..,"model_version":..,"id":..,"outputs":[{"name","datatype","shape","data":[...]}]}
+// to dst, model being the served name (versions.go: "mlp@2" answers
+// model_name "mlp", model_version "2"). "id" is left out when the request
+// had none.
 //
 // When req lists outputs, only those are written (in the order of
 // outputs); otherwise all are. An output flagged binary (its
@@ -25,9 +27,11 @@ import (
 // as the same float32.
 func AppendInferResponse(dst []byte, model string, req *InferRequest, outputs []tensor.Tensor) (out []byte, headerLen int) {
 	start := len(dst)
+	name, version := SplitServedName(model)
 	dst = append(dst, `{"model_name":`...)
-	dst = appendString(dst, model)
-	dst = append(dst, `,"model_version":"`+modelVersion+`"`...)
+	dst = appendString(dst, name)
+	dst = append(dst, `,"model_version":`...)
+	dst = appendString(dst, version)
 	if req != nil && req.ID != "" {
 		dst = append(dst, `,"id":`...)
 		dst = appendString(dst, req.ID)

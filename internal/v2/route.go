@@ -18,15 +18,41 @@ type Route struct {
 	Version string
 }
 
-// VersionError is the 404 message for a route that names a version the
-// model does not have ("" when it names none or the one it has, "1": one
-// file, one version), as Triton answers a version it does not serve
-// rather than the model's only one.
-func (r Route) VersionError() string {
-	if r.Version == "" || r.Version == modelVersion {
-		return ""
+// PickServed is the served name (versions.go) of the version r asks for
+// among served, the served names of r.Model (one file: [name]; a versions
+// list: name@v for each version served), ready saying which serve now.
+// A route that names a version gets that one; one that names none gets
+// the highest ready version, Triton's rule (the highest of all when none
+// is ready, so that its answer says why). msg is the message for a
+// version r.Model does not serve ("" when one is picked), to answer with
+// NotServedStatus, as Triton answers a version it does not serve rather
+// than another.
+func (r Route) PickServed(served []string, ready func(string) bool) (name, msg string) {
+	if r.Version != "" {
+		var have []string
+		for _, s := range served {
+			_, v := SplitServedName(s)
+			if CompareVersions(v, r.Version) == 0 { // as numbers: "02" is 2, as Triton reads it
+				return s, ""
+			}
+			have = append(have, v)
+		}
+		return "", fmt.Sprintf("model %q has no version %q: it serves version %s (or name no version for the highest ready one)",
+			r.Model, r.Version, strings.Join(have, ", "))
 	}
-	return fmt.Sprintf("model %q has no version %q: it serves version %s only (or name no version)", r.Model, r.Version, modelVersion)
+	best, bestReady := "", false
+	for _, s := range served {
+		ok := ready == nil || ready(s)
+		if best == "" || (ok && !bestReady) || (ok == bestReady && CompareVersions(versionOf(s), versionOf(best)) > 0) {
+			best, bestReady = s, ok
+		}
+	}
+	return best, ""
+}
+
+func versionOf(served string) string {
+	_, v := SplitServedName(served)
+	return v
 }
 
 // NotServedStatus is the status for a route naming a model (or a version)

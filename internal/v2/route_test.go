@@ -39,24 +39,41 @@ func TestParseRoute(t *testing.T) {
 	}
 }
 
-// TestVersionError: a route naming no version or version 1 is served; any
-// other version is refused (Triton's 404), naming the model, the version
-// asked and the one served.
-func TestVersionError(t *testing.T) {
-	for path, refused := range map[string]bool{
-		"/v2/models/mlp":                  false,
-		"/v2/models/mlp/versions/1/ready": false,
-		"/v2/models/mlp/versions/2":       true,
-		"/v2/models/mlp/versions/0/infer": true,
-		"/v2/models/mlp/versions/x/stats": true,
+// TestPickServed: a route naming a version gets it, or a 404 message
+// naming the model, the version asked and those served; a route naming
+// none gets the highest ready version (numerically: 10 after 9), the
+// highest of all when none is ready; a model of one file is version 1.
+func TestPickServed(t *testing.T) {
+	served := []string{"mlp@2", "mlp@10", "mlp@9"}
+	allReady := func(string) bool { return true }
+	for _, c := range []struct {
+		path  string
+		ready func(string) bool
+		want  string
+	}{
+		{"/v2/models/mlp", allReady, "mlp@10"},
+		{"/v2/models/mlp/infer", func(s string) bool { return s != "mlp@10" }, "mlp@9"},
+		{"/v2/models/mlp/ready", func(string) bool { return false }, "mlp@10"},
+		{"/v2/models/mlp/versions/2/infer", func(string) bool { return false }, "mlp@2"},
+		{"/v2/models/mlp/versions/9", allReady, "mlp@9"},
+		{"/v2/models/mlp/versions/02/infer", allReady, "mlp@2"}, // a number, as Triton parses it
 	} {
-		r, _ := ParseRoute(path)
-		msg := r.VersionError()
-		if (msg != "") != refused {
-			t.Errorf("%s: VersionError = %q, want refused %v", path, msg, refused)
+		r, _ := ParseRoute(c.path)
+		if got, msg := r.PickServed(served, c.ready); got != c.want || msg != "" {
+			t.Errorf("%s: PickServed = %q, %q; want %q", c.path, got, msg, c.want)
 		}
-		if refused && (!strings.Contains(msg, `"mlp"`) || !strings.Contains(msg, `"`+r.Version+`"`) || !strings.Contains(msg, "version 1")) {
-			t.Errorf("%s: VersionError = %q, want the model, the version asked and the one served", path, msg)
+	}
+	for _, path := range []string{"/v2/models/mlp/versions/1", "/v2/models/mlp/versions/x/stats", "/v2/models/mlp/versions/2x/infer"} {
+		r, _ := ParseRoute(path)
+		got, msg := r.PickServed(served, allReady)
+		if got != "" || !strings.Contains(msg, `"mlp"`) || !strings.Contains(msg, `"`+r.Version+`"`) || !strings.Contains(msg, "2, 10, 9") {
+			t.Errorf("%s: PickServed = %q, %q; want refused naming the model, the version asked and those served", path, got, msg)
+		}
+	}
+	for path, want := range map[string]string{"/v2/models/one": "one", "/v2/models/one/versions/1/infer": "one", "/v2/models/one/versions/2": ""} {
+		r, _ := ParseRoute(path)
+		if got, _ := r.PickServed([]string{"one"}, allReady); got != want {
+			t.Errorf("%s: PickServed = %q, want %q (one file is version 1)", path, got, want)
 		}
 	}
 }

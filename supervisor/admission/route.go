@@ -30,8 +30,10 @@ func Route(c *config.Config, h *fasthttp.RequestHeader, path string) (r Refusal,
 		if route.Model != "" && !c.ServesModel(route.Model) {
 			return Refusal{Status: route.NotServedStatus(), Msg: fmt.Sprintf("unknown model %q", route.Model)}, route, false
 		}
-		if msg := route.VersionError(); msg != "" {
-			return Refusal{Status: route.NotServedStatus(), Msg: msg}, route, false
+		if route.Version != "" && route.Model != "" { // a version the model may not serve
+			if _, msg := route.PickServed(c.ServedNames(route.Model), nil); msg != "" {
+				return Refusal{Status: route.NotServedStatus(), Msg: msg}, route, false
+			}
 		}
 		want, proxied = route.Method(), true
 	}

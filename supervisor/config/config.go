@@ -19,6 +19,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
 // Config is the master's configuration: what it listens on, which models it
@@ -106,6 +107,10 @@ type Config struct {
 	Planned *affinity.Placement `yaml:"-"`
 
 	origin configOrigin
+	// versioned are the versions and policy of each model that lists
+	// versions, as written: Models has its served versions (versions.go),
+	// YAML writes them back as written.
+	versioned map[string]writtenVersions
 }
 
 // ModelConfig is one served model.
@@ -115,8 +120,15 @@ type ModelConfig struct {
 	Name string `yaml:"name"`
 	// Path is the .onnx file. A relative path is resolved against the
 	// master's working directory (under systemd, WorkingDirectory=, which
-	// defaults to /), so prefer absolute paths in production.
-	Path string `yaml:"path"`
+	// defaults to /), so prefer absolute paths in production. Empty with
+	// Versions.
+	Path string `yaml:"path,omitempty"`
+	// Versions are the model's versions, each its own file, instead of
+	// Path; VersionPolicy picks those served (nil: the latest one). See
+	// versions.go. ParseConfig replaces such a model by one entry per
+	// version served, so that neither is set in a parsed Config.
+	Versions      []ModelVersion `yaml:"versions,omitempty"`
+	VersionPolicy *VersionPolicy `yaml:"version_policy,omitempty"`
 	// Batching is the model's dynamic batcher; nil means DefaultBatching.
 	Batching *BatchingConfig `yaml:"batching,omitempty"`
 	// Preprocess says what clients send: the input tensors (nil, or kind
@@ -331,6 +343,7 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, joinSorted(errs)
 	}
+	c.expandVersions() // versions.go
 	return c, nil
 }
 
@@ -379,10 +392,11 @@ func (c *Config) StopBound() time.Duration {
 	return c.DrainGrace.Duration + 2*c.ShutdownTimeout.Duration
 }
 
-// ServesModel reports whether a model of that name is configured.
+// ServesModel reports whether a model of that name is configured (any
+// of its versions: versions.go).
 func (c *Config) ServesModel(name string) bool {
 	for _, mc := range c.Models {
-		if mc.Name == name {
+		if model, _ := v2.SplitServedName(mc.Name); model == name {
 			return true
 		}
 	}
@@ -396,7 +410,7 @@ func (c *Config) YAML() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(c.asWritten()); err != nil {
 		return nil, fmt.Errorf("cannot write the config as YAML: %w", err)
 	}
 	if err := enc.Close(); err != nil {

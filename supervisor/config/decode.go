@@ -147,6 +147,8 @@ func (d *configDecoder) models(n *yaml.Node, field string, c *Config) {
 		d.mapping(item, itemField, []configKey{
 			{"name", d.str(&m.Name)},
 			{"path", d.str(&m.Path)},
+			{"versions", d.versions(&m.Versions)},
+			{"version_policy", d.versionPolicy(&m.VersionPolicy)},
 			{"batching", d.batching(&m.Batching)},
 			{"preprocess", d.preprocess(&m.Preprocess)},
 			{"postprocess", d.postprocess(&m.Postprocess)},

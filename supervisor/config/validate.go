@@ -325,9 +325,10 @@ func (v *configValidator) models(models []ModelConfig) {
 				first[m.Name] = i
 			}
 		}
-		if m.Path == "" {
+		if m.Path == "" && len(m.Versions) == 0 {
 			v.errorf(field+".path", "is empty (give the path of the model's .onnx file)")
 		}
+		v.modelVersions(field, m) // versions.go
 		v.batching(field+".batching", m.Batching)
 		v.providers(field+".providers", m.Providers)
 		v.outputBinding(field+".output_binding", m.OutputBinding, true)

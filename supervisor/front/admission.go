@@ -131,6 +131,9 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	var route v2.Route
 	v.Refusal, route, v.proxied = admission.Route(c, h, path)
 	v.model = route.Model
+	if f.opts.ServedName != nil && route.Model != "" {
+		v.model = f.opts.ServedName(route) // a version's own quarantine
+	}
 	if v.Status != 0 {
 		return v
 	}

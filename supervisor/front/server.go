@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/osmem"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -62,6 +63,11 @@ type Options struct {
 	// from (internal/modelid), part of its quarantine keys
 	// (quarantine.Options). Nil, or "": none.
 	ModelIdentity func(model string) string
+	// ServedName is the served name (internal/v2 versions.go) a route of
+	// a model asks for: the version it names, or the highest ready one;
+	// the model the quarantine keys and counts a request under. Nil: the
+	// route's model.
+	ServedName func(v2.Route) string
 }
 
 // Front is the public listener's server: admission, body reading and its
@@ -97,7 +103,7 @@ func New(b Backend, p Proxy, opts Options) *Front {
 	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
 	f.adm = admission.New(f.cfg, opts.Log)
 	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: f.adm.Bodies, Log: opts.Log,
-		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity})
+		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity, ServedName: opts.ServedName})
 	return f
 }
 

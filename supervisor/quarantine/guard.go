@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -137,7 +138,8 @@ import (
 // name (v2.WriteRequestKey, the one key the response cache starts from
 // too), not the route's form nor the requested outputs. So the same
 // tensors sent gzip'd or deflated at any level, as JSON (with any
-// whitespace or number spelling) or binary, to /versions/1 or not,
+// whitespace or number spelling) or binary, to /versions/{v} or to the
+// unversioned route that resolves to v,
 // asking for any output or classification, are one body: a client or
 // retrying library that varies any of these is quarantined all the
 // same. The alternative, keying on the response
@@ -207,6 +209,10 @@ type Options struct {
 	// quarantine ends with the weights it was struck on. Nil, or "": none,
 	// as for a model not configured.
 	ModelIdentity func(model string) string
+	// ServedName is the served name (internal/v2 versions.go) a route of
+	// a model asks for, the model part of its keys (key.go): each version
+	// is quarantined on its own. Nil: the route's model.
+	ServedName func(v2.Route) string
 }
 
 // Guard is the poison quarantine around the forward path (Around), told

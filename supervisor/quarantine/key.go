@@ -19,12 +19,14 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // Key is the quarantine key of the request in ctx: what reaches
 // the model, not the bytes as sent nor how it was asked (guard.go). The
 // body is decompressed (Content-Encoding), then decoded as a V2 infer
-// request; the key is v2.WriteRequestKey's: the model's name (whatever
-// form the route takes: /versions/{v} names the same model) and each
+// request; the key is v2.WriteRequestKey's: the served name of the
+// version it goes to (whatever form the route takes: /versions/{v}, or
+// none for the highest ready version; Options.ServedName) and each
 // input's name, datatype, shape and tensor bytes. Not the requested
 // outputs nor their parameters: the same tensors crash the model whatever
 // output is asked for, so a quarantined body resent with another output
-// or classification, or to /versions/1, is refused as it was (the
+// or classification, or to the same version by another route, is refused
+// as it was, while another version of the model is still sent it (the
 // response cache adds the outputs to the same key, worker/prep cache.go,
 // for there they change the answer). A body that does not decode that
 // way (an image body, a malformed or oversized one) is keyed by the model
@@ -45,7 +47,7 @@ func (g *Guard) Key(ctx *fasthttp.RequestCtx) poison.Key {
 func (g *Guard) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 	body, release := g.inflated(ctx)
 	defer release()
-	model := keyModel(ctx)
+	model := g.keyModel(ctx)
 	id := g.modelIdentity(model)
 	req, err := g.decodeCharged(body, headerLen(&ctx.Request.Header, len(body)))
 	if err != nil {
@@ -59,7 +61,7 @@ func (g *Guard) decodedKey(ctx *fasthttp.RequestCtx) (poison.Key, int) {
 // sentKey is the key of ctx's body as sent, undecoded: abandonKey's
 // fallback past its rate, which screen checks as well.
 func (g *Guard) sentKey(ctx *fasthttp.RequestCtx) poison.Key {
-	model := keyModel(ctx)
+	model := g.keyModel(ctx)
 	return g.q.KeyOf(model, g.modelIdentity(model), ctx.Request.Body())
 }
 
@@ -76,9 +78,15 @@ func (g *Guard) modelIdentity(model string) string {
 // (/v2/models/{m}/infer, /v2/models/{m}/versions/{v}/infer), and a key
 // of the path would let a client dodge a quarantine by its spelling.
 // The front routes only paths ParseRoute reads; another path keys as is.
-func keyModel(ctx *fasthttp.RequestCtx) string {
+// The model is the version served (Options.ServedName): a body that
+// crashes version 2 is not refused to version 1, and /versions/{v} and
+// the unversioned route that resolves to v key alike.
+func (g *Guard) keyModel(ctx *fasthttp.RequestCtx) string {
 	path := string(ctx.Path())
 	if r, ok := v2.ParseRoute(path); ok {
+		if g.o.ServedName != nil && r.Model != "" {
+			return g.o.ServedName(r)
+		}
 		return r.Model
 	}
 	return path

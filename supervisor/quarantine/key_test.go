@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/poison"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
+	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -354,5 +357,37 @@ func TestPoisonKeyInflateGivesBackTheLargeCount(t *testing.T) {
 	f.Key(keyedRequest(body, "Content-Encoding", "deflate"))
 	if f.budget.InUse() != 0 || f.budget.Large() != 0 {
 		t.Errorf("after keying a deflated 3 MiB body: %d bytes in use, %d large, want 0 and 0", f.budget.InUse(), f.budget.Large())
+	}
+}
+
+// TestPoisonKeyIsPerVersion: with the master's ServedName, the same body
+// to version 1 and version 2 of a model has two keys (a body that crashes
+// v2 is still sent to v1), and a route naming no version keys as the
+// version it resolves to. Without it (the guard before versions) both
+// versions shared one key.
+func TestPoisonKeyIsPerVersion(t *testing.T) {
+	cfg := config.DefaultConfig()
+	bodies := admission.NewBodies(cfg.BodyBudgetLimit())
+	served := func(rt v2.Route) string {
+		if rt.Version == "" {
+			return "m@2" // the highest ready version
+		}
+		return v2.ServedName(rt.Model, rt.Version)
+	}
+	g := New(Options{Config: func() *config.Config { return cfg }, Budget: func() *admission.Bodies { return bodies }, Log: zerolog.Nop(), ServedName: served})
+	to := func(path string) *fasthttp.RequestCtx {
+		ctx := keyedRequest([]byte(modJSON))
+		ctx.Request.SetRequestURI(path)
+		return ctx
+	}
+	v1, v2key, none := g.Key(to("/v2/models/m/versions/1/infer")), g.Key(to("/v2/models/m/versions/2/infer")), g.Key(to("/v2/models/m/infer"))
+	if v1 == v2key {
+		t.Error("versions 1 and 2 share a poison key")
+	}
+	if none != v2key {
+		t.Error("the unversioned route does not key as the version it goes to")
+	}
+	if raw1, raw2 := g.sentKey(to("/v2/models/m/versions/1/infer")), g.sentKey(to("/v2/models/m/versions/2/infer")); raw1 == raw2 {
+		t.Error("versions 1 and 2 share a key of the body as sent")
 	}
 }

@@ -3,12 +3,15 @@ package repository
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
@@ -30,7 +33,8 @@ const (
 )
 
 // repositoryIndex lists every model of the config file, loaded or not,
-// in the file's order; {"ready": true} keeps the READY ones only. It is
+// in the file's order, one entry per version served (internal/v2
+// versions.go); {"ready": true} keeps the READY ones only. It is
 // answered in every model_control mode, as Triton does.
 func (r *API) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, string) {
 	var req struct {
@@ -47,10 +51,11 @@ func (r *API) repositoryIndex(ctx *fasthttp.RequestCtx, body []byte) (int, strin
 	busyModel, busyState := r.busy()
 	entries := []indexEntry{}
 	for _, mc := range s.file.Models {
-		e := indexEntry{Name: mc.Name, Version: "1", State: indexUnavailable}
+		name, version := v2.SplitServedName(mc.Name)
+		e := indexEntry{Name: name, Version: version, State: indexUnavailable}
 		st, isServed := served[mc.Name]
-		switch ch := s.api[mc.Name]; {
-		case mc.Name == busyModel:
+		switch ch := s.api[name]; {
+		case name == busyModel:
 			e.State = busyState
 		case ch.unloaded:
 			e.Reason = ch.reason
@@ -104,11 +109,11 @@ func (r *API) repositoryLoad(name string, body []byte) (int, string) {
 	if stopped {
 		return fasthttp.StatusServiceUnavailable, fmt.Sprintf("the master is stopping: the load of %q was cut short; a restart serves what the config file says", name)
 	}
-	if reason, failed := out.res.FailedModels[name]; failed {
+	if reason, failed := failedModel(out.res, name); failed {
 		return fasthttp.StatusBadRequest, fmt.Sprintf("failed to load %q: %s (nothing changed: the previous version keeps serving, with its config)", name, reason)
 	}
 	for _, st := range out.states {
-		if out.applied && st.Name == name && !st.Ready {
+		if model, _ := v2.SplitServedName(st.Name); out.applied && model == name && !st.Ready {
 			return fasthttp.StatusBadRequest, fmt.Sprintf("failed to load %q: %s (the other models keep serving; fix the model or unload it)", name, st.Why())
 		}
 	}
@@ -140,7 +145,7 @@ func (r *API) repositoryUnload(name string, body []byte) (int, string) {
 	if !cfg.ServesModel(name) {
 		return fasthttp.StatusOK, ""
 	}
-	if len(cfg.Models) == 1 {
+	if len(cfg.ModelNames()) == 1 {
 		return fasthttp.StatusBadRequest, fmt.Sprintf("cannot unload %q: it is the only model loaded, and the server serves at least one (load another first)", name)
 	}
 	out, stopped := r.changeRepository(name, modelChange{unloaded: true, reason: reasonUnloaded}, indexUnloading)
@@ -160,16 +165,25 @@ func (r *API) repositoryModel(name string) (mc config.ModelConfig, status int, m
 		return mc, fasthttp.StatusForbidden, "explicit model load / unload is not allowed: model_control is none (set model_control: explicit in the config file, then reload)"
 	}
 	for _, mc := range s.file.Models {
-		if mc.Name == name {
+		if model, _ := v2.SplitServedName(mc.Name); model == name {
+			mc.Name = name // an override names the model, not a version
 			return mc, 0, ""
 		}
 	}
-	names := make([]string, 0, len(s.file.Models))
-	for _, mc := range s.file.Models {
-		names = append(names, mc.Name)
-	}
+	names := s.file.ModelNames()
 	sort.Strings(names)
 	return mc, fasthttp.StatusNotFound, fmt.Sprintf("model %q is not in the config file, whose models are the repository (%s): add it there and reload", name, strings.Join(names, ", "))
+}
+
+// failedModel is why a version of model name failed to load in res, the
+// first such version's reason (FailedModels is by served name).
+func failedModel(res control.OpResult, name string) (reason string, failed bool) {
+	for _, s := range slices.Sorted(maps.Keys(res.FailedModels)) {
+		if model, _ := v2.SplitServedName(s); model == name {
+			return res.FailedModels[s], true
+		}
+	}
+	return "", false
 }
 
 // repoOutcome is how a load or unload ended: the reload's result, whether
@@ -229,7 +243,7 @@ func (r *API) runRepositoryChange(name string, ch modelChange, busy string) repo
 	r.setBusy(name, busy)
 	defer r.setBusy("", "")
 	res := r.m.Reload()
-	_, failed := res.FailedModels[name]
+	_, failed := failedModel(res, name)
 	applied := r.inForce(seq) && !failed
 	if !applied {
 		// Not stored, or the model failed to load and kept its previous

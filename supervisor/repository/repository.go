@@ -2,10 +2,12 @@ package repository
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
@@ -120,15 +122,20 @@ func (s repoState) plan(file *config.Config) *repoPlan {
 	eff := *file
 	eff.Models = nil
 	for _, mc := range file.Models {
-		p.known[mc.Name] = true
+		// The API's state is by model: a load or unload takes every
+		// version the file serves (internal/v2 versions.go).
+		name, _ := v2.SplitServedName(mc.Name)
+		p.known[name] = true
 		if !file.Explicit() {
 			eff.Models = append(eff.Models, mc)
 			continue
 		}
-		ch, ok := s.api[mc.Name]
-		if !ok && !s.known[mc.Name] && !file.LoadsAtStart(mc.Name) {
+		ch, ok := s.api[name]
+		if !ok && !s.known[name] && !file.LoadsAtStart(name) {
 			ch = modelChange{unloaded: true, reason: reasonNotStarted}
-			p.notStarted = append(p.notStarted, mc.Name)
+			if !slices.Contains(p.notStarted, name) {
+				p.notStarted = append(p.notStarted, name)
+			}
 		}
 		switch {
 		case ch.unloaded:

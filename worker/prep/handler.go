@@ -49,17 +49,14 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	}
 	if route.Model == "" { // Triton's statistics of every model
 		if h.allow(ctx, route.Method()) {
-			h.stats(ctx, "")
+			h.stats(ctx, nil)
 		}
 		return
 	}
-	name, action := route.Model, route.Action
-	m, ok := h.routes.model(name)
-	if !ok {
-		writeError(ctx, route.NotServedStatus(), fmt.Sprintf("unknown model %q", name))
-		return
-	}
-	if msg := route.VersionError(); msg != "" {
+	action := route.Action
+	rs := h.routes.cur.Load()
+	m, msg := rs.pick(route)
+	if m == nil {
 		writeError(ctx, route.NotServedStatus(), msg)
 		return
 	}
@@ -73,6 +70,11 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 	switch action {
 	case "":
 		ctx.SetContentType("application/json")
+		if route.Version == "" && v2.IsVersioned(m.md.Name) {
+			// Triton lists every ready version when asked for none.
+			ctx.SetBody(v2.AppendModelMetadataVersions(nil, &m.api, rs.readyVersions(route.Model)))
+			return
+		}
 		ctx.SetBody(m.metaJSON)
 	case "ready":
 		ctx.SetStatusCode(fasthttp.StatusOK)
@@ -89,10 +91,24 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		}
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
-		h.stats(ctx, name)
+		if route.Version != "" {
+			h.stats(ctx, []string{m.md.Name})
+		} else {
+			h.stats(ctx, rs.served[route.Model]) // every version, as Triton's
+		}
 	case "config":
 		h.config(ctx, m)
 	}
+}
+
+// describeModel names a served model in messages: `model "mlp"`, or
+// `model "mlp" version 2` for a version of a model with a versions list.
+func describeModel(served string) string {
+	name, version := v2.SplitServedName(served)
+	if !v2.IsVersioned(served) {
+		return fmt.Sprintf("model %q", name)
+	}
+	return fmt.Sprintf("model %q version %s", name, version)
 }
 
 // unavailable answers a route of a model that failed to load or warm up:
@@ -105,7 +121,7 @@ func (h *handler) unavailable(ctx *fasthttp.RequestCtx, m *model, action string)
 		writeError(ctx, fasthttp.StatusNotFound, fmt.Sprintf("no route for %q", ctx.Path()))
 		return
 	}
-	writeError(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("model %q is unavailable: %s", m.md.Name, m.unavailable))
+	writeError(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("%s is unavailable: %s", describeModel(m.md.Name), m.unavailable))
 	if action == "infer" {
 		m.counters.RequestFinished(0, worker.FailureOf(fasthttp.StatusServiceUnavailable))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -144,7 +145,8 @@ func buildModelConfig(m *model, servings []worker.Serving, queueTimeoutUS int64)
 	if len(servings) > 0 && servings[0].Batching != nil {
 		b = *servings[0].Batching
 	}
-	cfg := &modelConfig{Name: m.md.Name, Platform: "onnxruntime_onnx", Backend: "onnxruntime",
+	name, _ := v2.SplitServedName(m.md.Name)
+	cfg := &modelConfig{Name: name, Platform: "onnxruntime_onnx", Backend: "onnxruntime",
 		MaxBatchSize: b.MaxBatchSize, DefaultModelFilename: "model.onnx"}
 	cfg.VersionPolicy.Latest.NumVersions = 1
 	for _, s := range m.api.Inputs {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,54 @@ type routes struct {
 	// lb is each model's lb route, kept from one snapshot to the next so
 	// that its round-robin rotation carries on.
 	lb map[string]*lb.Route
+	// served are the served names of each model (internal/v2
+	// versions.go): [name], or name@v for each of its versions.
+	served map[string][]string
+}
+
+// pick is the model a route asks for (v2.Route.PickServed: the version it
+// names, or the highest ready one), or nil and the message to answer with
+// route.NotServedStatus.
+func (r *routes) pick(route v2.Route) (*model, string) {
+	served := r.served[route.Model]
+	if len(served) == 0 {
+		return nil, fmt.Sprintf("unknown model %q", route.Model)
+	}
+	name, msg := route.PickServed(served, func(s string) bool { return r.models[s].unavailable == "" })
+	if name == "" {
+		return nil, msg
+	}
+	return r.models[name], ""
+}
+
+// readyVersions are the versions of model that serve, lowest first.
+func (r *routes) readyVersions(model string) []string {
+	var out []string
+	for _, s := range r.served[model] {
+		if r.models[s].unavailable == "" {
+			_, v := v2.SplitServedName(s)
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, v2.CompareVersions)
+	return out
+}
+
+// servedNames groups models' served names by model name.
+func servedNames(models map[string]*model) map[string][]string {
+	out := map[string][]string{}
+	for s := range models {
+		name, _ := v2.SplitServedName(s)
+		out[name] = append(out[name], s)
+	}
+	for _, ss := range out {
+		slices.SortFunc(ss, func(a, b string) int {
+			_, va := v2.SplitServedName(a)
+			_, vb := v2.SplitServedName(b)
+			return v2.CompareVersions(va, vb)
+		})
+	}
+	return out
 }
 
 // serves reports whether the infer worker on socket serves model name.
@@ -188,7 +237,7 @@ func (r *router) update(sockets []string) {
 // replaces every worker at once.
 func (r *router) publish(views []*inferView, models map[string]*model) {
 	prev := r.cur.Load()
-	next := &routes{views: views, bySocket: make(map[string]*inferView, len(views)), models: models, lb: prev.lb}
+	next := &routes{views: views, bySocket: make(map[string]*inferView, len(views)), models: models, lb: prev.lb, served: servedNames(models)}
 	for _, v := range views {
 		next.bySocket[v.socket] = v
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 )
 
 // statsTimeout bounds one infer worker's answer to a statistics request.
@@ -25,13 +26,18 @@ type modelStats struct {
 	batch.Stats
 }
 
-// stats answers GET /v2/models/{name}/stats (every model when name is ""),
+// stats answers GET /v2/models/{name}[/versions/{v}]/stats for the served
+// names served (one per version; every model when nil),
 // Triton's statistics extension: {"model_stats": [...]}. The numbers are
 // the sum over the infer workers serving now; a worker that was replaced
 // takes its counts with it.
-func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
+func (h *handler) stats(ctx *fasthttp.RequestCtx, served []string) {
 	rs := h.routes.cur.Load()
-	sum, err := gatherStats(rs.sockets(), name)
+	ask := "" // every model's, unless one is asked for
+	if len(served) == 1 {
+		ask = served[0]
+	}
+	sum, err := gatherStats(rs.sockets(), ask)
 	if err != nil {
 		h.log.Error().Err(err).Msg("statistics")
 		writeError(ctx, fasthttp.StatusBadGateway, err.Error())
@@ -41,13 +47,19 @@ func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
 		ModelStats []modelStats `json:"model_stats"`
 	}{ModelStats: []modelStats{}}
 	for n := range rs.models {
-		if name == "" || n == name {
+		if served == nil || slices.Contains(served, n) {
 			st := sum[n]
 			rs.models[n].cache.cacheStats(&st)
-			out.ModelStats = append(out.ModelStats, modelStats{Name: n, Version: "1", Stats: st})
+			name, version := v2.SplitServedName(n)
+			out.ModelStats = append(out.ModelStats, modelStats{Name: name, Version: version, Stats: st})
 		}
 	}
-	slices.SortFunc(out.ModelStats, func(a, b modelStats) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.ModelStats, func(a, b modelStats) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return v2.CompareVersions(a.Version, b.Version)
+	})
 	body, err := json.Marshal(out)
 	if err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, err.Error())

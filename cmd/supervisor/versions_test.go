@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
+)
+
+// versionFiles writes MLP(seed) for each version v (seed v) under dir as
+// Triton lays a repository out, dir/v/model.onnx, and returns the paths.
+func versionFiles(t *testing.T, versions ...int) map[int]string {
+	t.Helper()
+	dir := t.TempDir()
+	out := map[int]string{}
+	for _, v := range versions {
+		p := filepath.Join(dir, fmt.Sprint(v), "model.onnx")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeBytes(t, p, mlpBytes(t, uint64(v)))
+		out[v] = p
+	}
+	return out
+}
+
+// versionsItem is the models: item of the versioned model vm: the
+// versions listed, each with its file, and policy (YAML flow, "" none).
+func versionsItem(files map[int]string, versions []int, policy string) string {
+	var b strings.Builder
+	b.WriteString("  - name: vm\n    response_cache: {enable: true, max_bytes: 1MiB, ttl: 1h}\n    versions:\n")
+	for _, v := range versions {
+		fmt.Fprintf(&b, "      - {version: %d, path: %s}\n", v, files[v])
+	}
+	if policy != "" {
+		fmt.Fprintf(&b, "    version_policy: %s\n", policy)
+	}
+	return b.String()
+}
+
+// versionAnswer posts x to path and returns the answer's model_name,
+// model_version and y (status 200 wanted).
+func versionAnswer(t *testing.T, in *instance, path string, x []float32) (name, version string, y []float32) {
+	t.Helper()
+	code, body, _ := in.post(path, cacheBody(t, "", x), nil)
+	if code != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", path, code, body)
+	}
+	var r struct {
+		ModelName    string `json:"model_name"`
+		ModelVersion string `json:"model_version"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.ModelName, r.ModelVersion, mlpOutput(t, body)
+}
+
+// TestModelVersions: a model with three versions and version_policy
+// latest 2 serves versions 2 and 3, each with its own weights (computed
+// in Go); a request naming no version goes to the highest (3); version 1
+// is not served (404, and 400 on its ready route, as Triton), nor is the
+// served name vm@2 a model. Metadata lists the ready versions (asked
+// without one) or the one asked; config, stats and the repository index
+// list each version; gRPC ModelInfer with model_version picks it; the
+// response cache never answers a version with another's answer.
+func TestModelVersions(t *testing.T) {
+	files := versionFiles(t, 1, 2, 3)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2, 3}, "{latest: {num_versions: 2}}")})
+	x := seq(16, 1.5)
+	for _, c := range []struct {
+		path, version string
+		seed          uint64
+	}{
+		{"/v2/models/vm/versions/2/infer", "2", 2},
+		{"/v2/models/vm/versions/3/infer", "3", 3},
+		{"/v2/models/vm/infer", "3", 3},
+		{"/v2/models/vm/versions/2/infer", "2", 2}, // a cache hit now: still v2's
+		{"/v2/models/vm/infer", "3", 3},
+	} {
+		name, version, y := versionAnswer(t, in, c.path, x)
+		if name != "vm" || version != c.version || !near(y, onnxmodel.NewMLPWeights(c.seed).Forward(x)) {
+			t.Errorf("%s answered %s version %s %v, want vm version %s with MLP(%d)'s answer", c.path, name, version, y, c.version, c.seed)
+		}
+	}
+	for path, want := range map[string]int{
+		"/v2/models/vm/versions/1/infer": http.StatusNotFound,
+		"/v2/models/vm/versions/1":       http.StatusNotFound,
+		"/v2/models/vm/versions/1/ready": http.StatusBadRequest,
+		"/v2/models/vm/versions/2/ready": http.StatusOK,
+		"/v2/models/vm/ready":            http.StatusOK,
+		"/v2/models/vm@2":                http.StatusNotFound,
+		"/v2/models/vm@2/infer":          http.StatusNotFound,
+	} {
+		method, body := "GET", []byte(nil)
+		if strings.HasSuffix(path, "/infer") {
+			method, body = "POST", cacheBody(t, "", x)
+		}
+		code, resp, _ := in.do(method, path, body, nil)
+		if code != want {
+			t.Errorf("%s %s: %d %s, want %d", method, path, code, resp, want)
+		}
+		if strings.Contains(path, "/versions/1") && code != http.StatusOK && !strings.Contains(string(resp), `serves version 2, 3`) {
+			t.Errorf("%s: %s, want the versions served named", path, resp)
+		}
+	}
+	for path, want := range map[string][]string{"/v2/models/vm": {"2", "3"}, "/v2/models/vm/versions/2": {"2"}} {
+		code, body, _ := in.get(path)
+		var md struct {
+			Name     string   `json:"name"`
+			Versions []string `json:"versions"`
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &md) != nil || md.Name != "vm" || !slices.Equal(md.Versions, want) {
+			t.Errorf("GET %s: %d %s, want name vm, versions %v", path, code, body, want)
+		}
+	}
+	if code, body, _ := in.get("/v2/models/vm/versions/3/config"); code != http.StatusOK || !strings.Contains(string(body), `"name":"vm"`) {
+		t.Errorf("config of version 3: %d %s", code, body)
+	}
+	st := getStats(t, in, "/v2/models/vm/stats")
+	if len(st) != 2 || st[0].Name != "vm" || st[0].Version != "2" || st[1].Version != "3" {
+		t.Fatalf("stats of vm: %+v, want versions 2 and 3", st)
+	}
+	// The same x: v2 ran it once, then hit; v3 missed (v2's answer is
+	// not v3's), ran it once, then hit twice.
+	if v2 := st[0].InferenceStats; v2.Success.Count != 1 || v2.CacheHit.Count != 1 || v2.CacheMiss.Count != 1 {
+		t.Errorf("stats of version 2: %+v, want 1 run, 1 miss, 1 cache hit", v2)
+	}
+	one := getStats(t, in, "/v2/models/vm/versions/3/stats")
+	if len(one) != 1 || one[0].Version != "3" || one[0].InferenceStats.Success.Count != 1 || one[0].InferenceStats.CacheMiss.Count != 1 ||
+		one[0].InferenceStats.CacheHit.Count != 2 {
+		t.Errorf("stats of version 3: %+v, want its own alone: 1 run, 1 miss, 2 hits", one)
+	}
+	code, body, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if code != http.StatusOK || json.Unmarshal(body, &entries) != nil {
+		t.Fatalf("index: %d %s", code, body)
+	}
+	want := []indexEntry{{"fixed", "1", "READY", ""}, {"vm", "2", "READY", ""}, {"vm", "3", "READY", ""}}
+	if !slices.Equal(entries, want) {
+		t.Errorf("index %+v, want %+v", entries, want)
+	}
+
+	c := pb.NewGRPCInferenceServiceClient(dialGRPC(t, in))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for version, seed := range map[string]uint64{"2": 2, "3": 3, "": 3} {
+		req := mlpRequest("g", x)
+		req.ModelName, req.ModelVersion = "vm", version
+		r, err := c.ModelInfer(ctx, req)
+		if err != nil {
+			t.Fatalf("ModelInfer version %q: %v", version, err)
+		}
+		wantVersion := version
+		if version == "" {
+			wantVersion = "3"
+		}
+		if r.ModelName != "vm" || r.ModelVersion != wantVersion || len(r.RawOutputContents) != 1 ||
+			!near(fp32Values(r.RawOutputContents[0]), onnxmodel.NewMLPWeights(seed).Forward(x)) {
+			t.Errorf("ModelInfer version %q: %s version %s, want MLP(%d)'s answer", version, r.ModelName, r.ModelVersion, seed)
+		}
+	}
+	req := mlpRequest("g", x)
+	req.ModelName, req.ModelVersion = "vm", "1"
+	if _, err := c.ModelInfer(ctx, req); err == nil || !strings.Contains(err.Error(), "NotFound") {
+		t.Errorf("ModelInfer version 1: %v, want NotFound", err)
+	}
+	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "vm"})
+	if err != nil || !slices.Equal(md.Versions, []string{"2", "3"}) {
+		t.Errorf("ModelMetadata: %v %v, want versions 2, 3", md, err)
+	}
+	for version, want := range map[string]bool{"1": false, "2": true, "": true} {
+		if r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "vm", Version: version}); err != nil || r.Ready != want {
+			t.Errorf("ModelReady version %q: %v %v, want ready %v", version, r, err, want)
+		}
+	}
+	gst, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "vm", Version: "2"})
+	if err != nil || len(gst.ModelStats) != 1 || gst.ModelStats[0].Name != "vm" || gst.ModelStats[0].Version != "2" {
+		t.Errorf("ModelStatistics version 2: %v %v, want its entry alone", gst, err)
+	}
+}
+
+func fp32Values(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// TestModelVersionReload: while 4 clients send requests to version 1,
+// reloads add version 3 (policy all), then retire version 2 (policy
+// specific [1, 3]). Every request to version 1 succeeds with version 1's
+// answer; after the first reload version 3 answers and a request naming
+// no version goes to it; after the second, version 2 is 404 and the
+// others still answer.
+func TestModelVersionReload(t *testing.T) {
+	files := versionFiles(t, 1, 2, 3)
+	in := startInstance(t, options{prepWorkers: 2, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
+	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 1)); version != "2" {
+		t.Fatalf("unversioned went to version %s, want 2", version)
+	}
+	const clients = 4
+	var ok, failed atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	want1 := onnxmodel.NewMLPWeights(1)
+	for c := range clients {
+		wg.Go(func() {
+			for i := 0; i < 100000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				x := seq(16, 1+float32(c*100000+i)/1e5)
+				code, body, _ := in.post("/v2/models/vm/versions/1/infer", cacheBody(t, "", x), nil)
+				if code == http.StatusOK && near(mlpOutput(t, body), want1.Forward(x)) && strings.Contains(string(body), `"model_version":"1"`) {
+					ok.Add(1)
+					continue
+				}
+				failed.Add(1)
+				firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
+			}
+		})
+	}
+	reload := func(item string) {
+		t.Helper()
+		b, err := os.ReadFile(in.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := string(b)
+		start := strings.Index(cfg, "  - name: vm\n")
+		end := strings.Index(cfg, "prep:\n")
+		writeBytes(t, in.config, []byte(cfg[:start]+item+cfg[end:]))
+		if out, err := in.cli("reload"); err != nil {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("reload: %v\n%s", err, out)
+		}
+	}
+	pollUntil(t, 30*time.Second, "version 1 answers under load", func() bool { return ok.Load() >= 20 })
+	pidsBefore := inferPIDs(in)
+	reload(versionsItem(files, []int{1, 2, 3}, "{all: {}}"))
+	// Every infer worker serves every version: a change of the set
+	// replaces them (surge-first, docs/models.md#model-versions).
+	t.Logf("infer worker pids %v before adding version 3, %v after", pidsBefore, inferPIDs(in))
+	before := ok.Load()
+	pollUntil(t, 30*time.Second, "version 1 answers after the first reload", func() bool { return ok.Load() >= before+20 })
+	if _, version, y := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 2)); version != "3" || !near(y, onnxmodel.NewMLPWeights(3).Forward(seq(16, 2))) {
+		t.Errorf("after adding version 3, unversioned answered version %s", version)
+	}
+	reload(versionsItem(files, []int{1, 2, 3}, "{specific: {versions: [1, 3]}}"))
+	before = ok.Load()
+	pollUntil(t, 30*time.Second, "version 1 answers after the second reload", func() bool { return ok.Load() >= before+20 })
+	close(stop)
+	wg.Wait()
+	t.Logf("%d requests to version 1 across two reloads, %d failed", ok.Load(), failed.Load())
+	if failed.Load() > 0 {
+		t.Errorf("%d requests to version 1 failed across the reloads, first: %v", failed.Load(), firstFailure.Load())
+	}
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", seq(16, 1)), nil); code != http.StatusNotFound {
+		t.Errorf("retired version 2: %d %s, want 404", code, body)
+	}
+	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/versions/3/infer", seq(16, 1)); version != "3" {
+		t.Errorf("version 3 answered as %s", version)
+	}
+}
+
+// TestModelVersionUnavailable: version 2's file is no ONNX model, so it
+// fails to load while version 1 serves (model isolation): a request
+// naming no version goes to version 1, the highest ready one; version 2
+// answers 503 with its reason; metadata lists version 1 only; the index
+// has version 2 UNAVAILABLE and version 1 READY.
+func TestModelVersionUnavailable(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	writeBytes(t, files[2], []byte("not an ONNX model"))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
+	x := seq(16, 0.5)
+	if name, version, y := versionAnswer(t, in, "/v2/models/vm/infer", x); name != "vm" || version != "1" || !near(y, onnxmodel.NewMLPWeights(1).Forward(x)) {
+		t.Errorf("unversioned answered %s version %s, want vm version 1 with MLP(1)'s answer", name, version)
+	}
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", x), nil); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), `model \"vm\" version 2 is unavailable`) {
+		t.Errorf("version 2: %d %s, want 503 naming the version", code, body)
+	}
+	code, body, _ := in.get("/v2/models/vm")
+	if code != http.StatusOK || !strings.Contains(string(body), `"versions":["1"]`) {
+		t.Errorf("metadata: %d %s, want versions [1]", code, body)
+	}
+	idx := map[string]indexEntry{}
+	_, b, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatalf("index: %s", b)
+	}
+	for _, e := range entries {
+		idx[e.Name+"/"+e.Version] = e
+	}
+	if idx["vm/1"].State != "READY" || idx["vm/2"].State != "UNAVAILABLE" || idx["vm/2"].Reason == "" {
+		t.Errorf("index %+v, want vm 1 READY, vm 2 UNAVAILABLE with its reason", entries)
+	}
+}
+
+// TestModelVersionsRepositoryAPI: with model_control explicit, startup_models
+// names the model (not a version), unload takes every version of it (their
+// routes 404, the index lists each unloaded) and load brings them back,
+// an override naming the model applied to each.
+func TestModelVersionsRepositoryAPI(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}"), extra: "model_control: explicit\nstartup_models: [fixed, vm]\n"})
+	x := seq(16, 1)
+	if code, msg := repoCall(t, in, "/v2/repository/models/vm/unload", ""); code != http.StatusOK {
+		t.Fatalf("unload vm = %d %s", code, msg)
+	}
+	for _, path := range []string{"/v2/models/vm/infer", "/v2/models/vm/versions/1/infer", "/v2/models/vm/versions/2/infer"} {
+		if code, body, _ := in.post(path, cacheBody(t, "", x), nil); code != http.StatusNotFound {
+			t.Errorf("%s after the unload: %d %s, want 404", path, code, body)
+		}
+	}
+	_, b, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if json.Unmarshal(b, &entries) != nil || !slices.Equal(entries, []indexEntry{{"fixed", "1", "READY", ""},
+		{"vm", "1", "UNAVAILABLE", "unloaded"}, {"vm", "2", "UNAVAILABLE", "unloaded"}}) {
+		t.Errorf("index after the unload: %s", b)
+	}
+	override := `{"parameters":{"config":"{\"name\":\"vm\",\"max_batch_size\":4}"}}`
+	if code, msg := repoCall(t, in, "/v2/repository/models/vm/load", override); code != http.StatusOK {
+		t.Fatalf("load vm = %d %s", code, msg)
+	}
+	for version, seed := range map[string]uint64{"1": 1, "2": 2} {
+		if _, got, y := versionAnswer(t, in, "/v2/models/vm/versions/"+version+"/infer", x); got != version || !near(y, onnxmodel.NewMLPWeights(seed).Forward(x)) {
+			t.Errorf("version %s after the load answered as %s", version, got)
+		}
+		if !logHasLine(in, `"model":"vm@`+version+`"`, `"batching":{"max_batch_size":4,`) {
+			t.Errorf("version %s was not loaded with the override's max_batch_size", version)
+		}
+	}
+}
+
+// inferPIDs are the pids of in's infer workers.
+func inferPIDs(in *instance) []int {
+	var pids []int
+	for _, w := range in.status().Workers {
+		if w.Role == "infer" {
+			pids = append(pids, w.PID)
+		}
+	}
+	return pids
+}
