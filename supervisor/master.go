@@ -19,9 +19,11 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/supervisor/cachesegs"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/phase"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
@@ -44,11 +46,11 @@ type Master struct {
 	// modelIDs are the model files' content identities (modelSpecs).
 	modelIDs modelid.Cache
 	// phase is where the master is: starting, serving, upgrading, lame
-	// duck, draining, handed over, stopped (phase.go). It decides what
+	// duck, draining, handed over, stopped (supervisor/phase). It decides what
 	// /v2/health/ready starts from (the gate of inference routes is the
 	// front's SetServing), which reloads and upgrades may begin, and
 	// whether a stop may shut the sockets down.
-	phase   phaseState
+	phase   phase.State
 	started time.Time
 
 	// front is the public listener's server (supervisor/front): its
@@ -67,7 +69,7 @@ type Master struct {
 	// Every worker is spawned with its spec's generation and the
 	// scoreboard's header carries the one in force, so an older record is
 	// recognisably stale. Reloads and upgrades that begin once shutdown
-	// has begun (phase.stopping) are refused with workers.ErrStopping.
+	// has begun (phase.Stopping) are refused with workers.ErrStopping.
 	opsMu      sync.Mutex
 	generation atomic.Int64
 	// inferCrashes and prepCrashes are when an infer or a prep worker
@@ -98,8 +100,8 @@ type Master struct {
 
 	// board is this master's scoreboard (nil without /dev/shm).
 	board *board.Board
-	// caches are the models' response cache segments (respcache.go).
-	caches caches
+	// caches are the models' response cache segments (supervisor/cachesegs).
+	caches cachesegs.Set
 	// host is the machine placement plans against, read once (place).
 	host *config.Host
 	// scaler sizes the prep pool between prep.min_workers and
@@ -214,7 +216,7 @@ func (m *Master) Run(ctx context.Context) error {
 // over to a new one) and answers the clients waiting for the stop.
 func (m *Master) release() {
 	m.rd.Cleanup()
-	if m.phase.load() != phaseHandedOver {
+	if m.phase.Load() != phase.HandedOver {
 		m.opts.Upgrader.Stop()
 	}
 	if m.ctl != nil {
@@ -237,8 +239,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.Board = m.board
-	m.caches.log = m.log
-	defer m.caches.remove()
+	m.caches.Log = m.log
+	defer m.caches.Remove()
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
 	}
@@ -261,7 +263,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	// so the drain can be watched. Not after an upgrade: the socket is the
 	// new master's then (mayStopSockets), as the public and gRPC ones are.
 	defer func() {
-		if m.phase.load().mayStopSockets(m.opts.Upgrader.HasParent()) {
+		if m.phase.Load().MayStopSockets(m.opts.Upgrader.HasParent()) {
 			m.stopSocket("metrics", metricsLn)
 		}
 	}()
@@ -282,7 +284,7 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
-	if _, _, err := m.phase.move(toServing); err != nil {
+	if _, _, err := m.phase.Move(phase.ToServing); err != nil {
 		return fmt.Errorf("%w: %w", workers.ErrStopping, err)
 	}
 	m.front.SetServing(true)
@@ -367,7 +369,7 @@ func (m *Master) startWorkers() error {
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
 // Stop, or quit: the workers actor is interrupted): the pools are closed
 // and their positions stopped at once, rather than after every first boot
-// (up to boot_timeout each). Whether that happened is phaseAborting.
+// (up to boot_timeout each). Whether that happened is phase.Aborting.
 func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan struct{}) error {
 	booted := make(chan struct{})
 	aborted := make(chan struct{})
@@ -380,7 +382,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 		case <-booted:
 			return
 		}
-		m.moveOrLog(toDraining)
+		m.moveOrLog(phase.ToDraining)
 		workers.StopAll(m.infer.close())
 		workers.StopAll(m.prep.close())
 	}()
@@ -409,7 +411,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 	models := modelSpecs(cfg, &m.modelIDs)
 	var caches map[string]string
 	if role == worker.RolePrep {
-		caches = m.caches.sync(cfg)
+		caches = m.caches.Sync(cfg)
 	}
 	gen := int(m.generation.Load())
 	// One worker per assignment of the plan (placement.go).
@@ -588,14 +590,14 @@ func (m *Master) stopWorkers() {
 }
 
 func (m *Master) status() control.Status {
-	ph := m.phase.load()
-	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.ready(), Listen: m.cfg().Listen,
+	ph := m.phase.Load()
+	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.Ready(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	switch {
-	case ph.lameDuck():
+	case ph.LameDuck():
 		// Still serving, but no longer ready (lameDuck).
 		st.Ready, st.Stopping = false, control.StoppingGrace
-	case ph.stopping():
+	case ph.Stopping():
 		st.Ready, st.Stopping = false, control.StoppingDrain
 	}
 	st.LastReload, st.LastUpgrade = m.history.last()
@@ -618,4 +620,15 @@ func (m *Master) status() control.Status {
 		}
 	}
 	return st
+}
+
+// moveOrLog is move for the steps that the table allows from every phase
+// they can happen in: a refusal is a bug of the master's, logged, and
+// the phase stays.
+func (m *Master) moveOrLog(step func(phase.Phase) phase.Phase) (from, now phase.Phase) {
+	from, now, err := m.phase.Move(step)
+	if err != nil {
+		m.log.Error().Err(err).Msg("refused an illegal phase change")
+	}
+	return from, now
 }

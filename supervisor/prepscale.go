@@ -150,7 +150,7 @@ func (s *prepScaler) Resize(n int, reason string) error {
 	defer m.opsMu.Unlock()
 	cfg := m.cfg()
 	switch {
-	case !m.phase.load().acceptsChanges():
+	case !m.phase.Load().AcceptsChanges():
 		return fmt.Errorf("the master is starting, stopping or upgraded: %w", autoscale.ErrPaused)
 	case !cfg.Prep.Autoscaled():
 		return fmt.Errorf("a reload turned autoscaling off: %w", autoscale.ErrPaused)

@@ -11,7 +11,7 @@ import (
 // sections into what prep workers are told (worker.Spec.Processing).
 // Models with none of them, or with kind: tensor and nothing else, are
 // left out: they are served tensor in, tensor out. caches are the
-// response cache segments by model (caches.sync); models are the specs
+// response cache segments by model (cachesegs.Set.Sync); models are the specs
 // whose versions make the cache identities.
 func processing(c *config.Config, models []worker.Model, caches map[string]string) []worker.Processing {
 	var ps []worker.Processing

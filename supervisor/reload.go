@@ -114,14 +114,14 @@ func (m *Master) reload() control.OpResult {
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
-	if m.phase.load().acceptsChanges() {
+	if m.phase.Load().AcceptsChanges() {
 		notify("READY=1", m.statusLine())
 	}
 	return res
 }
 
 func (m *Master) applyReload(res *control.OpResult) error {
-	if err := m.phase.load().changeRefused(); err != nil {
+	if err := m.phase.Load().ChangeRefused(); err != nil {
 		return fmt.Errorf("reload refused: %w", err)
 	}
 	if m.opts.Load == nil {

@@ -1,4 +1,4 @@
-package supervisor
+package cachesegs
 
 import (
 	"os"
@@ -10,24 +10,24 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
-// caches are the master's response cache segments, one per model with
+// Set is the master's response cache segments, one per model with
 // response_cache enabled (internal/respcache). The master creates them, the
 // prep workers map them; a reload keeps a model's segment unless its
 // max_bytes changed (the key carries the model's settings and content
 // identity, so answers of a replaced model never match; a new size is a
 // new path, so the prep workers are replaced onto it) and removes those
 // of models that no longer cache.
-type caches struct {
+type Set struct {
 	mu    sync.Mutex
 	segs  map[string]*respcache.Segment
 	chown func(path string) error // nil: the workers run as the master
-	log   zerolog.Logger
+	Log   zerolog.Logger
 }
 
-// sync makes the segments match cfg and returns their paths by model. A
+// Sync makes the segments match cfg and returns their paths by model. A
 // segment that cannot be made is logged and left out: the model serves
 // uncached.
-func (c *caches) sync(cfg *config.Config) map[string]string {
+func (c *Set) Sync(cfg *config.Config) map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.segs == nil {
@@ -56,7 +56,7 @@ func (c *caches) sync(cfg *config.Config) map[string]string {
 }
 
 // open returns the model's segment, created if missing. The caller holds mu.
-func (c *caches) open(name string, size int64) *respcache.Segment {
+func (c *Set) open(name string, size int64) *respcache.Segment {
 	if s := c.segs[name]; s != nil {
 		return s
 	}
@@ -65,17 +65,17 @@ func (c *caches) open(name string, size int64) *respcache.Segment {
 		err = c.chown(s.Path())
 	}
 	if err != nil {
-		c.log.Warn().Err(err).Str("model", name).Msg("no response cache: the model serves uncached")
+		c.Log.Warn().Err(err).Str("model", name).Msg("no response cache: the model serves uncached")
 		s.Remove()
 		return nil
 	}
 	c.segs[name] = s
-	c.log.Info().Str("model", name).Str("path", s.Path()).Int64("max_bytes", size).Msg("response cache created")
+	c.Log.Info().Str("model", name).Str("path", s.Path()).Int64("max_bytes", size).Msg("response cache created")
 	return s
 }
 
-// setOwner gives the segments, now and later, to the workers' user.
-func (c *caches) setOwner(chown func(path string) error) error {
+// SetOwner gives the segments, now and later, to the workers' user.
+func (c *Set) SetOwner(chown func(path string) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.chown = chown
@@ -87,8 +87,8 @@ func (c *caches) setOwner(chown func(path string) error) error {
 	return nil
 }
 
-// stats reads every segment's counters by model.
-func (c *caches) stats() map[string]respcache.Stats {
+// Stats reads every segment's counters by model.
+func (c *Set) Stats() map[string]respcache.Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]respcache.Stats, len(c.segs))
@@ -98,8 +98,8 @@ func (c *caches) stats() map[string]respcache.Stats {
 	return out
 }
 
-// remove removes every segment (the master is stopping).
-func (c *caches) remove() {
+// Remove removes every segment (the master is stopping).
+func (c *Set) Remove() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, s := range c.segs {
