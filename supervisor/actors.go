@@ -63,7 +63,7 @@ func (m *Master) actors(ctx context.Context, ln front.Listener, metrics *metrics
 		addServer(&g, ms.front, metrics.Serve)
 	}
 	addServer(&g, ms.front, m.grpc.serve) // nil-safe: grpc.listen ""
-	addServer(&g, ms.ctl, m.ctl.start)
+	addServer(&g, ms.ctl, m.ctl.Start)
 	return &g
 }
 

@@ -22,13 +22,16 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/cachesegs"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/controlserver"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/loglevel"
 	"github.com/supervisor-dev/supervisor/supervisor/phase"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
+	"github.com/supervisor-dev/supervisor/supervisor/workerspec"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -40,7 +43,7 @@ type Master struct {
 	proxy   *lb.Proxy
 	spawner workers.Spawner
 	rd      *rundir.Dir
-	ctl     *controlServer
+	ctl     *controlserver.Server
 
 	infer, prep *pool
 	// modelIDs are the model files' content identities (modelSpecs).
@@ -82,8 +85,8 @@ type Master struct {
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API
-	// logs answers /v2/logging (logging.go).
-	logs *logLevels
+	// logs answers /v2/logging (supervisor/loglevel).
+	logs *loglevel.Levels
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -157,7 +160,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
-	m.logs = &logLevels{m: m}
+	m.logs = &loglevel.Levels{Log: m.log, Board: func() *board.Board { return m.board }}
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Log: log,
 		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity})
 	m.generation.Store(generationFromEnv())
@@ -207,7 +210,7 @@ func (m *Master) Run(ctx context.Context) error {
 	}
 	m.rd = rd
 	// Deferred first, so it runs last: `supervisor stop` is answered
-	// (ctl.finish) only once everything below has been undone.
+	// (ctl.Finish) only once everything below has been undone.
 	defer m.release()
 	return m.runIn(ctx, cfg)
 }
@@ -220,7 +223,7 @@ func (m *Master) release() {
 		m.opts.Upgrader.Stop()
 	}
 	if m.ctl != nil {
-		m.ctl.finish()
+		m.ctl.Finish()
 	}
 }
 
@@ -252,7 +255,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if m.ctl, err = m.startControl(m.rd.ControlSocket()); err != nil {
 		return err
 	}
-	defer m.ctl.close() // after the workers stopped: stop and status answer while the master drains
+	defer m.ctl.Close() // after the workers stopped: stop and status answer while the master drains
 	metrics, metricsLn, err := m.listenMetrics()
 	if err != nil {
 		return err
@@ -414,8 +417,8 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 		caches = m.caches.Sync(cfg)
 	}
 	gen := int(m.generation.Load())
-	// One worker per assignment of the plan (placement.go).
-	specs := placedSpecs(cfg, role, func(name string) worker.Spec {
+	// One worker per assignment of the plan (workerspec.Placed).
+	specs := workerspec.Placed(cfg, role, func(name string) worker.Spec {
 		s := baseSpec(cfg, role, name, gen)
 		// Prep workers learn the models' metadata from infer workers at
 		// boot, so a model change replaces them too.
@@ -426,7 +429,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 			s.MaxHeaderBytes = int64(cfg.Limits.MaxHeaderBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
-			s.Processing = processing(cfg, models, caches)
+			s.Processing = workerspec.Processing(cfg, models, caches)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
 			s.MaxDecodeBytes = int64(cfg.Prep.MaxDecodeBytes)
 		}
@@ -462,7 +465,7 @@ func modelSpecs(cfg *config.Config, ids *modelid.Cache) []worker.Model {
 	for _, mc := range cfg.Models {
 		paths[mc.Path] = true
 		gpu := cfg.ModelProviders(mc).ORT()
-		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerspec.Batching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
 			OutputBinding: cfg.ModelOutputBinding(mc), MaxRunTime: cfg.MaxRunTime(mc)}
 		wm.Version, _ = ids.Of(mc.Path)
 		ms = append(ms, wm)

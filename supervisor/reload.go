@@ -254,12 +254,12 @@ func metricsReloadable(old, cfg *config.Config) error {
 
 // applySettings applies what needs no new worker and is not read from the
 // config per request: the lb's timeout, the log level when log_level
-// changed from old's (logging.go: else a level set through /v2/logging
+// changed from old's (supervisor/loglevel: else a level set through /v2/logging
 // stays) and the master's memory limit (the body budget's).
 func (m *Master) applySettings(old, cfg *config.Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
 	front.ApplyMemoryLimit(cfg)
-	m.logs.reloadLevel(old, cfg)
+	m.logs.Reload(old, cfg)
 }
 
 // reconcile brings a pool to cfg: positions whose worker spec changed get a

@@ -115,7 +115,7 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 	from, _ := m.moveOrLog(phase.ToUpgraded(true))
 	m.rd.Disown()
 	// New control connections go to the new master from now on.
-	_ = m.ctl.ln.Close()
+	_ = m.ctl.StopAccepting()
 	stopArrived = m.stopRequested() || from.Stopping()
 	m.Stop()
 	return stopArrived, nil

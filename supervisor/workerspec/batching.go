@@ -1,4 +1,4 @@
-package supervisor
+package workerspec
 
 import (
 	"slices"
@@ -7,8 +7,8 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// workerBatching is the batching an infer worker's spec carries for m.
-func workerBatching(b *config.BatchingConfig) *worker.Batching {
+// Batching is the batching an infer worker's spec carries for m.
+func Batching(b *config.BatchingConfig) *worker.Batching {
 	if b == nil {
 		b = config.DefaultBatching()
 	}

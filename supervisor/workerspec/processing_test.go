@@ -1,4 +1,4 @@
-package supervisor
+package workerspec
 
 import (
 	"reflect"
@@ -20,11 +20,11 @@ func TestProcessing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs := processing(c, nil, nil)
+	procs := Processing(c, nil, nil)
 	if len(procs) != 1 || procs[0].Model != "cls" || procs[0].Image == nil || procs[0].Image.DType != "FP16" ||
 		procs[0].Image.Width != 256 || procs[0].Image.MaxRequestPixels != 3000000 || procs[0].Image.Height != 0 || procs[0].Image.Scale != float32(1.0/255) ||
 		!reflect.DeepEqual(procs[0].Classify, &worker.Classify{Output: "prob", Labels: "l.txt", Softmax: true, TopK: 5}) {
-		t.Errorf("processing() = %+v", procs)
+		t.Errorf("Processing() = %+v", procs)
 	}
 }
 
@@ -39,15 +39,15 @@ func TestProcessingCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	models := []worker.Model{{Name: "raw", Path: "r.onnx", Version: "1-1"}, {Name: "off", Path: "o.onnx"}}
-	procs := processing(c, models, map[string]string{"raw": "/dev/shm/x"})
+	procs := Processing(c, models, map[string]string{"raw": "/dev/shm/x"})
 	if len(procs) != 1 || procs[0].Cache == nil || procs[0].Cache.Path != "/dev/shm/x" || procs[0].Cache.TTL != 5*time.Second {
-		t.Fatalf("processing() = %+v", procs)
+		t.Fatalf("Processing() = %+v", procs)
 	}
 	if procs[0].Cache.Model != "1-1" {
 		t.Errorf("cache model identity %q, want the spec's version 1-1", procs[0].Cache.Model)
 	}
 	models[0].Version, models[0].Path = "1-2", "elsewhere.onnx"
-	if again := processing(c, models, map[string]string{"raw": "/dev/shm/x"}); again[0].Cache.Identity != procs[0].Cache.Identity || again[0].Cache.Model != "1-2" {
+	if again := Processing(c, models, map[string]string{"raw": "/dev/shm/x"}); again[0].Cache.Identity != procs[0].Cache.Identity || again[0].Cache.Model != "1-2" {
 		t.Errorf("another file: identity %q model %q, want %q and 1-2", again[0].Cache.Identity, again[0].Cache.Model, procs[0].Cache.Identity)
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package workerspec
 
 import (
 	"encoding/json"
@@ -7,13 +7,13 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// processing turns the models' preprocess, postprocess and response_cache
+// Processing turns the models' preprocess, postprocess and response_cache
 // sections into what prep workers are told (worker.Spec.Processing).
 // Models with none of them, or with kind: tensor and nothing else, are
 // left out: they are served tensor in, tensor out. caches are the
 // response cache segments by model (cachesegs.Set.Sync); models are the specs
 // whose versions make the cache identities.
-func processing(c *config.Config, models []worker.Model, caches map[string]string) []worker.Processing {
+func Processing(c *config.Config, models []worker.Model, caches map[string]string) []worker.Processing {
 	var ps []worker.Processing
 	for i, m := range c.Models {
 		p := worker.Processing{Model: m.Name}

@@ -1,4 +1,4 @@
-package supervisor
+package workerspec
 
 import (
 	"reflect"
@@ -9,13 +9,13 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-func TestWorkerBatching(t *testing.T) {
-	if have, want := workerBatching(nil), (&worker.Batching{MaxQueueSize: 1024, Instances: 1}); !reflect.DeepEqual(have, want) {
-		t.Errorf("workerBatching(nil) = %+v, want %+v", have, want)
+func TestBatching(t *testing.T) {
+	if have, want := Batching(nil), (&worker.Batching{MaxQueueSize: 1024, Instances: 1}); !reflect.DeepEqual(have, want) {
+		t.Errorf("Batching(nil) = %+v, want %+v", have, want)
 	}
 	b := &config.BatchingConfig{MaxBatchSize: 8, MaxQueueDelay: config.Duration{Duration: time.Millisecond}, PreferredBatchSizes: []int{4}, MaxQueueSize: 5, Instances: 2}
 	want := &worker.Batching{MaxBatchSize: 8, MaxQueueDelay: time.Millisecond, PreferredBatchSizes: []int{4}, MaxQueueSize: 5, Instances: 2}
-	if have := workerBatching(b); !reflect.DeepEqual(have, want) {
+	if have := Batching(b); !reflect.DeepEqual(have, want) {
 		t.Errorf("workerBatching = %+v, want %+v", have, want)
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package controlserver
 
 import (
 	"bufio"
@@ -13,22 +13,40 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
-// controlServer serves the control socket. Stop and successful upgrade
+// Server serves the control socket. Stop and successful upgrade
 // requests are answered only once this master has finished stopping
-// (finish), so `supervisor stop` returns when every worker is gone, and
+// (Finish), so `supervisor stop` returns when every worker is gone, and
 // `supervisor upgrade` when the new master serves alone.
-type controlServer struct {
+type Server struct {
 	ln      net.Listener
-	m       *Master
+	m       Master
+	log     zerolog.Logger
 	mu      sync.Mutex
 	waiters []waiter
 	wg      sync.WaitGroup
+}
+
+// Master is what the control socket asks of the master.
+type Master interface {
+	// Status is the master's report (`supervisor status`).
+	Status() control.Status
+	// Reload applies the config file again.
+	Reload() control.OpResult
+	// Upgrade starts the binary now on disk; nil once it took over.
+	Upgrade() error
+	// LastUpgrade is the last upgrade's outcome (nil: none yet).
+	LastUpgrade() *control.OpResult
+	// Stop stops the master; the server's Finish answers the stop.
+	Stop()
+	// ControlGroup is control_group in force ("": none).
+	ControlGroup() string
 }
 
 // waiter is a client answered when the master has stopped.
@@ -37,26 +55,23 @@ type waiter struct {
 	resp control.Response
 }
 
-// startControl listens on the control socket, or takes it over from the
-// master that started this one (upgrade); start starts answering.
-func (m *Master) startControl(path string) (*controlServer, error) {
-	ln, err := m.opts.Upgrader.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("control socket %q: %w", path, err)
-	}
-	if err := m.secureControlSocket(path); err != nil {
+// New serves the control socket ln, listening at path (made by the
+// master, or taken over from the master that started this one: upgrade),
+// for m; Start starts answering.
+func New(ln net.Listener, path string, m Master, log zerolog.Logger) (*Server, error) {
+	if err := secureControlSocket(path, m.ControlGroup()); err != nil {
 		ln.Close()
 		return nil, err
 	}
-	return &controlServer{ln: ln, m: m}, nil
+	return &Server{ln: ln, m: m, log: log}, nil
 }
 
-// start starts accepting. A master started by an upgrade calls it only
+// Start starts accepting. A master started by an upgrade calls it only
 // once it is ready: until then the previous master, which shares the
 // socket, answers every command, so a stop sent during the upgrade reaches
-// the master that can pass it on (stopNewMaster) rather than one that
+// the master that can pass it on (the master's stopNewMaster) rather than one that
 // would only abort the upgrade and leave the old master serving.
-func (c *controlServer) start() {
+func (c *Server) Start() {
 	c.wg.Add(1)
 	go c.accept()
 }
@@ -64,9 +79,9 @@ func (c *controlServer) start() {
 // secureControlSocket gives the control socket its owner and mode: 0600,
 // or 0660 owned by control_group. The socket is a master's whole control
 // surface (stop, reload, upgrade), so it is never world-accessible.
-func (m *Master) secureControlSocket(path string) error {
+func secureControlSocket(path, g string) error {
 	mode := os.FileMode(0o600)
-	if g := m.cfg().ControlGroup; g != "" {
+	if g != "" {
 		gid, err := config.LookupGroup(g)
 		if err != nil {
 			return fmt.Errorf("control_group: %w", err)
@@ -86,7 +101,7 @@ func (m *Master) secureControlSocket(path string) error {
 // root, the master's own user and members of control_group may control
 // the master. The socket's mode already says the same; this holds even if
 // the file's mode was loosened by hand.
-func (m *Master) allowPeer(conn net.Conn) error {
+func allowPeer(conn net.Conn, g string) error {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
 		return nil
@@ -102,7 +117,7 @@ func (m *Master) allowPeer(conn net.Conn) error {
 	}); err != nil || credErr != nil {
 		return fmt.Errorf("read peer credentials: %v", errors.Join(err, credErr))
 	}
-	if cred.Uid == 0 || int(cred.Uid) == os.Geteuid() || m.inControlGroup(cred) {
+	if cred.Uid == 0 || int(cred.Uid) == os.Geteuid() || inControlGroup(cred, g) {
 		return nil
 	}
 	return fmt.Errorf("permission denied: uid %d (pid %d) may not control this supervisor (allowed: root, uid %d, members of control_group)",
@@ -111,8 +126,7 @@ func (m *Master) allowPeer(conn net.Conn) error {
 
 // inControlGroup reports whether the peer belongs to control_group, as
 // its primary group or a supplementary one.
-func (m *Master) inControlGroup(cred *unix.Ucred) bool {
-	g := m.cfg().ControlGroup
+func inControlGroup(cred *unix.Ucred, g string) bool {
 	if g == "" {
 		return false
 	}
@@ -131,7 +145,7 @@ func (m *Master) inControlGroup(cred *unix.Ucred) bool {
 	return slices.Contains(ids, strconv.Itoa(gid))
 }
 
-func (c *controlServer) accept() {
+func (c *Server) accept() {
 	defer c.wg.Done()
 	for {
 		conn, err := c.ln.Accept()
@@ -143,7 +157,7 @@ func (c *controlServer) accept() {
 	}
 }
 
-func (c *controlServer) serve(conn net.Conn) {
+func (c *Server) serve(conn net.Conn) {
 	defer c.wg.Done()
 	// The request is read before a refused peer is answered: closing with
 	// its bytes unread would reset the connection, and the client would
@@ -151,8 +165,8 @@ func (c *controlServer) serve(conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var req control.Request
 	decodeErr := json.NewDecoder(bufio.NewReader(conn)).Decode(&req)
-	if err := c.m.allowPeer(conn); err != nil {
-		c.m.log.Warn().Err(err).Msg("control socket: refused a peer")
+	if err := allowPeer(conn, c.m.ControlGroup()); err != nil {
+		c.log.Warn().Err(err).Msg("control socket: refused a peer")
 		respond(conn, control.Response{Error: err.Error()})
 		conn.Close()
 		return
@@ -164,26 +178,26 @@ func (c *controlServer) serve(conn net.Conn) {
 	}
 	switch req.Cmd {
 	case "status":
-		st := c.m.status()
+		st := c.m.Status()
 		respond(conn, control.Response{OK: true, Status: &st})
 		conn.Close()
 	case "reload":
-		c.m.log.Info().Msg("reload requested on the control socket")
+		c.log.Info().Msg("reload requested on the control socket")
 		res := c.m.Reload()
 		respond(conn, control.Response{OK: res.OK, Error: res.Error, Result: &res})
 		conn.Close()
 	case "upgrade":
-		c.m.log.Info().Msg("upgrade requested on the control socket")
+		c.log.Info().Msg("upgrade requested on the control socket")
 		if err := c.m.Upgrade(); err != nil {
-			_, res := c.m.history.last()
+			res := c.m.LastUpgrade()
 			respond(conn, control.Response{Error: err.Error(), Result: res})
 			conn.Close()
 			return
 		}
-		_, res := c.m.history.last()
+		res := c.m.LastUpgrade()
 		c.wait(conn, control.Response{OK: true, Result: res})
 	case "stop":
-		c.m.log.Info().Msg("stop requested on the control socket")
+		c.log.Info().Msg("stop requested on the control socket")
 		c.wait(conn, control.Response{OK: true})
 		c.m.Stop()
 	default:
@@ -193,7 +207,7 @@ func (c *controlServer) serve(conn net.Conn) {
 }
 
 // wait answers conn with resp once the master has stopped.
-func (c *controlServer) wait(conn net.Conn, resp control.Response) {
+func (c *Server) wait(conn net.Conn, resp control.Response) {
 	c.mu.Lock()
 	c.waiters = append(c.waiters, waiter{conn, resp})
 	c.mu.Unlock()
@@ -204,8 +218,8 @@ func respond(conn net.Conn, r control.Response) {
 	_ = json.NewEncoder(conn).Encode(r)
 }
 
-// finish answers the clients waiting for a stop.
-func (c *controlServer) finish() {
+// Finish answers the clients waiting for a stop.
+func (c *Server) Finish() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, w := range c.waiters {
@@ -215,9 +229,14 @@ func (c *controlServer) finish() {
 	c.waiters = nil
 }
 
-// close stops accepting and waits for open exchanges; clients waiting on a
-// stop stay connected until finish.
-func (c *controlServer) close() {
+// Close stops accepting and waits for open exchanges; clients waiting on a
+// stop stay connected until Finish.
+func (c *Server) Close() {
 	c.ln.Close()
 	c.wg.Wait()
 }
+
+// StopAccepting closes the listener only, as an upgrade that handed over
+// does: new connections go to the new master; open exchanges and the
+// clients waiting on a stop stay.
+func (c *Server) StopAccepting() error { return c.ln.Close() }
