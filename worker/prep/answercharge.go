@@ -6,6 +6,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // An answer's charge is what one infer request's answer holds in the
@@ -31,17 +32,17 @@ type answerChargeKey struct{}
 // lane lacks them, the charge unchanged. An answer that needs no room
 // takes none, so that small requests pay no allocation.
 func (h *handler) reserveAnswer(ctx *fasthttp.RequestCtx, cost int64) bool {
-	var g *decodeGate
+	var g *decodegate.Gate
 	if h.bodies != nil {
 		g = h.bodies.gate
 	}
 	if c, ok := ctx.UserValue(answerChargeKey{}).(*budget.Charge); ok {
-		return c.Grow(g.largeCost(cost)) == nil
+		return c.Grow(g.LargeCost(cost)) == nil
 	}
-	if !g.isLarge(cost) {
+	if !g.IsLarge(cost) {
 		return true
 	}
-	c, err := g.lanes.Reserve(g.largeCost(cost), g.answers)
+	c, err := g.ReserveAnswer(cost)
 	if err != nil {
 		return false
 	}

@@ -14,7 +14,7 @@ import (
 // max_body_bytes, then made this worker write a 200 MB answer at full CPU
 // priority, eight of them at once 3.4 GB (cmd/hostile unread-answers).
 // So a large answer holds room in the decode gate's large lane, as a
-// large decode does (decodelanes.go), from before its infer worker is asked
+// large decode does (worker/prep/decodegate), from before its infer worker is asked
 // until it is written (answercharge.go), and is encoded (and compressed,
 // when the client asks) on a niced thread: answers and decodes together
 // keep within the gate's budget, and take turns on what CPU the small

@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // Compressed request bodies (Content-Encoding gzip or deflate) are
@@ -46,22 +47,16 @@ const largeInflateBytes = 16 << 10
 // bodyDecoder decompresses request bodies within max_body_bytes and the
 // worker's budget of decompressed bytes.
 type bodyDecoder struct {
-	gate   *decodeGate  // the worker's decode gate (nil: none), for large bodies
-	limit  int          // max_body_bytes
-	budget int64        // decompressed bytes held at once, all requests
-	used   atomic.Int64 // of budget
+	gate   *decodegate.Gate // the worker's decode gate (nil: none), for large bodies
+	limit  int              // max_body_bytes
+	budget int64            // decompressed bytes held at once, all requests
+	used   atomic.Int64     // of budget
 	// burst hands the inflated buffers (and pooled chunks) back to the
 	// OS once a burst of bombs or large bodies is over (internal/osmem).
 	burst osmem.Gauge
 	// slot records each decompression as at work (atwork.go); nil: none.
 	slot *shm.Slot
 }
-
-// burstBytes: bursts of decompressed bodies, or of large decodes at the
-// gate, below this are left to the Go scavenger; past it the worker's
-// memory goes back to the OS when the burst is over, not minutes later
-// (after a gzip-bomb burst the worker held ~134 MiB over rest).
-const burstBytes = 64 << 20
 
 func newBodyDecoder(maxBody int64) *bodyDecoder {
 	if maxBody <= 0 {
@@ -77,14 +72,14 @@ func (d *bodyDecoder) Take(n int) bool {
 		d.used.Add(-int64(n))
 		return false
 	}
-	d.burst.Add(int64(n), burstBytes)
+	d.burst.Add(int64(n), decodegate.BurstBytes)
 	return true
 }
 
 // Give returns n bytes to the budget.
 func (d *bodyDecoder) Give(n int) {
 	d.used.Add(-int64(n))
-	d.burst.Add(-int64(n), burstBytes)
+	d.burst.Add(-int64(n), decodegate.BurstBytes)
 }
 
 // decode replaces a compressed request body with its decompressed bytes
@@ -126,9 +121,9 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (bo
 	}
 	cost := int64(d.limit)
 	if d.gate != nil {
-		cost = d.gate.largeCost(cost)
+		cost = d.gate.LargeCost(cost)
 	}
-	charge, err := d.gate.enter(cost, stopperFor(ctx, d.slot))
+	charge, err := d.gate.Enter(cost, stopperFor(ctx, d.slot).check)
 	if err != nil {
 		return nil, &stoppedError{reason: err}
 	}

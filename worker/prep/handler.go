@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
 // headerLenHeader is Triton's binary tensor extension header.
@@ -207,12 +208,12 @@ func binaryHeaderLen(ctx *fasthttp.RequestCtx, size int64) (int, error) {
 // respond postprocesses the outputs (classification), stores them in the
 // model's response cache, if it has one, under key and the identity of
 // the model that computed them, and writes the V2 response.
-func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key request, model string) {
+func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key modelcache.Request, model string) {
 	if err := m.postprocess(req, outs); err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, "postprocessing failed: "+err.Error())
 		return
 	}
-	m.cache.store(key, model, outs)
+	m.cache.Store(key, model, outs)
 	h.renderGated(ctx, m, req, outs)
 }
 

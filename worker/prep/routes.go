@@ -20,6 +20,8 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
 // Routing by model. Infer workers need not serve the same models: one that
@@ -112,9 +114,9 @@ type router struct {
 	fetch    func(socket string) ([]worker.ModelStatus, error)
 	procs    map[string]worker.Processing
 	counters map[string]shm.ModelSlot
-	gate     *decodeGate // the worker's one decode gate, for every image model
-	// caches are the response caches by model, mapped once (cache.go).
-	caches map[string]*modelCache
+	gate     *decodegate.Gate // the worker's one decode gate, for every image model
+	// caches are the response caches by model, mapped once (worker/prep/modelcache).
+	caches map[string]*modelcache.Cache
 	// maxBody is max_body_bytes, every request's budget (model.limits).
 	maxBody int64
 	log     zerolog.Logger
@@ -122,7 +124,7 @@ type router struct {
 
 func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
 	r := &router{up: up, fetch: fetchMetadata, procs: map[string]worker.Processing{},
-		counters: counters, gate: newDecodeGate(decodeBudget(0, procs)), log: log}
+		counters: counters, gate: decodegate.New(decodegate.Budget(0, procs)), log: log}
 	for _, p := range procs {
 		r.procs[p.Model] = p
 	}

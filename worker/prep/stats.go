@@ -43,7 +43,7 @@ func (h *handler) stats(ctx *fasthttp.RequestCtx, name string) {
 	for n := range rs.models {
 		if name == "" || n == name {
 			st := sum[n]
-			rs.models[n].cache.cacheStats(&st)
+			rs.models[n].cache.AddStats(&st)
 			out.ModelStats = append(out.ModelStats, modelStats{Name: n, Version: "1", Stats: st})
 		}
 	}

@@ -1,11 +1,10 @@
-package prep
+package modelcache
 
 import (
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/batch"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
@@ -15,7 +14,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// modelCache is a model's response cache (worker.ResponseCache): the
+// Cache is a model's response cache (worker.ResponseCache): the
 // segment every prep worker of the host maps.
 //
 // The lookup comes after the request is decoded into tensors, so a JSON
@@ -46,7 +45,7 @@ import (
 // then Redis (internal/respredis), whose hits fill the local segment; an
 // answer is stored in both. Redis alone is not offered: the local lookup
 // costs microseconds and spares Redis every repeated request.
-type modelCache struct {
+type Cache struct {
 	seg      *respcache.Segment
 	redis    *respredis.Client // nil: local only
 	ttl      time.Duration
@@ -57,18 +56,18 @@ type modelCache struct {
 	current atomic.Pointer[string]
 }
 
-// request is the part of a cache key the prep worker decides (key,
-// imageKey), hashed once so that the answer can be stored under another
+// Request is the part of a cache key the prep worker decides (Key,
+// ImageKey), hashed once so that the answer can be stored under another
 // model identity than its lookup's without hashing the tensors again.
-type request respcache.Key
+type Request respcache.Key
 
-// openCaches maps the segments of the models with a response cache. A
+// Open maps the segments of the models with a response cache. A
 // segment that cannot be opened is logged: its model serves uncached.
 // Models that name the same Redis share one client, so the worker holds
 // one connection pool and one bound on background SETs per server, not
 // per model.
-func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*modelCache {
-	out := map[string]*modelCache{}
+func Open(procs []worker.Processing, log zerolog.Logger) map[string]*Cache {
+	out := map[string]*Cache{}
 	redises := map[string]*respredis.Client{}
 	for _, p := range procs {
 		if p.Cache == nil {
@@ -79,7 +78,7 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 			log.Warn().Err(err).Str("model", p.Model).Msg("response cache unavailable; the model serves uncached")
 			continue
 		}
-		c := &modelCache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity, model: p.Model}
+		c := &Cache{seg: seg, ttl: p.Cache.TTL, identity: p.Cache.Identity, model: p.Model}
 		c.current.Store(&p.Cache.Model)
 		if url := p.Cache.Redis; url != "" {
 			if _, seen := redises[url]; !seen {
@@ -94,20 +93,20 @@ func openCaches(procs []worker.Processing, log zerolog.Logger) map[string]*model
 	return out
 }
 
-// key hashes what the prep worker decides of the answer to req with
+// Key hashes what the prep worker decides of the answer to req with
 // these inputs: the model's name and processing settings, the request's
 // one key (v2.WriteRequestKey: the model's name and every input's name,
 // datatype, shape and bytes, as the poison quarantine keys it), and the
 // requested outputs with their classification. Binary or JSON outputs,
 // the id, the timeout and the priority change only the encoding or the
 // scheduling, not the answer.
-func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) request {
+func (c *Cache) Key(req *v2.InferRequest, inputs []tensor.Tensor) Request {
 	b := respcache.NewKeyBuilder(c.identity)
 	v2.WriteRequestKey(b, c.model, inputs)
 	return keyOutputs(b, req)
 }
 
-// imageKey is an image model's key, taken before decoding: the model's
+// ImageKey is an image model's key, taken before decoding: the model's
 // name and settings, the images as sent (each one's bytes with its
 // length, after any base64: a JSON request carries them as base64
 // strings, a binary one and a raw image body as raw bytes, and all three
@@ -118,7 +117,7 @@ func (c *modelCache) key(req *v2.InferRequest, inputs []tensor.Tensor) request {
 // the identity, so a reload that changes them changes the key. The
 // leading -1, where key has the model name's length, keeps image keys
 // apart from key's.
-func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) request {
+func (c *Cache) ImageKey(req *v2.InferRequest, images [][]byte) Request {
 	b := respcache.NewKeyBuilder(c.identity)
 	b.Int(-1)
 	b.Int(int64(len(images)))
@@ -130,63 +129,24 @@ func (c *modelCache) imageKey(req *v2.InferRequest, images [][]byte) request {
 
 // keyOutputs ends a key with req's requested outputs and their
 // classification.
-func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) request {
+func keyOutputs(b *respcache.KeyBuilder, req *v2.InferRequest) Request {
 	v2.WriteOutputsKey(b, req.Outputs)
-	return request(b.Sum())
+	return Request(b.Sum())
 }
 
-// at is the key of r's answer as computed by the model file of identity
+// At is the key of r's answer as computed by the model file of identity
 // model (internal/modelid).
-func (r request) at(model string) respcache.Key {
+func (r Request) At(model string) respcache.Key {
 	b := respcache.NewKeyBuilder(model)
 	b.Bytes(r[:])
 	return b.Sum()
 }
 
-// lookup answers ctx from the cache when it holds the answer to req with
-// these inputs, and says whether it did; on a miss it returns the request
-// part of the key to store the answer under. Hits and misses are counted
-// with the time the lookup took. A model without a cache always misses,
-// uncounted.
-func (h *handler) lookup(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, inputs []tensor.Tensor) (request, bool) {
-	return h.lookupBy(ctx, m, req, func(c *modelCache) request { return c.key(req, inputs) })
-}
-
-// lookupImages is lookup for an image model's request, before its images
-// are decoded: a hit decodes nothing.
-func (h *handler) lookupImages(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, images [][]byte) (request, bool) {
-	return h.lookupBy(ctx, m, req, func(c *modelCache) request { return c.imageKey(req, images) })
-}
-
-// lookupBy is lookup with the request part that keyOf computes, under
-// the model identity of the last answer; its time counts as the
-// lookup's.
-func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, keyOf func(*modelCache) request) (request, bool) {
-	c := m.cache
-	if c == nil {
-		return request{}, false
-	}
-	start := time.Now()
-	r := keyOf(c)
-	k := r.at(c.currentModel())
-	var deadline time.Time // the client's, when the master passed one
-	if d, ok := clientBudget(&ctx.Request.Header); ok {
-		deadline = start.Add(d)
-	}
-	if outs, ok := c.get(k, start, deadline); ok {
-		c.seg.Hit(time.Since(start)) // the lookup's time, not the response's
-		h.renderGated(ctx, m, req, outs)
-		return r, true
-	}
-	c.seg.Miss(time.Since(start))
-	return r, false
-}
-
-// get finds k's outputs in the local segment, then in Redis (waiting no
+// Get finds k's outputs in the local segment, then in Redis (waiting no
 // later than deadline, the zero time for none); a Redis hit that parses is
 // copied into the local segment (one that does not would shadow Redis
 // there as a local entry that always misses).
-func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
+func (c *Cache) Get(k respcache.Key, now, deadline time.Time) ([]tensor.Tensor, bool) {
 	if payload, ok := c.seg.Get(nil, k, now); ok {
 		outs, err := tensor.ParseTensors(payload)
 		return outs, err == nil
@@ -204,42 +164,49 @@ func (c *modelCache) get(k respcache.Key, now, deadline time.Time) ([]tensor.Ten
 }
 
 // expiry is when an entry stored now expires; the zero time without a TTL.
-func (c *modelCache) expiry(now time.Time) time.Time {
+func (c *Cache) expiry(now time.Time) time.Time {
 	if c.ttl <= 0 {
 		return time.Time{}
 	}
 	return now.Add(c.ttl)
 }
 
-// currentModel is the model identity lookups use.
-func (c *modelCache) currentModel() string {
+// Segment is the local segment: its counters, hits and misses.
+func (c *Cache) Segment() *respcache.Segment { return c.seg }
+
+// SetCurrent makes model the identity lookups use, as an answer of that
+// model's does.
+func (c *Cache) SetCurrent(model string) { c.current.Store(&model) }
+
+// CurrentModel is the model identity lookups use.
+func (c *Cache) CurrentModel() string {
 	if p := c.current.Load(); p != nil {
 		return *p
 	}
 	return ""
 }
 
-// store caches the postprocessed outputs of a successful request under
+// Store caches the postprocessed outputs of a successful request under
 // the identity of the model that computed them (worker.ModelIDHeader),
 // and makes it the one later lookups use. An answer without one (an
 // infer worker that did not say, or an image request whose chunks two
 // models computed) is not stored.
-func (c *modelCache) store(r request, model string, outs []tensor.Tensor) {
+func (c *Cache) Store(r Request, model string, outs []tensor.Tensor) {
 	if c == nil || model == "" {
 		return
 	}
-	if c.currentModel() != model {
+	if c.CurrentModel() != model {
 		c.current.Store(&model)
 	}
 	now := time.Now()
-	k := r.at(model)
+	k := r.At(model)
 	payload := tensor.AppendTensors(nil, outs)
 	c.seg.Put(k, payload, now, c.expiry(now))
 	c.redis.Set(k, payload, c.ttl, c.seg.MaxEntry())
 }
 
-// cacheStats adds the model's cache hits and misses to its statistics.
-func (c *modelCache) cacheStats(s *batch.Stats) {
+// AddStats adds the model's cache hits and misses to its statistics.
+func (c *Cache) AddStats(s *batch.Stats) {
 	if c == nil {
 		return
 	}
