@@ -21,6 +21,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/board"
 	"github.com/supervisor-dev/supervisor/supervisor/cachesegs"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/controlserver"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
@@ -106,7 +107,7 @@ type Master struct {
 	// caches are the models' response cache segments (supervisor/cachesegs).
 	caches cachesegs.Set
 	// host is the machine placement plans against, read once (place).
-	host *config.Host
+	host *plan.Host
 	// scaler sizes the prep pool between prep.min_workers and
 	// max_workers (prepscale.go); it idles while autoscaling is off.
 	scaler *autoscale.Scaler
@@ -127,7 +128,7 @@ type Options struct {
 	Upgrader Upgrader
 	// Host is the machine to place workers on; nil reads this one
 	// (LoadHost with NVML). Tests give fake topologies and GPUs.
-	Host *config.Host
+	Host *plan.Host
 	// Unit reads the systemd unit running the master, whose TimeoutStopSec
 	// must cover the stop bound; nil is unitstop.Systemd{} (D-Bus).
 	Unit unitstop.Source

@@ -5,6 +5,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 )
 
 // place plans cfg on the master's host (read on first use) and keeps the
@@ -14,17 +15,17 @@ func (m *Master) place(cfg *config.Config) error {
 		h := m.opts.Host
 		if h == nil {
 			var err error
-			if h, err = config.LoadHost("", affinity.NVML{}); err != nil {
+			if h, err = plan.LoadHost("", affinity.NVML{}); err != nil {
 				return err
 			}
 		}
 		m.host = h
 	}
-	p, err := cfg.Plan(m.host)
+	p, err := plan.Place(cfg, m.host)
 	if err != nil {
 		return err
 	}
-	if err := cfg.CheckCeiling(m.host); err != nil {
+	if err := plan.CheckCeiling(cfg, m.host); err != nil {
 		return err
 	}
 	cfg.Planned = p

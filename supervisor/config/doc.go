@@ -1,8 +1,9 @@
 // Package config is the master's configuration: the YAML schema (Config
 // and its sections), decoding with file and line for every value,
 // validation, the values resolved on the host, the checks of the files a
-// config names (CheckFiles, CheckModels) and the placement plan's inputs
-// (Host, Plan). It never imports worker or supervisor: turning a Config
+// config names (CheckFiles; loading the models is
+// supervisor/config/modelcheck) and the placement plan's inputs
+// (the plan itself is supervisor/config/plan). It never imports worker or supervisor: turning a Config
 // into worker specs is the master's job, so schema and worker protocol
 // change independently.
 //
@@ -15,8 +16,8 @@
 //   - Unknown keys are errors listing the known keys, never ignored.
 //   - Parsing depends on the bytes alone: host-dependent values stay
 //     "auto" until Resolve, so a reload re-resolves them on the host as it
-//     is then. CheckFiles, CheckModels and Plan are the steps that look at
-//     the host.
+//     is then. CheckFiles, modelcheck.Load and plan.Place are the steps that look
+//     at the host.
 //   - YAML writes every key, and its output parses back to an equal Config.
 //   - One schema per section: a section's keys are its struct's yaml tags
 //     (fieldKeys); an image model's preprocess is imageprep.Settings,

@@ -1,4 +1,4 @@
-package config
+package plan
 
 import (
 	"errors"
@@ -8,12 +8,8 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/plural"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
-
-// The placement plan's inputs (this file) read the host, not the file:
-// they are what would leave next if the package (about 3,450 non-test
-// lines, one wide schema) must shrink, to a planning package beside
-// affinity, as the provider check left for supervisor/hostcheck.
 
 // Host is the machine as the placement plan sees it: the CPUs this process
 // may use, grouped into cores and NUMA nodes, and the GPUs found. The
@@ -55,25 +51,25 @@ func (h *Host) Describe() string {
 		plural.Count(len(h.Topology.Cores), "core"), plural.Count(len(h.Topology.Nodes), "NUMA node"), gpus)
 }
 
-// Plan places every worker of c on h: which GPU each infer worker drives,
+// Place places every worker of c on h: which GPU each infer worker drives,
 // which CPUs and NUMA node each worker gets, and which CPUs stay with the
 // master (see affinity.Plan). It is what the master starts, what `supervisor
 // check` prints, and it depends only on c and h. A config that does not
 // fit the host is an error that names the key to change, with its line.
-func (c *Config) Plan(h *Host) (*affinity.Placement, error) {
-	gpus, err := c.selectGPUs(h.GPUs)
+func Place(c *config.Config, h *Host) (*affinity.Placement, error) {
+	gpus, err := selectGPUs(c, h.GPUs)
 	if err != nil {
 		return nil, err
 	}
-	p, err := affinity.Plan(h.Topology, gpus, c.placementRequest(len(gpus)))
+	p, err := affinity.Plan(h.Topology, gpus, placementRequest(c, len(gpus)))
 	if err != nil {
-		return nil, c.planError(err)
+		return nil, planError(c, err)
 	}
 	return p, nil
 }
 
 // placementRequest turns the placement keys into the planner's request.
-func (c *Config) placementRequest(gpus int) affinity.Request {
+func placementRequest(c *config.Config, gpus int) affinity.Request {
 	r := affinity.Request{
 		Prep:       c.Prep.Workers,
 		PrepCPUs:   c.Prep.CPUsPerWorker,
@@ -85,7 +81,7 @@ func (c *Config) placementRequest(gpus int) affinity.Request {
 		r.Infer = c.Infer.Workers // with GPUs: one per GPU
 	}
 	switch c.Placement.MasterCPUs {
-	case autoValue:
+	case affinity.Auto:
 	case "none":
 		r.Reserve = -1
 	default:
@@ -98,7 +94,7 @@ func (c *Config) placementRequest(gpus int) affinity.Request {
 
 // selectGPUs applies infer.gpus to the GPUs found. Listing a GPU the host
 // does not have is an error, never a silent fallback to the CPU.
-func (c *Config) selectGPUs(found []affinity.GPU) ([]affinity.GPU, error) {
+func selectGPUs(c *config.Config, found []affinity.GPU) ([]affinity.GPU, error) {
 	sel := c.Infer.GPUs
 	if !sel.Explicit {
 		return found, nil
@@ -108,13 +104,13 @@ func (c *Config) selectGPUs(found []affinity.GPU) ([]affinity.GPU, error) {
 	for i, d := range sel.Devices {
 		g, ok := findGPU(found, d)
 		if !ok {
-			errs = append(errs, c.configError(fmt.Sprintf("infer.gpus[%d]", i),
+			errs = append(errs, c.FieldError(fmt.Sprintf("infer.gpus[%d]", i),
 				fmt.Errorf("GPU %q is not on this host (%s); list GPUs by the index or UUID `nvidia-smi -L` shows, or use auto", d, gpuNames(found))))
 			continue
 		}
 		out = append(out, g)
 	}
-	return out, joinSorted(errs)
+	return out, config.JoinByLine(errs)
 }
 
 func findGPU(found []affinity.GPU, d string) (affinity.GPU, bool) {
@@ -138,16 +134,16 @@ func gpuNames(gpus []affinity.GPU) string {
 }
 
 // planError locates a planner error at the key an operator would change.
-func (c *Config) planError(err error) error {
+func planError(c *config.Config, err error) error {
 	field := "placement"
 	var pe *affinity.PlanError
 	if errors.As(err, &pe) {
-		field = c.planField(pe)
+		field = planField(c, pe)
 	}
 	if errors.Is(err, affinity.ErrNoFit) {
 		err = fmt.Errorf("%w (lower the count or size, give the pool more CPUs, or set placement.overcommit: true to let workers share CPUs)", err)
 	}
-	return c.configError(field, err)
+	return c.FieldError(field, err)
 }
 
 // cpusFields are the config keys that fill placement request's CPUs keys
@@ -156,7 +152,7 @@ var cpusFields = map[string]string{"master": "placement.master_cpus", "infer": "
 
 // planField is the config key behind the part of the placement request a
 // PlanError blames ("placement" when no one key is).
-func (c *Config) planField(pe *affinity.PlanError) string {
+func planField(c *config.Config, pe *affinity.PlanError) string {
 	switch pe.Field {
 	case affinity.FieldCPUs:
 		if f, ok := cpusFields[pe.Key]; ok {
@@ -167,14 +163,14 @@ func (c *Config) planField(pe *affinity.PlanError) string {
 	case affinity.FieldInfer:
 		return "infer.workers"
 	case affinity.FieldSize:
-		return c.sizeField(pe.Role)
+		return sizeField(c, pe.Role)
 	}
 	return "placement"
 }
 
 // sizeField is the key that sized a worker of role that did not fit: its
 // CPUs per worker when given, else the count.
-func (c *Config) sizeField(role affinity.Role) string {
+func sizeField(c *config.Config, role affinity.Role) string {
 	if role == affinity.RoleInfer {
 		if c.Infer.CPUsPerWorker == 0 {
 			return "infer.workers"
@@ -187,7 +183,15 @@ func (c *Config) sizeField(role affinity.Role) string {
 	return "prep.workers"
 }
 
-// configError is err as a *ConfigError at field's line.
-func (c *Config) configError(field string, err error) error {
-	return &ConfigError{Source: c.origin.source, Line: c.origin.line(field), Field: field, Problem: err.Error(), Err: err}
+// CheckCeiling checks that an autoscaled prep pool fits h at
+// prep.max_workers too, so that no grow fails for want of CPUs; nil
+// without autoscaling.
+func CheckCeiling(c *config.Config, h *Host) error {
+	if !c.Prep.Autoscaled() {
+		return nil
+	}
+	if _, err := Place(c.WithPrepWorkers(c.Prep.MaxWorkers), h); err != nil {
+		return fmt.Errorf("prep.max_workers: %d prep workers do not fit this host (lower it, or set placement.overcommit: true): %w", c.Prep.MaxWorkers, err)
+	}
+	return nil
 }

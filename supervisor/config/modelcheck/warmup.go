@@ -1,4 +1,4 @@
-package config
+package modelcheck
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/onnxmodel"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
 
 // An infer worker loads and warms up every model, one after the other,
@@ -42,8 +43,8 @@ type modelCost struct {
 // WarmupWarnings returns one sentence per model whose loading and warm-up
 // are estimated not to fit boot_timeout or, when each does, one for all
 // of them together (each infer worker loads every model); nil when they
-// fit. Models that do not load are CheckModels' to report.
-func (c *Config) WarmupWarnings() []string {
+// fit. Models that do not load are Load's to report.
+func WarmupWarnings(c *config.Config) []string {
 	if err := ort.Init(c.ONNXRuntimeLibrary); err != nil {
 		return nil
 	}
@@ -84,7 +85,7 @@ func (mc modelCost) warning(bound time.Duration) string {
 
 // estimateModel times m's load and estimates its warm-up; ok is false when
 // it does not load.
-func estimateModel(m ModelConfig) (mc modelCost, ok bool) {
+func estimateModel(m config.ModelConfig) (mc modelCost, ok bool) {
 	mc.name = m.Name
 	start := time.Now()
 	s, err := ort.Open(m.Path, m.Name, ort.Options{IntraOpThreads: 1})
@@ -94,10 +95,10 @@ func estimateModel(m ModelConfig) (mc modelCost, ok bool) {
 	defer s.Close()
 	mc.load = time.Since(start)
 	switch {
-	case m.Warmup == WarmupNone:
+	case m.Warmup == config.WarmupNone:
 		mc.notEstimate = "warmup: none"
 		return mc, true
-	case m.Warmup != "" && m.Warmup != WarmupZeros:
+	case m.Warmup != "" && m.Warmup != config.WarmupZeros:
 		mc.notEstimate = "a request file: one run"
 		return mc, true
 	}
