@@ -6,6 +6,8 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // An answer can be several times its request: a model without batching
@@ -24,7 +26,7 @@ import (
 // renderGated is render within ctx's answer room, grown to what outs
 // take; 503 when the lane lacks it.
 func (h *handler) renderGated(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
-	if !h.reserveAnswer(ctx, answerCost(req, outs)) {
+	if !h.reserveAnswer(ctx, answercost.Of(req, outs)) {
 		refuseAnswer(ctx)
 		return
 	}
@@ -56,7 +58,7 @@ func runIn(large bool, fn func()) {
 		fn()
 		return
 	}
-	_ = runNiced(func() error {
+	_ = nicethread.Run(func() error {
 		fn()
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
@@ -56,7 +57,7 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 		t.Fatalf("the large answer: %d bytes %.80q, want the JSON of 16384x4 zeros", len(b), b)
 	}
 	// Bytes of the lane, no decode place.
-	waitState(t, g, decodegate.State{LargeBytes: answerCost(&v2.InferRequest{}, outs)})
+	waitState(t, g, decodegate.State{LargeBytes: answercost.Of(&v2.InferRequest{}, outs)})
 	large.ResetUserValues() // as fasthttp does once the answer is written
 	waitState(t, g, decodegate.State{})
 }
@@ -99,10 +100,10 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 	waitState(t, g, decodegate.State{})
 }
 
-// TestAnswerCostBoundsTheJSON: answerCost is at least the outputs and
-// the JSON written for each datatype's longest values, and expectedAnswer
-// (from the declared outputs) at least answerCost; enough rows that a
-// byte short an element outgrows answerFields' slack (a float32 takes up
+// TestAnswerCostBoundsTheJSON: answercost.Of is at least the outputs and
+// the JSON written for each datatype's longest values, and answercost.Expected
+// (from the declared outputs) at least answercost.Of; enough rows that a
+// byte short an element outgrows answercost.Fields' slack (a float32 takes up
 // to 9 digits: "-1.00000075e-36," is 16 bytes).
 func TestAnswerCostBoundsTheJSON(t *testing.T) {
 	worst := map[tensor.DType][]byte{
@@ -120,12 +121,12 @@ func TestAnswerCostBoundsTheJSON(t *testing.T) {
 		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{rows, 1}, Data: bytes.Repeat(elem, rows)}}
 		req := &v2.InferRequest{Inputs: []tensor.Tensor{{Shape: []int64{rows}}}}
 		body, _ := v2.AppendInferResponse(nil, "m", req, outs)
-		if got, bound := int64(len(body)+len(outs[0].Data)), answerCost(req, outs); got > bound {
-			t.Errorf("%v: %d bytes of JSON and outputs, over answerCost %d", dt, got, bound)
+		if got, bound := int64(len(body)+len(outs[0].Data)), answercost.Of(req, outs); got > bound {
+			t.Errorf("%v: %d bytes of JSON and outputs, over answercost.Of %d", dt, got, bound)
 		}
 		m := &model{md: tensor.Metadata{Outputs: []tensor.Spec{{Name: "y", DType: dt, Shape: []int64{-1, 1}}}}}
-		if exp, cost := expectedAnswer(m, req), answerCost(req, outs); dt != tensor.Bytes && exp < cost {
-			t.Errorf("%v: expectedAnswer %d, under answerCost %d", dt, exp, cost)
+		if exp, cost := answercost.Expected(m.md.Outputs, req), answercost.Of(req, outs); dt != tensor.Bytes && exp < cost {
+			t.Errorf("%v: answercost.Expected %d, under answercost.Of %d", dt, exp, cost)
 		}
 	}
 }

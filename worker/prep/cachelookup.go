@@ -8,6 +8,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
+	"github.com/supervisor-dev/supervisor/worker/prep/schedule"
 )
 
 // lookup answers ctx from the cache when it holds the answer to req with
@@ -37,7 +38,7 @@ func (h *handler) lookupBy(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequ
 	r := keyOf(c)
 	k := r.At(c.CurrentModel())
 	var deadline time.Time // the client's, when the master passed one
-	if d, ok := clientBudget(&ctx.Request.Header); ok {
+	if d, ok := schedule.ClientBudget(&ctx.Request.Header); ok {
 		deadline = start.Add(d)
 	}
 	if outs, ok := c.Get(k, start, deadline); ok {

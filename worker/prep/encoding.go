@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // Compressed request bodies (Content-Encoding gzip or deflate) are
@@ -35,7 +36,7 @@ const decodedBudgetFactor = 4
 // counts as a large decode: it passes the worker's decode gate as one
 // (weighing what it may hold, max_body_bytes, so one at a time per CPU
 // beside large images, memory within the decode budget) and runs on a
-// niced thread (runNiced). A bomb of a few hundred KiB on the wire is
+// niced thread (nicethread.Run). A bomb of a few hundred KiB on the wire is
 // max_body_bytes of inflating, a hundred milliseconds and more of CPU
 // each; several at once at the worker's priority took every Go P and CPU
 // from the worker's other requests (MLP p99 17–35× steady under
@@ -128,7 +129,7 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding) (bo
 		return nil, &stoppedError{reason: err}
 	}
 	defer charge.Release()
-	if err := runNiced(run); err != nil {
+	if err := nicethread.Run(run); err != nil {
 		return nil, err
 	}
 	return body, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/tritonconfig"
 )
 
 // callEncoded runs one request with the given headers through h.
@@ -150,7 +151,7 @@ func TestConfigRoute(t *testing.T) {
 	w := startModelInfer(t, []string{"m", "down"}, map[string]string{"down": "bad file"})
 	h := routedHandler(t, w.socket)
 	code, body := call(h, "GET", "/v2/models/m/versions/1/config", "")
-	var cfg modelConfig
+	var cfg tritonconfig.ModelConfig
 	if err := json.Unmarshal([]byte(body), &cfg); code != fasthttp.StatusOK || err != nil || cfg.Name != "m" ||
 		len(cfg.Input) != 1 || cfg.Input[0].DataType != "TYPE_FP32" || len(cfg.InstanceGroup) != 1 {
 		t.Errorf("config: %d %s (%v); want m's configuration", code, body, err)

@@ -17,7 +17,9 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
 	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
+	"github.com/supervisor-dev/supervisor/worker/prep/schedule"
 )
 
 // headerLenHeader is Triton's binary tensor extension header.
@@ -160,7 +162,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	if hit {
 		return
 	}
-	if !h.reserveAnswer(ctx, expectedAnswer(m, req)) { // before the infer worker runs it
+	if !h.reserveAnswer(ctx, answercost.Expected(m.md.Outputs, req)) { // before the infer worker runs it
 		refuseAnswer(ctx)
 		return
 	}
@@ -244,7 +246,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	defer fasthttp.ReleaseResponse(resp)
 	up.Header.SetMethod(fasthttp.MethodPost)
 	up.SetRequestURI("http://infer/infer")
-	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
+	timeout := schedule.Set(up, &ctx.Request.Header, req, h.timeout)
 	if timeout <= 0 { // the client has given up: no slot, no infer worker
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return nil, "", fasthttp.StatusServiceUnavailable, errExpired

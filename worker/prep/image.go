@@ -9,6 +9,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // imageInput is an image model's input as the prep stage builds it: the
@@ -189,7 +190,7 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 	defer c.Release()
 	defer stop.atWork().End()
 	if im.gate.IsLarge(cost) {
-		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })
+		return nicethread.Run(func() error { return im.cfg.Preprocess(dst, img) })
 	}
 	return im.cfg.Preprocess(dst, img)
 }

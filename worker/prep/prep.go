@@ -41,11 +41,11 @@ import (
 	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
-// Size: about 3,000 non-test lines, past the 2,500 a package should stay
-// under, for one process's request path. The parts that hold no handler
-// state leave next: the prefix check's image rules (precheck_image.go) for
-// imageprep, the compression glue (encoding.go) for httpcoding, the model
-// configuration's rendering (modelconfig.go) for internal/v2.
+// Size: about 2,500 non-test lines, the most a package should hold; the
+// parts that hold no handler state live in subpackages (decodegate,
+// modelcache, tritonconfig, answercost, schedule, nicethread, inferquery).
+// What would leave next: the prefix check's image rules (precheck_image.go)
+// for imageprep, the compression glue (encoding.go) for httpcoding.
 
 // Run is the prep worker's main: learn the models, serve, drain.
 func Run(rt *worker.Runtime) error {
@@ -69,7 +69,7 @@ func Run(rt *worker.Runtime) error {
 	// holding one of the cpuset's only Ps would make every request this
 	// worker handles wait for the Go scheduler's 10ms time slices; on a
 	// P of its own, its niced thread yields the CPU to them through the
-	// kernel's scheduler instead (nicethread.go).
+	// kernel's scheduler instead (worker/prep/nicethread).
 	runtime.GOMAXPROCS(2 * r.gate.Places())
 	rt.Log.Info().Int64("budget", r.gate.Total()).Int64("small", r.gate.Small()).Int("places", r.gate.Places()).
 		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")

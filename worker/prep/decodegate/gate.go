@@ -43,7 +43,7 @@ import (
 // byte-weighted semaphore alone bounds memory but queues the photo behind
 // huge decodes; a count alone (the old gate) bounds memory only by places
 // × the costliest image, and queues the photo the same. Large decodes
-// also run at a lower CPU priority (prep's nicethread.go), on Go Ps of their own
+// also run at a lower CPU priority (worker/prep/nicethread), on Go Ps of their own
 // (the worker runs 2 × places Ps), so that the CPU they share goes first
 // to small decodes, to this worker's other requests and to the rest of
 // the host's.

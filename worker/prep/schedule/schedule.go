@@ -1,4 +1,4 @@
-package prep
+package schedule
 
 import (
 	"strconv"
@@ -10,7 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// setSchedule passes the V2 request's scheduling parameters to the infer
+// Set passes the V2 request's scheduling parameters to the infer
 // worker. Its "timeout" (Triton: how long the request may wait in the
 // queue) becomes the deadline by which it must have started; without one
 // it is the upstream timeout, after which nobody waits for the answer.
@@ -19,9 +19,9 @@ import (
 // end, bounded by the returned time: when the prep worker stops waiting.
 // The master's worker.AloneHeader (a poison suspect) and
 // worker.TokenHeader are passed on.
-func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.InferRequest, upstreamTimeout time.Duration) time.Duration {
+func Set(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.InferRequest, upstreamTimeout time.Duration) time.Duration {
 	wait := upstreamTimeout
-	if d, ok := clientBudget(client); ok && d < wait {
+	if d, ok := ClientBudget(client); ok && d < wait {
 		wait = d
 	}
 	total := wait
@@ -41,9 +41,9 @@ func setSchedule(up *fasthttp.Request, client *fasthttp.RequestHeader, req *v2.I
 	return total
 }
 
-// clientBudget is the time left before the client's deadline, if the
+// ClientBudget is the time left before the client's deadline, if the
 // master passed one.
-func clientBudget(h *fasthttp.RequestHeader) (time.Duration, bool) {
+func ClientBudget(h *fasthttp.RequestHeader) (time.Duration, bool) {
 	ns, err := strconv.ParseInt(string(h.Peek(worker.DeadlineHeader)), 10, 64)
 	if err != nil {
 		return 0, false

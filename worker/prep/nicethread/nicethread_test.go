@@ -1,4 +1,4 @@
-package prep
+package nicethread
 
 import (
 	"os"
@@ -13,21 +13,21 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
-// TestRunNicedLowersOnlyItsOwnThread: fn runs largeNice nicer, on a thread
+// TestRunNicedLowersOnlyItsOwnThread: fn runs Nice nicer, on a thread
 // that ends with it, so no thread of the worker is left niced for the
 // scheduler to run ordinary work on.
 func TestRunNicedLowersOnlyItsOwnThread(t *testing.T) {
 	base := threadNice(t, unix.Gettid())
 	for range 8 {
 		var got int
-		err := runNiced(func() error {
+		err := Run(func() error {
 			got = threadNice(t, unix.Gettid())
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := min(base+largeNice, 19); got != want {
+		if want := min(base+Nice, 19); got != want {
 			t.Fatalf("fn ran at nice %d, want %d", got, want)
 		}
 	}

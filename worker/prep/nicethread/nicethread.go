@@ -1,4 +1,4 @@
-package prep
+package nicethread
 
 import (
 	"runtime"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// largeNice is how much nicer than the worker a large decode runs (at
+// Nice is how much nicer than the worker a large decode runs (at
 // most nice 19). A large decode is
 // CPU work for seconds that a client may ask for legally (an image of
 // max_pixels); at the worker's own priority it takes a whole CPU from
@@ -15,9 +15,9 @@ import (
 // 110 against 1024) it yields the CPU to the work of ordinary priority
 // while that is runnable and still gets about a tenth of a CPU beside
 // it, so large images are slowed under load, never stopped.
-const largeNice = 10
+const Nice = 10
 
-// runNiced runs fn on a thread of its own, largeNice nicer than the
+// Run runs fn on a thread of its own, Nice nicer than the
 // worker, and returns its
 // result. The thread is locked to the goroutine and, its priority being
 // one an unprivileged process cannot raise back, it ends with the
@@ -26,14 +26,14 @@ const largeNice = 10
 // one, it parks for ever instead, so it runs nothing niced either. A thread costs tens of microseconds, nothing beside
 // a decode of a large image. If the priority cannot be set, fn runs at
 // the worker's.
-func runNiced(fn func() error) error {
+func Run(fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
 		tid := unix.Gettid()
 		// The raw getpriority answers 20 − nice.
 		if p, err := unix.Getpriority(unix.PRIO_PROCESS, tid); err == nil {
-			_ = unix.Setpriority(unix.PRIO_PROCESS, tid, min(20-p+largeNice, 19))
+			_ = unix.Setpriority(unix.PRIO_PROCESS, tid, min(20-p+Nice, 19))
 		}
 		done <- fn()
 	}()

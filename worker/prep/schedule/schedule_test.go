@@ -1,4 +1,4 @@
-package prep
+package schedule
 
 import (
 	"strconv"
@@ -34,7 +34,7 @@ func TestSetSchedule(t *testing.T) {
 			if tt.client > 0 {
 				client.Set(worker.DeadlineHeader, strconv.FormatInt(before.Add(tt.client).UnixNano(), 10))
 			}
-			total := setSchedule(&up, &client, &tt.req, time.Minute)
+			total := Set(&up, &client, &tt.req, time.Minute)
 			after := time.Now()
 			if total > tt.total || total < tt.total-time.Second {
 				t.Errorf("prep waits %s, want about %s", total, tt.total)
@@ -62,7 +62,7 @@ func TestSetSchedulePassesAlone(t *testing.T) {
 		if alone {
 			client.Set(worker.AloneHeader, "1")
 		}
-		setSchedule(&up, &client, &v2.InferRequest{}, time.Minute)
+		Set(&up, &client, &v2.InferRequest{}, time.Minute)
 		if got := up.Header.Peek(worker.AloneHeader) != nil; got != alone {
 			t.Errorf("sent from the master alone=%v, to the infer worker alone=%v", alone, got)
 		}

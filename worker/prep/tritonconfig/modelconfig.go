@@ -1,10 +1,7 @@
-package prep
+package tritonconfig
 
 import (
-	"encoding/json"
 	"slices"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -40,8 +37,8 @@ import (
 //     GPUs of the infer workers serving the model (count is per GPU, as in
 //     Triton); KIND_CPU counts instances over the CPU infer workers.
 
-// modelConfig is Triton's ModelConfig, the fields we fill.
-type modelConfig struct {
+// ModelConfig is Triton's ModelConfig, the fields we fill.
+type ModelConfig struct {
 	Name                 string           `json:"name"`
 	Platform             string           `json:"platform"`
 	Backend              string           `json:"backend"`
@@ -107,60 +104,32 @@ type instanceGroup struct {
 	GPUs  []int  `json:"gpus"`
 }
 
-// config answers GET /v2/models/{name}/config for a model that serves.
-func (h *handler) config(ctx *fasthttp.RequestCtx, m *model) {
-	servings := h.routes.cur.Load().servings(m.md.Name)
-	cfg := buildModelConfig(m, servings, h.timeout.Microseconds())
-	body, err := json.Marshal(cfg)
-	if err != nil {
-		writeError(ctx, fasthttp.StatusInternalServerError, "encode the model configuration: "+err.Error())
-		return
-	}
-	ctx.SetContentType("application/json")
-	ctx.SetBody(body)
-}
-
-// servings lists how each infer worker serving name runs it, in the
-// master's order; a worker that reports nothing counts as CPU, unbatched.
-func (r *routes) servings(name string) []worker.Serving {
-	var out []worker.Serving
-	for _, v := range r.views {
-		if !v.serves(name) {
-			continue
-		}
-		s := worker.Serving{Provider: worker.ProviderCPU}
-		if p := v.models[name].Serving; p != nil {
-			s = *p
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// buildModelConfig describes m as servings run it; queueTimeoutUS is the
-// longest a request may wait without its own timeout.
-func buildModelConfig(m *model, servings []worker.Serving, queueTimeoutUS int64) *modelConfig {
+// Build describes the model name, as clients see it (api), as servings
+// run it; labels is the labels file of an output ("" for none);
+// queueTimeoutUS is the longest a request may wait without its own
+// timeout.
+func Build(name string, api tensor.Metadata, labels func(output string) string, servings []worker.Serving, queueTimeoutUS int64) *ModelConfig {
 	b := worker.Batching{}
 	if len(servings) > 0 && servings[0].Batching != nil {
 		b = *servings[0].Batching
 	}
-	cfg := &modelConfig{Name: m.md.Name, Platform: "onnxruntime_onnx", Backend: "onnxruntime",
+	cfg := &ModelConfig{Name: name, Platform: "onnxruntime_onnx", Backend: "onnxruntime",
 		MaxBatchSize: b.MaxBatchSize, DefaultModelFilename: "model.onnx"}
 	cfg.VersionPolicy.Latest.NumVersions = 1
-	for _, s := range m.api.Inputs {
+	for _, s := range api.Inputs {
 		dims, rs := configDims(s.Shape, b.MaxBatchSize)
 		cfg.Input = append(cfg.Input, configInput{Name: s.Name, DataType: tritonType(s.DType),
 			Format: "FORMAT_NONE", Dims: dims, Reshape: rs})
 	}
-	for _, s := range m.api.Outputs {
+	for _, s := range api.Outputs {
 		dims, rs := configDims(s.Shape, b.MaxBatchSize)
 		cfg.Output = append(cfg.Output, configOutput{Name: s.Name, DataType: tritonType(s.DType),
-			Dims: dims, Reshape: rs, LabelFilename: labelsOf(m, s.Name)})
+			Dims: dims, Reshape: rs, LabelFilename: labels(s.Name)})
 	}
 	if b.MaxBatchSize > 0 {
 		cfg.DynamicBatching = batchingConfig(&b, queueTimeoutUS)
 	}
-	cfg.InstanceGroup = instanceGroups(m.md.Name, servings)
+	cfg.InstanceGroup = instanceGroups(name, servings)
 	return cfg
 }
 
@@ -220,15 +189,6 @@ func configDims(shape []int64, maxBatch int) ([]int64, *reshape) {
 		return []int64{1}, &reshape{Shape: []int64{}}
 	}
 	return append([]int64{}, shape[1:]...), nil
-}
-
-// labelsOf is the labels file of output name when classification is
-// configured on it.
-func labelsOf(m *model, output string) string {
-	if m.classify == nil || m.classify.output != output {
-		return ""
-	}
-	return m.classify.labels
 }
 
 // tritonType is Triton's model-config name of a datatype: TYPE_ and the
