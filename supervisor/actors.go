@@ -17,6 +17,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/metrics"
+	"github.com/supervisor-dev/supervisor/supervisor/phase"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
 )
 
@@ -62,7 +63,7 @@ func (m *Master) actors(ctx context.Context, ln front.Listener, metrics *metrics
 		addServer(&g, ms.front, metrics.Serve)
 	}
 	addServer(&g, ms.front, m.grpc.serve) // nil-safe: grpc.listen ""
-	addServer(&g, ms.ctl, m.ctl.start)
+	addServer(&g, ms.ctl, m.ctl.Start)
 	return &g
 }
 
@@ -143,7 +144,7 @@ func (m *Master) addFront(g *run.Group, ln front.Listener, ms milestones) {
 			return nil
 		}
 		err := front.Serve(m.httpTLS(ln))
-		if m.phase.load().stopping() {
+		if m.phase.Load().Stopping() {
 			return nil
 		}
 		return fmt.Errorf("public listener failed: %w", err)
@@ -160,7 +161,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 	quit := make(chan struct{})
 	g.Add(func() error {
 		err := m.startWorkersUnlessStopped(ctx, quit)
-		if m.phase.load() == phaseAborting {
+		if m.phase.Load() == phase.Aborting {
 			// Told to stop while booting: a clean stop, not a failed start.
 			m.log.Info().Msg("stopped during startup")
 			return nil
@@ -192,7 +193,7 @@ func (m *Master) addWorkers(g *run.Group, ctx context.Context, ms milestones) {
 		close(quit)
 		m.log.Info().Msg("public listener drained; stopping workers")
 		m.stopWorkers()
-		m.moveOrLog(toStopped)
+		m.moveOrLog(phase.ToStopped)
 		m.log.Info().Msg("stopped")
 	})
 }
@@ -229,15 +230,15 @@ func (m *Master) logServing() {
 // After an upgrade the new master accepts on the same socket meanwhile,
 // so a client that reconnects reaches it.
 func (m *Master) drainFront(srv *fasthttp.Server, ln front.Listener) {
-	_, ph := m.moveOrLog(toDraining)
-	if ph != phaseHandedOver {
+	_, ph := m.moveOrLog(phase.ToDraining)
+	if ph != phase.HandedOver {
 		notify(daemon.SdNotifyStopping, "STATUS=draining and stopping")
 	}
 	timeout := m.cfg().ShutdownTimeout.Duration
-	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", ph == phaseHandedOver).Msg("stopping: draining in-flight requests")
+	m.log.Info().Dur("shutdown_timeout", timeout).Bool("upgraded", ph == phase.HandedOver).Msg("stopping: draining in-flight requests")
 	// ph is read as the move made it: an upgrade that begins afterwards is
 	// refused, one that began before keeps the sockets (upgradingDraining).
-	if ph.mayStopSockets(m.opts.Upgrader.HasParent()) {
+	if ph.MayStopSockets(m.opts.Upgrader.HasParent()) {
 		// Before clients are told to reconnect: they are refused, not
 		// queued on a socket no one will accept from (internal/listenstop).
 		m.stopSocket("public", ln)

@@ -11,7 +11,7 @@ import (
 // scrape reads the board, the master's state and the GPUs.
 func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
 	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.front.BodyCounts(),
-		Caches: m.caches.stats(), Poison: m.front.PoisonStats()}
+		Caches: m.caches.Stats(), Poison: m.front.PoisonStats()}
 	var retired status.Totals
 	s.Header, s.Slots, retired = m.board.Snapshot()
 	s.Totals = retired

@@ -7,7 +7,7 @@
 //
 // Invariants:
 //
-//   - One phase (phase.go: starting, serving, upgrading, lame duck,
+//   - One phase (supervisor/phase: starting, serving, upgrading, lame duck,
 //     draining, handed over, stopped), moved only by its transition table,
 //     decides readiness, which reloads and upgrades may begin, and whether
 //     a stop may shut the sockets down.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/supervisor-dev/supervisor/supervisor/phase"
 )
 
 // lameDuck is the first stage of a stop (SIGTERM, SIGINT, `supervisor
@@ -29,7 +31,7 @@ func (m *Master) lameDuck(quit <-chan struct{}, watchdog <-chan time.Time) {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(again)
-	if _, _, err := m.phase.move(toLameDuck); err != nil {
+	if _, _, err := m.phase.Move(phase.ToLameDuck); err != nil {
 		return // not ready (starting), or handed over: no grace
 	}
 	notify(daemon.SdNotifyStopping, "STATUS=lame duck: /v2/health/ready answers 503 for drain_grace, then draining")

@@ -19,14 +19,20 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/supervisor/cachesegs"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/controlserver"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/loglevel"
+	"github.com/supervisor-dev/supervisor/supervisor/phase"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
+	"github.com/supervisor-dev/supervisor/supervisor/workerspec"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -38,17 +44,17 @@ type Master struct {
 	proxy   *lb.Proxy
 	spawner workers.Spawner
 	rd      *rundir.Dir
-	ctl     *controlServer
+	ctl     *controlserver.Server
 
 	infer, prep *pool
 	// modelIDs are the model files' content identities (modelSpecs).
 	modelIDs modelid.Cache
 	// phase is where the master is: starting, serving, upgrading, lame
-	// duck, draining, handed over, stopped (phase.go). It decides what
+	// duck, draining, handed over, stopped (supervisor/phase). It decides what
 	// /v2/health/ready starts from (the gate of inference routes is the
 	// front's SetServing), which reloads and upgrades may begin, and
 	// whether a stop may shut the sockets down.
-	phase   phaseState
+	phase   phase.State
 	started time.Time
 
 	// front is the public listener's server (supervisor/front): its
@@ -67,7 +73,7 @@ type Master struct {
 	// Every worker is spawned with its spec's generation and the
 	// scoreboard's header carries the one in force, so an older record is
 	// recognisably stale. Reloads and upgrades that begin once shutdown
-	// has begun (phase.stopping) are refused with workers.ErrStopping.
+	// has begun (phase.Stopping) are refused with workers.ErrStopping.
 	opsMu      sync.Mutex
 	generation atomic.Int64
 	// inferCrashes and prepCrashes are when an infer or a prep worker
@@ -80,8 +86,8 @@ type Master struct {
 	// repo is the repository API and its state over the config file
 	// (supervisor/repository): the config served is made from both.
 	repo *repository.API
-	// logs answers /v2/logging (logging.go).
-	logs *logLevels
+	// logs answers /v2/logging (supervisor/loglevel).
+	logs *loglevel.Levels
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -98,10 +104,10 @@ type Master struct {
 
 	// board is this master's scoreboard (nil without /dev/shm).
 	board *board.Board
-	// caches are the models' response cache segments (respcache.go).
-	caches caches
+	// caches are the models' response cache segments (supervisor/cachesegs).
+	caches cachesegs.Set
 	// host is the machine placement plans against, read once (place).
-	host *config.Host
+	host *plan.Host
 	// scaler sizes the prep pool between prep.min_workers and
 	// max_workers (prepscale.go); it idles while autoscaling is off.
 	scaler *autoscale.Scaler
@@ -122,7 +128,7 @@ type Options struct {
 	Upgrader Upgrader
 	// Host is the machine to place workers on; nil reads this one
 	// (LoadHost with NVML). Tests give fake topologies and GPUs.
-	Host *config.Host
+	Host *plan.Host
 	// Unit reads the systemd unit running the master, whose TimeoutStopSec
 	// must cover the stop bound; nil is unitstop.Systemd{} (D-Bus).
 	Unit unitstop.Source
@@ -155,7 +161,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.scaler = autoscale.New(ps, ps, log)
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
-	m.logs = &logLevels{m: m}
+	m.logs = &loglevel.Levels{Log: m.log, Board: func() *board.Board { return m.board }}
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Log: log,
 		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity, ServedName: m.servedName})
 	m.generation.Store(generationFromEnv())
@@ -205,7 +211,7 @@ func (m *Master) Run(ctx context.Context) error {
 	}
 	m.rd = rd
 	// Deferred first, so it runs last: `supervisor stop` is answered
-	// (ctl.finish) only once everything below has been undone.
+	// (ctl.Finish) only once everything below has been undone.
 	defer m.release()
 	return m.runIn(ctx, cfg)
 }
@@ -214,11 +220,11 @@ func (m *Master) Run(ctx context.Context) error {
 // over to a new one) and answers the clients waiting for the stop.
 func (m *Master) release() {
 	m.rd.Cleanup()
-	if m.phase.load() != phaseHandedOver {
+	if m.phase.Load() != phase.HandedOver {
 		m.opts.Upgrader.Stop()
 	}
 	if m.ctl != nil {
-		m.ctl.finish()
+		m.ctl.Finish()
 	}
 }
 
@@ -237,8 +243,8 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.Board = m.board
-	m.caches.log = m.log
-	defer m.caches.remove()
+	m.caches.Log = m.log
+	defer m.caches.Remove()
 	if err := m.dropWorkerPrivileges(cfg); err != nil {
 		return err
 	}
@@ -250,7 +256,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if m.ctl, err = m.startControl(m.rd.ControlSocket()); err != nil {
 		return err
 	}
-	defer m.ctl.close() // after the workers stopped: stop and status answer while the master drains
+	defer m.ctl.Close() // after the workers stopped: stop and status answer while the master drains
 	metrics, metricsLn, err := m.listenMetrics()
 	if err != nil {
 		return err
@@ -261,7 +267,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	// so the drain can be watched. Not after an upgrade: the socket is the
 	// new master's then (mayStopSockets), as the public and gRPC ones are.
 	defer func() {
-		if m.phase.load().mayStopSockets(m.opts.Upgrader.HasParent()) {
+		if m.phase.Load().MayStopSockets(m.opts.Upgrader.HasParent()) {
 			m.stopSocket("metrics", metricsLn)
 		}
 	}()
@@ -282,7 +288,7 @@ func (m *Master) becomeReady() error {
 	if err := m.opts.Upgrader.Ready(); err != nil {
 		return fmt.Errorf("signal readiness to the previous master: %w", err)
 	}
-	if _, _, err := m.phase.move(toServing); err != nil {
+	if _, _, err := m.phase.Move(phase.ToServing); err != nil {
 		return fmt.Errorf("%w: %w", workers.ErrStopping, err)
 	}
 	m.front.SetServing(true)
@@ -367,7 +373,7 @@ func (m *Master) startWorkers() error {
 // startWorkersUnlessStopped is startWorkers, cut short by a stop (ctx,
 // Stop, or quit: the workers actor is interrupted): the pools are closed
 // and their positions stopped at once, rather than after every first boot
-// (up to boot_timeout each). Whether that happened is phaseAborting.
+// (up to boot_timeout each). Whether that happened is phase.Aborting.
 func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan struct{}) error {
 	booted := make(chan struct{})
 	aborted := make(chan struct{})
@@ -380,7 +386,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 		case <-booted:
 			return
 		}
-		m.moveOrLog(toDraining)
+		m.moveOrLog(phase.ToDraining)
 		workers.StopAll(m.infer.close())
 		workers.StopAll(m.prep.close())
 	}()
@@ -409,11 +415,11 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 	models := modelSpecs(cfg, &m.modelIDs)
 	var caches map[string]string
 	if role == worker.RolePrep {
-		caches = m.caches.sync(cfg)
+		caches = m.caches.Sync(cfg)
 	}
 	gen := int(m.generation.Load())
-	// One worker per assignment of the plan (placement.go).
-	specs := placedSpecs(cfg, role, func(name string) worker.Spec {
+	// One worker per assignment of the plan (workerspec.Placed).
+	specs := workerspec.Placed(cfg, role, func(name string) worker.Spec {
 		s := baseSpec(cfg, role, name, gen)
 		// Prep workers learn the models' metadata from infer workers at
 		// boot, so a model change replaces them too.
@@ -424,7 +430,7 @@ func (m *Master) specs(cfg *config.Config, role worker.Role) []worker.Spec {
 			s.MaxBodyBytes = int64(cfg.MaxBodyBytes)
 			s.MaxHeaderBytes = int64(cfg.Limits.MaxHeaderBytes)
 			s.UpstreamTimeout = cfg.Prep.UpstreamTimeout.Duration
-			s.Processing = processing(cfg, models, caches)
+			s.Processing = workerspec.Processing(cfg, models, caches)
 			s.Handoff, s.ArenaSlots, s.ArenaSlotBytes = cfg.Prep.Handoff, cfg.Prep.ArenaSlots, int64(cfg.Prep.ArenaSlotBytes)
 			s.MaxDecodeBytes = int64(cfg.Prep.MaxDecodeBytes)
 		}
@@ -460,7 +466,7 @@ func modelSpecs(cfg *config.Config, ids *modelid.Cache) []worker.Model {
 	for _, mc := range cfg.Models {
 		paths[mc.Path] = true
 		gpu := cfg.ModelProviders(mc).ORT()
-		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerBatching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
+		wm := worker.Model{Name: mc.Name, Path: mc.Path, Batching: workerspec.Batching(mc.Batching), GPU: &gpu, Warmup: mc.Warmup,
 			OutputBinding: cfg.ModelOutputBinding(mc), MaxRunTime: cfg.MaxRunTime(mc)}
 		wm.Version, _ = ids.Of(mc.Path)
 		ms = append(ms, wm)
@@ -588,14 +594,14 @@ func (m *Master) stopWorkers() {
 }
 
 func (m *Master) status() control.Status {
-	ph := m.phase.load()
-	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.ready(), Listen: m.cfg().Listen,
+	ph := m.phase.Load()
+	st := control.Status{PID: os.Getpid(), Version: Version, Ready: ph.Ready(), Listen: m.cfg().Listen,
 		Started: m.started, Generation: m.generation.Load()}
 	switch {
-	case ph.lameDuck():
+	case ph.LameDuck():
 		// Still serving, but no longer ready (lameDuck).
 		st.Ready, st.Stopping = false, control.StoppingGrace
-	case ph.stopping():
+	case ph.Stopping():
 		st.Ready, st.Stopping = false, control.StoppingDrain
 	}
 	st.LastReload, st.LastUpgrade = m.history.last()
@@ -618,4 +624,15 @@ func (m *Master) status() control.Status {
 		}
 	}
 	return st
+}
+
+// moveOrLog is move for the steps that the table allows from every phase
+// they can happen in: a refusal is a bug of the master's, logged, and
+// the phase stays.
+func (m *Master) moveOrLog(step func(phase.Phase) phase.Phase) (from, now phase.Phase) {
+	from, now, err := m.phase.Move(step)
+	if err != nil {
+		m.log.Error().Err(err).Msg("refused an illegal phase change")
+	}
+	return from, now
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -20,7 +21,7 @@ import (
 // fakeHost is a host from the sysfs trees under affinity/testdata (vm2: 2
 // CPUs; smt16: 16 cores with SMT; numa2x32: 2 sockets of 32 cores with 8
 // GPUs' PCI devices) with n fake GPUs, restricted to allowed ("" = all).
-func fakeHost(t *testing.T, name, allowed string, n int) *config.Host {
+func fakeHost(t *testing.T, name, allowed string, n int) *plan.Host {
 	t.Helper()
 	root := filepath.Join("..", "affinity", "testdata", name)
 	set, err := affinity.ParseCPUList(allowed)
@@ -41,11 +42,11 @@ func fakeHost(t *testing.T, name, allowed string, n int) *config.Host {
 		gpus = append(gpus, affinity.GPU{Index: i, UUID: fmt.Sprintf("GPU-fake-%d", i), PCIBusID: buses[i%len(buses)], NUMANode: node})
 	}
 	list, _ := gpus.GPUs()
-	return &config.Host{Topology: topo, GPUs: list}
+	return &plan.Host{Topology: topo, GPUs: list}
 }
 
 // placedWorkers renders a config's specs on a host, one line per worker.
-func placedWorkers(t *testing.T, yaml string, h *config.Host) []string {
+func placedWorkers(t *testing.T, yaml string, h *plan.Host) []string {
 	t.Helper()
 	cfg := mustParseConfig(t, yaml, "t.yaml")
 	m := New(cfg, zerolog.Nop(), Options{Host: h})
@@ -72,7 +73,7 @@ func TestPlacedSpecs(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		host *config.Host
+		host *plan.Host
 		want []string
 	}{
 		{"2-CPU VM, default config", "", fakeHost(t, "vm2", "", 0),
@@ -112,7 +113,7 @@ func TestPlanErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		host *config.Host
+		host *plan.Host
 		want string // prefix
 		also string // substring
 	}{
@@ -138,7 +139,7 @@ func TestPlanErrors(t *testing.T) {
 			cfg, err := config.ParseConfig([]byte(tt.yaml), "t.yaml")
 			if err == nil {
 				var p *affinity.Placement
-				if p, err = cfg.Plan(tt.host); err == nil {
+				if p, err = plan.Place(cfg, tt.host); err == nil {
 					t.Fatalf("planned:\n%s", p)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
 
@@ -126,7 +127,7 @@ func (m *Master) nextPrepCPUs(cfg *config.Config, n int) (affinity.CPUSet, bool)
 	if m.host == nil || n >= cfg.Prep.MaxWorkers {
 		return affinity.CPUSet{}, false
 	}
-	p, err := cfg.WithPrepWorkers(n + 1).Plan(m.host)
+	p, err := plan.Place(cfg.WithPrepWorkers(n+1), m.host)
 	if err != nil {
 		return affinity.CPUSet{}, false
 	}
@@ -150,7 +151,7 @@ func (s *prepScaler) Resize(n int, reason string) error {
 	defer m.opsMu.Unlock()
 	cfg := m.cfg()
 	switch {
-	case !m.phase.load().acceptsChanges():
+	case !m.phase.Load().AcceptsChanges():
 		return fmt.Errorf("the master is starting, stopping or upgraded: %w", autoscale.ErrPaused)
 	case !cfg.Prep.Autoscaled():
 		return fmt.Errorf("a reload turned autoscaling off: %w", autoscale.ErrPaused)

@@ -19,8 +19,8 @@ func (b frontBackend) Readiness() front.Readiness { return b.m.readiness() }
 // Positions whose boots keep failing are listed either way, so a probe
 // log shows them.
 func (m *Master) readiness() front.Readiness {
-	ph := m.phase.load()
-	ready, degraded := ph.ready(), []string(nil)
+	ph := m.phase.Load()
+	ready, degraded := ph.Ready(), []string(nil)
 	for _, p := range []*pool{m.infer, m.prep} {
 		serving := false
 		for _, s := range p.list() {
@@ -32,7 +32,7 @@ func (m *Master) readiness() front.Readiness {
 		ready = ready && serving
 	}
 	r := front.Readiness{Degraded: degraded}
-	if ph.lameDuck() {
+	if ph.LameDuck() {
 		r.NotReady = "not ready: stopping (drain_grace); requests are still served until the drain"
 	} else if !ready {
 		r.NotReady = "not ready: a worker pool has no serving worker, or the master is starting or stopping"

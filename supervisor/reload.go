@@ -114,14 +114,14 @@ func (m *Master) reload() control.OpResult {
 	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
-	if m.phase.load().acceptsChanges() {
+	if m.phase.Load().AcceptsChanges() {
 		notify("READY=1", m.statusLine())
 	}
 	return res
 }
 
 func (m *Master) applyReload(res *control.OpResult) error {
-	if err := m.phase.load().changeRefused(); err != nil {
+	if err := m.phase.Load().ChangeRefused(); err != nil {
 		return fmt.Errorf("reload refused: %w", err)
 	}
 	if m.opts.Load == nil {
@@ -254,12 +254,12 @@ func metricsReloadable(old, cfg *config.Config) error {
 
 // applySettings applies what needs no new worker and is not read from the
 // config per request: the lb's timeout, the log level when log_level
-// changed from old's (logging.go: else a level set through /v2/logging
+// changed from old's (supervisor/loglevel: else a level set through /v2/logging
 // stays) and the master's memory limit (the body budget's).
 func (m *Master) applySettings(old, cfg *config.Config) {
 	m.proxy.SetTimeout(proxyTimeout(cfg))
 	front.ApplyMemoryLimit(cfg)
-	m.logs.reloadLevel(old, cfg)
+	m.logs.Reload(old, cfg)
 }
 
 // reconcile brings a pool to cfg: positions whose worker spec changed get a

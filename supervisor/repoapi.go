@@ -15,8 +15,8 @@ var _ repository.Master = repositoryMaster{}
 func (r repositoryMaster) Reload() control.OpResult          { return r.m.Reload() }
 func (r repositoryMaster) Config() *config.Config            { return r.m.cfg() }
 func (r repositoryMaster) ModelStates() []control.ModelState { return r.m.modelStates() }
-func (r repositoryMaster) Stopping() bool                    { return r.m.phase.load().stopping() }
-func (r repositoryMaster) Unready() bool                     { return !r.m.phase.load().acceptsChanges() }
+func (r repositoryMaster) Stopping() bool                    { return r.m.phase.Load().Stopping() }
+func (r repositoryMaster) Unready() bool                     { return !r.m.phase.Load().AcceptsChanges() }
 
 // loadConfig reads the file for a reload and makes the config to serve
 // from it and the repository API's state; the reload commits that state

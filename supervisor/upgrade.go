@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/phase"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 )
 
@@ -88,12 +89,12 @@ func (m *Master) Upgrade() error {
 // and not yet seen by the actors. (Its own stop, below, would look the same
 // afterwards and stop the new master for nothing.)
 func (m *Master) upgrade() (stopArrived bool, err error) {
-	if from, _, err := m.phase.move(toUpgrading); err != nil {
-		return false, fmt.Errorf("upgrade refused: %w", from.changeRefused())
+	if from, _, err := m.phase.Move(phase.ToUpgrading); err != nil {
+		return false, fmt.Errorf("upgrade refused: %w", from.ChangeRefused())
 	}
 	defer func() {
 		if err != nil {
-			m.moveOrLog(toUpgraded(false))
+			m.moveOrLog(phase.ToUpgraded(false))
 		}
 	}()
 	up := m.opts.Upgrader
@@ -111,11 +112,11 @@ func (m *Master) upgrade() (stopArrived bool, err error) {
 	if err = upgradeOnceParentGone(up); err != nil {
 		return false, fmt.Errorf("the new binary did not become ready, this master keeps serving: %w", err)
 	}
-	from, _ := m.moveOrLog(toUpgraded(true))
+	from, _ := m.moveOrLog(phase.ToUpgraded(true))
 	m.rd.Disown()
 	// New control connections go to the new master from now on.
-	_ = m.ctl.ln.Close()
-	stopArrived = m.stopRequested() || from.stopping()
+	_ = m.ctl.StopAccepting()
+	stopArrived = m.stopRequested() || from.Stopping()
 	m.Stop()
 	return stopArrived, nil
 }

@@ -21,7 +21,7 @@ func (m *Master) dropWorkerPrivileges(cfg *config.Config) error {
 	if err := m.board.SetOwner(creds.Chown); err != nil {
 		return err
 	}
-	if err := m.caches.setOwner(creds.Chown); err != nil {
+	if err := m.caches.SetOwner(creds.Chown); err != nil {
 		return err
 	}
 	uid, gid := creds.IDs()

@@ -28,6 +28,8 @@ import (
 	"github.com/supervisor-dev/supervisor/configs"
 	"github.com/supervisor-dev/supervisor/supervisor"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/modelcheck"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 	"github.com/supervisor-dev/supervisor/supervisor/hostcheck"
@@ -231,10 +233,10 @@ func check(args []string) error {
 	if err := cfg.CheckOutputBindings(plan); err != nil {
 		return err
 	}
-	if err := cfg.CheckModels(); err != nil {
+	if err := modelcheck.Load(cfg); err != nil {
 		return err
 	}
-	for _, w := range cfg.WarmupWarnings() {
+	for _, w := range modelcheck.WarmupWarnings(cfg) {
 		fmt.Printf("\n# WARNING: %s\n", w)
 	}
 	fmt.Fprintln(os.Stderr, "supervisor: configuration is valid and every model loads")
@@ -258,23 +260,23 @@ func printFDLimit(cfg *config.Config, plan *affinity.Placement) {
 // printPlan prints where the master would run each worker on this host,
 // as YAML comments so that the output of check stays a valid config.
 func printPlan(cfg *config.Config) (*affinity.Placement, error) {
-	host, err := config.LoadHost("", affinity.NVML{})
+	host, err := plan.LoadHost("", affinity.NVML{})
 	if err != nil {
 		return nil, err
 	}
 	// An autoscaled pool starts at its first size, as the master does.
-	plan, err := cfg.WithPrepWorkers(cfg.Prep.Count(0)).Plan(host)
+	placed, err := plan.Place(cfg.WithPrepWorkers(cfg.Prep.Count(0)), host)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.CheckCeiling(host); err != nil {
+	if err := plan.CheckCeiling(cfg, host); err != nil {
 		return nil, err
 	}
 	fmt.Printf("\n# Placement on this host: %s\n", host.Describe())
-	for _, line := range strings.Split(strings.TrimRight(plan.String(), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimRight(placed.String(), "\n"), "\n") {
 		fmt.Println("#  ", line)
 	}
-	return plan, nil
+	return placed, nil
 }
 
 // reload asks the master to re-read its config and waits for the outcome.

@@ -834,7 +834,7 @@ func (x *ModelDynamicBatching) GetDefaultQueuePolicy() *ModelQueuePolicy {
 	return nil
 }
 
-// Only the fields GET /v2/models/{m}/config fills (worker/prep/modelconfig.go).
+// Only the fields GET /v2/models/{m}/config fills (worker/prep/tritonconfig).
 type ModelConfig struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`

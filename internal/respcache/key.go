@@ -11,7 +11,7 @@ import (
 // bytes), the requested outputs and their classification, all hashed once,
 // then hashed again with the content identity of the model file that
 // computed the answer (internal/modelid: the SHA-256 of its bytes, sent by
-// the infer worker with each answer; worker/prep's cache.go says why not
+// the infer worker with each answer; worker/prep/modelcache says why not
 // the one the prep worker believes). For an image model the inputs are the
 // image bytes as sent, hashed before they are decoded (worker/prep's
 // imageKey), so a hit costs no decoding. Fields are length-prefixed, so no

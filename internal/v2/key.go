@@ -20,7 +20,7 @@ type KeyWriter interface {
 //
 // It is the only key of a request's tensors: the poison quarantine keys
 // a request by it alone (supervisor/front poisonkey.go), and the response
-// cache's keys start their request part with it (worker/prep cache.go),
+// cache's keys start their request part with it (worker/prep/modelcache),
 // adding the requested outputs, which change the answer. So nothing that
 // does not reach the model makes another quarantine key: not the route's
 // form (/versions/{v} or none, for the same version), the requested outputs or their classification, the

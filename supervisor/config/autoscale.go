@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -108,17 +107,4 @@ func (c *Config) WithPrepWorkers(n int) *Config {
 	d := *c
 	d.Prep.Workers, d.Planned = n, nil
 	return &d
-}
-
-// CheckCeiling checks that an autoscaled prep pool fits h at
-// prep.max_workers too, so that no grow fails for want of CPUs; nil
-// without autoscaling.
-func (c *Config) CheckCeiling(h *Host) error {
-	if !c.Prep.Autoscaled() {
-		return nil
-	}
-	if _, err := c.WithPrepWorkers(c.Prep.MaxWorkers).Plan(h); err != nil {
-		return fmt.Errorf("prep.max_workers: %d prep workers do not fit this host (lower it, or set placement.overcommit: true): %w", c.Prep.MaxWorkers, err)
-	}
-	return nil
 }

@@ -15,7 +15,7 @@ import (
 // {prep,infer}.cpus and {prep,infer}.cpus_per_worker in their pool's
 // section, and what concerns the whole machine in placement. Parsing only
 // checks what can be checked anywhere (syntax, explicit lists that overlap
-// each other); whether a config fits the machine is decided by Config.Plan
+// each other); whether a config fits the machine is decided by plan.Place
 // on the host, which reports a misfit with the line of the key to change.
 
 // autoValue is the value of a placement key left to the planner.

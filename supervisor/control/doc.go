@@ -1,8 +1,8 @@
 // Package control is the contract of the master's control socket and its
 // client: what `supervisor status|reload|upgrade|stop` send and receive,
 // where the socket and the pid file lie in a runtime dir, and when a
-// client may trust that dir. The server side, which needs the master,
-// stays in supervisor/ and speaks this contract.
+// client may trust that dir. The server side is
+// supervisor/controlserver, which speaks this contract.
 //
 // Invariants:
 //   - One exchange per connection: the client writes one Request (one

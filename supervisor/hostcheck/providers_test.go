@@ -8,10 +8,11 @@ import (
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 )
 
 // gpuHost is the fake smt16 sysfs tree with n fake GPUs on it.
-func gpuHost(t *testing.T, n int) *config.Host {
+func gpuHost(t *testing.T, n int) *plan.Host {
 	t.Helper()
 	topo, err := affinity.LoadTopology("../../affinity/testdata/smt16", affinity.CPUSet{})
 	if err != nil {
@@ -21,7 +22,7 @@ func gpuHost(t *testing.T, n int) *config.Host {
 	for i := range n {
 		gpus = append(gpus, affinity.GPU{Index: i, UUID: "GPU-fake-" + string(rune('0'+i)), NUMANode: -1})
 	}
-	return &config.Host{Topology: topo, GPUs: gpus}
+	return &plan.Host{Topology: topo, GPUs: gpus}
 }
 
 // TestProvidersCPUBuild: with the CPU build of ONNX Runtime, check
@@ -84,9 +85,9 @@ func planned(t *testing.T, data string) (*config.Config, *affinity.Placement) {
 	if err != nil {
 		t.Fatalf("ParseConfig: %v", err)
 	}
-	plan, err := c.Plan(gpuHost(t, 1))
+	placed, err := plan.Place(c, gpuHost(t, 1))
 	if err != nil {
 		t.Fatalf("Plan on a host with one GPU: %v", err)
 	}
-	return c, plan
+	return c, placed
 }

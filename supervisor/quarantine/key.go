@@ -27,7 +27,7 @@ const headerLenHeader = "Inference-Header-Content-Length"
 // output is asked for, so a quarantined body resent with another output
 // or classification, or to the same version by another route, is refused
 // as it was, while another version of the model is still sent it (the
-// response cache adds the outputs to the same key, worker/prep cache.go,
+// response cache adds the outputs to the same key, worker/prep/modelcache,
 // for there they change the answer). A body that does not decode that
 // way (an image body, a malformed or oversized one) is keyed by the model
 // and its decompressed bytes (poison.Quarantine.KeyOf), or its bytes as

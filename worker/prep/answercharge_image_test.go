@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // postImages serves a V2 request of imgs to img on h and returns its
@@ -37,7 +38,7 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	m, _ := h.routes.model("img")
 	m.image.maxImages = 8
 	const other = 8 << 20
-	another, err := g.lanes.Reserve(other, g.answers)
+	another, err := g.ReserveAnswer(other)
 	if err != nil {
 		t.Fatalf("the lane refused another answer's 8 MiB: %v", err)
 	}
@@ -54,7 +55,7 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	if n := inf.hits.Load(); n != 1 {
 		t.Errorf("the refused request sent %d images to the infer worker, want 1 (the second found no room)", n)
 	}
-	if s := g.state(); s.LargeBytes != other {
+	if s := g.State(); s.LargeBytes != other {
 		t.Errorf("after the refusal the lane holds %d bytes, want the other answer's %d (the first image's room given back)", s.LargeBytes, other)
 	}
 	another.Release()
@@ -62,9 +63,9 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	if s := ctx.Response.StatusCode(); s != fasthttp.StatusOK {
 		t.Fatalf("2 images in a free lane: %d %.200q, want 200", s, ctx.Response.Body())
 	}
-	if held := g.state().LargeBytes; held < 2*elems*(4+16) {
+	if held := g.State().LargeBytes; held < 2*elems*(4+16) {
 		t.Errorf("an unread answer of 2 images holds %d bytes of the lane, want at least their outputs and JSON (%d)", held, 2*elems*(4+16))
 	}
 	ctx.ResetUserValues() // as fasthttp does once the answer is written
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }

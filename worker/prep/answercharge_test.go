@@ -17,19 +17,20 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // typesHandler is a prep handler serving "types" (INT64 [-1,4] in, out
 // y INT64 [-1,4]: no batching) through gate, forwarding to a fake infer
 // worker that answers every request with out.
-func typesHandler(t *testing.T, gate *decodeGate, out tensor.Tensor) (*handler, *fakeInfer) {
+func typesHandler(t *testing.T, gate *decodegate.Gate, out tensor.Tensor) (*handler, *fakeInfer) {
 	t.Helper()
 	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
 	return typesHandlerFor(t, gate, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(reply) })
 }
 
 // typesHandlerFor is typesHandler with an infer worker that behaves so.
-func typesHandlerFor(t *testing.T, gate *decodeGate, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
+func typesHandlerFor(t *testing.T, gate *decodegate.Gate, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
 	t.Helper()
 	inf := startFakeInfer(t, behave)
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
@@ -104,19 +105,19 @@ func TestHugeAnswersKeepTheHeapBounded(t *testing.T) {
 		}
 	}
 	t.Logf("%d answered, %d refused, %d infer requests; heap held %.1f MiB, the lane %.1f MiB",
-		served, refused, inf.hits.Load(), float64(held)/(1<<20), float64(g.largest())/(1<<20))
+		served, refused, inf.hits.Load(), float64(held)/(1<<20), float64(g.Largest())/(1<<20))
 	perAnswer := int64(rows * 4 * (8 + 21)) // outputs and their longest JSON
-	if most := int(g.largest() / perAnswer); served < 1 || served > most || int(inf.hits.Load()) != served {
+	if most := int(g.Largest() / perAnswer); served < 1 || served > most || int(inf.hits.Load()) != served {
 		t.Errorf("%d answered of %d, %d infer requests: want 1 to %d (the lane's room), each the only ones to reach the infer worker",
 			served, clients, inf.hits.Load(), most)
 	}
-	if held > g.largest() {
-		t.Errorf("%d unread huge answers held %d bytes of heap, over the large lane's %d", served, held, g.largest())
+	if held > g.Largest() {
+		t.Errorf("%d unread huge answers held %d bytes of heap, over the large lane's %d", served, held, g.Largest())
 	}
 	for _, ctx := range ctxs {
 		ctx.ResetUserValues() // as fasthttp does once the answer is written
 	}
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 	if ctx := post(); ctx.Response.StatusCode() != fasthttp.StatusOK {
 		t.Errorf("a huge answer once the others were written: %d, want 200", ctx.Response.StatusCode())
 	}
@@ -137,7 +138,7 @@ func TestServedAnswerGivesItsRoomBack(t *testing.T) {
 			t.Fatalf("huge answer %d, after those before were written: %v %d %.200q, want 200", i, err, resp.StatusCode(), resp.Body())
 		}
 		fasthttp.ReleaseResponse(resp)
-		waitState(t, g, gateState{})
+		waitState(t, g, decodegate.State{})
 	}
 }
 

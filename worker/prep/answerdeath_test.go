@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // TestKilledInferGivesTheAnswerRoomBack, through a real fasthttp server:
@@ -27,7 +29,7 @@ func TestKilledInferGivesTheAnswerRoomBack(t *testing.T) {
 			t.Fatalf("request %d, its infer worker killed: %v %d %.200q, want an error other than 503 (the room of those before given back)", i, err, code, resp.Body())
 		}
 		fasthttp.ReleaseResponse(resp)
-		waitState(t, g, gateState{})
+		waitState(t, g, decodegate.State{})
 		if n := inf.hits.Load(); n != int64(i+1) {
 			t.Fatalf("%d requests reached the infer worker after %d sent, want each", n, i+1)
 		}

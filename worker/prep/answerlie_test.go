@@ -5,6 +5,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
 )
 
 // TestLyingRowsChargeTheWholeLane: the rows of an empty input are the
@@ -12,7 +13,7 @@ import (
 // declaration, with no data), and the answer they promise must be
 // charged in full, not wrap: 2^40 rows of a [-1,2^22] FP32 output wrapped
 // to 0 bytes (and a [-1,21,512,512] one counted nothing) before
-// expectedAnswer saturated, so such a request reserved no room.
+// answercost.Expected saturated, so such a request reserved no room.
 func TestLyingRowsChargeTheWholeLane(t *testing.T) {
 	for _, out := range [][]int64{{-1, 1 << 22}, {-1, 21, 512, 512}, {-1}} {
 		m := &model{md: tensor.Metadata{Name: "text",
@@ -23,13 +24,13 @@ func TestLyingRowsChargeTheWholeLane(t *testing.T) {
 			t.Fatalf("the lying shape %v must pass NumElements for this test to mean anything: %v", in.Shape, err)
 		}
 		req := &v2.InferRequest{Inputs: []tensor.Tensor{in}}
-		got := expectedAnswer(m, req)
+		got := answercost.Expected(m.md.Outputs, req)
 		if min := int64(1 << 40); got < min {
-			t.Errorf("output %v: expectedAnswer of %v rows = %d, want at least %d (saturated, not wrapped)", out, in.Shape, got, min)
+			t.Errorf("output %v: answercost.Expected of %v rows = %d, want at least %d (saturated, not wrapped)", out, in.Shape, got, min)
 		}
 		sub := &v2.InferRequest{Inputs: []tensor.Tensor{in}}
-		if c := chunksAnswer(m, sub, 8); c < got {
-			t.Errorf("output %v: chunksAnswer of 8 chunks = %d, below one chunk's %d (wrapped)", out, c, got)
+		if c := answercost.Chunks(m.md.Outputs, sub, 8); c < got {
+			t.Errorf("output %v: answercost.Chunks of 8 chunks = %d, below one chunk's %d (wrapped)", out, c, got)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func TestHeldAnswersTakeBytesNotPlaces(t *testing.T) {
 		ctx := postTypes(h, rows)
 		held = append(held, ctx) // unread: its user values stay open
 		if s := ctx.Response.StatusCode(); s != fasthttp.StatusOK {
-			t.Fatalf("answer %d with %d held (%+v, lane %d bytes): %d %.200q, want 200", i+1, i, g.state(), g.largest(), s, ctx.Response.Body())
+			t.Fatalf("answer %d with %d held (%+v, lane %d bytes): %d %.200q, want 200", i+1, i, g.State(), g.Largest(), s, ctx.Response.Body())
 		}
 	}
 	entered(t, enterAsync(g, 2<<20, stopper{}), "a 2 MiB decode beside 3 held answers").Release()

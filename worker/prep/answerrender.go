@@ -6,6 +6,8 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // An answer can be several times its request: a model without batching
@@ -14,7 +16,7 @@ import (
 // max_body_bytes, then made this worker write a 200 MB answer at full CPU
 // priority, eight of them at once 3.4 GB (cmd/hostile unread-answers).
 // So a large answer holds room in the decode gate's large lane, as a
-// large decode does (decodelanes.go), from before its infer worker is asked
+// large decode does (worker/prep/decodegate), from before its infer worker is asked
 // until it is written (answercharge.go), and is encoded (and compressed,
 // when the client asks) on a niced thread: answers and decodes together
 // keep within the gate's budget, and take turns on what CPU the small
@@ -24,7 +26,7 @@ import (
 // renderGated is render within ctx's answer room, grown to what outs
 // take; 503 when the lane lacks it.
 func (h *handler) renderGated(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor) {
-	if !h.reserveAnswer(ctx, answerCost(req, outs)) {
+	if !h.reserveAnswer(ctx, answercost.Of(req, outs)) {
 		refuseAnswer(ctx)
 		return
 	}
@@ -56,7 +58,7 @@ func runIn(large bool, fn func()) {
 		fn()
 		return
 	}
-	_ = runNiced(func() error {
+	_ = nicethread.Run(func() error {
 		fn()
 		return nil
 	})

@@ -10,6 +10,8 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // int64Output is an INT64 [rows,4] output of zeros.
@@ -27,7 +29,7 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 	g := testGate(1, 1<<20, 1<<20+64<<20)
 	h := &handler{bodies: &bodyDecoder{gate: g}}
 	m := &model{md: tensor.Metadata{Name: "types"}}
-	full := mustEnter(t, g, g.largest())
+	full := mustEnter(t, g, g.Largest())
 	var refused fasthttp.RequestCtx
 	h.renderGated(&refused, m, &v2.InferRequest{}, int64Output(16384)) // 2 MiB of data, up to 1.3 MiB of JSON
 	if refused.Response.StatusCode() != fasthttp.StatusServiceUnavailable || len(refused.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 ||
@@ -45,7 +47,7 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 		t.Errorf("a small answer made a room %+v, want none (no allocation per small request)", r)
 	}
 	small.ResetUserValues()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest()})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: g.Largest()})
 
 	full.Release()
 	var large fasthttp.RequestCtx
@@ -55,9 +57,9 @@ func TestLargeAnswerNeedsRoom(t *testing.T) {
 		t.Fatalf("the large answer: %d bytes %.80q, want the JSON of 16384x4 zeros", len(b), b)
 	}
 	// Bytes of the lane, no decode place.
-	waitState(t, g, gateState{LargeBytes: answerCost(&v2.InferRequest{}, outs)})
+	waitState(t, g, decodegate.State{LargeBytes: answercost.Of(&v2.InferRequest{}, outs)})
 	large.ResetUserValues() // as fasthttp does once the answer is written
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }
 
 // TestLargeAnswerCompressedInItsRoom: a large answer the client wants
@@ -73,7 +75,7 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 		ctx.SetBody(bytes.Repeat([]byte("0,"), n/2))
 		return &ctx
 	}
-	filled := mustEnter(t, g, g.largest())
+	filled := mustEnter(t, g, g.Largest())
 	full := answer(4 << 20)
 	h.compressGated(full)
 	if enc, n := string(full.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(full.Response.Body()); enc != "" || n != 4<<20 ||
@@ -91,17 +93,17 @@ func TestLargeAnswerCompressedInItsRoom(t *testing.T) {
 	if enc, n := string(large.Response.Header.Peek(fasthttp.HeaderContentEncoding)), len(large.Response.Body()); enc != "gzip" || n >= 4<<20 {
 		t.Fatalf("the large answer: Content-Encoding %q, %d bytes; want gzip, smaller than 4 MiB", enc, n)
 	}
-	waitState(t, g, gateState{LargeBytes: 4 << 20}) // bytes, no decode place
+	waitState(t, g, decodegate.State{LargeBytes: 4 << 20}) // bytes, no decode place
 	for _, ctx := range []*fasthttp.RequestCtx{full, small, large} {
 		ctx.ResetUserValues()
 	}
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }
 
-// TestAnswerCostBoundsTheJSON: answerCost is at least the outputs and
-// the JSON written for each datatype's longest values, and expectedAnswer
-// (from the declared outputs) at least answerCost; enough rows that a
-// byte short an element outgrows answerFields' slack (a float32 takes up
+// TestAnswerCostBoundsTheJSON: answercost.Of is at least the outputs and
+// the JSON written for each datatype's longest values, and answercost.Expected
+// (from the declared outputs) at least answercost.Of; enough rows that a
+// byte short an element outgrows answercost.Fields' slack (a float32 takes up
 // to 9 digits: "-1.00000075e-36," is 16 bytes).
 func TestAnswerCostBoundsTheJSON(t *testing.T) {
 	worst := map[tensor.DType][]byte{
@@ -119,12 +121,12 @@ func TestAnswerCostBoundsTheJSON(t *testing.T) {
 		outs := []tensor.Tensor{{Name: "y", DType: dt, Shape: []int64{rows, 1}, Data: bytes.Repeat(elem, rows)}}
 		req := &v2.InferRequest{Inputs: []tensor.Tensor{{Shape: []int64{rows}}}}
 		body, _ := v2.AppendInferResponse(nil, "m", req, outs)
-		if got, bound := int64(len(body)+len(outs[0].Data)), answerCost(req, outs); got > bound {
-			t.Errorf("%v: %d bytes of JSON and outputs, over answerCost %d", dt, got, bound)
+		if got, bound := int64(len(body)+len(outs[0].Data)), answercost.Of(req, outs); got > bound {
+			t.Errorf("%v: %d bytes of JSON and outputs, over answercost.Of %d", dt, got, bound)
 		}
 		m := &model{md: tensor.Metadata{Outputs: []tensor.Spec{{Name: "y", DType: dt, Shape: []int64{-1, 1}}}}}
-		if exp, cost := expectedAnswer(m, req), answerCost(req, outs); dt != tensor.Bytes && exp < cost {
-			t.Errorf("%v: expectedAnswer %d, under answerCost %d", dt, exp, cost)
+		if exp, cost := answercost.Expected(m.md.Outputs, req), answercost.Of(req, outs); dt != tensor.Bytes && exp < cost {
+			t.Errorf("%v: answercost.Expected %d, under answercost.Of %d", dt, exp, cost)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/schedule"
 )
 
 // TestDecodeIsRecordedAtWork: a request's decodes are recorded in the
@@ -38,7 +39,7 @@ func TestDecodeIsRecordedAtWork(t *testing.T) {
 		t.Fatalf("after a failed decode: %+v, want nothing at work", a)
 	}
 	var up fasthttp.Request
-	setSchedule(&up, &ctx.Request.Header, &v2.InferRequest{}, time.Second)
+	schedule.Set(&up, &ctx.Request.Header, &v2.InferRequest{}, time.Second)
 	if got := string(up.Header.Peek(worker.TokenHeader)); got != "42" {
 		t.Errorf("token passed to the infer worker = %q, want 42", got)
 	}

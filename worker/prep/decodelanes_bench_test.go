@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // BenchmarkDecodeLanes: a decode entering and leaving the small lane,
@@ -45,8 +47,8 @@ func BenchmarkAnswerCharge(b *testing.B) {
 }
 
 // decodeOnce enters g with a decode of cost and leaves.
-func decodeOnce(b *testing.B, g *decodeGate, cost int64) {
-	c, err := g.enter(cost, stopper{})
+func decodeOnce(b *testing.B, g *decodegate.Gate, cost int64) {
+	c, err := g.Enter(cost, stopper{}.check)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,12 +14,14 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
 // imageHandler is a prep handler serving "img", an image model (224×224
 // FP32 NCHW, batch 1), through gate, forwarding to a fake infer worker
 // that answers every request with y = [[0]].
-func imageHandler(t *testing.T, gate *decodeGate) *handler {
+func imageHandler(t *testing.T, gate *decodegate.Gate) *handler {
 	t.Helper()
 	h, _ := cachedImageHandler(t, gate, nil, nil)
 	return h
@@ -31,14 +33,14 @@ const testModelID = "sha256:test"
 // cachedImageHandler is imageHandler with a response cache (nil: none),
 // and its fake infer worker, which exits mid-request (closes its
 // connection without answering) while exits is set (nil: never).
-func cachedImageHandler(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool) (*handler, *fakeInfer) {
+func cachedImageHandler(t *testing.T, gate *decodegate.Gate, cache *modelcache.Cache, exits *atomic.Bool) (*handler, *fakeInfer) {
 	t.Helper()
 	return imageHandlerOut(t, gate, cache, exits, tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)})
 }
 
 // imageHandlerOut is cachedImageHandler whose model declares, and whose
 // fake infer worker answers every request with, out.
-func imageHandlerOut(t *testing.T, gate *decodeGate, cache *modelCache, exits *atomic.Bool, out tensor.Tensor) (*handler, *fakeInfer) {
+func imageHandlerOut(t *testing.T, gate *decodegate.Gate, cache *modelcache.Cache, exits *atomic.Bool, out tensor.Tensor) (*handler, *fakeInfer) {
 	t.Helper()
 	reply := tensor.AppendTensors(nil, []tensor.Tensor{out})
 	return imageHandlerBy(t, gate, cache, out, func(ctx *fasthttp.RequestCtx) {
@@ -54,7 +56,7 @@ func imageHandlerOut(t *testing.T, gate *decodeGate, cache *modelCache, exits *a
 
 // imageHandlerBy is imageHandlerOut whose fake infer worker answers with
 // behave; its model declares the output out.
-func imageHandlerBy(t *testing.T, gate *decodeGate, cache *modelCache, out tensor.Tensor, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
+func imageHandlerBy(t *testing.T, gate *decodegate.Gate, cache *modelcache.Cache, out tensor.Tensor, behave fasthttp.RequestHandler) (*handler, *fakeInfer) {
 	t.Helper()
 	inf := startFakeInfer(t, behave)
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
@@ -62,7 +64,7 @@ func imageHandlerBy(t *testing.T, gate *decodeGate, cache *modelCache, out tenso
 	r := newRouter(up, procs, nil, zerolog.Nop())
 	r.gate = gate
 	if cache != nil {
-		r.caches = map[string]*modelCache{"img": cache}
+		r.caches = map[string]*modelcache.Cache{"img": cache}
 	}
 	r.fetch = func(string) ([]worker.ModelStatus, error) {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "img", Platform: "onnxruntime_onnx",
@@ -124,21 +126,21 @@ func answered(t *testing.T, done <-chan [2]string, status int, what string) stri
 func TestSmallImageOvertakesLargeOnes(t *testing.T) {
 	g := testGate(1, 16<<20, 16<<20+200<<20) // large lane: 200 MiB
 	h := imageHandler(t, g)
-	full := mustEnter(t, g, g.largest())
+	full := mustEnter(t, g, g.Largest())
 	bomb := hostile.PNGBomb8(6000, 6000) // 144 MB decoded
 	large := []<-chan [2]string{postImage(h, bomb), postImage(h, bomb)}
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 2})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: g.Largest(), LargeWaiting: 2})
 
 	answered(t, postImage(h, encodePNG(t, 640, 480)), fasthttp.StatusOK, "a small image behind two large ones")
 	tall := answered(t, postImage(h, hostile.PNGBomb8(1, 1_000_000)), fasthttp.StatusBadRequest, "a 1×1,000,000 PNG")
 	if !strings.Contains(tall, "prep.max_decode_bytes") || !strings.Contains(tall, "PNG 1×1000000") {
 		t.Errorf("the refusal of an image over the budget says %s", tall)
 	}
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 2})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: g.Largest(), LargeWaiting: 2})
 
 	full.Release()
 	for i, done := range large {
 		answered(t, done, fasthttp.StatusOK, "queued large image "+string(rune('0'+i)))
 	}
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }

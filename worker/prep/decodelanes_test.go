@@ -11,18 +11,19 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/budget"
 
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // testGate is a gate of places places and budget bytes, small decodes up
 // to small bytes: the large lane holds budget − places×small.
-func testGate(places int, small, budget int64) *decodeGate {
-	return newLanes(places, small, budget)
+func testGate(places int, small, budget int64) *decodegate.Gate {
+	return decodegate.NewLanes(places, small, budget)
 }
 
 // mustEnter enters g at once, and fails if it cannot.
-func mustEnter(t *testing.T, g *decodeGate, cost int64) *budget.Charge {
+func mustEnter(t *testing.T, g *decodegate.Gate, cost int64) *budget.Charge {
 	t.Helper()
-	c, err := g.enter(cost, stopper{})
+	c, err := g.Enter(cost, stopper{}.check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +38,10 @@ type entry struct {
 
 // enterAsync enters g from a new goroutine; the channel gets enter's
 // result.
-func enterAsync(g *decodeGate, cost int64, stop stopper) <-chan entry {
+func enterAsync(g *decodegate.Gate, cost int64, stop stopper) <-chan entry {
 	done := make(chan entry, 1)
 	go func() {
-		c, err := g.enter(cost, stop)
+		c, err := g.Enter(cost, stop.check)
 		done <- entry{c, err}
 	}()
 	return done
@@ -63,10 +64,10 @@ func entered(t *testing.T, done <-chan entry, what string) *budget.Charge {
 }
 
 // waitState waits (bounded) until the gate's state is want.
-func waitState(t *testing.T, g *decodeGate, want gateState) {
+func waitState(t *testing.T, g *decodegate.Gate, want decodegate.State) {
 	t.Helper()
-	if !polltest.Wait(30*time.Second, time.Millisecond, func() bool { return g.state() == want }) {
-		t.Fatalf("gate state %+v, want %+v", g.state(), want)
+	if !polltest.Wait(30*time.Second, time.Millisecond, func() bool { return g.State() == want }) {
+		t.Fatalf("gate state %+v, want %+v", g.State(), want)
 	}
 }
 
@@ -85,14 +86,14 @@ func TestDecodeGateBounds(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(k), 1))
 			for range 200 {
 				cost := r.Int64N(80) + 1
-				c, err := g.enter(cost, stopper{})
+				c, err := g.Enter(cost, stopper{}.check)
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				storeMax64(&most, bytes.Add(cost))
 				n, lane := &small, &mostSmall
-				if cost > g.small {
+				if g.IsLarge(cost) {
 					n, lane = &large, &mostLarge
 				}
 				storeMax(lane, n.Add(1))
@@ -109,7 +110,7 @@ func TestDecodeGateBounds(t *testing.T) {
 	if s, l := mostSmall.Load(), mostLarge.Load(); s > 2 || l > 2 || l < 1 {
 		t.Errorf("%d small and %d large decodes at once, places 2", s, l)
 	}
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }
 
 // TestSmallDecodeDoesNotWaitBehindLarge: with the large lane full and a
@@ -119,15 +120,15 @@ func TestSmallDecodeDoesNotWaitBehindLarge(t *testing.T) {
 	g := testGate(1, 10, 100) // large lane: 90 bytes, one place
 	held := mustEnter(t, g, 90)
 	queued := enterAsync(g, 50, stopper{})
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 90, LargeWaiting: 1})
 	first := entered(t, enterAsync(g, 10, stopper{}), "a small decode behind a full large lane")
 	second := enterAsync(g, 1, stopper{})
-	waitState(t, g, gateState{SmallIn: 1, LargeIn: 1, LargeBytes: 90, SmallWaiting: 1, LargeWaiting: 1})
+	waitState(t, g, decodegate.State{SmallIn: 1, LargeIn: 1, LargeBytes: 90, SmallWaiting: 1, LargeWaiting: 1})
 	first.Release()
 	entered(t, second, "the second small decode, once the first left").Release()
 	held.Release()
 	entered(t, queued, "the queued large decode, once the lane emptied").Release()
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }
 
 // TestLargeDecodesFirstComeFirstServed: a large decode that does not fit
@@ -136,12 +137,12 @@ func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
 	g := testGate(4, 10, 140) // large lane: 100 bytes, four places
 	held := mustEnter(t, g, 40)
 	big := enterAsync(g, 100, stopper{})
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 1})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 40, LargeWaiting: 1})
 	behind := enterAsync(g, 20, stopper{}) // would fit beside the 40
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 40, LargeWaiting: 2})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 40, LargeWaiting: 2})
 	held.Release()
 	bigIn := entered(t, big, "the 100-byte decode first in line")
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 100, LargeWaiting: 1})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 100, LargeWaiting: 1})
 	bigIn.Release()
 	entered(t, behind, "the 20-byte decode behind it").Release()
 }
@@ -151,19 +152,19 @@ func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
 // nothing; one that fits exactly enters.
 func TestDecodeGateRefusesWhatCouldNeverFit(t *testing.T) {
 	g := testGate(2, 10, 100)
-	_, err := g.enter(81, stopper{})
-	var ob *overBudgetError
-	if !errors.Is(err, errOverBudget) || !errors.As(err, &ob) || ob.largest != 80 || ob.budget != 100 {
-		t.Fatalf("enter(81) = %v, want an *overBudgetError with largest 80, budget 100", err)
+	_, err := g.Enter(81, stopper{}.check)
+	var ob *decodegate.OverBudgetError
+	if !errors.Is(err, decodegate.ErrOverBudget) || !errors.As(err, &ob) || ob.Largest != 80 || ob.Budget != 100 {
+		t.Fatalf("enter(81) = %v, want an *decodegate.OverBudgetError with largest 80, budget 100", err)
 	}
-	waitState(t, g, gateState{})
-	c, err := g.enter(80, stopper{})
+	waitState(t, g, decodegate.State{})
+	c, err := g.Enter(80, stopper{}.check)
 	if err != nil {
 		t.Fatalf("enter(80) = %v", err)
 	}
 	c.Release()
-	if d := newDecodeGate(1 << 20); d.small*int64(2*d.places) > d.budget || d.largest() < d.budget/2 {
-		t.Errorf("newDecodeGate(1 MiB): small %d × places %d takes more than half the budget", d.small, d.places)
+	if d := decodegate.New(1 << 20); d.Small()*int64(2*d.Places()) > d.Total() || d.Largest() < d.Total()/2 {
+		t.Errorf("decodegate.New(1 MiB): small %d × places %d takes more than half the budget", d.Small(), d.Places())
 	}
 }
 
@@ -181,9 +182,9 @@ func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
 		return time.Unix(1000, 0)
 	}
 	gone := enterAsync(g, 90, stopper{deadline: time.Unix(1500, 0), now: now})
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 60, LargeWaiting: 1})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 60, LargeWaiting: 1})
 	behind := enterAsync(g, 40, stopper{}) // fits beside the 60, but comes after the 90
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: 60, LargeWaiting: 2})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: 60, LargeWaiting: 2})
 	passed.Store(true)
 	select {
 	case e := <-gone:
@@ -194,11 +195,11 @@ func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
 		t.Fatal("a decode for a gone client still waits at the gate")
 	}
 	behindIn := entered(t, behind, "the decode behind the one whose client went")
-	waitState(t, g, gateState{LargeIn: 2, LargeBytes: 100})
+	waitState(t, g, decodegate.State{LargeIn: 2, LargeBytes: 100})
 	behindIn.Release()
 	held.Release()
-	var nilGate *decodeGate
-	none, err := nilGate.enter(1<<40, stopper{})
+	var nilGate *decodegate.Gate
+	none, err := nilGate.Enter(1<<40, stopper{}.check)
 	if err != nil {
 		t.Fatalf("nil gate: %v", err)
 	}
@@ -222,18 +223,4 @@ func storeMax64(a *atomic.Int64, n int64) {
 			return
 		}
 	}
-}
-
-// TestLargeDecodeBurstReleasesMemory: once the large lane empties after
-// decodes of burstBytes or more, the worker hands its freed memory back
-// to the OS (internal/osmem).
-func TestLargeDecodeBurstReleasesMemory(t *testing.T) {
-	g := newDecodeGate(4 * burstBytes)
-	if g.largest() < burstBytes {
-		t.Skipf("the large lane holds %d bytes with %d places, under burstBytes: the test needs fewer CPUs", g.largest(), g.places)
-	}
-	mustEnter(t, g, burstBytes).Release()
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the release after the large decodes", func() bool {
-		return g.burst.Freer.Released() == 1
-	})
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // Compressed request bodies (Content-Encoding gzip or deflate) are
@@ -34,7 +36,7 @@ const decodedBudgetFactor = 4
 // counts as a large decode: it passes the worker's decode gate as one
 // (weighing what it may hold, max_body_bytes, so one at a time per CPU
 // beside large images, memory within the decode budget) and runs on a
-// niced thread (runNiced). A bomb of a few hundred KiB on the wire is
+// niced thread (nicethread.Run). A bomb of a few hundred KiB on the wire is
 // max_body_bytes of inflating, a hundred milliseconds and more of CPU
 // each; several at once at the worker's priority took every Go P and CPU
 // from the worker's other requests (MLP p99 17–35× steady under
@@ -47,8 +49,8 @@ const largeInflateBytes = 16 << 10
 // worker's budget of decompressed bytes (an internal/budget lane: each
 // decompression a charge, released once its request is done).
 type bodyDecoder struct {
-	gate  *decodeGate // the worker's decode gate (nil: none), for large bodies
-	limit int         // max_body_bytes
+	gate  *decodegate.Gate // the worker's decode gate (nil: none), for large bodies
+	limit int              // max_body_bytes
 	// bodies holds lane, the decompressed bytes held at once by all
 	// requests (nil: unbounded).
 	bodies *budget.Budget
@@ -59,12 +61,6 @@ type bodyDecoder struct {
 	// slot records each decompression as at work (atwork.go); nil: none.
 	slot *shm.Slot
 }
-
-// burstBytes: bursts of decompressed bodies, or of large decodes at the
-// gate, below this are left to the Go scavenger; past it the worker's
-// memory goes back to the OS when the burst is over, not minutes later
-// (after a gzip-bomb burst the worker held ~134 MiB over rest).
-const burstBytes = 64 << 20
 
 func newBodyDecoder(maxBody int64) *bodyDecoder {
 	if maxBody <= 0 {
@@ -77,7 +73,7 @@ func newBodyDecoder(maxBody int64) *bodyDecoder {
 // at most room bytes at once.
 func bodyDecoderWithin(limit int, room int64) *bodyDecoder {
 	d := &bodyDecoder{limit: limit}
-	d.lane = &budget.Lane{Name: "decompressed bodies", Room: room, Burst: &d.burst, BurstBytes: burstBytes}
+	d.lane = &budget.Lane{Name: "decompressed bodies", Room: room, Burst: &d.burst, BurstBytes: decodegate.BurstBytes}
 	d.bodies = budget.New(d.lane)
 	return d
 }
@@ -141,14 +137,14 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding, hel
 	}
 	cost := int64(d.limit)
 	if d.gate != nil {
-		cost = d.gate.largeCost(cost)
+		cost = d.gate.LargeCost(cost)
 	}
-	charge, err := d.gate.enter(cost, stopperFor(ctx, d.slot))
+	charge, err := d.gate.Enter(cost, stopperFor(ctx, d.slot).check)
 	if err != nil {
 		return nil, &stoppedError{reason: err}
 	}
 	defer charge.Release()
-	if err := runNiced(run); err != nil {
+	if err := nicethread.Run(run); err != nil {
 		return nil, err
 	}
 	return body, nil

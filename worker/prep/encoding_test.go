@@ -15,6 +15,8 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/tritonconfig"
 )
 
 // callEncoded runs one request with the given headers through h.
@@ -149,7 +151,7 @@ func TestConfigRoute(t *testing.T) {
 	w := startModelInfer(t, []string{"m", "down"}, map[string]string{"down": "bad file"})
 	h := routedHandler(t, w.socket)
 	code, body := call(h, "GET", "/v2/models/m/versions/1/config", "")
-	var cfg modelConfig
+	var cfg tritonconfig.ModelConfig
 	if err := json.Unmarshal([]byte(body), &cfg); code != fasthttp.StatusOK || err != nil || cfg.Name != "m" ||
 		len(cfg.Input) != 1 || cfg.Input[0].DataType != "TYPE_FP32" || len(cfg.InstanceGroup) != 1 {
 		t.Errorf("config: %d %s (%v); want m's configuration", code, body, err)
@@ -181,9 +183,9 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 	w := startModelInfer(t, []string{"m"}, nil)
 	h := routedHandler(t, w.socket)
 	h.bodies = newBodyDecoder(1 << 20)
-	g := newDecodeGate(256 << 20)
+	g := decodegate.New(256 << 20)
 	h.bodies.gate = g
-	full := mustEnter(t, g, g.largest()) // the lane is full
+	full := mustEnter(t, g, g.Largest()) // the lane is full
 	noise := make([]byte, 2*largeInflateBytes)
 	rand.New(rand.NewSource(1)).Read(noise)
 	big := httpcoding.Compress(httpcoding.Gzip, noise) // incompressible: stays over largeInflateBytes
@@ -191,7 +193,7 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 	go func() {
 		done <- callEncoded(h, "POST", "/v2/models/m/infer", big, map[string]string{"Content-Encoding": "gzip"}).StatusCode()
 	}()
-	waitState(t, g, gateState{LargeIn: 1, LargeBytes: g.largest(), LargeWaiting: 1})
+	waitState(t, g, decodegate.State{LargeIn: 1, LargeBytes: g.Largest(), LargeWaiting: 1})
 
 	small := httpcoding.Compress(httpcoding.Gzip, []byte(inferBody))
 	if resp := callEncoded(h, "POST", "/v2/models/m/infer", small, map[string]string{"Content-Encoding": "gzip"}); resp.StatusCode() != fasthttp.StatusOK {
@@ -211,16 +213,16 @@ func TestLargeCompressedBodyTakesTheGatesLargeLane(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the large body still waits after the lane freed")
 	}
-	waitState(t, g, gateState{})
+	waitState(t, g, decodegate.State{})
 }
 
 // TestInflateBurstReleasesMemory: once the decompressed bytes held fall
-// back after a burst of burstBytes or more (a gzip bomb's chunks), the
+// back after a burst of decodegate.BurstBytes or more (a gzip bomb's chunks), the
 // worker hands its freed memory back to the OS (internal/osmem).
 func TestInflateBurstReleasesMemory(t *testing.T) {
-	d := newBodyDecoder(burstBytes)
+	d := newBodyDecoder(decodegate.BurstBytes)
 	c := d.charge()
-	if err := c.Grow(burstBytes); err != nil {
+	if err := c.Grow(decodegate.BurstBytes); err != nil {
 		t.Fatalf("a body of max_body_bytes did not fit the decompressed-bytes budget: %v", err)
 	}
 	c.Release()

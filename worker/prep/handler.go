@@ -17,6 +17,9 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
+	"github.com/supervisor-dev/supervisor/worker/prep/schedule"
 )
 
 // headerLenHeader is Triton's binary tensor extension header.
@@ -175,7 +178,7 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 	if hit {
 		return
 	}
-	if !h.reserveAnswer(ctx, expectedAnswer(m, req)) { // before the infer worker runs it
+	if !h.reserveAnswer(ctx, answercost.Expected(m.md.Outputs, req)) { // before the infer worker runs it
 		refuseAnswer(ctx)
 		return
 	}
@@ -223,12 +226,12 @@ func binaryHeaderLen(ctx *fasthttp.RequestCtx, size int64) (int, error) {
 // respond postprocesses the outputs (classification), stores them in the
 // model's response cache, if it has one, under key and the identity of
 // the model that computed them, and writes the V2 response.
-func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key request, model string) {
+func (h *handler) respond(ctx *fasthttp.RequestCtx, m *model, req *v2.InferRequest, outs []tensor.Tensor, key modelcache.Request, model string) {
 	if err := m.postprocess(req, outs); err != nil {
 		writeError(ctx, fasthttp.StatusInternalServerError, "postprocessing failed: "+err.Error())
 		return
 	}
-	m.cache.store(key, model, outs)
+	m.cache.Store(key, model, outs)
 	h.renderGated(ctx, m, req, outs)
 }
 
@@ -259,7 +262,7 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	defer fasthttp.ReleaseResponse(resp)
 	up.Header.SetMethod(fasthttp.MethodPost)
 	up.SetRequestURI("http://infer/infer")
-	timeout := setSchedule(up, &ctx.Request.Header, req, h.timeout)
+	timeout := schedule.Set(up, &ctx.Request.Header, req, h.timeout)
 	if timeout <= 0 { // the client has given up: no slot, no infer worker
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "1")
 		return nil, "", fasthttp.StatusServiceUnavailable, errExpired

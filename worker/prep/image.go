@@ -8,6 +8,8 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/imageprep"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
 // imageInput is an image model's input as the prep stage builds it: the
@@ -21,7 +23,7 @@ type imageInput struct {
 	maxRequestPixels int64
 	// gate weighs the worker's decodes by their cost and bounds them by
 	// its budget; nil: no bound.
-	gate *decodeGate
+	gate *decodegate.Gate
 }
 
 // newImageInput checks the configured preprocessing against the model's
@@ -178,17 +180,17 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 	if err := stop.check(); err != nil {
 		return &stoppedError{reason: err}
 	}
-	c, err := im.gate.enter(cost, stop)
+	c, err := im.gate.Enter(cost, stop.check)
 	if err != nil {
-		if errors.Is(err, errOverBudget) { // inspect refuses it first
+		if errors.Is(err, decodegate.ErrOverBudget) { // inspect refuses it first
 			return err
 		}
 		return &stoppedError{reason: err}
 	}
 	defer c.Release()
 	defer stop.atWork().End()
-	if im.gate.isLarge(cost) {
-		return runNiced(func() error { return im.cfg.Preprocess(dst, img) })
+	if im.gate.IsLarge(cost) {
+		return nicethread.Run(func() error { return im.cfg.Preprocess(dst, img) })
 	}
 	return im.cfg.Preprocess(dst, img)
 }
@@ -205,7 +207,7 @@ func (im *imageInput) inspect(images [][]byte) ([]int64, error) {
 		if err != nil {
 			return nil, im.imageErr(images, i, err)
 		}
-		if err := im.gate.check(h.DecodeBytes); err != nil {
+		if err := im.gate.Check(h.DecodeBytes); err != nil {
 			return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d, %d bytes): %v",
 				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, len(img), err)}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
 )
 
 // isImageBody reports whether the request body is one raw image
@@ -24,7 +25,7 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 // chunk at a time (see imageInput.chunk), and the outputs of the chunks
 // are concatenated along the batch dimension. Before each chunk is run,
 // the request's answer room grows by the outputs the chunk will bring
-// (chunksAnswer), so that the outputs of earlier chunks are never held
+// (answercost.Chunks), so that the outputs of earlier chunks are never held
 // uncharged; a chunk that finds no room refuses the request (503). The
 // response cache is
 // asked before any image is decoded (lookupImages), so a hit costs no
@@ -66,7 +67,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 	for i, in := range inputs {
 		sub := *req
 		sub.Inputs = []tensor.Tensor{in}
-		if !h.reserveAnswer(ctx, chunksAnswer(m, &sub, i+1)) { // before this chunk's infer
+		if !h.reserveAnswer(ctx, answercost.Chunks(m.md.Outputs, &sub, i+1)) { // before this chunk's infer
 			refuseAnswer(ctx)
 			return
 		}

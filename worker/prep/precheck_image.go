@@ -82,7 +82,7 @@ func (im *imageInput) checkPrefixImages(whole [][]byte, cut []byte, cutSize int6
 		return &imageError{fmt.Sprintf("input %q: image %d of %d (%s): %v", im.spec.Name, i, n, what, err)}
 	}
 	if h.DecodeBytes > 0 {
-		if err := im.gate.check(h.DecodeBytes); err != nil {
+		if err := im.gate.Check(h.DecodeBytes); err != nil {
 			return &imageError{fmt.Sprintf("input %q: image %d (%s %d×%d): %v", im.spec.Name, i, h.Format, h.Width, h.Height, err)}
 		}
 	}

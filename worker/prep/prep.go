@@ -15,10 +15,10 @@
 //     image header before any image is decoded, and the client's deadline
 //     and connection before each image.
 //   - Decodes, inflated bodies and large answers hold room in the decode
-//     gate (decodelanes.go, answercharge.go), weighed by the memory they
+//     gate (worker/prep/decodegate, answercharge.go), weighed by the memory they
 //     will hold, so that memory is bounded by prep.max_decode_bytes and
 //     4 × max_body_bytes, not by how many requests arrive together.
-//   - The response cache (cache.go) never fails a request: a torn entry, a
+//   - The response cache (worker/prep/modelcache) never fails a request: a torn entry, a
 //     fault or a Redis failure is a miss.
 //   - The prefix check (precheck.go) refuses only what the whole request
 //     would be refused for; it decodes no tensor beyond the prefix and no
@@ -37,13 +37,15 @@ import (
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
-// Size: about 3,000 non-test lines, past the 2,500 a package should stay
-// under, for one process's request path. The parts that hold no handler
-// state leave next: the prefix check's image rules (precheck_image.go) for
-// imageprep, the compression glue (encoding.go) for httpcoding, the model
-// configuration's rendering (modelconfig.go) for internal/v2.
+// Size: about 2,500 non-test lines, the most a package should hold; the
+// parts that hold no handler state live in subpackages (decodegate,
+// modelcache, tritonconfig, answercost, schedule, nicethread, inferquery).
+// What would leave next: the prefix check's image rules (precheck_image.go)
+// for imageprep, the compression glue (encoding.go) for httpcoding.
 
 // Run is the prep worker's main: learn the models, serve, drain.
 func Run(rt *worker.Runtime) error {
@@ -60,16 +62,16 @@ func Run(rt *worker.Runtime) error {
 		counters[m.Name] = rt.Slot().Model(i)
 	}
 	r := newRouter(up, rt.Spec.Processing, counters, rt.Log)
-	r.caches = openCaches(rt.Spec.Processing, rt.Log)
+	r.caches = modelcache.Open(rt.Spec.Processing, rt.Log)
 	r.maxBody = rt.Spec.MaxBodyBytes
-	r.gate = newDecodeGate(decodeBudget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
+	r.gate = decodegate.New(decodegate.Budget(rt.Spec.MaxDecodeBytes, rt.Spec.Processing))
 	// A P for each large decode beside the cpuset's: a large decode
 	// holding one of the cpuset's only Ps would make every request this
 	// worker handles wait for the Go scheduler's 10ms time slices; on a
 	// P of its own, its niced thread yields the CPU to them through the
-	// kernel's scheduler instead (nicethread.go).
-	runtime.GOMAXPROCS(2 * r.gate.places)
-	rt.Log.Info().Int64("budget", r.gate.budget).Int64("small", r.gate.small).Int("places", r.gate.places).
+	// kernel's scheduler instead (worker/prep/nicethread).
+	runtime.GOMAXPROCS(2 * r.gate.Places())
+	rt.Log.Info().Int64("budget", r.gate.Total()).Int64("small", r.gate.Small()).Int("places", r.gate.Places()).
 		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")
 	if err := r.boot(rt.Spec.InferSockets); err != nil {
 		rt.Fail(err)
@@ -117,8 +119,8 @@ type model struct {
 	// counters are the model's requests in the scoreboard (Triton's
 	// success and failure counts); the zero value when there is none.
 	counters shm.ModelSlot
-	// cache is the model's response cache (cache.go); nil = none.
-	cache *modelCache
+	// cache is the model's response cache (worker/prep/modelcache); nil = none.
+	cache *modelcache.Cache
 	// unavailable is why the infer workers do not serve the model (it
 	// failed to load or warm up); "" = it serves. Its routes answer 503.
 	unavailable string

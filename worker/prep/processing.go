@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 )
 
 // classifier is a model's configured classification postprocessing.
@@ -27,7 +28,7 @@ type classifier struct {
 // once its metadata is known; gate is the worker's decode gate. An error
 // names the model and what does not fit. A model with no metadata (unavailable) is left as it is:
 // nothing to check against, its routes answer 503.
-func (m *model) process(p worker.Processing, gate *decodeGate, log zerolog.Logger) error {
+func (m *model) process(p worker.Processing, gate *decodegate.Gate, log zerolog.Logger) error {
 	if m.unavailable != "" {
 		return nil
 	}

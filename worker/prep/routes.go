@@ -1,26 +1,25 @@
 package prep
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/inferquery"
+	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
 // Routing by model. Infer workers need not serve the same models: one that
@@ -45,10 +44,6 @@ import (
 //   - keeps each model's availability as it was while no infer worker at
 //     all has answered (none running: the master restarts them); requests
 //     meanwhile get 503 with Retry-After, not a reason.
-
-// metadataTimeout bounds one infer worker's answer to GET /metadata. The
-// master waits 5s for a whole PUT of the sockets, which fetches in parallel.
-const metadataTimeout = 3 * time.Second
 
 // inferView is one infer worker as this prep worker sees it.
 type inferView struct {
@@ -161,17 +156,17 @@ type router struct {
 	fetch    func(socket string) ([]worker.ModelStatus, error)
 	procs    map[string]worker.Processing
 	counters map[string]shm.ModelSlot
-	gate     *decodeGate // the worker's one decode gate, for every image model
-	// caches are the response caches by model, mapped once (cache.go).
-	caches map[string]*modelCache
+	gate     *decodegate.Gate // the worker's one decode gate, for every image model
+	// caches are the response caches by model, mapped once (worker/prep/modelcache).
+	caches map[string]*modelcache.Cache
 	// maxBody is max_body_bytes, every request's budget (model.limits).
 	maxBody int64
 	log     zerolog.Logger
 }
 
 func newRouter(up *lb.Proxy, procs []worker.Processing, counters map[string]shm.ModelSlot, log zerolog.Logger) *router {
-	r := &router{up: up, fetch: fetchMetadata, procs: map[string]worker.Processing{},
-		counters: counters, gate: newDecodeGate(decodeBudget(0, procs)), log: log}
+	r := &router{up: up, fetch: inferquery.Metadata, procs: map[string]worker.Processing{},
+		counters: counters, gate: decodegate.New(decodegate.Budget(0, procs)), log: log}
 	for _, p := range procs {
 		r.procs[p.Model] = p
 	}
@@ -427,28 +422,4 @@ func reasons(name string, views []*inferView) string {
 		return first
 	}
 	return strings.Join(parts, "; ")
-}
-
-// fetchMetadata reads one infer worker's GET /metadata.
-func fetchMetadata(socket string) ([]worker.ModelStatus, error) {
-	c := &fasthttp.HostClient{
-		Addr: "infer",
-		Dial: func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, metadataTimeout) },
-	}
-	defer c.CloseIdleConnections()
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("http://infer/metadata")
-	if err := c.DoTimeout(req, resp, metadataTimeout); err != nil {
-		return nil, fmt.Errorf("infer worker %q: GET /metadata: %w", socket, err)
-	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		return nil, fmt.Errorf("infer worker %q answered %d to GET /metadata: %s", socket, resp.StatusCode(), resp.Body())
-	}
-	var sts []worker.ModelStatus
-	if err := json.Unmarshal(resp.Body(), &sts); err != nil {
-		return nil, fmt.Errorf("infer worker %q: bad GET /metadata answer: %w", socket, err)
-	}
-	return sts, nil
 }
