@@ -36,8 +36,8 @@ func TestClientGoneSeesTheHangUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := &lingerConn{Conn: c}
-	defer conn.closeNow()
+	conn := newLingerConn(c)
+	defer conn.Close()
 	var ctx fasthttp.RequestCtx
 	ctx.Init2(conn, nil, false)
 	gone := clientGone(&ctx)
