@@ -17,7 +17,10 @@ import (
 // connection, one request at a time (where wake-ups weigh most); c64 is
 // 64 connections at once. cpu-ns/op is the process's CPU time (client,
 // front and worker together) per request: on a shared machine it moves
-// far less than ns/op, which counts the time others ran.
+// far less than ns/op, which counts the time others ran. ctxsw/op counts
+// the process's context switches (voluntary: a thread that slept, the
+// Go scheduler parking on a read with nothing else to run; and
+// involuntary) per request.
 func BenchmarkFrontHop(b *testing.B) {
 	f := startFront(b, nil)
 	upstream(b, f, func(ctx *fasthttp.RequestCtx) {
@@ -73,17 +76,23 @@ func BenchmarkFrontHop(b *testing.B) {
 	})
 }
 
-// reportCPU starts counting the process's CPU time; the function it
-// returns reports it per op (cpu-ns/op).
+// reportCPU starts counting the process's CPU time and context
+// switches; the function it returns reports them per op (cpu-ns/op,
+// ctxsw/op).
 func reportCPU(b *testing.B) func() {
-	start := cpuTime(b)
-	return func() { b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op") }
+	cpu, sw := usage(b)
+	return func() {
+		cpu1, sw1 := usage(b)
+		b.ReportMetric(float64(cpu1-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(sw1-sw)/float64(b.N), "ctxsw/op")
+	}
 }
 
-func cpuTime(b *testing.B) time.Duration {
+// usage is the process's CPU time and context switches so far.
+func usage(b *testing.B) (time.Duration, int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
