@@ -199,3 +199,53 @@ func BenchmarkSetDeadlines(b *testing.B) {
 		})
 	}
 }
+
+// TestSetRacingTheTick: deadlines that the tick expires about when
+// they are moved again (the sleep before the move spans the deadline,
+// at varying phases) never leave a stale expiry behind: after each move
+// to a far deadline, a read of a byte already there succeeds. Run with
+// -race.
+func TestSetRacingTheTick(t *testing.T) {
+	const tick = 200 * time.Microsecond
+	s := New(tick)
+	const conns, rounds = 4, 200
+	errs := make(chan error, conns)
+	for range conns {
+		c, peer := pair(t)
+		d := s.Track(c)
+		t.Cleanup(d.Stop)
+		go func() {
+			for i := range rounds {
+				if err := d.SetReadDeadline(time.Now().Add((DirectWithin + 1) * tick)); err != nil {
+					errs <- err
+					return
+				}
+				// The race's phase, not a wait for a state: the move
+				// comes just before, at, or after the deadline.
+				time.Sleep(time.Duration(DirectWithin-1+i%4) * tick)
+				if err := d.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := peer.Write([]byte("x")); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := readErr(c); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range conns {
+		if err := <-errs; err != nil {
+			t.Fatalf("a read after the deadline moved far: %v", err)
+		}
+	}
+	if s.Fired() == 0 {
+		t.Error("the tick fired no deadline: the race was not run")
+	}
+	t.Logf("%d of %d deadlines fired before they moved", s.Fired(), conns*rounds)
+}
