@@ -39,11 +39,20 @@ const DirectWithin = 16
 // past is the deadline an expired one is replaced with on the socket.
 var past = time.Unix(1, 0)
 
+// epoch is what kept deadlines and ticks are counted from, on the
+// monotonic clock (as the runtime's own deadlines are): a step of the
+// wall clock neither fires them early nor holds them back.
+var epoch = time.Now()
+
+// since is t's distance from epoch, in ns (monotonic when t has a
+// monotonic reading, as time.Now().Add(d) has).
+func since(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
 // Set tracks connections' coarse deadlines and expires them on its
 // tick. The zero value is not usable: call New. Safe for concurrent use.
 type Set struct {
 	tick time.Duration
-	// now is the time of the latest tick (Unix ns): what a new deadline
+	// now is the time of the latest tick (since epoch): what a new deadline
 	// is judged near or far against, with no clock read of its own.
 	now atomic.Int64
 
@@ -73,7 +82,7 @@ func (s *Set) Track(conn net.Conn) *Deadlines {
 	s.tracked = append(s.tracked, d)
 	if !s.running {
 		s.running = true
-		s.now.Store(time.Now().UnixNano())
+		s.now.Store(since(time.Now()))
 		go s.run()
 	}
 	s.mu.Unlock()
@@ -86,8 +95,8 @@ func (s *Set) run() {
 	t := time.NewTicker(s.tick)
 	defer t.Stop()
 	for range t.C {
-		now := time.Now()
-		s.now.Store(now.UnixNano())
+		now := since(time.Now())
+		s.now.Store(now)
 		s.mu.Lock()
 		if len(s.tracked) == 0 {
 			s.running = false
@@ -95,7 +104,7 @@ func (s *Set) run() {
 			return
 		}
 		for _, d := range s.tracked {
-			d.expire(now.UnixNano())
+			d.expire(now)
 		}
 		s.mu.Unlock()
 	}
@@ -117,7 +126,8 @@ const (
 )
 
 type direction struct {
-	// at is the deadline the set keeps (Unix ns); 0: none kept.
+	// at is the deadline the set keeps (since epoch; a kept one is in
+	// the future, so never 0); 0: none kept.
 	at atomic.Int64
 	// onSocket: a deadline is armed on the socket (a near one, or a
 	// kept one that expired), to clear when a kept or no deadline
@@ -160,7 +170,7 @@ func (d *Deadlines) set(i int, t time.Time) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	dir := &d.dir[i]
-	if !t.IsZero() && t.UnixNano()-d.s.now.Load() < DirectWithin*int64(d.s.tick) {
+	if !t.IsZero() && since(t)-d.s.now.Load() < DirectWithin*int64(d.s.tick) {
 		// Near (or past): armed precisely, on the socket.
 		dir.at.Store(0)
 		dir.onSocket = true
@@ -168,7 +178,7 @@ func (d *Deadlines) set(i int, t time.Time) error {
 	}
 	var at int64 // zero t: none
 	if !t.IsZero() {
-		at = t.UnixNano()
+		at = since(t)
 	}
 	dir.at.Store(at)
 	if dir.onSocket {

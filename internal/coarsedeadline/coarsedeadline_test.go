@@ -152,7 +152,7 @@ func TestStoppedConnectionIsForgotten(t *testing.T) {
 	// The goroutine ended, so nothing can fire; after the deadline has
 	// passed, a read still waits for data.
 	polltest.Until(t, 5*time.Second, 5*time.Millisecond, "the kept deadline to pass", func() bool {
-		return time.Now().After(time.Unix(0, d.dir[read].at.Load()))
+		return since(time.Now()) > d.dir[read].at.Load()
 	})
 	if _, err := peer.Write([]byte("x")); err != nil {
 		t.Fatal(err)
