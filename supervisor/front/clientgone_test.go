@@ -36,8 +36,8 @@ func TestClientGoneSeesTheHangUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := &lingerConn{Conn: c}
-	defer conn.closeNow()
+	conn := newLingerConn(c)
+	defer conn.Close()
 	var ctx fasthttp.RequestCtx
 	ctx.Init2(conn, nil, false)
 	gone := clientGone(&ctx)
@@ -113,7 +113,7 @@ func TestPipelinedRequestIsNotAHangUp(t *testing.T) {
 const oneByteReq = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n"
 
 // upstream makes h, served on a Unix socket, f's only prep worker.
-func upstream(t *testing.T, f *frontHarness, h fasthttp.RequestHandler) {
+func upstream(t testing.TB, f *frontHarness, h fasthttp.RequestHandler) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "up.sock")
 	uln, err := net.Listen("unix", sock)

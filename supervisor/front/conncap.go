@@ -24,7 +24,7 @@ import (
 // master's: never call it then).
 func newCapListener(ln net.Listener, maxConns int) *conncap.Listener {
 	l := conncap.New(listenstop.Wrap(ln), maxConns, overCapAnswer(maxConns))
-	l.Wrap = func(c *conncap.Conn) net.Conn { return &lingerConn{Conn: c} }
+	l.Wrap = func(c *conncap.Conn) net.Conn { return newLingerConn(c) }
 	return l
 }
 

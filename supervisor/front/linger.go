@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/coarsedeadline"
 	"github.com/supervisor-dev/supervisor/internal/conncap"
 )
 
@@ -37,13 +38,32 @@ var lingerBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); retur
 
 // lingerConn is a public connection: it gives its place under the cap
 // back exactly once, when it is really closed: at its first Close, or
-// after a lingering close when one was asked for.
+// after a lingering close when one was asked for. Its deadlines are
+// coarse (publicDeadlines): fasthttp moves them three times a request.
 type lingerConn struct {
 	*conncap.Conn
-	linger atomic.Bool // close by lingering (lingerOnClose)
+	linger    atomic.Bool // close by lingering (lingerOnClose)
+	deadlines *coarsedeadline.Deadlines
 }
 
+// publicDeadlines keeps the public connections' deadlines: fasthttp's
+// server re-arms a read deadline twice a request (the idle wait, then
+// the header) and a write deadline once, each a runtime timer moved in
+// the poller; kept here they cost a store, and the ones that pass are
+// expired on a tick (internal/coarsedeadline: never early, at most
+// 62.5 ms late; those under a second away are armed as before).
+var publicDeadlines = coarsedeadline.New(0)
+
+func newLingerConn(c *conncap.Conn) *lingerConn {
+	return &lingerConn{Conn: c, deadlines: publicDeadlines.Track(c.Conn)}
+}
+
+func (c *lingerConn) SetDeadline(t time.Time) error      { return c.deadlines.SetDeadline(t) }
+func (c *lingerConn) SetReadDeadline(t time.Time) error  { return c.deadlines.SetReadDeadline(t) }
+func (c *lingerConn) SetWriteDeadline(t time.Time) error { return c.deadlines.SetWriteDeadline(t) }
+
 func (c *lingerConn) Close() error {
+	c.deadlines.Stop() // idempotent; the lingering close sets its own
 	if c.linger.Swap(false) {
 		go c.lingerThenClose()
 		return nil
