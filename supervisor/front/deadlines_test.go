@@ -84,7 +84,7 @@ func TestCoarseDeadlinesCutSlowClients(t *testing.T) {
 	_ = unread.(*net.TCPConn).SetReadBuffer(4 << 10)
 	start := time.Now()
 	askAnswer(t, unread, answerBytes)
-	pollFor(t, "the unread 20 MiB answer charged", func() bool { return f.fr.adm.Budget.InUse() >= answerBytes })
+	pollFor(t, "the unread 20 MiB answer charged", func() bool { return f.fr.adm.Bodies().InUse() >= answerBytes })
 	f.waitBudgetEmpty(t)
 	check("never-reading client", time.Since(start))
 	wg.Wait()
