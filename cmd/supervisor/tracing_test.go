@@ -209,7 +209,9 @@ func TestTracingOTLP(t *testing.T) {
 		t.Fatalf("TraceSetting without a key: %v, want UNAUTHENTICATED", err)
 	}
 	ctx := withKey(t, "authorization", "Bearer "+tracingKey)
-	val := func(v ...string) *pb.TraceSettingRequest_SettingValue { return &pb.TraceSettingRequest_SettingValue{Value: v} }
+	val := func(v ...string) *pb.TraceSettingRequest_SettingValue {
+		return &pb.TraceSettingRequest_SettingValue{Value: v}
+	}
 	if _, err := c.TraceSetting(ctx, &pb.TraceSettingRequest{ModelName: "mlp",
 		Settings: map[string]*pb.TraceSettingRequest_SettingValue{"trace_rate": val("0")}}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("TraceSetting trace_rate 0: %v, want INVALID_ARGUMENT", err)
