@@ -36,7 +36,7 @@ type frontHarness struct {
 // open is how many client connections the front holds now.
 func (f *frontHarness) open() int64 { return f.ln.Open() }
 
-func startFront(t *testing.T, edit func(*config.Config), opts ...func(*Options)) *frontHarness {
+func startFront(t testing.TB, edit func(*config.Config), opts ...func(*Options)) *frontHarness {
 	t.Helper()
 	cfg := config.DefaultConfig()
 	cfg.Models = []config.ModelConfig{{Name: "mlp", Path: "models/mlp.onnx", Batching: config.DefaultBatching()}}
