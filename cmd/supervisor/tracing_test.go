@@ -15,6 +15,7 @@ import (
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
@@ -101,7 +102,8 @@ var (
 // request after the override is cleared is not traced. The settings
 // routes refuse a caller without the API key (401, UNAUTHENTICATED),
 // bad values (400 with a V2 error, INVALID_ARGUMENT) and unknown models
-// (404), and GET /v2 lists "trace".
+// (404), and GET /v2 lists "trace". A gRPC ModelInfer's traceparent
+// metadata is its master span's parent.
 func TestTracingOTLP(t *testing.T) {
 	rcv := startOTLPReceiver(t)
 	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"mlp"},
@@ -225,9 +227,18 @@ func TestTracingOTLP(t *testing.T) {
 		t.Fatalf("TraceSetting global read: %v, %v", r, err)
 	}
 	inferTraced(later, clientSpan)
-	pollUntil(t, 30*time.Second, "the later traced request's spans", func() bool {
-		return len(rcv.trace(later)) == len(traceChain)+len(traceStages)
+	// And over gRPC: the client's traceparent metadata is the parent.
+	const grpcTrace = "33333333333333333333333333333333"
+	mdCtx := metadata.AppendToOutgoingContext(ctx, "traceparent", "00-"+grpcTrace+"-"+clientSpan+"-01")
+	if _, err := c.ModelInfer(mdCtx, mlpRequest("traced", seq(16, 1))); err != nil {
+		t.Fatalf("ModelInfer with a traceparent: %v", err)
+	}
+	pollUntil(t, 30*time.Second, "the later traced requests' spans (HTTP and gRPC)", func() bool {
+		return len(rcv.trace(later)) == len(traceChain)+len(traceStages) && len(rcv.trace(grpcTrace)) == len(traceChain)+len(traceStages)
 	})
+	if m := rcv.trace(grpcTrace)["master"]; m.parentID != clientSpan {
+		t.Errorf("gRPC request's master span %+v, want the client's span %s as its parent", m, clientSpan)
+	}
 	if got := rcv.trace(untraced); len(got) != 0 {
 		t.Fatalf("a request of a model whose tracing was cleared was traced: %v", got)
 	}

@@ -124,8 +124,7 @@ func (t *Tracing) beginTrace(ctx *fasthttp.RequestCtx, model string) *requestTra
 	parent, _ := tracing.Parse(ctx.Request.Header.Peek(tracing.Header))
 	rt := &requestTrace{}
 	rt.request = t.Tracer.Start(parent, "master", ctx.Time(),
-		attribute.String("model", model), attribute.String("http.route", string(ctx.Path())),
-		attribute.String("request_id", string(ctx.Request.Header.Peek(lb.HeaderRequestID))))
+		attribute.String("model", model), attribute.String("http.route", string(ctx.Path())))
 	rt.forward = t.Tracer.Start(rt.request.SpanContext(), "master.forward", time.Time{})
 	var buf [64]byte
 	ctx.Request.Header.SetBytesV(tracing.Header, tracing.Append(buf[:0], rt.forward.SpanContext()))
@@ -141,7 +140,9 @@ func (rt *requestTrace) end(ctx *fasthttp.RequestCtx, err error) {
 		rt.forward.SetStatus(codes.Error, err.Error())
 	}
 	rt.forward.End()
-	rt.request.SetAttributes(attribute.Int("http.status_code", status))
+	// The lb sets the request id (the client's, or a new one) on the way.
+	rt.request.SetAttributes(attribute.Int("http.status_code", status),
+		attribute.String("request_id", string(ctx.Response.Header.Peek(lb.HeaderRequestID))))
 	if status >= 500 {
 		rt.request.SetStatus(codes.Error, "")
 	}
