@@ -20,8 +20,9 @@
 //
 // Invariants:
 //
-//   - Tracing off (no tracing.endpoint) is a nil *Tracer and a nil
-//     *Sampler: the request path pays a nil check, no allocation, no lock.
+//   - Tracing off (no tracing.endpoint) means no Tracer in any process and
+//     no Sampler in the master: the request path pays a nil check, no
+//     allocation, no lock (BenchmarkForwardHop, TestUntracedCostsNoAllocation).
 //   - Sample takes no lock: the settings are an immutable snapshot behind
 //     an atomic pointer, replaced whole by Update (all of a POST or none).
 //   - A collector that is down or slow never blocks a request or grows
