@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,7 +89,9 @@ func Start(cfg Config, process string, log zerolog.Logger) (*Tracer, error) {
 		sdktrace.WithMaxExportBatchSize(min(cfg.BatchSize, cfg.QueueSize)),
 		sdktrace.WithExportTimeout(cfg.ExportTimeout))
 	t.gate.SpanProcessor = bsp
-	res := resource.NewSchemaless(attribute.String("service.name", ServiceName), attribute.String("supervisor.process", process))
+	host, _ := os.Hostname() // a fleet's hosts apart in one collector
+	res := resource.NewSchemaless(attribute.String("service.name", ServiceName), attribute.String("host.name", host),
+		attribute.String("supervisor.process", process))
 	t.tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithSpanProcessor(t.gate), sdktrace.WithResource(res))
 	t.tracer = t.tp.Tracer("github.com/supervisor-dev/supervisor")
@@ -157,10 +160,8 @@ func (g *gate) OnEnd(s sdktrace.ReadOnlySpan) {
 	if g.held.Add(1) > g.max {
 		g.held.Add(-1)
 		if g.dropped.Add(1) == 1 {
-			g.droppedLog.Do(func() {
-				g.log.Warn().Int64("queue_size", g.max).
-					Msg("tracing: a span was dropped: the export queue is full (is the collector down or slow?); drops are counted, and logged with the totals when the process stops")
-			})
+			g.log.Warn().Int64("queue_size", g.max).
+				Msg("tracing: a span was dropped: the export queue is full (is the collector down or slow?); drops are counted, and logged with the totals when the process stops")
 		}
 		return
 	}
