@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -239,9 +241,29 @@ func TestTracingOTLP(t *testing.T) {
 	if m := rcv.trace(grpcTrace)["master"]; m.parentID != clientSpan {
 		t.Errorf("gRPC request's master span %+v, want the client's span %s as its parent", m, clientSpan)
 	}
+	mr, err := http.Get(in.metricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mr.Body)
+	mr.Body.Close()
+	if !regexp.MustCompile(`(?m)^supervisor_trace_spans_total\{process="master",outcome="exported"\} [1-9]`).Match(metrics) {
+		t.Errorf("/metrics does not count the master's exported spans:\n%s", grepLines(string(metrics), "supervisor_trace_"))
+	}
 	if got := rcv.trace(untraced); len(got) != 0 {
 		t.Fatalf("a request of a model whose tracing was cleared was traced: %v", got)
 	}
+}
+
+// grepLines are the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func toStrings(v any) []string {
