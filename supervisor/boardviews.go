@@ -12,6 +12,10 @@ import (
 func (m *Master) scrape(gpus []affinity.GPUUsage) status.Scrape {
 	s := status.Scrape{Status: m.status(), Ops: m.history.opCounts(), LB: m.proxy.Stats(), GPUs: gpus, Bodies: m.front.BodyCounts(),
 		Caches: m.caches.Stats(), Poison: m.front.PoisonStats()}
+	if m.tracing != nil {
+		ts := m.tracing.Tracer.Stats()
+		s.Tracing = &ts
+	}
 	var retired status.Totals
 	s.Header, s.Slots, retired = m.board.Snapshot()
 	s.Totals = retired

@@ -88,6 +88,9 @@ type Master struct {
 	repo *repository.API
 	// logs answers /v2/logging (supervisor/loglevel).
 	logs *loglevel.Levels
+	// tracing is the master's span exporter and trace settings
+	// (tracing.go); nil when the config has no tracing.endpoint.
+	tracing *front.Tracing
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -162,7 +165,8 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.repo = repository.New(repositoryMaster{m}, log)
 	m.conf.Store(m.repo.Start(cfg))
 	m.logs = &loglevel.Levels{Log: m.log, Board: func() *board.Board { return m.board }}
-	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Log: log,
+	m.tracing = startTracing(cfg, log) // tracing.go
+	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Tracing: m.tracing, Log: log,
 		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity, ServedName: m.servedName})
 	m.generation.Store(generationFromEnv())
 	return m
@@ -240,6 +244,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 	if err := m.loadTLS(cfg); err != nil {
 		return err
 	}
+	defer stopTracing(m.tracing, cfg)
 	m.board = board.Open(m.rd.Path(), cfg.Prep.Ceiling()+cfg.Infer.Workers, m.generation.Load(), m.log)
 	defer m.board.Remove() // idempotent
 	m.spawner.Board = m.board
@@ -450,6 +455,7 @@ func baseSpec(cfg *config.Config, role worker.Role, name string, gen int) worker
 		LogLevel:          cfg.LogLevel,
 		DrainTimeout:      cfg.Workers.DrainTimeout.Duration,
 		HeartbeatInterval: max(cfg.Workers.HeartbeatTimeout.Duration/4, 25*time.Millisecond),
+		Tracing:           tracingConfig(cfg),
 	}
 }
 

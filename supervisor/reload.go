@@ -231,6 +231,12 @@ func reloadable(old, cfg *config.Config) error {
 		errs = append(errs, fmt.Errorf("limits.max_header_bytes: changing it (%s to %s) needs `supervisor upgrade` or a restart: the public and gRPC servers read it at start; nothing was changed",
 			old.Limits.MaxHeaderBytes, cfg.Limits.MaxHeaderBytes))
 	}
+	if old.Tracing != cfg.Tracing {
+		// Every process starts its exporter at its start; the trace
+		// settings (level, rate, count) change at run time through
+		// /v2/trace/setting instead.
+		errs = append(errs, fmt.Errorf("tracing: changing it needs `supervisor upgrade` or a restart (POST /v2/trace/setting changes trace_level, trace_rate and trace_count at run time); nothing was changed"))
+	}
 	if err := metricsReloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/supervisor-dev/supervisor/internal/ort"
+	"github.com/supervisor-dev/supervisor/internal/tracing"
 )
 
 // Role names a worker's stage in the pipeline.
@@ -87,6 +88,9 @@ type Spec struct {
 	// alive (0 = never, for tests). The master kills a worker that stays
 	// silent for its heartbeat timeout.
 	HeartbeatInterval time.Duration `json:"heartbeat_interval,omitempty"`
+	// Tracing is where the worker exports the spans of the requests the
+	// master traced (internal/tracing); nil: tracing off.
+	Tracing *tracing.Config `json:"tracing,omitempty"`
 	// MaxRequests asks the master for a replacement after this many
 	// requests (0 = never). The master has already added the jitter.
 	MaxRequests int `json:"max_requests,omitempty"`

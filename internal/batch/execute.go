@@ -45,6 +45,9 @@ func (b *Batcher) execute(items []*pending, dispatched time.Time) {
 	b.stats.batch(items, rows, dispatched, err == nil, compute)
 	b.observeBatch(items, rows, dispatched, err == nil, compute)
 	for i, p := range items {
+		if t := p.timing; t != nil { // before done: Submit reads it after
+			*t = Timing{Queued: p.enqueued, Dispatched: dispatched, Started: t1, Ended: t2, Requests: len(items), Rows: rows}
+		}
 		if err != nil {
 			p.done <- result{err: err}
 		} else {

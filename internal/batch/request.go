@@ -60,6 +60,22 @@ type Request struct {
 	// ID names the request to Config.Running (the master's token for it,
 	// worker.TokenHeader); 0: none. The batcher only passes it on.
 	ID uint64
+	// Timing, if not nil, is filled in before Submit returns for a
+	// request whose batch ran (or was skipped): its times in the batcher,
+	// for a trace's spans. Nil (untraced): nothing is recorded.
+	Timing *Timing
+}
+
+// Timing is one request's way through the batcher (Request.Timing).
+type Timing struct {
+	// Queued is when the loop queued it, Dispatched when its batch left
+	// the queue.
+	Queued, Dispatched time.Time
+	// Started and Ended bound the model run (after the inputs were
+	// concatenated, before the outputs were split).
+	Started, Ended time.Time
+	// Requests and Rows are its batch's.
+	Requests, Rows int
 }
 
 // result is what a batch hands back to one Submit.
@@ -96,6 +112,7 @@ type pending struct {
 	counted atomic.Bool              // run has counted it abandoned
 	alone   bool                     // Request.Alone
 	id      uint64                   // Request.ID
+	timing  *Timing                  // Request.Timing; nil: untraced
 
 	state atomic.Int32
 
@@ -118,7 +135,7 @@ func (b *Batcher) prepare(ctx context.Context, r Request) (*pending, error) {
 		return nil, fmt.Errorf("%w: model %q: %w", ErrBadRequest, b.md.Name, err)
 	}
 	p := &pending{ctx: ctx, inputs: inputs, rows: 1, rank: r.Priority, done: make(chan result, 1),
-		abandoned: r.Abandoned, alone: r.Alone, id: r.ID}
+		abandoned: r.Abandoned, alone: r.Alone, id: r.ID, timing: r.Timing}
 	if p.rank == 0 {
 		p.rank = math.MaxInt
 	}

@@ -69,6 +69,7 @@ const (
 	GRPCInferenceService_RepositoryModelLoad_FullMethodName   = "/inference.GRPCInferenceService/RepositoryModelLoad"
 	GRPCInferenceService_RepositoryModelUnload_FullMethodName = "/inference.GRPCInferenceService/RepositoryModelUnload"
 	GRPCInferenceService_LogSettings_FullMethodName           = "/inference.GRPCInferenceService/LogSettings"
+	GRPCInferenceService_TraceSetting_FullMethodName          = "/inference.GRPCInferenceService/TraceSetting"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -105,6 +106,9 @@ type GRPCInferenceServiceClient interface {
 	// GET /v2/logging with no settings, POST /v2/logging with some: the
 	// answer is every setting.
 	LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error)
+	// GET /v2/trace/setting (or /v2/models/{model_name}/trace/setting) with
+	// no settings, POST with some: the answer is every setting in force.
+	TraceSetting(ctx context.Context, in *TraceSettingRequest, opts ...grpc.CallOption) (*TraceSettingResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -248,6 +252,16 @@ func (c *gRPCInferenceServiceClient) LogSettings(ctx context.Context, in *LogSet
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) TraceSetting(ctx context.Context, in *TraceSettingRequest, opts ...grpc.CallOption) (*TraceSettingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TraceSettingResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_TraceSetting_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -282,6 +296,9 @@ type GRPCInferenceServiceServer interface {
 	// GET /v2/logging with no settings, POST /v2/logging with some: the
 	// answer is every setting.
 	LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error)
+	// GET /v2/trace/setting (or /v2/models/{model_name}/trace/setting) with
+	// no settings, POST with some: the answer is every setting in force.
+	TraceSetting(context.Context, *TraceSettingRequest) (*TraceSettingResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -330,6 +347,9 @@ func (UnimplementedGRPCInferenceServiceServer) RepositoryModelUnload(context.Con
 }
 func (UnimplementedGRPCInferenceServiceServer) LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LogSettings not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) TraceSetting(context.Context, *TraceSettingRequest) (*TraceSettingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TraceSetting not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -575,6 +595,24 @@ func _GRPCInferenceService_LogSettings_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_TraceSetting_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TraceSettingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).TraceSetting(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_TraceSetting_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).TraceSetting(ctx, req.(*TraceSettingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -629,6 +667,10 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LogSettings",
 			Handler:    _GRPCInferenceService_LogSettings_Handler,
+		},
+		{
+			MethodName: "TraceSetting",
+			Handler:    _GRPCInferenceService_TraceSetting_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

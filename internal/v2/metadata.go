@@ -67,13 +67,17 @@ const CUDASharedMemoryUnsupported = "CUDA shared memory is not supported by this
 //   - schedule_policy: the priority and timeout request parameters;
 //   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
 //
+// trace (GET and POST /v2/trace/setting, the master's; OpenTelemetry
+// spans, internal/tracing) is listed only while tracing is configured:
+// the caller passes it as more.
+//
 // Not listed because not built: sequence, parameters,
-// system_shared_memory, cuda_shared_memory, trace.
+// system_shared_memory, cuda_shared_memory.
 var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics"}
 
 // AppendServerMetadata appends the V2 server metadata response, listing
-// Extensions.
-func AppendServerMetadata(dst []byte, name, version string) []byte {
+// Extensions and then more (those the server's config turns on).
+func AppendServerMetadata(dst []byte, name, version string, more ...string) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, name)
 	dst = append(dst, `,"version":`...)
@@ -83,6 +87,10 @@ func AppendServerMetadata(dst []byte, name, version string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		dst = appendString(dst, e)
+	}
+	for _, e := range more {
+		dst = append(dst, ',')
 		dst = appendString(dst, e)
 	}
 	return append(dst, "]}"...)

@@ -100,6 +100,8 @@ type Config struct {
 	// Placement reserves CPUs for the master and sets NUMA memory policy
 	// and overcommit for every worker (see placement.go).
 	Placement PlacementConfig `yaml:"placement"`
+	// Tracing exports spans of sampled requests over OTLP (tracing.go).
+	Tracing TracingConfig `yaml:"tracing"`
 
 	// Planned is where the master placed this config's workers (the
 	// result of Plan on its host); set by the master before it builds
@@ -305,6 +307,7 @@ func DefaultConfig() *Config {
 		GRPC:       defaultGRPC(),
 		RequestLog: defaultRequestLog(),
 		Placement:  PlacementConfig{MasterCPUs: autoValue, NUMAMemory: "none"},
+		Tracing:    defaultTracing(),
 	}
 }
 

@@ -78,6 +78,7 @@ func TestConfigDefaults(t *testing.T) {
 			AbusePenalty: Duration{time.Second}},
 		RequestLog: RequestLogConfig{SlowThreshold: Duration{time.Second}},
 		Placement:  PlacementConfig{MasterCPUs: "auto", NUMAMemory: "none"},
+		Tracing:    defaultTracing(),
 	}
 	if have := *DefaultConfig(); !reflect.DeepEqual(have, want) {
 		t.Errorf("DefaultConfig() = %+v, want %+v", have, want)

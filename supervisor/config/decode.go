@@ -121,7 +121,7 @@ func (d *configDecoder) config(root *yaml.Node, c *Config) {
 		{"limits", d.limits(&c.Limits)},
 		{"auth", d.auth(&c.Auth)},
 		{"placement", func(n *yaml.Node, field string) { d.mapping(n, field, d.placementKeys(&c.Placement)) }},
-	}, append(d.metricsKeys(c), d.grpcKeys(c), d.tlsKeys(c))...))
+	}, append(d.metricsKeys(c), d.grpcKeys(c), d.tlsKeys(c), d.tracingKeys(c))...))
 }
 
 // recycleKeys are the recycling keys every pool section has.

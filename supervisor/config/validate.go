@@ -111,6 +111,7 @@ func (c *Config) validate() []error {
 	v.workers(c.Workers)
 	v.metrics(c)
 	v.grpc(c)
+	v.tracing(c)
 	v.tls(c.TLS)
 	v.placement(c)
 	return v.errs

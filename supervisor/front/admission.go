@@ -128,6 +128,9 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	if path == LoggingPath {
 		return f.decideLogging(h, v) // logging.go
 	}
+	if model, ok := tracePath(path); ok {
+		return f.decideTrace(c, h, path, model, v) // trace.go
+	}
 	var route v2.Route
 	v.Refusal, route, v.proxied = admission.Route(c, h, path)
 	v.model = route.Model

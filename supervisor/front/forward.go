@@ -21,9 +21,16 @@ import (
 // the request is then abandoned, answered nothing and counted. gate is
 // asked about the answer (answerbudget.go).
 func (f *Front) forward(ctx *fasthttp.RequestCtx, c *config.Config, model string, deadline time.Time, client lb.Client, gate lb.AnswerGate) {
+	var traced *requestTrace
+	if f.opts.Tracing != nil { // trace.go; off: this nil check is all
+		traced = f.opts.Tracing.beginTrace(ctx, model)
+	}
 	refused, err := f.guard.Around(ctx, c, model, deadline, func() error {
 		return f.proxy.ServeHTTPFor(ctx, deadline, client, gate)
 	})
+	if traced != nil {
+		traced.end(ctx, err)
+	}
 	switch {
 	case refused != nil:
 		f.refuse(ctx, *refused, false)

@@ -116,12 +116,16 @@ func (f *Front) serveLocal(ctx *fasthttp.RequestCtx) {
 		f.health(ctx)
 	case "/v2":
 		ctx.SetContentType("application/json")
-		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", f.opts.Version))
+		ctx.SetBody(v2.AppendServerMetadata(nil, "supervisor", f.opts.Version, f.extensions()...))
 	case LoggingPath:
 		f.serveLogging(ctx) // admitted by decideLogging
 	default:
 		if strings.HasPrefix(string(ctx.Path()), RepositoryPrefix) {
 			f.serveRepository(ctx) // admitted by decideRepository
+			break
+		}
+		if model, ok := tracePath(string(ctx.Path())); ok {
+			f.serveTrace(ctx, model) // admitted by decideTrace
 			break
 		}
 		f.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))

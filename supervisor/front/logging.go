@@ -35,20 +35,28 @@ func (f *Front) decideLogging(h *fasthttp.RequestHeader, v *verdict) *verdict {
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusNotFound, Msg: "no route for \"" + LoggingPath + "\""}
 		return v
 	}
+	return f.decideSettings(h, v, LoggingPath)
+}
+
+// decideSettings admits a request to one of the master's settings routes
+// at path (logging, trace): GET with no body, or POST with a body of at
+// most MaxRepositoryBody bytes with a Content-Length, held under
+// limits.max_in_flight and the body budget.
+func (f *Front) decideSettings(h *fasthttp.RequestHeader, v *verdict, path string) *verdict {
 	switch method := string(h.Method()); {
 	case method == fasthttp.MethodGet || method == fasthttp.MethodHead:
 		if v.hasBody {
-			v.Refusal = admission.Refusal{Status: fasthttp.StatusBadRequest, Msg: "GET " + LoggingPath + " takes no request body; POST the settings to change"}
+			v.Refusal = admission.Refusal{Status: fasthttp.StatusBadRequest, Msg: "GET " + path + " takes no request body; POST the settings to change"}
 		}
 	case method != fasthttp.MethodPost:
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusMethodNotAllowed, Header: fasthttp.HeaderAllow, Value: "GET, POST",
-			Msg: fmt.Sprintf("method %s is not allowed on %q; use GET or POST", method, LoggingPath)}
+			Msg: fmt.Sprintf("method %s is not allowed on %q; use GET or POST", method, path)}
 	case v.length > MaxRepositoryBody:
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf("request body of %d bytes is larger than %s takes (%d)", v.length, LoggingPath, MaxRepositoryBody)}
+			Msg: fmt.Sprintf("request body of %d bytes is larger than %s takes (%d)", v.length, path, MaxRepositoryBody)}
 	case v.length < 0:
 		v.Refusal = admission.Refusal{Status: fasthttp.StatusLengthRequired,
-			Msg: LoggingPath + " takes a body with a Content-Length, not a chunked one"}
+			Msg: path + " takes a body with a Content-Length, not a chunked one"}
 	default:
 		v.Refusal = f.hold(f.cfg(), v)
 	}

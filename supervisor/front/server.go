@@ -54,6 +54,9 @@ type Options struct {
 	Repository Repository
 	// Logging answers LoggingPath; nil answers it 404.
 	Logging Logging
+	// Tracing traces sampled inference requests and answers the trace
+	// routes (trace.go); nil: tracing off, the routes answer 404.
+	Tracing *Tracing
 	Log     zerolog.Logger
 	// InferExited and PrepExited tell the poison quarantine how a worker
 	// under a request exited (quarantine.Options).

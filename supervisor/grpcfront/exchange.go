@@ -24,12 +24,14 @@ const (
 )
 
 // forwardedMetadata are the metadata keys copied to the HTTP request, and
-// the header each becomes: the API key and the request id. Nothing else
+// the header each becomes: the API key, the request id and the client's
+// traceparent (read only when the master traces the request). Nothing else
 // reaches the master's admission or the workers.
 var forwardedMetadata = [...]struct{ key, header string }{
 	{"authorization", "Authorization"},
 	{"x-api-key", "X-API-Key"},
 	{"x-request-id", requestIDHeader},
+	{"traceparent", "Traceparent"}, // W3C trace context: the master's span's parent when traced
 }
 
 // exchange is one RPC's HTTP request and the answer to it.

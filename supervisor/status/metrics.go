@@ -4,6 +4,7 @@ import (
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
+	"github.com/supervisor-dev/supervisor/internal/tracing"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -26,6 +27,8 @@ type Scrape struct {
 	Caches map[string]respcache.Stats
 	// Poison is the poison quarantine's counts by model.
 	Poison poison.Stats
+	// Tracing is the master's span counts; nil while tracing is off.
+	Tracing *tracing.Stats
 }
 
 // tritonVersion is the model version label: models have one version.
@@ -44,6 +47,7 @@ func MetricsText(s Scrape) []byte {
 	writeBodies(&p, s.Bodies)
 	writeCaches(&p, s.Caches)
 	writePoison(&p, s.Poison)
+	writeTracing(&p, s.Tracing)
 	return p.buf.Bytes()
 }
 

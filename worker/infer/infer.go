@@ -44,6 +44,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/batch"
 	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/tracing"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -58,6 +59,9 @@ func Run(rt *worker.Runtime) error {
 		rt.Fail(err)
 	}
 	defer s.close()
+	var stopTracing func()
+	s.tracer, stopTracing = rt.StartTracing() // trace.go
+	defer stopTracing()
 	stop := make(chan struct{})
 	defer close(stop)
 	go s.arenas.janitor(10*time.Second, stop)
@@ -77,8 +81,9 @@ type server struct {
 	// does not serve (per-model isolation: the others do).
 	unavailable map[string]string
 	metaJSON    []byte
-	arenas      arenas // prep workers' shared-memory arenas
-	runs        *runs  // what the models' runs are at work on (atwork.go)
+	arenas      arenas          // prep workers' shared-memory arenas
+	runs        *runs           // what the models' runs are at work on (atwork.go)
+	tracer      *tracing.Tracer // nil: tracing off (trace.go)
 	log         zerolog.Logger
 	// panicHook, if set, runs in every /infer request once its frame is
 	// read; tests use it to make the handler panic (recoverPanic).
@@ -212,6 +217,12 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *server) infer(ctx *fasthttp.RequestCtx) {
+	it := s.beginTrace(ctx, ctx.Time()) // trace.go; nil: not traced
+	var model string                    // for the trace: what ran, and why it failed
+	var failed error
+	if it != nil {
+		defer func() { it.end(ctx, model, failed) }()
+	}
 	in, err := s.frame(ctx)
 	if err != nil {
 		refuseFrame(ctx, err)
@@ -228,6 +239,7 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 		return
 	}
+	model = req.Model
 	m, ok := s.models[req.Model]
 	if reason, down := s.unavailable[req.Model]; down {
 		ctx.Error(fmt.Sprintf("model %q is unavailable: %s", req.Model, reason), fasthttp.StatusServiceUnavailable)
@@ -246,10 +258,12 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 		return
 	}
+	it.timed(&r)
 	outs, err := m.submit(r)
 	if err == nil {
 		outs, err = m.selectOutputs(outs, req.Outputs)
 	}
+	failed = err
 	if err != nil {
 		replyError(ctx, err)
 		return

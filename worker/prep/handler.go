@@ -13,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/arena"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
+	"github.com/supervisor-dev/supervisor/internal/tracing"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
@@ -30,9 +31,10 @@ type handler struct {
 	up      *lb.Proxy
 	timeout time.Duration
 	log     zerolog.Logger
-	arena   *arena.Arena // nil: tensors go inline
-	board   *shm.Slot    // this worker's scoreboard slot; nil without one
-	bodies  *bodyDecoder // compressed request bodies (encoding.go)
+	arena   *arena.Arena    // nil: tensors go inline
+	board   *shm.Slot       // this worker's scoreboard slot; nil without one
+	bodies  *bodyDecoder    // compressed request bodies (encoding.go)
+	tracer  *tracing.Tracer // nil: tracing off (trace.go)
 
 	// arenaRefusedLogged is set once an infer worker's refusal of the
 	// arena has been logged (resendInline).
@@ -87,11 +89,13 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 			return
 		}
 		start := time.Now()
+		pt := h.beginTrace(ctx, m.md.Name, start) // trace.go; nil: not traced
 		if release, ok := h.bodies.decode(ctx); ok {
 			h.infer(ctx, m)
 			release()
 			h.compressGated(ctx)
 		}
+		pt.end(ctx)
 		m.counters.RequestFinished(time.Since(start), worker.FailureOf(ctx.Response.StatusCode()))
 	case "stats":
 		if route.Version != "" {
@@ -166,15 +170,20 @@ func (h *handler) infer(ctx *fasthttp.RequestCtx, m *model) {
 		writeV2Error(ctx, notImageModel(ctx, m))
 		return
 	}
+	pt := h.traceOf(ctx)
+	t0 := pt.now()
 	req, err := decodeV2(ctx, m.limits(), h.board)
 	if err == nil {
 		err = req.Validate(&m.api)
 	}
+	pt.stage("prep.parse", t0)
 	if err != nil {
 		writeV2Error(ctx, err)
 		return
 	}
+	t0 = pt.now()
 	key, hit := h.lookup(ctx, m, req, req.Inputs)
+	pt.cache(t0, hit)
 	if hit {
 		return
 	}
@@ -280,12 +289,15 @@ func (h *handler) forward(ctx *fasthttp.RequestCtx, m *model, req *v2.InferReque
 	backstop := 2*h.timeout + time.Minute
 	defer func() { ho.settle(backstop) }()
 	route, gone := h.routes.route(m.md.Name), masterGone(ctx)
+	pt := h.traceOf(ctx)
+	span := pt.forward(up) // trace.go: the infer worker's parent
 	err = h.up.DoRouteFor(up, resp, deadline, route, gone, nil)
 	if err == nil && ho.a != nil && len(resp.Header.Peek(worker.ArenaRefusedHeader)) > 0 {
 		ho.settle(backstop)
 		ho = handoff{}
 		err = h.resendInline(up, resp, tr, deadline, route, gone)
 	}
+	pt.endForward(span, err)
 	if err != nil {
 		h.log.WithLevel(failureLevel(err)).Err(err).Msg("infer worker request failed")
 		status, err := sendFailure(ctx, m.md.Name, err, timeout)

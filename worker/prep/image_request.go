@@ -31,7 +31,10 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 // asked before any image is decoded (lookupImages), so a hit costs no
 // decoding.
 func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
+	pt := h.traceOf(ctx) // trace.go
+	t0 := pt.now()
 	req, images, err := imageRequest(ctx, m, h.board)
+	pt.stage("prep.parse", t0)
 	if err != nil {
 		writeV2Error(ctx, err)
 		return
@@ -42,11 +45,15 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		writeError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
+	t0 = pt.now()
 	key, hit := h.lookupImages(ctx, m, req, images)
+	pt.cache(t0, hit)
 	if hit {
 		return
 	}
+	t0 = pt.now()
 	inputs, err := m.image.tensors(images, stopperFor(ctx, h.board))
+	pt.decode(t0, len(images))
 	if err != nil {
 		var ie *imageError
 		var se *stoppedError

@@ -87,6 +87,9 @@ func Run(rt *worker.Runtime) error {
 			go publishArena(h.arena, h.board, rt.Log, stop)
 		}
 	}
+	var stopTracing func()
+	h.tracer, stopTracing = rt.StartTracing()
+	defer stopTracing()
 	srv := newServer(rt.Spec, rt.Count(h.serve), h.transportError, fasthttpLogger{rt})
 	return rt.Serve(srv)
 }
