@@ -33,6 +33,13 @@ func AppendModelMetadata(dst []byte, md *tensor.Metadata) []byte {
 // RPCs, UNIMPLEMENTED): not among Extensions.
 const CUDASharedMemoryUnsupported = "CUDA shared memory is not supported by this server (cuda_shared_memory is not among the extensions GET /v2 lists): send the tensors in the request"
 
+// RegionNotRead refuses a request whose shared_memory_region parameters
+// reach a worker: the master reads and writes regions (supervisor/sysshm)
+// only for a request whose JSON it can read, one without
+// Content-Encoding; ignoring them would answer an output the client
+// never reads.
+const RegionNotRead = "parameters.shared_memory_region is read by the server only in an infer request without Content-Encoding: send a request that names shared memory regions uncompressed"
+
 // Extensions are the Triton protocol extensions the server implements,
 // under Triton's names, as GET /v2 lists them; each one listed works:
 //

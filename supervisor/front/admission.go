@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 )
 
 // A public request is decided from its header alone, in fasthttp's
@@ -124,6 +125,9 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	}
 	if path == LoggingPath {
 		return f.decideLogging(h, v) // logging.go
+	}
+	if path == sysshm.Prefix || strings.HasPrefix(path, sysshm.Prefix+"/") {
+		return f.decideSharedMemory(h, path, v) // sharedmemory.go
 	}
 	var route v2.Route
 	v.Refusal, route, v.proxied = admission.Route(c, h, path)

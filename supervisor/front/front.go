@@ -12,6 +12,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -76,7 +77,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			break
 		}
 		limit := c.BodyBudgetLimit()
-		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v, limit))
+		f.forwardInfer(ctx, c, v, clientGone(ctx), f.answerGate(v, limit))
 		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
 		f.holdAnswer(ctx, v, limit)
@@ -123,6 +124,10 @@ func (f *Front) serveLocal(ctx *fasthttp.RequestCtx) {
 	default:
 		if strings.HasPrefix(string(ctx.Path()), RepositoryPrefix) {
 			f.serveRepository(ctx) // admitted by decideRepository
+			break
+		}
+		if strings.HasPrefix(string(ctx.Path()), sysshm.Prefix+"/") {
+			f.serveSharedMemory(ctx) // admitted by decideSharedMemory
 			break
 		}
 		f.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))

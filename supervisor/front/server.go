@@ -14,6 +14,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 )
 
 // Backend is what the front asks of the master: the config in force (a
@@ -89,6 +90,9 @@ type Front struct {
 	// guard is the poison quarantine around the forward path
 	// (forward.go).
 	guard *quarantine.Guard
+	// shm holds the system shared memory regions clients register
+	// (sharedmemory.go).
+	shm *sysshm.Registry
 }
 
 // New returns a front that serves nothing (every inference route 503)
@@ -96,6 +100,7 @@ type Front struct {
 func New(b Backend, p Proxy, opts Options) *Front {
 	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
 	f.adm = admission.New(f.cfg, opts.Log)
+	f.shm = sysshm.New()
 	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: &f.adm.Budget, Log: opts.Log,
 		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity})
 	return f

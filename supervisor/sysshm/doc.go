@@ -1,0 +1,37 @@
+// Package sysshm is Triton's system shared memory extension in the
+// master: the registry of regions clients register (a /dev/shm object's
+// key, an offset, a byte size), its HTTP routes
+// (/v2/systemsharedmemory/..., which the gRPC SystemSharedMemory* RPCs
+// become), and the rewriting of an infer request whose inputs or outputs
+// name a region: the input's bytes are read from the region into the
+// binary-extension body the prep worker decodes, and an output's bytes
+// are written from the answer into its region, the answer's entry then
+// carrying the region's parameters instead of data.
+//
+// A region is a new way in for a client's bytes, held to the care a body
+// is: a key is the name of one object directly in /dev/shm, opened
+// without following links (openat on a /dev/shm directory descriptor,
+// O_NOFOLLOW, no '/' inside the name); the object must be a regular file
+// that holds offset+byte_size bytes (fstat); offsets and sizes are
+// overflow-checked; a region is seen and used only with the API key that
+// registered it (Owner: its SHA-256; "" when auth is off); each key holds
+// at most limits.shared_memory_regions regions and
+// limits.shared_memory_bytes mapped bytes.
+//
+// Invariants:
+//   - The object is opened once, at registration, by the master; it is
+//     mapped once (MAP_SHARED), and unmapped only when the region is
+//     unregistered and no copy uses it (Region.acquire's count).
+//   - Every copy re-fstats the object first: one unlinked (no links
+//     left) or truncated below offset+byte_size under the server is
+//     refused 400 (ErrGone), and a fault during the copy itself (the
+//     object truncated between the fstat and the copy) is contained
+//     (debug.SetPanicOnFault and recover) and answered the same way: no
+//     process dies of a client's object.
+//   - A copy is bounded by the region and by the declared sizes: an
+//     input reads exactly shared_memory_byte_size bytes from inside its
+//     region; an output larger than its region's room is refused, never
+//     written past it.
+//   - Nothing here decodes a tensor: the prep worker checks the bytes
+//     against the datatype and shape as it does any binary input.
+package sysshm
