@@ -53,11 +53,14 @@ const RegionNotRead = "parameters.shared_memory_region is read by the server onl
 //     /v2/repository/models/{m}/load|unload (the master's; with
 //     model_control: explicit for load and unload);
 //   - schedule_policy: the priority and timeout request parameters;
-//   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
+//   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats;
+//   - system_shared_memory: /v2/systemsharedmemory/... and the
+//     shared_memory_* parameters of infer inputs and outputs (the
+//     master's, supervisor/sysshm).
 //
 // Not listed because not built: sequence, parameters,
-// system_shared_memory, cuda_shared_memory, trace.
-var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics"}
+// cuda_shared_memory, trace.
+var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics", "system_shared_memory"}
 
 // AppendServerMetadata appends the V2 server metadata response, listing
 // Extensions.

@@ -76,6 +76,9 @@ func (f *Front) serveSharedMemory(ctx *fasthttp.RequestCtx) {
 // whose JSON names a region (sysshm.Mentions) is touched; a compressed
 // body is not read here (the prep worker refuses the parameters in it).
 func (f *Front) forwardInfer(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict, client lb.Client, gate lb.AnswerGate) {
+	// A request sent with the binary extension (every gRPC one) is
+	// answered with it even when no output is left in the binary part.
+	binaryAsked := ctx.Request.Header.Peek(inferenceHeaderLength) != nil
 	p, ok := f.inlineRegions(ctx, c, v)
 	if !ok {
 		return
@@ -99,7 +102,7 @@ func (f *Front) forwardInfer(ctx *fasthttp.RequestCtx, c *config.Config, v *verd
 		f.reply(ctx, sysshm.StatusOf(err), err.Error())
 		return
 	}
-	if len(body) == n {
+	if len(body) == n && !binaryAsked {
 		ctx.Response.Header.Del(inferenceHeaderLength)
 		ctx.SetContentType("application/json")
 	} else {
