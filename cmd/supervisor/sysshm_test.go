@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -168,6 +169,12 @@ func TestSystemSharedMemory(t *testing.T) {
 		wantCall(t, "output larger than its room", code, body, 400, "more than the 8")
 		code, body = shmCall(t, in, "POST", "/v2/models/mlp/infer", shmKeyA, strings.Replace(shmInferBody("in", 0, "out"), `"shared_memory_byte_size":64`, `"shared_memory_byte_size":32`, 1))
 		wantCall(t, "bytes short of the shape", code, body, 400, "binary_data_size is 32")
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte(shmInferBody("in", 0, "out")))
+		zw.Close()
+		code, b, _ := in.post("/v2/models/mlp/infer", gz.Bytes(), map[string]string{"X-API-Key": shmKeyA, "Content-Encoding": "gzip"})
+		wantCall(t, "a compressed body", code, string(b), 400, "only in an infer request without Content-Encoding")
 		shmCall(t, in, "POST", "/v2/systemsharedmemory/region/third/unregister", shmKeyA, "")
 		shmCall(t, in, "POST", "/v2/systemsharedmemory/unregister", shmKeyB, "")
 	})
