@@ -28,7 +28,7 @@ const (
 // returns its key ("/name") and path.
 func shmObject(t *testing.T, tag string, size int) (key, path string) {
 	t.Helper()
-	name := fmt.Sprintf("supervisor-test-%d-%s", os.Getpid(), tag)
+	name := fmt.Sprintf("svtest-%d-%s", os.Getpid(), tag)
 	path = filepath.Join("/dev/shm", name)
 	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
 		t.Skipf("no /dev/shm here: %v", err)
@@ -149,6 +149,12 @@ func TestSystemSharedMemory(t *testing.T) {
 		wantCall(t, "a link", code, body, 400, "symbolic link")
 		code, body = register(t, in, shmKeyA, "l", "/../../"+secret, 0, 16)
 		wantCall(t, "a path", code, body, 400, "no '/'")
+		boards, _ := filepath.Glob("/dev/shm/supervisor-*.scoreboard")
+		if len(boards) == 0 {
+			t.Fatal("no scoreboard in /dev/shm")
+		}
+		code, body = register(t, in, shmKeyA, "l", "/"+filepath.Base(boards[0]), 0, 16)
+		wantCall(t, "a scoreboard", code, body, 400, "server's own objects")
 		code, body = register(t, in, shmKeyA, "l", inKey, 4096, 65)
 		wantCall(t, "too large", code, body, 400, "fewer than offset 4096 + byte_size 65")
 		code, body = register(t, in, shmKeyA, "l", inKey, 1<<62, 1<<62)

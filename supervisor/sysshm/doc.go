@@ -11,7 +11,8 @@
 // A region is a new way in for a client's bytes, held to the care a body
 // is: a key is the name of one object directly in /dev/shm, opened
 // without following links (openat on a /dev/shm directory descriptor,
-// O_NOFOLLOW, no '/' inside the name); the object must be a regular file
+// O_NOFOLLOW, no '/' inside the name), never one of the server's own
+// (supervisor-*: scoreboards, response cache); the object must be a regular file
 // that holds offset+byte_size bytes (fstat); offsets and sizes are
 // overflow-checked; a region is seen and used only with the API key that
 // registered it (Owner: its SHA-256; "" when auth is off); each key holds

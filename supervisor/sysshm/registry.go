@@ -83,6 +83,13 @@ type Region struct {
 	closed bool // unregistered: unmapped when users is 0
 }
 
+// ownPrefix starts the name of every object the server itself keeps in
+// /dev/shm: the scoreboards (shm.PathFor) and the response cache's
+// segments (respcache.PathFor). A client may register none of them: an
+// output written into the response cache would be answered to other
+// keys, one into a scoreboard would blame crashes on the wrong requests.
+const ownPrefix = "supervisor-"
+
 // objectName is key as the name of an object directly in dir: shm_open's
 // "/name" (or "name"), with no other '/' and not "." or "..".
 func objectName(key string) (string, error) {
@@ -94,6 +101,8 @@ func objectName(key string) (string, error) {
 		return "", badRequest("shared memory key %q is not the name of an object in %s: it may hold no '/' past the first character", key, Dir)
 	case len(name) > 255:
 		return "", badRequest("shared memory key is %d bytes long; a /dev/shm name is at most 255", len(name))
+	case strings.HasPrefix(name, ownPrefix):
+		return "", badRequest("shared memory key %q names one of the server's own objects (%s*); name yours otherwise", key, ownPrefix)
 	}
 	return name, nil
 }

@@ -37,6 +37,8 @@ func TestRegisterRefusesNamesOutsideTheDir(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
+	object(t, dir, "supervisor-respcache.1.m.1024", make([]byte, 64))
+	object(t, dir, "supervisor-0123456789abcdef.1.scoreboard", make([]byte, 64))
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +52,9 @@ func TestRegisterRefusesNamesOutsideTheDir(t *testing.T) {
 		"/":        "names no object",
 		"/missing": "no such object",
 		"/sub":     "", // a directory: refused whatever the words
+		// The server's own: a response cache segment, a scoreboard.
+		"/supervisor-respcache.1.m.1024":            "server's own objects",
+		"/supervisor-0123456789abcdef.1.scoreboard": "server's own objects",
 	} {
 		err := r.Register("", "r", key, 0, 16, lim)
 		if err == nil || StatusOf(err) != 400 || !strings.Contains(err.Error(), want) {
