@@ -134,6 +134,21 @@ func TestSystemSharedMemory(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("region out holds %x; the inline request answered %x", got, want)
 		}
+		// A body past the first 64 KiB the prep worker judges before
+		// the rest is read (the prefix check): the regions are still
+		// the master's to read.
+		os.WriteFile(outPath, make([]byte, 16), 0o600)
+		large := strings.TrimSuffix(shmInferBody("in", 0, "out"), "}") + `,"id":"` + strings.Repeat("p", 100<<10) + `"}`
+		code, b, _ = in.post("/v2/models/mlp/infer", []byte(large), map[string]string{"X-API-Key": shmKeyA})
+		if got, _ := os.ReadFile(outPath); code != 200 || !bytes.Equal(got, want) {
+			t.Errorf("a 100 KiB request through regions: %d %.300s, region out %x", code, b, got)
+		}
+		// Past sysshm.MaxHeader of JSON, refused from its prefix.
+		huge := strings.TrimSuffix(shmInferBody("in", 0, "out"), "}") + `,"id":"` + strings.Repeat("p", 2<<20) + `"}`
+		code, b, _ = in.post("/v2/models/mlp/infer", []byte(huge), map[string]string{"X-API-Key": shmKeyA})
+		if code != 400 || !strings.Contains(string(b), "send the other inputs as binary data") {
+			t.Errorf("a 2 MiB JSON request through regions: %d %.300s; want 400", code, b)
+		}
 	})
 
 	t.Run("refusals", func(t *testing.T) {

@@ -14,6 +14,17 @@ const (
 	ParamOffset   = "shared_memory_offset"
 )
 
+// MaxHeader bounds the JSON header the master reads of a request that
+// names regions: parsing JSON is the prep workers' work, and a client
+// must not have the master parse a 64 MiB body. A request's other inputs
+// go as binary data (or are small).
+const MaxHeader = 1 << 20
+
+// HeaderTooLarge is the refusal of a request past MaxHeader.
+func HeaderTooLarge(n int) error {
+	return badRequest("the JSON of a request that names shared memory regions is %d bytes, more than the %d the server reads for it: send the other inputs as binary data (Inference-Header-Content-Length)", n, MaxHeader)
+}
+
 // Mentions reports whether an infer request's JSON header names a
 // region: only such a request is rewritten (Inline).
 func Mentions(header []byte) bool { return bytes.Contains(header, []byte(`"`+ParamRegion+`"`)) }
@@ -128,6 +139,9 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 			return nil, 0, p, badRequest("Inference-Header-Content-Length %d is past the body's %d bytes", headerLen, len(body))
 		}
 		header, binary = body[:headerLen], body[headerLen:]
+	}
+	if len(header) > MaxHeader {
+		return nil, 0, p, HeaderTooLarge(len(header))
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(header, &top); err != nil {
