@@ -174,3 +174,16 @@ func (g *Gate) Owner(h *fasthttp.RequestHeader) string {
 	d := sha256.Sum256(key)
 	return hex.EncodeToString(d[:])
 }
+
+// Owners are the owners (Gate.Owner) the keys make: each key's SHA-256
+// in hex, or only "" when authentication is off (ks nil).
+func (ks *Keys) Owners() map[string]bool {
+	if ks == nil {
+		return map[string]bool{"": true}
+	}
+	out := make(map[string]bool, len(ks.keys))
+	for _, k := range ks.keys {
+		out[hex.EncodeToString(k.digest[:])] = true
+	}
+	return out
+}

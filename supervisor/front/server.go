@@ -115,7 +115,12 @@ func (f *Front) Admission() *admission.Gate { return f.adm }
 
 // SetKeys puts keys (admission.LoadKeys) in force for the requests
 // decided from now (admission.Gate.SetKeys).
-func (f *Front) SetKeys(keys *admission.Keys) { f.adm.SetKeys(keys) }
+func (f *Front) SetKeys(keys *admission.Keys) {
+	f.adm.SetKeys(keys)
+	// The regions of a key no longer accepted serve no request: their
+	// descriptors and mappings are let go (sysshm).
+	f.shm.Retain(keys.Owners())
+}
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener

@@ -19,10 +19,27 @@
 // at most limits.shared_memory_regions regions and
 // limits.shared_memory_bytes mapped bytes.
 //
+// Copies. The master maps the region and the workers never see it, so
+// a request through regions saves the client's socket (its write, the
+// master's read of the body) and nothing after: an input is copied once
+// from the region into the request body in the master (Region.ReadAt),
+// then travels as any binary body does (the master's write to the prep
+// worker's Unix socket, the prep worker's read, its copy into its arena
+// slot, which the infer worker maps); an output travels back as any
+// binary answer (the infer worker's frame, the prep worker's answer, the
+// socket to the master) and is copied once into its region
+// (Region.WriteAt). Mapping the region in the prep worker (for an image
+// decode) or the infer worker (for a tensor) would save the master's
+// copy and the socket; it needs the object's descriptor passed to a
+// worker that may run as another user (workers.user), and is not done.
+// A region's descriptor is opened once by the master, at registration,
+// so the workers' user needs no access to the client's objects.
+//
 // Invariants:
 //   - The object is opened once, at registration, by the master; it is
 //     mapped once (MAP_SHARED), and unmapped only when the region is
-//     unregistered and no copy uses it (Region.acquire's count).
+//     unregistered (or its key removed by a reload, Retain) and no copy
+//     uses it (Registry.Get's count).
 //   - Every copy re-fstats the object first: one unlinked (no links
 //     left) or truncated below offset+byte_size under the server is
 //     refused 400 (ErrGone), and a fault during the copy itself (the

@@ -308,6 +308,22 @@ func (r *Registry) Status(owner, name string) ([]Info, error) {
 	return out, nil
 }
 
+// Retain unregisters the regions of every owner not in owners: those of
+// an API key a reload removed, which no request can use any more.
+func (r *Registry) Retain(owners map[string]bool) {
+	r.mu.Lock()
+	var gone []string
+	for o := range r.owners {
+		if !owners[o] {
+			gone = append(gone, o)
+		}
+	}
+	r.mu.Unlock()
+	for _, o := range gone {
+		r.Unregister(o, "")
+	}
+}
+
 // Close unregisters every region of every owner.
 func (r *Registry) Close() {
 	r.mu.Lock()

@@ -198,6 +198,28 @@ func TestUnregisterWaitsForCopies(t *testing.T) {
 	}
 }
 
+// TestRetainDropsRemovedKeys: a reload that removes a key drops its
+// regions (unmapped), and keeps the others'.
+func TestRetainDropsRemovedKeys(t *testing.T) {
+	dir := t.TempDir()
+	r := newIn(dir)
+	object(t, dir, "obj", make([]byte, 16))
+	for _, o := range []string{"kept", "removed"} {
+		if err := r.Register(o, "r", "/obj", 0, 16, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, release, _ := r.Get("removed", "r")
+	release()
+	r.Retain(map[string]bool{"kept": true})
+	if got, _ := r.Status("removed", ""); len(got) != 0 || g.mem != nil {
+		t.Errorf("the removed key's regions: %+v, mapped %t", got, g.mem != nil)
+	}
+	if got, _ := r.Status("kept", ""); len(got) != 1 {
+		t.Errorf("the kept key's regions: %+v", got)
+	}
+}
+
 func TestParseRoute(t *testing.T) {
 	for path, want := range map[string]string{
 		Prefix + "/status":              "status  GET",
