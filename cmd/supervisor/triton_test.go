@@ -99,7 +99,7 @@ func TestModelConfiguration(t *testing.T) {
 		Extensions []string `json:"extensions"`
 	}
 	if code, body, _ := in.get("/v2"); code != http.StatusOK || json.Unmarshal(body, &server) != nil ||
-		!reflect.DeepEqual(server.Extensions, []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics"}) {
+		!reflect.DeepEqual(server.Extensions, []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics", "system_shared_memory"}) {
 		t.Errorf("GET /v2 = %d %s; want every implemented extension", code, body)
 	}
 }

@@ -2104,6 +2104,282 @@ func (x *TraceSettingResponse) GetSettings() map[string]*TraceSettingResponse_Se
 	return nil
 }
 
+// name: the region to report; "" = every region of the caller's key.
+type SystemSharedMemoryStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusRequest) Reset() {
+	*x = SystemSharedMemoryStatusRequest{}
+	mi := &file_grpc_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *SystemSharedMemoryStatusRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type SystemSharedMemoryStatusResponse struct {
+	state         protoimpl.MessageState                                    `protogen:"open.v1"`
+	Regions       map[string]*SystemSharedMemoryStatusResponse_RegionStatus `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusResponse) Reset() {
+	*x = SystemSharedMemoryStatusResponse{}
+	mi := &file_grpc_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SystemSharedMemoryStatusResponse) GetRegions() map[string]*SystemSharedMemoryStatusResponse_RegionStatus {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+// key names a /dev/shm object ("/name"); the region is byte_size bytes
+// of it from offset.
+type SystemSharedMemoryRegisterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Offset        uint64                 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	ByteSize      uint64                 `protobuf:"varint,4,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryRegisterRequest) Reset() {
+	*x = SystemSharedMemoryRegisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryRegisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryRegisterRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
+}
+
+type SystemSharedMemoryRegisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryRegisterResponse) Reset() {
+	*x = SystemSharedMemoryRegisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryRegisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryRegisterResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+}
+
+// name: the region to unregister; "" = every region of the caller's key.
+type SystemSharedMemoryUnregisterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) Reset() {
+	*x = SystemSharedMemoryUnregisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryUnregisterRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type SystemSharedMemoryUnregisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryUnregisterResponse) Reset() {
+	*x = SystemSharedMemoryUnregisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryUnregisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryUnregisterResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{39}
+}
+
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2115,7 +2391,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2403,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2453,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2465,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2526,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2538,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2581,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2593,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2656,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2668,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2726,7 @@ type LogSettingsRequest_SettingValue struct {
 
 func (x *LogSettingsRequest_SettingValue) Reset() {
 	*x = LogSettingsRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2738,7 @@ func (x *LogSettingsRequest_SettingValue) String() string {
 func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2827,7 @@ type LogSettingsResponse_SettingValue struct {
 
 func (x *LogSettingsResponse_SettingValue) Reset() {
 	*x = LogSettingsResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2839,7 @@ func (x *LogSettingsResponse_SettingValue) String() string {
 func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2923,7 @@ type TraceSettingRequest_SettingValue struct {
 
 func (x *TraceSettingRequest_SettingValue) Reset() {
 	*x = TraceSettingRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[50]
+	mi := &file_grpc_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2659,7 +2935,7 @@ func (x *TraceSettingRequest_SettingValue) String() string {
 func (*TraceSettingRequest_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[50]
+	mi := &file_grpc_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2967,7 @@ type TraceSettingResponse_SettingValue struct {
 
 func (x *TraceSettingResponse_SettingValue) Reset() {
 	*x = TraceSettingResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[52]
+	mi := &file_grpc_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +2979,7 @@ func (x *TraceSettingResponse_SettingValue) String() string {
 func (*TraceSettingResponse_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[52]
+	mi := &file_grpc_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2724,6 +3000,74 @@ func (x *TraceSettingResponse_SettingValue) GetValue() []string {
 		return x.Value
 	}
 	return nil
+}
+
+type SystemSharedMemoryStatusResponse_RegionStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Offset        uint64                 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	ByteSize      uint64                 `protobuf:"varint,4,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
+	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
+	mi := &file_grpc_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{35, 0}
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
 }
 
 var File_grpc_service_proto protoreflect.FileDescriptor
@@ -2958,7 +3302,28 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x03(\tR\x05value\x1ai\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12B\n" +
-	"\x05value\x18\x02 \x01(\v2,.inference.TraceSettingResponse.SettingValueR\x05value:\x028\x012\xda\t\n" +
+	"\x05value\x18\x02 \x01(\v2,.inference.TraceSettingResponse.SettingValueR\x05value:\x028\x01\"5\n" +
+	"\x1fSystemSharedMemoryStatusRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xd7\x02\n" +
+	" SystemSharedMemoryStatusResponse\x12R\n" +
+	"\aregions\x18\x01 \x03(\v28.inference.SystemSharedMemoryStatusResponse.RegionsEntryR\aregions\x1ai\n" +
+	"\fRegionStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x04R\x06offset\x12\x1b\n" +
+	"\tbyte_size\x18\x04 \x01(\x04R\bbyteSize\x1at\n" +
+	"\fRegionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12N\n" +
+	"\x05value\x18\x02 \x01(\v28.inference.SystemSharedMemoryStatusResponse.RegionStatusR\x05value:\x028\x01\"~\n" +
+	"!SystemSharedMemoryRegisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x04R\x06offset\x12\x1b\n" +
+	"\tbyte_size\x18\x04 \x01(\x04R\bbyteSize\"$\n" +
+	"\"SystemSharedMemoryRegisterResponse\"9\n" +
+	"#SystemSharedMemoryUnregisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
+	"$SystemSharedMemoryUnregisterResponse2\xd2\f\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -2976,7 +3341,10 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x13RepositoryModelLoad\x12%.inference.RepositoryModelLoadRequest\x1a&.inference.RepositoryModelLoadResponse\"\x00\x12l\n" +
 	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00\x12N\n" +
 	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00\x12Q\n" +
-	"\fTraceSetting\x12\x1e.inference.TraceSettingRequest\x1a\x1f.inference.TraceSettingResponse\"\x00B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
+	"\fTraceSetting\x12\x1e.inference.TraceSettingRequest\x1a\x1f.inference.TraceSettingResponse\"\x00\x12u\n" +
+	"\x18SystemSharedMemoryStatus\x12*.inference.SystemSharedMemoryStatusRequest\x1a+.inference.SystemSharedMemoryStatusResponse\"\x00\x12{\n" +
+	"\x1aSystemSharedMemoryRegister\x12,.inference.SystemSharedMemoryRegisterRequest\x1a-.inference.SystemSharedMemoryRegisterResponse\"\x00\x12\x81\x01\n" +
+	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00B;Z9github.com/supervisor-dev/supervisor/internal/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -2990,7 +3358,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -3026,38 +3394,46 @@ var file_grpc_service_proto_goTypes = []any{
 	(*LogSettingsResponse)(nil),                          // 31: inference.LogSettingsResponse
 	(*TraceSettingRequest)(nil),                          // 32: inference.TraceSettingRequest
 	(*TraceSettingResponse)(nil),                         // 33: inference.TraceSettingResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 34: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 35: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 36: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 37: inference.ModelInferRequest.ParametersEntry
-	nil, // 38: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 39: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 40: inference.ModelInferResponse.InferOutputTensor
-	nil, // 41: inference.ModelInferResponse.ParametersEntry
-	nil, // 42: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 43: inference.RepositoryIndexResponse.ModelIndex
-	nil,                                      // 44: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil,                                      // 45: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*LogSettingsRequest_SettingValue)(nil),  // 46: inference.LogSettingsRequest.SettingValue
-	nil,                                      // 47: inference.LogSettingsRequest.SettingsEntry
-	(*LogSettingsResponse_SettingValue)(nil), // 48: inference.LogSettingsResponse.SettingValue
-	nil,                                      // 49: inference.LogSettingsResponse.SettingsEntry
-	(*TraceSettingRequest_SettingValue)(nil), // 50: inference.TraceSettingRequest.SettingValue
-	nil,                                      // 51: inference.TraceSettingRequest.SettingsEntry
-	(*TraceSettingResponse_SettingValue)(nil), // 52: inference.TraceSettingResponse.SettingValue
-	nil,                 // 53: inference.TraceSettingResponse.SettingsEntry
-	(*ModelConfig)(nil), // 54: inference.ModelConfig
+	(*SystemSharedMemoryStatusRequest)(nil),              // 34: inference.SystemSharedMemoryStatusRequest
+	(*SystemSharedMemoryStatusResponse)(nil),             // 35: inference.SystemSharedMemoryStatusResponse
+	(*SystemSharedMemoryRegisterRequest)(nil),            // 36: inference.SystemSharedMemoryRegisterRequest
+	(*SystemSharedMemoryRegisterResponse)(nil),           // 37: inference.SystemSharedMemoryRegisterResponse
+	(*SystemSharedMemoryUnregisterRequest)(nil),          // 38: inference.SystemSharedMemoryUnregisterRequest
+	(*SystemSharedMemoryUnregisterResponse)(nil),         // 39: inference.SystemSharedMemoryUnregisterResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 40: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 41: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 42: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 43: inference.ModelInferRequest.ParametersEntry
+	nil, // 44: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 45: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 46: inference.ModelInferResponse.InferOutputTensor
+	nil, // 47: inference.ModelInferResponse.ParametersEntry
+	nil, // 48: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 49: inference.RepositoryIndexResponse.ModelIndex
+	nil,                                      // 50: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil,                                      // 51: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 52: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 53: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 54: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 55: inference.LogSettingsResponse.SettingsEntry
+	(*TraceSettingRequest_SettingValue)(nil), // 56: inference.TraceSettingRequest.SettingValue
+	nil,                                      // 57: inference.TraceSettingRequest.SettingsEntry
+	(*TraceSettingResponse_SettingValue)(nil), // 58: inference.TraceSettingResponse.SettingValue
+	nil, // 59: inference.TraceSettingResponse.SettingsEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 60: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil,                 // 61: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*ModelConfig)(nil), // 62: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	34, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	34, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	37, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	35, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	36, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	41, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	40, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	40, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	40, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	43, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	41, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	42, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	47, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	46, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	54, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	62, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -3072,62 +3448,70 @@ var file_grpc_service_proto_depIdxs = []int32{
 	19, // 20: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 21: inference.ModelStatistics.batch_stats:type_name -> inference.InferBatchStatistics
 	21, // 22: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	43, // 23: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	44, // 24: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	45, // 25: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	47, // 26: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	49, // 27: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	51, // 28: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
-	53, // 29: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
-	38, // 30: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 31: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	39, // 32: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 33: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 34: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 35: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	42, // 36: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 37: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 38: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 39: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	23, // 40: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	23, // 41: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	46, // 42: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	48, // 43: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	50, // 44: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
-	52, // 45: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
-	0,  // 46: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 47: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 48: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 49: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 50: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 51: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 52: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 53: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 54: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	24, // 55: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	26, // 56: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	28, // 57: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	30, // 58: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	32, // 59: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
-	1,  // 60: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 61: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 62: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 63: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 64: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 65: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 66: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 67: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	22, // 68: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	25, // 69: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	27, // 70: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	29, // 71: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	31, // 72: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	33, // 73: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
-	60, // [60:74] is the sub-list for method output_type
-	46, // [46:60] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	49, // 23: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	50, // 24: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	51, // 25: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	53, // 26: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	55, // 27: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	57, // 28: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
+	59, // 29: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
+	61, // 30: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	44, // 31: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 32: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	45, // 33: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 34: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 35: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 36: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	48, // 37: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 38: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 39: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 40: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	23, // 41: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	23, // 42: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	52, // 43: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	54, // 44: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	56, // 45: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
+	58, // 46: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
+	60, // 47: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	0,  // 48: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 49: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 50: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 51: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 52: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 53: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 54: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 55: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 56: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	24, // 57: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	26, // 58: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	28, // 59: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	30, // 60: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	32, // 61: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
+	34, // 62: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	36, // 63: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	38, // 64: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	1,  // 65: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 66: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 67: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 68: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 69: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 70: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 71: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 72: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	22, // 73: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	25, // 74: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	27, // 75: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	29, // 76: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	31, // 77: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	33, // 78: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
+	35, // 79: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	37, // 80: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	39, // 81: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	65, // [65:82] is the sub-list for method output_type
+	48, // [48:65] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -3149,12 +3533,12 @@ func file_grpc_service_proto_init() {
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[46].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[52].OneofWrappers = []any{
 		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
 		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
 		(*LogSettingsRequest_SettingValue_StringParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[48].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[54].OneofWrappers = []any{
 		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
 		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
 		(*LogSettingsResponse_SettingValue_StringParam)(nil),
@@ -3165,7 +3549,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

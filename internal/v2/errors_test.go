@@ -32,6 +32,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"sequence_id string", `{"parameters":{"sequence_id":"s1"},"inputs":[]}`, "parameters.sequence_id: this server has no sequence batcher"},
 		{"sequence_start", `{"parameters":{"sequence_start":true},"inputs":[]}`, "parameters.sequence_start: this server has no sequence batcher"},
 		{"sequence_end", `{"parameters":{"timeout":5,"sequence_end":false},"inputs":[]}`, "parameters.sequence_end: this server has no sequence batcher"},
+		// A region reaches a worker only in a body the master could not
+		// read (compressed): refused, not answered inline (an output) or
+		// as a missing input.
+		{"input region", x(`"shape":[1],"datatype":"FP32","parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}`), `input "x": parameters.shared_memory_region is read by the server only`},
+		{"output region", `{"inputs":[],"outputs":[{"name":"y","parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}}]}`, `outputs[0]: parameters.shared_memory_region is read by the server only`},
 		{"no name", request(`"shape":[1],"datatype":"FP32","data":[1]`), `inputs[0] has no "name"`},
 		{"name type", request(`"name":1`), `inputs[0]: "name" must be a string, got a number`},
 		{"no datatype", x(`"shape":[1],"data":[1]`), `input "x" has no "datatype"`},

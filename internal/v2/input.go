@@ -137,6 +137,9 @@ func (d *decoder) inputParameters(in *input) error {
 		return badRequest(`%s: "parameters" must be an object, got %s`, in.label(), s.kind())
 	}
 	return s.object(func(key []byte) error {
+		if string(key) == "shared_memory_region" {
+			return badRequest("%s: %s", in.label(), RegionNotRead)
+		}
 		if string(key) != "binary_data_size" {
 			return s.skip(4)
 		}

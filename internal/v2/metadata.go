@@ -52,6 +52,13 @@ func AppendModelMetadataVersions(dst []byte, md *tensor.Metadata, versions []str
 // RPCs, UNIMPLEMENTED): not among Extensions.
 const CUDASharedMemoryUnsupported = "CUDA shared memory is not supported by this server (cuda_shared_memory is not among the extensions GET /v2 lists): send the tensors in the request"
 
+// RegionNotRead refuses a request whose shared_memory_region parameters
+// reach a worker: the master reads and writes regions (supervisor/sysshm)
+// only for a request whose JSON it can read, one without
+// Content-Encoding; ignoring them would answer an output the client
+// never reads.
+const RegionNotRead = "parameters.shared_memory_region is read by the server only in an infer request without Content-Encoding: send a request that names shared memory regions uncompressed"
+
 // Extensions are the Triton protocol extensions the server implements,
 // under Triton's names, as GET /v2 lists them; each one listed works:
 //
@@ -65,15 +72,18 @@ const CUDASharedMemoryUnsupported = "CUDA shared memory is not supported by this
 //     /v2/repository/models/{m}/load|unload (the master's; with
 //     model_control: explicit for load and unload);
 //   - schedule_policy: the priority and timeout request parameters;
-//   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats.
+//   - statistics: GET /v2/models[/{m}[/versions/{v}]]/stats;
+//   - system_shared_memory: /v2/systemsharedmemory/... and the
+//     shared_memory_* parameters of infer inputs and outputs (the
+//     master's, supervisor/sysshm).
 //
 // trace (GET and POST /v2/trace/setting, the master's; OpenTelemetry
 // spans, internal/tracing) is listed only while tracing is configured:
 // the caller passes it as more.
 //
 // Not listed because not built: sequence, parameters,
-// system_shared_memory, cuda_shared_memory.
-var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics"}
+// cuda_shared_memory.
+var Extensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "schedule_policy", "statistics", "system_shared_memory"}
 
 // AppendServerMetadata appends the V2 server metadata response, listing
 // Extensions and then more (those the server's config turns on).

@@ -272,6 +272,8 @@ func (d *decoder) outputParameters(i int, o *RequestedOutput, explicit *bool) er
 			k, err := d.uintParam("outputs["+strconv.Itoa(i)+"].parameters.classification", maxClassification)
 			o.Classification = int(k)
 			return err
+		case "shared_memory_region":
+			return badRequest("outputs[%d]: %s", i, RegionNotRead)
 		}
 		return s.skip(4)
 	})

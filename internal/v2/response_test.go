@@ -218,7 +218,7 @@ func TestAppendModelMetadata(t *testing.T) {
 
 func TestAppendServerMetadataAndError(t *testing.T) {
 	got := string(AppendServerMetadata(nil, "supervisor", "0.1.0"))
-	if want := `{"name":"supervisor","version":"0.1.0","extensions":["binary_tensor_data","classification","logging","model_configuration","model_repository","schedule_policy","statistics"]}`; got != want {
+	if want := `{"name":"supervisor","version":"0.1.0","extensions":["binary_tensor_data","classification","logging","model_configuration","model_repository","schedule_policy","statistics","system_shared_memory"]}`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	for _, msg := range []string{"plain", `input "x": bad`, "tab\tnew\nline\r\x00\x1f", "back\\slash", "é ünïcode ✓", "bad utf8 \xff\xfe", "js \u2028\u2029"} {

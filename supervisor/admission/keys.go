@@ -158,3 +158,32 @@ func presentedKey(h *fasthttp.RequestHeader) []byte {
 	}
 	return nil
 }
+
+// Owner names the API key h presents, for what a key owns (its system
+// shared memory regions, supervisor/sysshm): the key's SHA-256 in hex,
+// never the key itself; "" when authentication is off, so that every
+// client shares one owner then. Call it on a request Verify passed.
+func (g *Gate) Owner(h *fasthttp.RequestHeader) string {
+	if g.keys.Load() == nil {
+		return ""
+	}
+	key := presentedKey(h)
+	if key == nil {
+		return ""
+	}
+	d := sha256.Sum256(key)
+	return hex.EncodeToString(d[:])
+}
+
+// Owners are the owners (Gate.Owner) the keys make: each key's SHA-256
+// in hex, or only "" when authentication is off (ks nil).
+func (ks *Keys) Owners() map[string]bool {
+	if ks == nil {
+		return map[string]bool{"": true}
+	}
+	out := make(map[string]bool, len(ks.keys))
+	for _, k := range ks.keys {
+		out[hex.EncodeToString(k.digest[:])] = true
+	}
+	return out
+}

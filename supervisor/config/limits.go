@@ -62,6 +62,13 @@ type LimitsConfig struct {
 	// sent (supervisor_poison_fallback_keys_total). 0 = never decode
 	// them: always key by the bytes as sent.
 	PoisonKeyRate ByteSize `yaml:"poison_key_rate"`
+	// SharedMemoryRegions bounds the system shared memory regions one
+	// API key (or every client, with auth off) holds registered at once
+	// (supervisor/sysshm); 0 = no bound.
+	SharedMemoryRegions int `yaml:"shared_memory_regions"`
+	// SharedMemoryBytes bounds the bytes of those regions the master
+	// maps at once for one key; 0 = no bound.
+	SharedMemoryBytes ByteSize `yaml:"shared_memory_bytes"`
 }
 
 // AuthConfig is optional API-key authentication on the public listener.
@@ -101,6 +108,9 @@ func defaultLimits() LimitsConfig {
 		PoisonThreshold: 2,
 		PoisonTTL:       Duration{10 * time.Minute},
 		PoisonKeyRate:   64 << 20,
+
+		SharedMemoryRegions: 64,
+		SharedMemoryBytes:   4 << 30,
 	}
 }
 
@@ -161,6 +171,12 @@ func (v *configValidator) limits(l LimitsConfig) {
 	}
 	if l.PoisonKeyRate < 0 {
 		v.errorf("limits.poison_key_rate", "%s is negative (bytes per second, such as 64MiB; 0 = key abandoned requests by their bytes as sent)", l.PoisonKeyRate)
+	}
+	if l.SharedMemoryRegions < 0 {
+		v.errorf("limits.shared_memory_regions", "%d is negative (use 0 for no bound)", l.SharedMemoryRegions)
+	}
+	if l.SharedMemoryBytes < 0 {
+		v.errorf("limits.shared_memory_bytes", "%s is negative (such as 4GiB; 0 = no bound)", l.SharedMemoryBytes)
 	}
 }
 

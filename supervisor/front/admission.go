@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 )
 
 // A public request is decided from its header alone, in fasthttp's
@@ -130,6 +131,9 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 	}
 	if model, ok := tracePath(path); ok {
 		return f.decideTrace(c, h, path, model, v) // trace.go
+	}
+	if path == sysshm.Prefix || strings.HasPrefix(path, sysshm.Prefix+"/") {
+		return f.decideSharedMemory(h, path, v) // sharedmemory.go
 	}
 	var route v2.Route
 	v.Refusal, route, v.proxied = admission.Route(c, h, path)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -75,7 +76,7 @@ func (f *Front) serveFront(ctx *fasthttp.RequestCtx) {
 			f.refuse(ctx, bodyRefusal(err), true)
 			break
 		}
-		f.forward(ctx, c, v.model, v.deadline, clientGone(ctx), f.answerGate(v))
+		f.forwardInfer(ctx, c, v, clientGone(ctx), f.answerGate(v))
 		// The answer is charged from its header to its write
 		// (answerbudget.go); the deferred finish gives back nothing more.
 		f.holdAnswer(ctx, v)
@@ -126,6 +127,10 @@ func (f *Front) serveLocal(ctx *fasthttp.RequestCtx) {
 		}
 		if model, ok := tracePath(string(ctx.Path())); ok {
 			f.serveTrace(ctx, model) // admitted by decideTrace
+			break
+		}
+		if strings.HasPrefix(string(ctx.Path()), sysshm.Prefix+"/") {
+			f.serveSharedMemory(ctx) // admitted by decideSharedMemory
 			break
 		}
 		f.reply(ctx, fasthttp.StatusNotFound, "no route for "+string(ctx.Path()))

@@ -26,7 +26,7 @@ func (f *Front) ServeInternal(rpc context.Context, ctx *fasthttp.RequestCtx) {
 	case v.Status != 0:
 		f.refuse(ctx, v.Refusal, false)
 	case v.proxied:
-		f.forward(ctx, c, v.model, v.deadline, lb.ContextClient{Ctx: rpc}, nil) // the RPC front holds its answers itself
+		f.forwardInfer(ctx, c, v, lb.ContextClient{Ctx: rpc}, nil) // the RPC front holds its answers itself
 	default:
 		f.serveLocal(ctx)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -59,6 +60,17 @@ func (e *prefixRefusal) Error() string { return e.r.Msg }
 // it returns the refusal to answer with, or nil to go on reading.
 func (f *Front) checkPrefix(ctx *fasthttp.RequestCtx, v *verdict, prefix []byte) *prefixRefusal {
 	if enc := ctx.Request.Header.ContentEncoding(); len(enc) > 0 && string(enc) != "identity" {
+		return nil
+	}
+	if sysshm.Mentions(prefix) {
+		// The master reads the regions once the body is whole
+		// (sharedmemory.go); a prep worker refuses their parameters
+		// (v2.RegionNotRead). Only a JSON header the master will read
+		// goes on.
+		if ctx.Request.Header.Peek(inferenceHeaderLength) == nil && v.length > sysshm.MaxHeader {
+			err := sysshm.HeaderTooLarge(int(v.length))
+			return &prefixRefusal{admission.Refusal{Status: fasthttp.StatusBadRequest, Msg: err.Error()}}
+		}
 		return nil
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()

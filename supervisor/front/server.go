@@ -15,6 +15,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 )
 
 // Backend is what the front asks of the master: the config in force (a
@@ -98,6 +99,9 @@ type Front struct {
 	// guard is the poison quarantine around the forward path
 	// (forward.go).
 	guard *quarantine.Guard
+	// shm holds the system shared memory regions clients register
+	// (sharedmemory.go).
+	shm *sysshm.Registry
 }
 
 // New returns a front that serves nothing (every inference route 503)
@@ -105,6 +109,7 @@ type Front struct {
 func New(b Backend, p Proxy, opts Options) *Front {
 	f := &Front{b: b, proxy: p, opts: opts, log: opts.Log}
 	f.adm = admission.New(f.cfg, opts.Log)
+	f.shm = sysshm.New()
 	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: f.adm.Bodies, Log: opts.Log,
 		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity, ServedName: opts.ServedName})
 	return f
@@ -119,7 +124,12 @@ func (f *Front) Admission() *admission.Gate { return f.adm }
 
 // SetKeys puts keys (admission.LoadKeys) in force for the requests
 // decided from now (admission.Gate.SetKeys).
-func (f *Front) SetKeys(keys *admission.Keys) { f.adm.SetKeys(keys) }
+func (f *Front) SetKeys(keys *admission.Keys) {
+	f.adm.SetKeys(keys)
+	// The regions of a key no longer accepted serve no request: their
+	// descriptors and mappings are let go (sysshm).
+	f.shm.Retain(keys.Owners())
+}
 
 // SetServing opens (true) or closes inference routes: while false they
 // are refused 503 from their header. It stays true while the listener

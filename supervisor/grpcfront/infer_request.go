@@ -58,6 +58,12 @@ func encodeInferRequest(r *pb.ModelInferRequest) (body []byte, headerLen int, er
 		}
 		b = append(b, `],"parameters":{`...)
 		b = appendParameters(b, in.GetParameters(), "binary_data_size")
+		if inRegion(in) {
+			// Its bytes are the region's: the master reads them
+			// (supervisor/sysshm).
+			b = append(b[:len(b)-1], "}}"...)
+			continue
+		}
 		b = append(b, `"binary_data_size":`...)
 		b = strconv.AppendInt(b, int64(len(data[i])), 10)
 		b = append(b, "}}"...)
@@ -139,24 +145,50 @@ func appendParameters(b []byte, ps map[string]*pb.InferParameter, drop string) [
 	return b
 }
 
+// inRegion reports whether in's bytes are in a system shared memory
+// region (its shared_memory_region parameter).
+func inRegion(in *pb.ModelInferRequest_InferInputTensor) bool {
+	_, ok := in.GetParameters()["shared_memory_region"]
+	return ok
+}
+
 // inputData is each input's bytes: raw_input_contents as sent (one per
-// input, and then no input may have contents, as Triton requires), or
-// each input's typed contents packed.
+// input not in a shared memory region, in input order, and then no input
+// may have contents, as Triton requires), or each input's typed contents
+// packed. An input in a region has no bytes here, and may have no
+// contents.
 func inputData(r *pb.ModelInferRequest) ([][]byte, error) {
 	ins := r.GetInputs()
-	if raw := r.GetRawInputContents(); len(raw) > 0 {
-		if len(raw) != len(ins) {
-			return nil, status.Errorf(codes.InvalidArgument, "raw_input_contents has %d entries for %d inputs; send one per input, in input order", len(raw), len(ins))
+	inline := 0
+	for _, in := range ins {
+		if !inRegion(in) {
+			inline++
+		} else if in.GetContents() != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "input %q names a shared memory region and has contents; send it one way", in.GetName())
 		}
-		for _, in := range ins {
+	}
+	if raw := r.GetRawInputContents(); len(raw) > 0 {
+		if len(raw) != inline {
+			return nil, status.Errorf(codes.InvalidArgument, "raw_input_contents has %d entries for %d inputs not in shared memory; send one per input, in input order", len(raw), inline)
+		}
+		data := make([][]byte, len(ins))
+		k := 0
+		for i, in := range ins {
 			if in.GetContents() != nil {
 				return nil, status.Errorf(codes.InvalidArgument, "input %q has contents while raw_input_contents is used; send every input one way", in.GetName())
 			}
+			if !inRegion(in) {
+				data[i] = raw[k]
+				k++
+			}
 		}
-		return raw, nil
+		return data, nil
 	}
 	data := make([][]byte, len(ins))
 	for i, in := range ins {
+		if inRegion(in) {
+			continue
+		}
 		b, err := pack(in.GetDatatype(), in.GetContents())
 		if err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "input %q: %v", in.GetName(), err)

@@ -32,6 +32,12 @@ func decodeInferResponse(body, headerLenValue []byte) (*pb.ModelInferResponse, e
 	rest := body[headerLen:]
 	for _, o := range j.Outputs {
 		n := o.BinarySize
+		if n < 0 && outRegion(o.Parameters) {
+			// Written into its shared memory region by the master
+			// (supervisor/sysshm): an empty entry keeps the indexes of
+			// raw_output_contents those of outputs, as Triton does.
+			n = 0
+		}
 		if n < 0 || n > int64(len(rest)) {
 			return nil, status.Errorf(codes.Internal, "output %q: binary_data_size %d (-1: none) does not fit the %d bytes left of the answer", o.Name, n, len(rest))
 		}
@@ -86,4 +92,15 @@ func inferParameter(raw []byte) *pb.InferParameter {
 		}
 	}
 	return nil
+}
+
+// outRegion reports whether an answer's output names the shared memory
+// region it was written to.
+func outRegion(ps []v2.Parameter) bool {
+	for _, p := range ps {
+		if p.Key == "shared_memory_region" {
+			return true
+		}
+	}
+	return false
 }

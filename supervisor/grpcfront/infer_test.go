@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -183,5 +184,55 @@ func BenchmarkEncodeInferRequest(b *testing.B) {
 		if _, _, err := encodeInferRequest(r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEncodeInferRequestRegions: an input in a shared memory region
+// keeps its region parameters and takes no raw_input_contents entry (one
+// per input not in a region, in order, as tritonclient sends them), so
+// the master (supervisor/sysshm) reads its bytes; an output in a region
+// keeps its parameters too.
+func TestEncodeInferRequestRegions(t *testing.T) {
+	region := map[string]*pb.InferParameter{
+		"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "r0"}},
+		"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 8}},
+	}
+	ins := []*pb.ModelInferRequest_InferInputTensor{
+		{Name: "a", Datatype: "UINT8", Shape: []int64{2}},
+		{Name: "r", Datatype: "FP32", Shape: []int64{2}, Parameters: region},
+		{Name: "b", Datatype: "UINT8", Shape: []int64{3}},
+	}
+	r := &pb.ModelInferRequest{ModelName: "m", Inputs: ins, RawInputContents: [][]byte{{1, 2}, {3, 4, 5}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y", Parameters: region}}}
+	body, headerLen, err := encodeInferRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Inputs []struct {
+			Name       string
+			Parameters map[string]any
+		}
+		Outputs []struct{ Parameters map[string]any }
+	}
+	if err := json.Unmarshal(body[:headerLen], &h); err != nil {
+		t.Fatalf("%v: %s", err, body[:headerLen])
+	}
+	if string(body[headerLen:]) != "\x01\x02\x03\x04\x05" ||
+		h.Inputs[0].Parameters["binary_data_size"] != float64(2) || h.Inputs[2].Parameters["binary_data_size"] != float64(3) ||
+		h.Inputs[1].Parameters["shared_memory_region"] != "r0" || h.Inputs[1].Parameters["binary_data_size"] != nil ||
+		h.Outputs[0].Parameters["shared_memory_region"] != "r0" {
+		t.Fatalf("header %s, binary %x", body[:headerLen], body[headerLen:])
+	}
+	r.RawInputContents = [][]byte{{1, 2}, {9}, {3, 4, 5}}
+	if _, _, err := encodeInferRequest(r); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "for 2 inputs not in shared memory") {
+		t.Errorf("a raw entry for the region input too: %v", err)
+	}
+	r.RawInputContents = nil
+	ins[1].Contents = &pb.InferTensorContents{Fp32Contents: []float32{1, 2}}
+	ins[0].Contents = &pb.InferTensorContents{UintContents: []uint32{1, 2}}
+	ins[2].Contents = &pb.InferTensorContents{UintContents: []uint32{3, 4, 5}}
+	if _, _, err := encodeInferRequest(r); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "names a shared memory region and has contents") {
+		t.Errorf("contents on the region input: %v", err)
 	}
 }

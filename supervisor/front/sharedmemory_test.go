@@ -1,0 +1,106 @@
+package front
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/supervisor/config"
+)
+
+// devShmObject creates a /dev/shm object holding data for this test and
+// returns its key.
+func devShmObject(t *testing.T, tag string, data []byte) (key, path string) {
+	t.Helper()
+	name := fmt.Sprintf("svtest-front-%d-%s", os.Getpid(), tag)
+	path = filepath.Join("/dev/shm", name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	return "/" + name, path
+}
+
+// TestRegionBytesAreChargedAsABody: the bytes the master reads from a
+// region into a request are charged to the body budget as a body's
+// would be, so a second 2 MiB request through a region beside one held
+// by its worker is refused 503 under a 4 MiB budget (3.5 MiB for large
+// bodies), before it reaches a worker; the worker got the region's bytes
+// as a binary input, and its binary answer went into the output region,
+// the client's answer naming the region instead of carrying the bytes.
+// Once answered, the budget is whole again.
+func TestRegionBytesAreChargedAsABody(t *testing.T) {
+	f := startFront(t, func(c *config.Config) { c.Limits.MaxBodyBytesInFlight = 4 << 20 })
+	const n = 2 << 20
+	data := bytes.Repeat([]byte("region-bytes-"), n/13+1)[:n]
+	inKey, _ := devShmObject(t, "in", data)
+	outKey, outPath := devShmObject(t, "out", make([]byte, 16))
+	lim := shmLimits(f.fr.cfg())
+	if err := f.fr.shm.Register("", "in", inKey, 0, n, lim); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.fr.shm.Register("", "out", outKey, 0, 16, lim); err != nil {
+		t.Fatal(err)
+	}
+	got, release := make(chan []byte, 2), make(chan struct{})
+	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
+		hl := ctx.Request.Header.Peek("Inference-Header-Content-Length")
+		got <- append(append([]byte(nil), hl...), ctx.PostBody()...)
+		select { // bounded: a request let through by mistake ends too
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		hdr := `{"model_name":"mlp","outputs":[{"name":"y","datatype":"FP32","shape":[1,4],"parameters":{"binary_data_size":16}}]}`
+		ctx.Response.Header.Set("Inference-Header-Content-Length", strconv.Itoa(len(hdr)))
+		ctx.SetBodyString(hdr + "0123456789abcdef")
+	})
+	req := fmt.Sprintf(`{"inputs":[{"name":"x","datatype":"UINT8","shape":[%d],"parameters":{"shared_memory_region":"in","shared_memory_byte_size":%d}}],`+
+		`"outputs":[{"name":"y","parameters":{"shared_memory_region":"out","shared_memory_byte_size":16}}]}`, n, n)
+	raw := fmt.Sprintf("POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(req), req)
+
+	held := f.dial(t)
+	if _, err := held.Write([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var first []byte
+	select {
+	case first = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request never reached the worker")
+	}
+	hl, _ := strconv.Atoi(string(first[:bytes.IndexByte(first, '{')]))
+	sent := first[bytes.IndexByte(first, '{'):]
+	if hl <= 0 || hl > len(sent) || !bytes.Equal(sent[hl:], data) || !bytes.Contains(sent[:hl], []byte(`"binary_data_size":2097152`)) {
+		t.Fatalf("the worker got a %d-byte body, header %d: %.200s", len(sent), hl, sent)
+	}
+	pollFor(t, "the region's bytes charged", func() bool { return f.fr.adm.Bodies().InUse() >= n })
+
+	resp := f.exchange(t, f.dial(t), raw)
+	if b := body(t, resp); resp.StatusCode != 503 || !strings.Contains(b, "max_body_bytes_in_flight") {
+		t.Fatalf("a second region request beside the first: %d %s, want 503 naming the budget", resp.StatusCode, b)
+	}
+	close(release)
+	_ = held.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(held), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := body(t, resp)
+	if resp.StatusCode != 200 || resp.Header.Get("Inference-Header-Content-Length") != "" ||
+		!strings.Contains(b, `"shared_memory_region":"out"`) || !strings.Contains(b, `"shared_memory_byte_size":16`) || strings.Contains(b, "binary_data_size") {
+		t.Fatalf("answer %d %v %s; want 200 JSON naming region out", resp.StatusCode, resp.Header, b)
+	}
+	if out, _ := os.ReadFile(outPath); string(out) != "0123456789abcdef" {
+		t.Errorf("region out holds %q", out)
+	}
+	f.waitBudgetEmpty(t)
+}

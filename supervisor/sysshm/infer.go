@@ -1,0 +1,342 @@
+package sysshm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// The request parameters that name a region (Triton's).
+const (
+	ParamRegion   = "shared_memory_region"
+	ParamByteSize = "shared_memory_byte_size"
+	ParamOffset   = "shared_memory_offset"
+)
+
+// MaxHeader bounds the JSON header the master reads of a request that
+// names regions: parsing JSON is the prep workers' work, and a client
+// must not have the master parse a 64 MiB body. A request's other inputs
+// go as binary data (or are small).
+const MaxHeader = 1 << 20
+
+// HeaderTooLarge is the refusal of a request past MaxHeader.
+func HeaderTooLarge(n int) error {
+	return badRequest("the JSON of a request that names shared memory regions is %d bytes, more than the %d the server reads for it: send the other inputs as binary data (Inference-Header-Content-Length)", n, MaxHeader)
+}
+
+// Mentions reports whether an infer request's JSON header names a
+// region: only such a request is rewritten (Inline).
+func Mentions(header []byte) bool { return bytes.Contains(header, []byte(`"`+ParamRegion+`"`)) }
+
+// Pending is an infer request's output regions, from Inline to Deliver,
+// and the regions it holds in use until Release.
+type Pending struct {
+	outs     map[string]pendingOut
+	releases []func()
+}
+
+type pendingOut struct {
+	g              *Region
+	offset, size   uint64
+	offsetExplicit bool
+}
+
+// Release lets the regions go (an unregistered one is unmapped now).
+func (p *Pending) Release() {
+	if p == nil {
+		return
+	}
+	for _, f := range p.releases {
+		f()
+	}
+	p.releases = nil
+}
+
+// ref names a region and the bytes of it a tensor takes.
+type ref struct {
+	region         string
+	offset, size   uint64
+	offsetExplicit bool
+}
+
+// regionRef reads a tensor's region parameters; ok is false when it
+// names none.
+func regionRef(tensor string, params map[string]json.RawMessage) (r ref, ok bool, err error) {
+	raw, ok := params[ParamRegion]
+	if !ok {
+		for _, k := range []string{ParamByteSize, ParamOffset} {
+			if _, has := params[k]; has {
+				return r, false, badRequest("tensor %q has %s but no %s", tensor, k, ParamRegion)
+			}
+		}
+		return r, false, nil
+	}
+	if err := json.Unmarshal(raw, &r.region); err != nil || r.region == "" {
+		return r, false, badRequest("tensor %q: %s must be a region's name (a non-empty string)", tensor, ParamRegion)
+	}
+	size, has := params[ParamByteSize]
+	if !has {
+		return r, false, badRequest("tensor %q names region %q but no %s", tensor, r.region, ParamByteSize)
+	}
+	if err := json.Unmarshal(size, &r.size); err != nil {
+		return r, false, badRequest("tensor %q: %s must be a non-negative integer", tensor, ParamByteSize)
+	}
+	if off, has := params[ParamOffset]; has {
+		if err := json.Unmarshal(off, &r.offset); err != nil {
+			return r, false, badRequest("tensor %q: %s must be a non-negative integer", tensor, ParamOffset)
+		}
+		r.offsetExplicit = true
+	}
+	return r, true, nil
+}
+
+// tensorJSON is an input or output entry, every field kept as sent.
+type tensorJSON = map[string]json.RawMessage
+
+func nameOf(t tensorJSON) string {
+	var s string
+	_ = json.Unmarshal(t["name"], &s)
+	return s
+}
+
+func paramsOf(t tensorJSON) (map[string]json.RawMessage, error) {
+	p := map[string]json.RawMessage{}
+	if raw, ok := t["parameters"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, badRequest("tensor %q: parameters must be an object", nameOf(t))
+		}
+	}
+	return p, nil
+}
+
+func setParams(t tensorJSON, p map[string]json.RawMessage) {
+	b, _ := json.Marshal(p)
+	t["parameters"] = b
+}
+
+// Inline rewrites an infer request whose header names regions (Mentions)
+// into the binary-extension request the prep worker decodes: each input
+// in a region gets binary_data_size and its bytes, read from the region
+// (checked: the region is owner's, the bytes inside it, the object
+// unchanged); each output in a region is asked for as binary data, and
+// remembered for Deliver. headerLen is the JSON header's length in body
+// (the Inference-Header-Content-Length), or -1 when body is all JSON. The
+// caller calls p.Release once Deliver is done, whatever happened. The
+// request's binary bytes, its regions' included, are at most limit
+// (max_body_bytes: what a body may carry).
+func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out []byte, outHeaderLen int, p *Pending, err error) {
+	p = &Pending{}
+	defer func() {
+		if err != nil {
+			p.Release()
+			p = nil
+		}
+	}()
+	header, binary := body, []byte(nil)
+	if headerLen >= 0 {
+		if headerLen > len(body) {
+			return nil, 0, p, badRequest("Inference-Header-Content-Length %d is past the body's %d bytes", headerLen, len(body))
+		}
+		header, binary = body[:headerLen], body[headerLen:]
+	}
+	if len(header) > MaxHeader {
+		return nil, 0, p, HeaderTooLarge(len(header))
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(header, &top); err != nil {
+		return nil, 0, p, badRequest("the infer request's JSON header is not an object: %v", err)
+	}
+	var inputs, outputs []tensorJSON
+	if err := json.Unmarshal(top["inputs"], &inputs); err != nil {
+		return nil, 0, p, badRequest("the infer request's inputs must be a list of objects")
+	}
+	if raw, ok := top["outputs"]; ok {
+		if err := json.Unmarshal(raw, &outputs); err != nil {
+			return nil, 0, p, badRequest("the infer request's outputs must be a list of objects")
+		}
+	}
+
+	// Each input's bytes in the new binary section: a region's, or its
+	// own binary part as sent.
+	type part struct {
+		g         *Region
+		off, size uint64
+		sent      []byte
+	}
+	parts := make([]part, 0, len(inputs))
+	total := 0
+	for _, in := range inputs {
+		name := nameOf(in)
+		params, err := paramsOf(in)
+		if err != nil {
+			return nil, 0, p, err
+		}
+		ref, ok, err := regionRef(name, params)
+		if err != nil {
+			return nil, 0, p, err
+		}
+		if !ok {
+			if raw, has := params["binary_data_size"]; has {
+				n, err := strconv.ParseUint(string(raw), 10, 63)
+				if err != nil || n > uint64(len(binary)) {
+					return nil, 0, p, badRequest("input %q: binary_data_size %s does not fit the %d bytes left of the body", name, raw, len(binary))
+				}
+				parts = append(parts, part{sent: binary[:n]})
+				binary = binary[n:]
+				total += int(n)
+			}
+			continue
+		}
+		if _, has := in["data"]; has {
+			return nil, 0, p, badRequest("input %q names region %q and has data; send it one way", name, ref.region)
+		}
+		if _, has := params["binary_data_size"]; has {
+			return nil, 0, p, badRequest("input %q names region %q and has binary_data_size; send it one way", name, ref.region)
+		}
+		g, release, err := r.Get(owner, ref.region)
+		if err != nil {
+			return nil, 0, p, err
+		}
+		p.releases = append(p.releases, release)
+		if ref.offset > g.ByteSize || ref.size > g.ByteSize-ref.offset {
+			return nil, 0, p, badRequest("input %q: %d bytes from offset %d do not fit region %q's %d bytes", name, ref.size, ref.offset, ref.region, g.ByteSize)
+		}
+		if ref.size > uint64(max(limit-total, 0)) {
+			return nil, 0, p, &Error{Status: 413, Msg: fmt.Sprintf("input %q: %d bytes from region %q make the request's tensors more than max_body_bytes (%d)", name, ref.size, ref.region, limit)}
+		}
+		delete(params, ParamRegion)
+		delete(params, ParamByteSize)
+		delete(params, ParamOffset)
+		params["binary_data_size"] = json.RawMessage(strconv.FormatUint(ref.size, 10))
+		setParams(in, params)
+		parts = append(parts, part{g: g, off: ref.offset, size: ref.size})
+		total += int(ref.size)
+	}
+	if len(binary) > 0 {
+		return nil, 0, p, badRequest("the body has %d bytes past its inputs' binary_data_size", len(binary))
+	}
+	for _, o := range outputs {
+		name := nameOf(o)
+		params, err := paramsOf(o)
+		if err != nil {
+			return nil, 0, p, err
+		}
+		ref, ok, err := regionRef(name, params)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, 0, p, err
+			}
+			continue
+		}
+		if p.outs == nil {
+			p.outs = map[string]pendingOut{}
+		}
+		if _, dup := p.outs[name]; dup {
+			return nil, 0, p, badRequest("output %q is asked for twice", name)
+		}
+		g, release, err := r.Get(owner, ref.region)
+		if err != nil {
+			return nil, 0, p, err
+		}
+		p.releases = append(p.releases, release)
+		if ref.offset > g.ByteSize || ref.size > g.ByteSize-ref.offset {
+			return nil, 0, p, badRequest("output %q: %d bytes from offset %d do not fit region %q's %d bytes", name, ref.size, ref.offset, ref.region, g.ByteSize)
+		}
+		p.outs[name] = pendingOut{g: g, offset: ref.offset, size: ref.size, offsetExplicit: ref.offsetExplicit}
+		delete(params, ParamRegion)
+		delete(params, ParamByteSize)
+		delete(params, ParamOffset)
+		params["binary_data"] = json.RawMessage("true")
+		setParams(o, params)
+	}
+	top["inputs"], _ = json.Marshal(inputs)
+	if outputs != nil {
+		top["outputs"], _ = json.Marshal(outputs)
+	}
+	newHeader, _ := json.Marshal(top)
+	out = make([]byte, len(newHeader), len(newHeader)+total)
+	copy(out, newHeader)
+	for _, pt := range parts {
+		if pt.g == nil {
+			out = append(out, pt.sent...)
+			continue
+		}
+		n := len(out)
+		out = out[:n+int(pt.size)]
+		if err := pt.g.ReadAt(out[n:], pt.off); err != nil {
+			return nil, 0, p, err
+		}
+	}
+	return out, len(newHeader), p, nil
+}
+
+// Deliver writes the outputs Inline remembered from a 200 answer (its
+// JSON header of headerLen bytes, then binary outputs) into their
+// regions, and returns the answer with those outputs' entries carrying
+// their region (shared_memory_region, shared_memory_byte_size: the bytes
+// written, and shared_memory_offset when the request had one) instead of
+// data. An output larger than its region's room is refused 400.
+func (p *Pending) Deliver(body []byte, headerLen int) (out []byte, outHeaderLen int, err error) {
+	if p == nil || len(p.outs) == 0 {
+		return body, headerLen, nil
+	}
+	if headerLen < 0 || headerLen > len(body) {
+		return nil, 0, fmt.Errorf("the infer answer has no binary outputs for its shared memory outputs")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body[:headerLen], &top); err != nil {
+		return nil, 0, fmt.Errorf("the infer answer's header is not JSON: %w", err)
+	}
+	var outputs []tensorJSON
+	if err := json.Unmarshal(top["outputs"], &outputs); err != nil {
+		return nil, 0, fmt.Errorf("the infer answer's outputs are not a list: %w", err)
+	}
+	binary := body[headerLen:]
+	kept := make([][]byte, 0, len(outputs))
+	keptLen := 0
+	for _, o := range outputs {
+		name := nameOf(o)
+		params, err := paramsOf(o)
+		if err != nil {
+			return nil, 0, err
+		}
+		raw, has := params["binary_data_size"]
+		if !has {
+			continue
+		}
+		n, err := strconv.ParseUint(string(raw), 10, 63)
+		if err != nil || n > uint64(len(binary)) {
+			return nil, 0, fmt.Errorf("the infer answer's output %q: binary_data_size %s does not fit", name, raw)
+		}
+		data := binary[:n]
+		binary = binary[n:]
+		po, ok := p.outs[name]
+		if !ok {
+			kept = append(kept, data)
+			keptLen += len(data)
+			continue
+		}
+		if n > po.size {
+			return nil, 0, badRequest("output %q is %d bytes, more than the %d its shared_memory_byte_size gives it in region %q", name, n, po.size, po.g.Name)
+		}
+		if err := po.g.WriteAt(data, po.offset); err != nil {
+			return nil, 0, err
+		}
+		delete(params, "binary_data_size")
+		params[ParamRegion], _ = json.Marshal(po.g.Name)
+		params[ParamByteSize] = json.RawMessage(strconv.FormatUint(n, 10))
+		if po.offsetExplicit {
+			params[ParamOffset] = json.RawMessage(strconv.FormatUint(po.offset, 10))
+		}
+		setParams(o, params)
+	}
+	top["outputs"], _ = json.Marshal(outputs)
+	newHeader, _ := json.Marshal(top)
+	out = make([]byte, 0, len(newHeader)+keptLen)
+	out = append(out, newHeader...)
+	for _, d := range kept {
+		out = append(out, d...)
+	}
+	return out, len(newHeader), nil
+}
