@@ -18,7 +18,7 @@ import (
 // ModelInferRequest (ModelInfer's, and each of ModelStreamInfer's) is
 // weighed on the wire before it is decoded (decodecost.Of), and refused
 // when decoding it would allocate more than max (max_body_bytes). The
-// wire charge (see wire) holds a message's declared length only until
+// wire charge (see h2conn.Wire) holds a message's declared length only until
 // it is whole; what it decodes to is held uncharged beside the body the
 // front charges, and protobuf's packed encoding lets a small message
 // decode to far more: an int64_contents zero is one byte on the wire

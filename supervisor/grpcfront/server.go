@@ -58,7 +58,7 @@ type Options struct {
 	// prefix arrives to the message's last byte (or its stream's or
 	// connection's end); a connection whose next message has no room
 	// is not read until it has, for at most Timeouts.Message, then
-	// closed (see wire). Without it, the messages being received are
+	// closed (see h2conn.Wire). Without it, the messages being received are
 	// bounded only by MaxRPCs x MaxMessageBytes. It is also charged each
 	// infer answer over 64 KiB until gRPC has written it (see
 	// answerhold.go): one with no room is RESOURCE_EXHAUSTED.

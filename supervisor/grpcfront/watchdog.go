@@ -30,7 +30,7 @@ type Timeouts struct {
 	// trickled one included. gRPC tells nothing of a message's progress
 	// before it is whole, so there is no rate extension as for an HTTP
 	// body. It is also the longest a connection waits for room for a
-	// message in the body budget before it is closed (see wire). 0: no
+	// message in the body budget before it is closed (see h2conn.Wire). 0: no
 	// bound.
 	Message time.Duration
 	// StreamIdle bounds a streaming RPC's wait for its next message,

@@ -172,7 +172,7 @@ func goAwayAnswer(code http2.ErrCode, why string) []byte {
 }
 
 // rpcConn is a connection of the listener: its writes are bounded,
-// its messages charged as they arrive (wire), and it leaves conns at its
+// its messages charged as they arrive (Wire), and it leaves conns at its
 // first Close.
 type rpcConn struct {
 	*conncap.Conn
@@ -184,7 +184,7 @@ type rpcConn struct {
 }
 
 // Read hands gRPC the client's bytes, each message they declare charged
-// (see wire): first it waits for room for the messages the last read
+// (see Wire): first it waits for room for the messages the last read
 // left owing; it fails, and gRPC closes the connection, when there is
 // none in time.
 func (c *rpcConn) Read(b []byte) (int, error) {

@@ -61,7 +61,7 @@ import (
 type Wire struct {
 	b    Budget
 	max  int64
-	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
+	wait time.Duration // longest wait for room (grpcfront's Timeouts.Message; 0: until Close)
 
 	in    frameCursor // the client's frames
 	out   frameCursor // the server's frames (gRPC's writer goroutine)
@@ -163,7 +163,7 @@ func (w *Wire) endLocked(id uint32) {
 }
 
 // await charges the messages owed, in order, each waiting with mu
-// unlocked for its turn in the budget (see wire); a stream that ends
+// unlocked for its turn in the budget (see Wire); a stream that ends
 // meanwhile owes nothing.
 func (w *Wire) await() error {
 	if w == nil {
