@@ -143,7 +143,7 @@ func (m *Master) addFront(g *run.Group, ln front.Listener, ms milestones) {
 		case <-quit:
 			return nil
 		}
-		err := front.Serve(m.httpTLS(ln))
+		err := front.Serve(m.tls.HTTP(ln))
 		if m.phase.Load().Stopping() {
 			return nil
 		}

@@ -60,7 +60,7 @@ func (m *Master) listenGRPC() (*grpcListener, error) {
 		Admit:  m.front.Admission().AdmitMessage,
 		Budget: m.front.Admission(),
 		Log:    m.log,
-		TLS:    m.grpcTLS(),
+		TLS:    m.tls.GRPC(),
 	})
 	return &grpcListener{m: m, srv: srv, ln: listenstop.Wrap(tcp)}, nil
 }

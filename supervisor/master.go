@@ -14,7 +14,6 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/internal/modelid"
-	"github.com/supervisor-dev/supervisor/internal/servertls"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
@@ -27,6 +26,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/front"
 	"github.com/supervisor-dev/supervisor/supervisor/loglevel"
 	"github.com/supervisor-dev/supervisor/supervisor/phase"
+	"github.com/supervisor-dev/supervisor/supervisor/publictls"
 	"github.com/supervisor-dev/supervisor/supervisor/quarantine"
 	"github.com/supervisor-dev/supervisor/supervisor/repository"
 	"github.com/supervisor-dev/supervisor/supervisor/rundir"
@@ -101,9 +101,9 @@ type Master struct {
 
 	// grpc is the gRPC listener (grpc.go); nil when grpc.listen is "".
 	grpc *grpcListener
-	// tls is the public listeners' certificates (tls.go); nil when tls
-	// is off.
-	tls *servertls.Reloader
+	// tls is the public listeners' certificates (publictls); nil when
+	// tls is off.
+	tls *publictls.Listeners
 
 	// board is this master's scoreboard (nil without /dev/shm).
 	board *board.Board
@@ -241,7 +241,7 @@ func (m *Master) runIn(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	m.front.SetKeys(keys)
-	if err := m.loadTLS(cfg); err != nil {
+	if m.tls, err = publictls.Load(cfg, m.log); err != nil {
 		return err
 	}
 	defer stopTracing(m.tracing, cfg)

@@ -1,16 +1,15 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/supervisor-dev/supervisor/affinity"
-	"github.com/supervisor-dev/supervisor/internal/procinfo"
 	"github.com/supervisor-dev/supervisor/supervisor/autoscale"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/config/plan"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
+	"github.com/supervisor-dev/supervisor/supervisor/prepload"
 )
 
 // prepScaler is the master's side of the autoscaler (supervisor/autoscale):
@@ -18,10 +17,8 @@ import (
 // resizes the prep pool through reconcile, the reload's resize. Its
 // sample state belongs to the Scaler's goroutine.
 type prepScaler struct {
-	m *Master
-	// procRoot is where /proc is ("" = /proc).
-	procRoot string
-	prev     stageReading // the previous sample's reading; zero before the first
+	m     *Master
+	meter prepload.Meter // the prep stage's load, sample by sample
 }
 
 var (
@@ -29,18 +26,12 @@ var (
 	_ autoscale.Pool    = (*prepScaler)(nil)
 )
 
-// stageReading is what the scoreboard and /proc/stat said at one time.
-type stageReading struct {
-	at time.Time
-	// prepS and inferS are the latency sums, in seconds, of every request
-	// the prep and the infer workers finished since the master started.
-	prepS, inferS float64
-	idle          map[int]float64 // per CPU, idle seconds since boot
+// Sample measures the prep stage since the previous call (see the
+// autoscale package for what the load means).
+func (s *prepScaler) Sample(now time.Time) (autoscale.Sample, error) {
+	return s.meter.Sample(now, prepload.Pool{Board: s.m.board, Config: s.m.cfg, Workers: func() int { return len(s.m.prep.list()) },
+		NextCPUs: s.m.nextPrepCPUs})
 }
-
-// errFirstSample: a load is a difference, so the first reading only sets
-// the baseline.
-var errFirstSample = errors.New("first reading: no interval to measure yet")
 
 // Policy is the autoscaler's policy under the config in force.
 func (s *prepScaler) Policy() (autoscale.Policy, bool) {
@@ -49,76 +40,6 @@ func (s *prepScaler) Policy() (autoscale.Policy, bool) {
 	return autoscale.Policy{Min: p.MinWorkers, Max: p.MaxWorkers, Interval: a.Interval.Duration,
 		UpAfter: a.UpAfter.Duration, DownAfter: a.DownAfter.Duration, Cooldown: a.Cooldown.Duration,
 		UpBusy: float64(a.UpBusy), DownBusy: float64(a.DownBusy), MinIdleCPUs: float64(a.MinIdleCPUs)}, p.Autoscaled()
-}
-
-// Sample measures the prep stage since the previous call (see the
-// autoscale package for what the load means).
-func (s *prepScaler) Sample(now time.Time) (autoscale.Sample, error) {
-	cur, err := s.read(now)
-	if err != nil {
-		s.prev = stageReading{}
-		return autoscale.Sample{}, err
-	}
-	prev := s.prev
-	s.prev = cur
-	dt := now.Sub(prev.at).Seconds()
-	if prev.at.IsZero() || dt <= 0 {
-		return autoscale.Sample{}, errFirstSample
-	}
-	cfg := s.m.cfg()
-	n := len(s.m.prep.list())
-	inPrep := max(0, (cur.prepS-prev.prepS)-(cur.inferS-prev.inferS))
-	smp := autoscale.Sample{At: now, Workers: n, Load: inPrep / dt,
-		CPUs: poolCPUs(prepAssignments(cfg.Planned), n), CPUsLess: poolCPUs(prepAssignments(cfg.Planned), n-1)}
-	if next, ok := s.m.nextPrepCPUs(cfg, n); ok {
-		for _, c := range next.Slice() {
-			smp.IdleNext += max(0, cur.idle[c]-prev.idle[c]) / dt
-		}
-	}
-	return smp, nil
-}
-
-// read takes the latency sums and the CPUs' idle times now.
-func (s *prepScaler) read(now time.Time) (stageReading, error) {
-	if s.m.board == nil {
-		return stageReading{}, errors.New("no scoreboard to measure the prep stage from")
-	}
-	_, slots, totals := s.m.board.Snapshot()
-	for _, sl := range slots {
-		totals.Add(sl)
-	}
-	idle, err := procinfo.CPUIdle(s.procRoot)
-	if err != nil {
-		return stageReading{}, err
-	}
-	return stageReading{at: now, prepS: totals.Role("prep").Latency.Sum, inferS: totals.Role("infer").Latency.Sum, idle: idle}, nil
-}
-
-// prepAssignments are the prep workers of a plan, in index order.
-func prepAssignments(p *affinity.Placement) []affinity.Assignment {
-	var out []affinity.Assignment
-	if p == nil {
-		return nil
-	}
-	for _, a := range p.Workers {
-		if a.Role == affinity.RolePrep {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// poolCPUs is how many CPUs the first n prep workers can keep busy at
-// once: their CPUs summed, but never more than the CPUs they share
-// (workers placed with overcommit float over the same CPUs).
-func poolCPUs(as []affinity.Assignment, n int) float64 {
-	var sum int
-	var union affinity.CPUSet
-	for _, a := range as[:min(max(n, 0), len(as))] {
-		sum += a.CPUs.Count()
-		union = union.Union(a.CPUs)
-	}
-	return float64(min(sum, union.Count()))
 }
 
 // nextPrepCPUs are the CPUs the plan would give a pool of n+1 prep
@@ -131,7 +52,7 @@ func (m *Master) nextPrepCPUs(cfg *config.Config, n int) (affinity.CPUSet, bool)
 	if err != nil {
 		return affinity.CPUSet{}, false
 	}
-	as := prepAssignments(p)
+	as := prepload.Assignments(p)
 	if len(as) != n+1 {
 		return affinity.CPUSet{}, false
 	}

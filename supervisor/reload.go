@@ -13,6 +13,7 @@ import (
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 	"github.com/supervisor-dev/supervisor/supervisor/front"
+	"github.com/supervisor-dev/supervisor/supervisor/publictls"
 	"github.com/supervisor-dev/supervisor/supervisor/status"
 	"github.com/supervisor-dev/supervisor/supervisor/workers"
 	"github.com/supervisor-dev/supervisor/worker"
@@ -144,7 +145,7 @@ func (m *Master) applyReload(res *control.OpResult) error {
 	if err != nil {
 		return fmt.Errorf("the new config's API keys do not load, the old config keeps serving: %w", err)
 	}
-	applyTLS, err := m.reloadTLS(cfg)
+	applyTLS, err := m.tls.Reload(cfg)
 	if err != nil {
 		return err
 	}
@@ -243,7 +244,7 @@ func reloadable(old, cfg *config.Config) error {
 	if err := grpcReloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}
-	if err := tlsReloadable(old, cfg); err != nil {
+	if err := publictls.Reloadable(old, cfg); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

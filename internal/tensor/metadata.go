@@ -56,3 +56,15 @@ func (s Spec) Accepts(shape []int64) error {
 	return fmt.Errorf("input %q: shape %s does not match the model's %s",
 		s.Name, FormatShape(shape), FormatShape(s.Shape))
 }
+
+// SpecNames is the specs' names, comma-separated, for messages.
+func SpecNames(specs []Spec) string {
+	s := ""
+	for i, sp := range specs {
+		if i > 0 {
+			s += ", "
+		}
+		s += sp.Name
+	}
+	return s
+}

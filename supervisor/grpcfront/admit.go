@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/tap"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // AdmitFunc decides, from an inference RPC's header alone, whether its
@@ -36,10 +37,10 @@ var carriesTensors = map[string]bool{
 // reader goroutine: admit must not block. A nil admit admits all. Then
 // the RPC takes its place among rpcs, and its metadata is charged to
 // budget (see metadataCost), both given back when it ends.
-func tapHandle(admit AdmitFunc, t Timeouts, conns *connSet, rpcs *rpcCap, budget Budget) tap.ServerInHandle {
+func tapHandle(admit AdmitFunc, t Timeouts, conns *h2conn.Set, rpcs *rpcCap, budget Budget) tap.ServerInHandle {
 	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
-		conn := conns.of(ctx)
-		if conn.closed() {
+		conn := conns.Of(ctx)
+		if conn.Closed() {
 			// gRPC reads on what it had buffered of a connection closed
 			// under it (a rapid reset's next streams): no handler for them.
 			return ctx, errConnClosed

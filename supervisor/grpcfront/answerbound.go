@@ -5,6 +5,8 @@ import (
 
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // An answer of chargedAnswerMin or less is not charged, but it is bounded
@@ -22,14 +24,14 @@ import (
 // unwraps it.
 type boundAnswer struct {
 	msg   any
-	conn  *connEntry
+	conn  *h2conn.Entry
 	write time.Duration
 	timer *time.Timer
 }
 
 // bound wraps msg in its write bound, or is msg when there is no bound
 // (no timeout, or a connection not tracked) or nothing to send.
-func (t Timeouts) bound(msg any, conn *connEntry) any {
+func (t Timeouts) bound(msg any, conn *h2conn.Entry) any {
 	if msg == nil || t.Write <= 0 || conn == nil {
 		return msg
 	}
@@ -69,8 +71,8 @@ const minPooledAnswer = 1<<10 + 1
 // it has closed meanwhile (gRPC frees no buffer queued on a connection
 // that ends, so the timer of its answers fires anyway).
 func (b *boundAnswer) expire() {
-	if !b.conn.gone() {
-		b.conn.close()
+	if !b.conn.Gone() {
+		b.conn.Close()
 	}
 }
 

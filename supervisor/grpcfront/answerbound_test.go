@@ -7,8 +7,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/supervisor-dev/supervisor/internal/budget/budgettest"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // A client that gives no window to answers too small to be charged, on
@@ -19,7 +21,7 @@ import (
 func TestUnreadSmallAnswersAreCutAtWriteTimeout(t *testing.T) {
 	const answer, rpcs, write = 32 << 10, 512, 2 * time.Second
 	var calls atomic.Int64
-	b := &ledger{limit: 8 << 20}
+	b := &budgettest.Ledger{Limit: 8 << 20}
 	o := Options{Handler: bigAnswers(answer, &calls), Budget: b, Timeouts: Timeouts{Write: write}}
 	before := heapInUse()
 	h, addr := hostileConn(t, o)
@@ -55,7 +57,7 @@ func BenchmarkAnswerMarshal(b *testing.B) {
 		t    Timeouts
 	}{{"plain", Timeouts{}}, {"bound", Timeouts{Write: time.Minute}}} {
 		b.Run(bench.name, func(b *testing.B) {
-			conn := &connEntry{}
+			conn := &h2conn.Entry{}
 			b.ReportAllocs()
 			for b.Loop() {
 				out, err := c.Marshal(bench.t.bound(resp, conn))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/internal/budget"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // An infer answer is the worker's HTTP body, whole in the master, and
@@ -44,7 +45,7 @@ type answerHold struct {
 	body   []byte
 	start  int // where the outputs' bytes begin in body
 	charge *budget.Charge
-	conn   *connEntry
+	conn   *h2conn.Entry
 	once   sync.Once
 	timer  *time.Timer // closes conn when the answer is not written in time
 	unsent func() bool // stops the release of an answer whose RPC ends before it is encoded
@@ -57,16 +58,16 @@ func (h *answerHold) Get(n int) *[]byte {
 }
 
 // Put is gRPC freeing the answer's last buffer: the charge goes back.
-func (h *answerHold) Put(*[]byte) { h.release() }
+func (h *answerHold) Put(*[]byte) { h.Release() }
 
-// release gives the charge back, once, and stops the write bound.
-func (h *answerHold) release() {
+// Release gives the charge back, once, and stops the write bound.
+func (h *answerHold) Release() {
 	h.once.Do(func() {
 		if h.timer != nil {
 			h.timer.Stop()
 		}
 		h.charge.Release()
-		h.conn.forget(h)
+		h.conn.Forget(h)
 	})
 }
 
@@ -97,21 +98,21 @@ func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, bod
 	if a.write > 0 && h.conn != nil {
 		// From now rather than from the send, which follows at once:
 		// set before h is shared, so nothing races on it.
-		h.timer = time.AfterFunc(a.write, h.conn.close)
+		h.timer = time.AfterFunc(a.write, h.conn.Close)
 	}
-	if !h.conn.keep(h) {
-		h.release()
+	if !h.conn.Keep(h) {
+		h.Release()
 		return status.Error(codes.Unavailable, "the connection was closed before the answer was sent")
 	}
 	// An answer never encoded (its RPC ended first) goes back with it.
 	h.unsent = context.AfterFunc(ctx, func() {
 		if h := a.take(resp); h != nil {
-			h.release()
+			h.Release()
 		}
 	})
 	a.m.Store(resp, h)
 	if ctx.Err() != nil && a.take(resp) != nil { // ended before the Store
-		h.release()
+		h.Release()
 	}
 	return nil
 }
@@ -181,68 +182,4 @@ func outerHead(outer *pb.ModelStreamInferResponse, head []byte, size int) ([]byt
 	}
 	b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.BytesType), uint64(size))
 	return append(b, head...), nil
-}
-
-// answerSet is a connection's answers charged and not yet written: its
-// closing gives them back (gRPC frees no buffer of a stream still queued
-// when its connection ends).
-type answerSet struct {
-	mu   sync.Mutex
-	m    map[*answerHold]struct{}
-	gone bool
-}
-
-// keep adds h, or reports false once the connection has closed (nil: a
-// connection not tracked, which keeps nothing).
-func (e *connEntry) keep(h *answerHold) bool {
-	if e == nil {
-		return true
-	}
-	s := &e.answers
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone {
-		return false
-	}
-	if s.m == nil {
-		s.m = map[*answerHold]struct{}{}
-	}
-	s.m[h] = struct{}{}
-	return true
-}
-
-// forget removes h, released.
-func (e *connEntry) forget(h *answerHold) {
-	if e == nil {
-		return
-	}
-	e.answers.mu.Lock()
-	delete(e.answers.m, h)
-	e.answers.mu.Unlock()
-}
-
-// gone reports whether the connection has closed (dropAnswers ran).
-func (e *connEntry) gone() bool {
-	if e == nil {
-		return true
-	}
-	e.answers.mu.Lock()
-	defer e.answers.mu.Unlock()
-	return e.answers.gone
-}
-
-// dropAnswers releases every answer the closed connection still holds.
-func (e *connEntry) dropAnswers() {
-	if e == nil {
-		return
-	}
-	s := &e.answers
-	s.mu.Lock()
-	s.gone = true
-	held := s.m
-	s.m = nil
-	s.mu.Unlock()
-	for h := range held {
-		h.release()
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/supervisor-dev/supervisor/internal/budget/budgettest"
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
@@ -68,7 +69,7 @@ func wantOutput(t *testing.T, resp *pb.ModelInferResponse, n int) {
 // written. Without the charge the unread answers all stay in the heap.
 func TestUnreadAnswersAreChargedUntilWritten(t *testing.T) {
 	const answer, rpcs = 1 << 20, 64
-	b := &ledger{limit: 8 << 20}
+	b := &budgettest.Ledger{Limit: 8 << 20}
 	var calls atomic.Int64
 	o := Options{Handler: bigAnswers(answer, &calls), Budget: b, Timeouts: Timeouts{Write: 3 * time.Second}}
 	before := heapInUse()
@@ -81,18 +82,18 @@ func TestUnreadAnswersAreChargedUntilWritten(t *testing.T) {
 	}
 	grew := int64(heapInUse()) - int64(before)
 	t.Logf("heap +%d KiB with %d unread answers of 1 MiB, %d refused", grew>>10, rpcs, refused.Load())
-	if grew > b.limit+16<<20 {
+	if grew > b.Limit+16<<20 {
 		t.Errorf("the heap grew %d MiB with %d unread answers of 1 MiB, want at most the 8 MiB budget and 16 MiB more", grew>>20, rpcs)
 	}
-	if b.inUse() == 0 || b.inUse() > b.limit {
-		t.Errorf("the unread answers hold %d bytes of the budget, want some, at most %d", b.inUse(), b.limit)
+	if b.InUse() == 0 || b.InUse() > b.Limit {
+		t.Errorf("the unread answers hold %d bytes of the budget, want some, at most %d", b.InUse(), b.Limit)
 	}
 	select {
 	case <-cut:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the connection whose answers were not taken was not closed")
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the unread answers given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the unread answers given back", func() bool { return b.InUse() == 0 })
 	servedAndReleased(t, addr, b, answer)
 }
 
@@ -137,7 +138,7 @@ func leaveUnread(t *testing.T, h *hostile.H2, addr string, rpcs int) (*atomic.In
 // servedAndReleased calls ModelInfer and ModelStreamInfer on addr as a
 // client that reads its answers, and checks them and that their charge
 // is given back.
-func servedAndReleased(t *testing.T, addr string, b *ledger, answer int) {
+func servedAndReleased(t *testing.T, addr string, b *budgettest.Ledger, answer int) {
 	t.Helper()
 	c := inferClient(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -161,7 +162,7 @@ func servedAndReleased(t *testing.T, addr string, b *ledger, answer int) {
 		}
 		wantOutput(t, got.GetInferResponse(), answer)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the answers written given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the answers written given back", func() bool { return b.InUse() == 0 })
 }
 
 // inferClient dials addr, closed when the test ends.

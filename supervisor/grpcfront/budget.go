@@ -8,7 +8,7 @@ import (
 
 // Budget is the shared bound on request bytes the master holds
 // (limits.max_body_bytes_in_flight, the front's body budget:
-// admission.Bodies), which the messages being received (see wire), the
+// admission.Bodies), which the messages being received (see h2conn.Wire), the
 // RPCs' metadata (metacost.go) and the answers held (answerhold.go) are
 // charged to. Each charge is an internal/budget Charge, given back by its
 // Release, once, whoever calls it.

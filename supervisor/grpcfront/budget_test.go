@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 
+	"github.com/supervisor-dev/supervisor/internal/budget/budgettest"
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
@@ -36,41 +37,41 @@ func sendMessageStart(t *testing.T, h *hostile.H2, addr, method string, n uint32
 // before gRPC reads them, and given back when their RPC ends.
 func TestMessagesAreChargedBeforeTheyAreRead(t *testing.T) {
 	const maxMsg = 1000
-	b := &ledger{limit: 2 * maxMsg}
+	b := &budgettest.Ledger{Limit: 2 * maxMsg}
 	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b})
 	ids := []uint32{sendMessageStart(t, h, addr, inferMethod, 600), sendMessageStart(t, h, addr, inferMethod, 300)}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "both messages charged", func() bool { return b.inUse() == 900 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "both messages charged", func() bool { return b.InUse() == 900 })
 	for _, id := range ids {
 		if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
 			t.Fatal(err)
 		}
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charges given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charges given back", func() bool { return b.InUse() == 0 })
 }
 
 // A stream waiting for its next message holds nothing; its message is
 // charged from its prefix, and given back when the server ends it.
 func TestStreamMessageIsCharged(t *testing.T) {
 	const maxMsg = 1000
-	b := &ledger{limit: maxMsg}
+	b := &budgettest.Ledger{Limit: maxMsg}
 	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
 		Timeouts: Timeouts{StreamIdle: 300 * time.Millisecond}})
 	id, err := h.Open(addr, streamMethod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := answersPing(h.Framer); err != nil || b.inUse() != 0 {
-		t.Fatalf("an idle stream: %d bytes charged (%v), want 0", b.inUse(), err)
+	if err := answersPing(h.Framer); err != nil || b.InUse() != 0 {
+		t.Fatalf("an idle stream: %d bytes charged (%v), want 0", b.InUse(), err)
 	}
 	if err := h.Framer.WriteData(id, false, hostile.MessagePrefix(maxMsg)); err != nil {
 		t.Fatal(err)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the stream's message charged", func() bool { return b.inUse() == maxMsg })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the stream's message charged", func() bool { return b.InUse() == maxMsg })
 	// StreamIdle ends the stream with its message unfinished.
 	if _, err := h.End(id); err != nil {
 		t.Fatal(err)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.InUse() == 0 })
 }
 
 // The attack: RPCs that declare the largest message and trickle it.
@@ -79,14 +80,14 @@ func TestStreamMessageIsCharged(t *testing.T) {
 // everything is given back once they are gone.
 func TestTrickledMessagesStallTheConnectionThatDoesNotFit(t *testing.T) {
 	const maxMsg = 1000
-	b := &ledger{limit: 2 * maxMsg}
+	b := &budgettest.Ledger{Limit: 2 * maxMsg}
 	o := Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
 		Timeouts: Timeouts{Message: 300 * time.Millisecond, StreamIdle: time.Minute}}
 	first, addr := hostileConn(t, o)
 	for range 2 { // streams: bounded by StreamIdle, they hold past the message timeout
 		sendMessageStart(t, first, addr, streamMethod, maxMsg)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "two messages charged", func() bool { return b.inUse() == 2*maxMsg })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "two messages charged", func() bool { return b.InUse() == 2*maxMsg })
 	second, err := hostile.DialH2(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
@@ -103,11 +104,11 @@ func TestTrickledMessagesStallTheConnectionThatDoesNotFit(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("closed after %v, before the message timeout", took)
 	}
-	if b.inUse() != 2*maxMsg {
-		t.Errorf("%d bytes charged with the first connection's two messages, want %d", b.inUse(), 2*maxMsg)
+	if b.InUse() != 2*maxMsg {
+		t.Errorf("%d bytes charged with the first connection's two messages, want %d", b.InUse(), 2*maxMsg)
 	}
 	first.Close()
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.InUse() == 0 })
 }
 
 // inferAnswer answers every request 200 with an empty V2 infer response.
@@ -121,7 +122,7 @@ func inferAnswer(_ context.Context, ctx *fasthttp.RequestCtx) {
 // ModelInfer RPCs at once and 64 idle streams all go through.
 func TestLegitConcurrencyFitsTwoLargestMessages(t *testing.T) {
 	const maxMsg = 1 << 20
-	b := &ledger{limit: 2 * maxMsg}
+	b := &budgettest.Ledger{Limit: 2 * maxMsg}
 	_, addr := listen(t, Options{Handler: inferAnswer, MaxMessageBytes: maxMsg, Budget: b, MaxConcurrentStreams: 256,
 		Timeouts: Timeouts{Message: 10 * time.Second, StreamIdle: time.Minute, Write: 10 * time.Second}})
 	c := inferClient(t, addr)
@@ -150,16 +151,16 @@ func TestLegitConcurrencyFitsTwoLargestMessages(t *testing.T) {
 	for err := range errs {
 		t.Errorf("a ModelInfer RPC failed: %v", err)
 	}
-	if n := strings.Count(b.log(), "+"); n < 64 {
-		t.Errorf("%d messages charged, want the 64 ModelInfer ones: %s", n, b.log())
+	if n := strings.Count(b.Log(), "+"); n < 64 {
+		t.Errorf("%d messages charged, want the 64 ModelInfer ones: %s", n, b.Log())
 	}
 	// Answered, their messages were whole: only the idle streams are
 	// open, and they hold nothing.
-	if b.inUse() != 0 {
-		t.Errorf("%d bytes charged with 64 idle streams open, want 0", b.inUse())
+	if b.InUse() != 0 {
+		t.Errorf("%d bytes charged with 64 idle streams open, want 0", b.InUse())
 	}
 	cancel()
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.InUse() == 0 })
 }
 
 // refusedBusy opens a ModelInfer RPC on h and checks that it is refused
@@ -179,7 +180,7 @@ func refusedBusy(t *testing.T, h *hostile.H2, addr, what string) {
 // header reaches gRPC, which refuses it, and its debt ends with it.
 func TestRefusedRPCDoesNotWaitForRoom(t *testing.T) {
 	const maxMsg = 1000
-	b := &ledger{limit: maxMsg}
+	b := &budgettest.Ledger{Limit: maxMsg}
 	b.ReserveBody(maxMsg) // full
 	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
 		Timeouts: Timeouts{Message: time.Minute}, Admit: func(*fasthttp.RequestHeader) (int, string, bool) {
@@ -192,8 +193,8 @@ func TestRefusedRPCDoesNotWaitForRoom(t *testing.T) {
 			t.Fatalf("RPC %d ended %q, want grpc Unauthenticated", i, how)
 		}
 	}
-	if b.inUse() != maxMsg {
-		t.Errorf("%d bytes charged, want the %d reserved before", b.inUse(), maxMsg)
+	if b.InUse() != maxMsg {
+		t.Errorf("%d bytes charged, want the %d reserved before", b.InUse(), maxMsg)
 	}
 }
 
@@ -221,14 +222,14 @@ func coalesced(t *testing.T, h *hostile.H2, write func() uint32) uint32 {
 // charged.
 func TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout(t *testing.T) {
 	const maxMsg, timeout = 1000, 500 * time.Millisecond
-	b := &ledger{limit: 2 * maxMsg}
+	b := &budgettest.Ledger{Limit: 2 * maxMsg}
 	h, addr := hostileConn(t, Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
 		Timeouts: Timeouts{Message: timeout, StreamIdle: time.Minute}})
 	open := map[uint32]bool{}
 	for range 3 {
 		open[sendMessageStart(t, h, addr, inferMethod, 900)] = true
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.waiting() == 1 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the third message waiting for room", func() bool { return b.Waiting() == 1 })
 	start := time.Now()
 	for id := range open {
 		if err := h.Framer.WriteData(id, true, make([]byte, 890)); err != nil {
@@ -253,8 +254,8 @@ func TestInterleavedMessagesOverTheBudgetEndAtTheMessageTimeout(t *testing.T) {
 	if took := time.Since(start); took > timeout+5*time.Second {
 		t.Errorf("the RPCs ended after %v (%v), want about the %v message timeout", took, hows, timeout)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.inUse() == 0 })
-	t.Logf("ended %v after %v: %s", hows, time.Since(start), b.log())
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "everything given back", func() bool { return b.InUse() == 0 })
+	t.Logf("ended %v after %v: %s", hows, time.Since(start), b.Log())
 }
 
 // drained reads h's frames until the server's last GOAWAY, answering the
@@ -292,7 +293,7 @@ func drained(t *testing.T, h *hostile.H2) uint32 {
 // as it likes.
 func TestStreamsPastGoAwayAreNotCharged(t *testing.T) {
 	const maxMsg = 1000
-	b := &ledger{limit: 10 * maxMsg}
+	b := &budgettest.Ledger{Limit: 10 * maxMsg}
 	o := Options{Handler: unreached(t), MaxMessageBytes: maxMsg, Budget: b,
 		Timeouts: Timeouts{Message: time.Minute, StreamIdle: time.Minute}}
 	s, addr := listen(t, o)
@@ -320,8 +321,8 @@ func TestStreamsPastGoAwayAreNotCharged(t *testing.T) {
 	if err := answersPing(h.Framer); err != nil { // the server has read them
 		t.Fatal(err)
 	}
-	if b.inUse() != 0 {
-		t.Errorf("%d bytes charged for streams gRPC ignores (%s), want 0", b.inUse(), b.log())
+	if b.InUse() != 0 {
+		t.Errorf("%d bytes charged for streams gRPC ignores (%s), want 0", b.InUse(), b.Log())
 	}
 	h.Close()
 	if !<-stopped {

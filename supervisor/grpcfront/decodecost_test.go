@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/decodecost"
 )
 
 // repeated is n copies of field num made by value(i), appended to a
@@ -53,7 +54,7 @@ func heldDecoding(t *testing.T, b []byte) int64 {
 	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }
 
-// decodedCost is at least what decoding holds, up to the capacity an
+// decodecost.Of is at least what decoding holds, up to the capacity an
 // append leaves spare (a quarter), for the messages that decode to many
 // times their size: an unpacked shape was counted a byte an element (8
 // decoded, 9.7x), an output's parameters their bytes (11.7x), an input's
@@ -78,7 +79,7 @@ func TestDecodedCostBoundsWhatDecodingHolds(t *testing.T) {
 		{"empty outputs", repeated(n, 6, protowire.BytesType, empty)},
 	}
 	for _, c := range cases {
-		cost, held := decodedCost(c.b), heldDecoding(t, c.b)
+		cost, held := decodecost.Of(c.b), heldDecoding(t, c.b)
 		if held > cost+cost/4 {
 			t.Errorf("%s: %d bytes on the wire cost %d, but decoded they hold %d", c.name, len(c.b), cost, held)
 		}

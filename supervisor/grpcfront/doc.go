@@ -21,9 +21,10 @@
 //     GOAWAY beyond), streams per connection, RPCs across them, the
 //     header list, the handshake, each wait of a stream on its client
 //     (Timeouts, watchdog.go), rapid resets and ping floods (the address
-//     penalised: penalty.go); flow-control windows are fixed.
+//     penalised); flow-control windows are fixed. The connection-level
+//     defences live in h2conn.
 //   - A message in assembly is charged to Budget by the length its prefix
-//     declares, from the prefix to its last byte (wire.go); a connection
+//     declares, from the prefix to its last byte (h2conn.Wire); a connection
 //     whose next message has no room is not read until it has, for at
 //     most Timeouts.Message; the messages waiting take turns across
 //     connections (Budget.WaitBody), the first large one owed the room

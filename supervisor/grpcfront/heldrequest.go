@@ -20,7 +20,7 @@ import (
 // spares the master the page faults and clearing of a new allocation
 // (issue 33). ModelStreamInfer's requests are decoded into fresh,
 // collected memory instead: its handler owns no per-message end.
-// decodedCost charges the message's length; the pool's rounding up of a
+// decodecost.Of charges the message's length; the pool's rounding up of a
 // buffer (to its tier's size) is the pool's, held whether or not a
 // request uses it.
 type heldRequest struct {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/supervisor-dev/supervisor/internal/budget/budgettest"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
 
@@ -24,25 +25,25 @@ func manyKeys(n int) []string {
 // RESOURCE_EXHAUSTED at its header and gives back its grpc.max_rpcs
 // place.
 func TestMetadataIsChargedUntilTheRPCEnds(t *testing.T) {
-	b := &ledger{limit: 64 << 10}
+	b := &budgettest.Ledger{Limit: 64 << 10}
 	h, addr := hostileConn(t, Options{Handler: unreached(t), Budget: b, MaxRPCs: 1, MaxHeaderBytes: 64 << 10,
 		Timeouts: Timeouts{Message: 2 * time.Second}})
 	id, err := h.Open(addr, inferMethod, manyKeys(200)...) // 200 x (6 + 1 + 160) + the rest, less 4 KiB
 	if err != nil {
 		t.Fatal(err)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the metadata charged", func() bool { return b.inUse() > 200*160-freeMetadata })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the metadata charged", func() bool { return b.InUse() > 200*160-freeMetadata })
 	if err := h.Framer.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
 		t.Fatal(err)
 	}
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.inUse() == 0 })
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the charge given back", func() bool { return b.InUse() == 0 })
 
 	id, err = h.Open(addr, inferMethod, manyKeys(500)...) // 80 KiB: no room
 	if err != nil {
 		t.Fatal(err)
 	}
-	if how, err := h.End(id); how != "grpc ResourceExhausted" || b.inUse() != 0 {
-		t.Fatalf("metadata over the budget: %q (%v), %d charged, want grpc ResourceExhausted and nothing", how, err, b.inUse())
+	if how, err := h.End(id); how != "grpc ResourceExhausted" || b.InUse() != 0 {
+		t.Fatalf("metadata over the budget: %q (%v), %d charged, want grpc ResourceExhausted and nothing", how, err, b.InUse())
 	}
 	// Its grpc.max_rpcs place (1) was given back: the next RPC is taken,
 	// and waits for its message until Timeouts.Message.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,92 +12,8 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/supervisor-dev/supervisor/internal/hostile"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
-
-// fakeClock is a penaltyBox's clock, moved by hand.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
-func clockedBox(base time.Duration, entries int) (*penaltyBox, *fakeClock) {
-	c := &fakeClock{t: time.Unix(1e9, 0)}
-	b := newPenaltyBox(base, entries)
-	b.now = c.now
-	return b, c
-}
-
-// A struck address gets one new connection per wait, the wait doubling
-// with each strike up to 16x; other addresses are not slowed.
-func TestPenaltyBoxRate(t *testing.T) {
-	b, c := clockedBox(time.Second, 8)
-	b.strike("a")
-	if b.admit("a") {
-		t.Error("a struck address was admitted at once")
-	}
-	if !b.admit("b") {
-		t.Error("an address never struck was refused")
-	}
-	c.advance(time.Second)
-	if !b.admit("a") || b.admit("a") {
-		t.Error("after the wait, want one connection admitted, then refusals")
-	}
-	b.strike("a")
-	c.advance(time.Second)
-	if b.admit("a") {
-		t.Error("a second strike did not double the wait")
-	}
-	c.advance(time.Second)
-	if !b.admit("a") {
-		t.Error("not admitted after twice the base wait")
-	}
-	for range 10 {
-		b.strike("a")
-	}
-	c.advance(16 * time.Second)
-	if !b.admit("a") {
-		t.Error("the wait grew beyond 16x the base")
-	}
-}
-
-// A penalty is forgotten after twice the longest wait without a strike.
-func TestPenaltyBoxDecays(t *testing.T) {
-	b, c := clockedBox(time.Second, 8)
-	b.strike("a")
-	c.advance(32*time.Second + time.Millisecond)
-	if !b.admit("a") {
-		t.Error("a decayed penalty still refuses")
-	}
-	if n := b.size(); n != 0 {
-		t.Errorf("%d addresses held after the decay, want 0", n)
-	}
-	b.strike("a")
-	if b.admit("a") {
-		t.Error("a strike after the decay does not penalise")
-	}
-}
-
-// The table holds at most its bound, dropping the least recently struck.
-func TestPenaltyBoxBounded(t *testing.T) {
-	b, _ := clockedBox(time.Second, 4)
-	for i := range 10 {
-		b.strike("10.0.0." + strconv.Itoa(i))
-	}
-	if n := b.size(); n != 4 {
-		t.Errorf("%d addresses held, want the bound, 4", n)
-	}
-	if !b.admit("10.0.0.0") || b.admit("10.0.0.9") {
-		t.Error("want the oldest strike dropped and the newest kept")
-	}
-}
-
-func TestPenaltyBoxOff(t *testing.T) {
-	b, _ := clockedBox(0, 4)
-	b.strike("a")
-	if !b.admit("a") || b.size() != 0 {
-		t.Error("a penalty of 0 (off) refused a connection or kept an address")
-	}
-}
 
 // A connection closed for rapid reset gets its address's new
 // connections refused GOAWAY ENHANCE_YOUR_CALM at accept, while the
@@ -112,7 +27,7 @@ func TestRapidResetPenalisesTheAddress(t *testing.T) {
 	}
 	defer h.Close()
 	_ = h.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	for range 4 * earlyEndsBurst {
+	for range 4 * h2conn.EarlyEndsBurst {
 		id, err := h.Open(addr, inferMethod)
 		if err == nil {
 			err = h.Framer.WriteRSTStream(id, http2.ErrCodeCancel)

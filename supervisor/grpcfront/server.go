@@ -14,6 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // Options configure a Server.
@@ -48,7 +50,7 @@ type Options struct {
 	IdleTimeout time.Duration
 	// AbusePenalty is the first wait between two new connections admitted
 	// from a client address (IP) one of whose connections was closed for
-	// misbehaviour, doubling with each closure up to 16x (see penaltyBox);
+	// misbehaviour, doubling with each closure up to 16x (see h2conn);
 	// the address's open connections are untouched (0: off).
 	AbusePenalty time.Duration
 	// Budget, when set, is charged each message in assembly the length
@@ -56,7 +58,7 @@ type Options struct {
 	// prefix arrives to the message's last byte (or its stream's or
 	// connection's end); a connection whose next message has no room
 	// is not read until it has, for at most Timeouts.Message, then
-	// closed (see wire). Without it, the messages being received are
+	// closed (see h2conn.Wire). Without it, the messages being received are
 	// bounded only by MaxRPCs x MaxMessageBytes. It is also charged each
 	// infer answer over 64 KiB until gRPC has written it (see
 	// answerhold.go): one with no room is RESOURCE_EXHAUSTED.
@@ -123,8 +125,8 @@ const pingTimeout = 20 * time.Second
 type Server struct {
 	srv   *grpc.Server
 	opts  Options
-	conns *connSet     // the open connections, for the watchdogs
-	wire  func() *wire // a connection's charges of its messages (wire.go)
+	conns *h2conn.Set         // the open connections, for the watchdogs
+	wire  func() *h2conn.Wire // a connection's charges of its messages
 }
 
 // New builds a Server serving GRPCInferenceService, grpc.health.v1 and
@@ -140,7 +142,7 @@ func New(o Options) *Server {
 	if maxMsg == 0 {
 		maxMsg = defaultMaxMessageBytes
 	}
-	conns := &connSet{penalties: newPenaltyBox(o.AbusePenalty, penaltyEntries)}
+	conns := h2conn.NewSet(o.AbusePenalty)
 	answers := &heldAnswers{budget: o.Budget, write: o.Timeouts.Write}
 	sopts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(o.MaxConcurrentStreams)),
@@ -167,7 +169,7 @@ func New(o Options) *Server {
 	if o.MaxHeaderBytes > 0 {
 		sopts = append(sopts, grpc.MaxHeaderListSize(uint32(o.MaxHeaderBytes)))
 	}
-	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, wire: func() *wire { return newWire(o.Budget, maxMsg, o.Timeouts.Message) }}
+	s := &Server{srv: grpc.NewServer(sopts...), opts: o, conns: conns, wire: func() *h2conn.Wire { return h2conn.NewWire(o.Budget, maxMsg, o.Timeouts.Message) }}
 	s.srv.RegisterService(serviceDesc(), &service{h: o.Handler, answers: answers})
 	healthpb.RegisterHealthServer(s.srv, &health{h: o.Handler})
 	reflection.Register(s.srv)
@@ -176,7 +178,7 @@ func New(o Options) *Server {
 
 // Serve accepts on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(newListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.wire))
+	err := s.srv.Serve(h2conn.NewListener(ln, s.opts.MaxConnections, s.conns, s.opts.Timeouts.Write, s.wire))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

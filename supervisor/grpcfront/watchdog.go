@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 // Timeouts bound how long one stream may hold the master while it waits
@@ -28,7 +30,7 @@ type Timeouts struct {
 	// trickled one included. gRPC tells nothing of a message's progress
 	// before it is whole, so there is no rate extension as for an HTTP
 	// body. It is also the longest a connection waits for room for a
-	// message in the body budget before it is closed (see wire). 0: no
+	// message in the body budget before it is closed (see h2conn.Wire). 0: no
 	// bound.
 	Message time.Duration
 	// StreamIdle bounds a streaming RPC's wait for its next message,
@@ -61,10 +63,10 @@ type watchdog struct {
 	writing  bool      // the wait armed now is a write: its timeout closes the connection
 	over     bool      // the stream has ended: nothing is armed any more
 	cancel   context.CancelFunc
-	conn     *connEntry  // the stream's connection (nil: unknown)
-	rpcs     *rpcCap     // its place is given back when it ends
-	got      atomic.Bool // the first message is in
-	fired    atomic.Bool // a timeout ended the stream
+	conn     *h2conn.Entry // the stream's connection (nil: unknown)
+	rpcs     *rpcCap       // its place is given back when it ends
+	got      atomic.Bool   // the first message is in
+	fired    atomic.Bool   // a timeout ended the stream
 }
 
 // watchCtx is a stream's context carrying its watchdog (one allocation
@@ -87,7 +89,7 @@ func (c *watchCtx) Value(key any) any {
 // watch derives the stream's context, armed for d (no bound when 0); the
 // timer is stopped, and its place in rpcs given back, when the stream
 // ends.
-func watch(ctx context.Context, d time.Duration, conn *connEntry, rpcs *rpcCap) context.Context {
+func watch(ctx context.Context, d time.Duration, conn *h2conn.Entry, rpcs *rpcCap) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
@@ -105,7 +107,7 @@ func watchdogOf(ctx context.Context) *watchdog {
 }
 
 // connection is the stream's connection (nil: unknown).
-func (w *watchdog) connection() *connEntry {
+func (w *watchdog) connection() *h2conn.Entry {
 	if w == nil {
 		return nil
 	}
@@ -121,7 +123,7 @@ func (w *watchdog) ended() {
 	w.disarm()
 	w.rpcs.give()
 	if !w.got.Load() && !w.fired.Load() {
-		w.conn.endedEarly()
+		w.conn.EndedEarly()
 	}
 }
 
@@ -139,7 +141,7 @@ func (w *watchdog) fire() {
 	w.fired.Store(true)
 	w.cancel()
 	if writing {
-		w.conn.close()
+		w.conn.Close()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
 var (
@@ -149,17 +150,17 @@ func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 	}
 }
 
-// HTTP/2 rapid reset: a connection that resets more than earlyEndsBurst
+// HTTP/2 rapid reset: a connection that resets more than h2conn.EarlyEndsBurst
 // streams before their message is closed.
 func TestRapidResetClosesTheConnection(t *testing.T) {
 	h, addr := hostileConn(t, Options{Handler: unreached(t)})
-	for i := range 4 * earlyEndsBurst {
+	for i := range 4 * h2conn.EarlyEndsBurst {
 		id, err := h.Open(addr, inferMethod)
 		if err == nil {
 			err = h.Framer.WriteRSTStream(id, http2.ErrCodeCancel)
 		}
 		if err != nil {
-			if i <= earlyEndsBurst {
+			if i <= h2conn.EarlyEndsBurst {
 				t.Fatalf("the connection failed after %d resets, within the budget: %v", i, err)
 			}
 			return // closed, as it should be
@@ -168,7 +169,7 @@ func TestRapidResetClosesTheConnection(t *testing.T) {
 	// The writes may all have fitted the socket buffer: the close shows
 	// on the read side.
 	if _, err := h.End(0); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("the connection is still open after %d resets: %v", 4*earlyEndsBurst, err)
+		t.Fatalf("the connection is still open after %d resets: %v", 4*h2conn.EarlyEndsBurst, err)
 	}
 }
 
@@ -212,14 +213,14 @@ func TestRPCCap(t *testing.T) {
 func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
-	conn := &connEntry{c: a}
+	conn := new(h2conn.Set).Add(a)
 	ctx := watch(context.Background(), time.Hour, conn, nil)
 	w := watchdogOf(ctx)
 	w.received()
 	w.arm(time.Hour, true) // the answer's write, just begun
 	w.fire()
-	if conn.closed() || ctx.Err() != nil {
-		t.Fatalf("a stale timeout acted on a write armed for 1h: connection closed %v, stream %v", conn.closed(), ctx.Err())
+	if conn.Closed() || ctx.Err() != nil {
+		t.Fatalf("a stale timeout acted on a write armed for 1h: connection closed %v, stream %v", conn.Closed(), ctx.Err())
 	}
 	w.disarm()
 	w.fire()
@@ -228,7 +229,7 @@ func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
 	}
 	// A write that does time out still closes the connection.
 	w.arm(time.Millisecond, true)
-	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the write timeout closing the connection", conn.closed)
+	polltest.Until(t, 10*time.Second, 5*time.Millisecond, "the write timeout closing the connection", conn.Closed)
 	if ctx.Err() == nil {
 		t.Error("the write timeout closed the connection but left the stream running")
 	}
@@ -241,7 +242,7 @@ func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
 func TestEndedStreamArmsNothing(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
-	conn := &connEntry{c: a}
+	conn := new(h2conn.Set).Add(a)
 	rpcs := &rpcCap{}
 	rpcs.open.Store(1) // this stream's place, given back when it ends
 	parent, cancel := context.WithCancel(context.Background())
@@ -253,7 +254,7 @@ func TestEndedStreamArmsNothing(t *testing.T) {
 		func() bool { return rpcs.open.Load() == 0 })
 	w.arm(time.Nanosecond, true) // unaryWatch, as the handler returns
 	w.fire()                     // as the timer would, past that deadline
-	if conn.closed() {
+	if conn.Closed() {
 		t.Fatal("a write bound armed after the stream ended closed its connection")
 	}
 	w.mu.Lock()

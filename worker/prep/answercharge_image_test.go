@@ -36,7 +36,7 @@ func TestImageChunksReserveTheirAnswers(t *testing.T) {
 	h.bodies = newBodyDecoder(0)
 	h.bodies.gate = g
 	m, _ := h.routes.model("img")
-	m.image.maxImages = 8
+	m.image.MaxImages = 8
 	const other = 8 << 20
 	another, err := g.ReserveAnswer(other)
 	if err != nil {

@@ -24,7 +24,7 @@ func TestDecodeIsRecordedAtWork(t *testing.T) {
 	defer b.Close()
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.Set(worker.TokenHeader, "42")
-	w := stopperFor(&ctx, b.Slot(0)).atWork()
+	w := stopperFor(&ctx, b.Slot(0)).AtWork()
 	if u, ok := b.AtWork(0).Unit(42); !ok || u != 42 {
 		t.Fatalf("during the decode: unit %d, %v; want token 42 in a unit of its own", u, ok)
 	}

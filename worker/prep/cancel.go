@@ -2,7 +2,6 @@ package prep
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"time"
@@ -60,7 +59,7 @@ func stopperFor(ctx *fasthttp.RequestCtx, slot *shm.Slot) stopper {
 	return s
 }
 
-// check returns errDeadlinePassed or errClientGone, or nil to go on. It
+// Check returns errDeadlinePassed or errClientGone, or nil to go on. It
 // costs a clock read and one non-blocking syscall.
 //
 // It peeks rather than reading a hang-up event: a socket can be
@@ -69,7 +68,7 @@ func stopperFor(ctx *fasthttp.RequestCtx, slot *shm.Slot) stopper {
 // worker (masterGone), so an event kept from the decode phase would have
 // to be handed over to the lb's watch, in every stopperFor's caller. A
 // peek per image (about 2.5 us) is small beside the image's decode.
-func (s stopper) check() error {
+func (s stopper) Check() error {
 	now := time.Now
 	if s.now != nil {
 		now = s.now
@@ -105,21 +104,8 @@ func failureLevel(err error) zerolog.Level {
 	return zerolog.WarnLevel
 }
 
-// stoppedError is a request whose images were not all decoded because its
-// client had gone.
-type stoppedError struct {
-	decoded, total int
-	reason         error
-}
-
-func (e *stoppedError) Error() string {
-	return fmt.Sprintf("stopped after decoding %d of %d images: %v", e.decoded, e.total, e.reason)
-}
-
-func (e *stoppedError) Unwrap() error { return e.reason }
-
-// atWork records the request as at work until the Work's End (atwork.go).
-func (s stopper) atWork() shm.Work {
+// AtWork records the request as at work until the Work's End (atwork.go).
+func (s stopper) AtWork() shm.Work {
 	if s.work == nil {
 		return shm.Work{}
 	}

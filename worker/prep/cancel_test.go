@@ -5,16 +5,15 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/supervisor-dev/supervisor/internal/hostile"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 )
 
 // clock is a fake time source that moves one second per reading and
@@ -29,57 +28,20 @@ func (c *clock) now() time.Time { c.reads++; c.t = c.t.Add(time.Second); return 
 // TestDecodingStopsAtTheDeadline: a request whose deadline passes while
 // its images are decoded stops at the next image.
 func TestDecodingStopsAtTheDeadline(t *testing.T) {
-	im, err := newImageInput(imageModel(tensor.FP32, -1, 3, 4, 4), &worker.ImageInput{MaxImages: 8})
+	im, err := imageinput.New(imageModel(tensor.FP32, -1, 3, 4, 4), &worker.ImageInput{MaxImages: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	img := encodePNG(t, 6, 5)
 	c := &clock{t: time.Unix(1000, 0)}
 	// Checks at 1001, 1002 (go on), 1003 (past 1002.5: stop).
-	_, err = im.tensors([][]byte{img, img, img, img, img}, stopper{deadline: time.Unix(1002, 5e8), now: c.now})
-	var se *stoppedError
-	if !errors.As(err, &se) || se.decoded != 2 || se.total != 5 || !errors.Is(err, errDeadlinePassed) || c.reads != 3 {
+	_, err = im.Tensors([][]byte{img, img, img, img, img}, stopper{deadline: time.Unix(1002, 5e8), now: c.now})
+	var se *imageinput.StoppedError
+	if !errors.As(err, &se) || se.Decoded != 2 || se.Total != 5 || !errors.Is(err, errDeadlinePassed) || c.reads != 3 {
 		t.Fatalf("tensors = %v (%+v), clock read %d times; want a stop after 2 of 5 images", err, se, c.reads)
 	}
-	if _, err := im.tensors([][]byte{img, img}, stopper{deadline: time.Unix(1e9, 0), now: c.now}); err != nil {
+	if _, err := im.Tensors([][]byte{img, img}, stopper{deadline: time.Unix(1e9, 0), now: c.now}); err != nil {
 		t.Fatalf("before the deadline: %v", err)
-	}
-}
-
-// TestRequestPixelBudget: images are inspected before any is decoded, so
-// a request over max_request_pixels, or with one image refused from its
-// header, costs no decoding.
-func TestRequestPixelBudget(t *testing.T) {
-	im, err := newImageInput(imageModel(tensor.FP32, -1, 3, 4, 4), &worker.ImageInput{MaxImages: 8, MaxPixels: 100, MaxRequestPixels: 150})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok := encodePNG(t, 6, 5) // 30 pixels
-	for _, tt := range []struct {
-		name   string
-		images [][]byte
-		want   string
-	}{
-		{"over the budget", [][]byte{ok, ok, ok, ok, ok, ok}, `input "x": image 5 of 6 (PNG 6×5) brings the request to 180 pixels, over this model's max_request_pixels (150)`},
-		{"scan bomb last", [][]byte{ok, ok, hostile.ScanBombJPEGSized(8, 100)}, "image too costly to decode: JPEG of 8×8 has 100 scans"},
-		{"PNG bomb last", [][]byte{ok, hostile.PNGBomb(10, 10)}, "image too costly to decode: PNG of 10×10 at 16 bits per sample takes 800 bytes to decode, over the limit of 400"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &clock{}
-			_, err := im.tensors(tt.images, stopper{deadline: time.Unix(1e9, 0), now: c.now})
-			var ie *imageError
-			if !errors.As(err, &ie) || !strings.Contains(ie.msg, tt.want) || c.reads != 0 {
-				t.Errorf("err = %v after %d images decoded, want an imageError containing %q before any", err, c.reads, tt.want)
-			}
-		})
-	}
-	// Within the budget all are decoded.
-	if ts, err := im.tensors([][]byte{ok, ok, ok, ok, ok}, stopper{}); err != nil || len(ts) != 1 {
-		t.Fatalf("150 pixels: %v", err)
-	}
-	// The default budget is four images of max_pixels.
-	if def, _ := newImageInput(imageModel(tensor.FP32, -1, 3, 4, 4), &worker.ImageInput{MaxPixels: 100}); def.maxRequestPixels != 400 {
-		t.Errorf("default max_request_pixels = %d, want 400", def.maxRequestPixels)
 	}
 }
 
@@ -87,15 +49,15 @@ func TestRequestPixelBudget(t *testing.T) {
 // deadline in worker.DeadlineHeader.
 func TestStopperReadsTheDeadlineHeader(t *testing.T) {
 	var ctx fasthttp.RequestCtx
-	if err := stopperFor(&ctx, nil).check(); err != nil {
+	if err := stopperFor(&ctx, nil).Check(); err != nil {
 		t.Errorf("no deadline: %v", err)
 	}
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10))
-	if err := stopperFor(&ctx, nil).check(); err != nil {
+	if err := stopperFor(&ctx, nil).Check(); err != nil {
 		t.Errorf("deadline in an hour: %v", err)
 	}
 	ctx.Request.Header.Set(worker.DeadlineHeader, strconv.FormatInt(time.Now().Add(-time.Millisecond).UnixNano(), 10))
-	if err := stopperFor(&ctx, nil).check(); !errors.Is(err, errDeadlinePassed) {
+	if err := stopperFor(&ctx, nil).Check(); !errors.Is(err, errDeadlinePassed) {
 		t.Errorf("deadline passed: %v", err)
 	}
 }
@@ -112,11 +74,11 @@ func TestStopperSeesTheMasterHangUp(t *testing.T) {
 	started, hungUp, result := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		s := stopperFor(ctx, nil)
-		started <- s.check()
+		started <- s.Check()
 		<-hungUp
 		// The close travels through the kernel: poll, bounded.
 		var err error
-		polltest.Wait(10*time.Second, time.Millisecond, func() bool { err = s.check(); return err != nil })
+		polltest.Wait(10*time.Second, time.Millisecond, func() bool { err = s.Check(); return err != nil })
 		result <- err
 	}}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown

@@ -48,7 +48,7 @@ func BenchmarkAnswerCharge(b *testing.B) {
 
 // decodeOnce enters g with a decode of cost and leaves.
 func decodeOnce(b *testing.B, g *decodegate.Gate, cost int64) {
-	c, err := g.Enter(cost, stopper{}.check)
+	c, err := g.Enter(cost, stopper{}.Check)
 	if err != nil {
 		b.Fatal(err)
 	}

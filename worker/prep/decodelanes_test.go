@@ -23,7 +23,7 @@ func testGate(places int, small, budget int64) *decodegate.Gate {
 // mustEnter enters g at once, and fails if it cannot.
 func mustEnter(t *testing.T, g *decodegate.Gate, cost int64) *budget.Charge {
 	t.Helper()
-	c, err := g.Enter(cost, stopper{}.check)
+	c, err := g.Enter(cost, stopper{}.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ type entry struct {
 func enterAsync(g *decodegate.Gate, cost int64, stop stopper) <-chan entry {
 	done := make(chan entry, 1)
 	go func() {
-		c, err := g.Enter(cost, stop.check)
+		c, err := g.Enter(cost, stop.Check)
 		done <- entry{c, err}
 	}()
 	return done
@@ -86,7 +86,7 @@ func TestDecodeGateBounds(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(k), 1))
 			for range 200 {
 				cost := r.Int64N(80) + 1
-				c, err := g.Enter(cost, stopper{}.check)
+				c, err := g.Enter(cost, stopper{}.Check)
 				if err != nil {
 					t.Error(err)
 					return
@@ -152,13 +152,13 @@ func TestLargeDecodesFirstComeFirstServed(t *testing.T) {
 // nothing; one that fits exactly enters.
 func TestDecodeGateRefusesWhatCouldNeverFit(t *testing.T) {
 	g := testGate(2, 10, 100)
-	_, err := g.Enter(81, stopper{}.check)
+	_, err := g.Enter(81, stopper{}.Check)
 	var ob *decodegate.OverBudgetError
 	if !errors.Is(err, decodegate.ErrOverBudget) || !errors.As(err, &ob) || ob.Largest != 80 || ob.Budget != 100 {
 		t.Fatalf("enter(81) = %v, want an *decodegate.OverBudgetError with largest 80, budget 100", err)
 	}
 	waitState(t, g, decodegate.State{})
-	c, err := g.Enter(80, stopper{}.check)
+	c, err := g.Enter(80, stopper{}.Check)
 	if err != nil {
 		t.Fatalf("enter(80) = %v", err)
 	}
@@ -199,7 +199,7 @@ func TestDecodeGateGivesUpForAGoneClient(t *testing.T) {
 	behindIn.Release()
 	held.Release()
 	var nilGate *decodegate.Gate
-	none, err := nilGate.Enter(1<<40, stopper{}.check)
+	none, err := nilGate.Enter(1<<40, stopper{}.Check)
 	if err != nil {
 		t.Fatalf("nil gate: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
@@ -139,9 +140,9 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding, hel
 	if d.gate != nil {
 		cost = d.gate.LargeCost(cost)
 	}
-	charge, err := d.gate.Enter(cost, stopperFor(ctx, d.slot).check)
+	charge, err := d.gate.Enter(cost, stopperFor(ctx, d.slot).Check)
 	if err != nil {
-		return nil, &stoppedError{reason: err}
+		return nil, &imageinput.StoppedError{Reason: err}
 	}
 	defer charge.Release()
 	if err := nicethread.Run(run); err != nil {
@@ -152,10 +153,10 @@ func (d *bodyDecoder) inflate(ctx *fasthttp.RequestCtx, c httpcoding.Coding, hel
 
 // refuse answers a body that could not be decompressed.
 func (d *bodyDecoder) refuse(ctx *fasthttp.RequestCtx, c httpcoding.Coding, err error) {
-	var se *stoppedError
+	var se *imageinput.StoppedError
 	switch {
 	case errors.As(err, &se):
-		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while it waited to be decompressed: "+se.reason.Error())
+		writeError(ctx, fasthttp.StatusGatewayTimeout, "request abandoned while it waited to be decompressed: "+se.Reason.Error())
 	case errors.Is(err, httpcoding.ErrTooLarge):
 		writeError(ctx, fasthttp.StatusRequestEntityTooLarge,
 			fmt.Sprintf("the %s request body decompresses to more than max_body_bytes (%d bytes)", c, d.limit))

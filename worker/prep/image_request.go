@@ -2,7 +2,6 @@ package prep
 
 import (
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker/prep/answercost"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 )
 
 // isImageBody reports whether the request body is one raw image
@@ -22,7 +22,7 @@ func isImageBody(ctx *fasthttp.RequestCtx) bool {
 
 // inferImages serves an image model: the images, as a raw body or a V2
 // BYTES input, become the model's input tensor, run on an infer worker one
-// chunk at a time (see imageInput.chunk), and the outputs of the chunks
+// chunk at a time (see imageinput.Input's chunk), and the outputs of the chunks
 // are concatenated along the batch dimension. Before each chunk is run,
 // the request's answer room grows by the outputs the chunk will bring
 // (answercost.Chunks), so that the outputs of earlier chunks are never held
@@ -41,7 +41,7 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 	}
 	// The count first: a request refused for it must not be hashed for
 	// the cache lookup, nor counted as a miss.
-	if err := m.image.checkCount(int64(len(images))); err != nil {
+	if err := m.image.CheckCount(int64(len(images))); err != nil {
 		writeError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
@@ -52,17 +52,17 @@ func (h *handler) inferImages(ctx *fasthttp.RequestCtx, m *model) {
 		return
 	}
 	t0 = pt.now()
-	inputs, err := m.image.tensors(images, stopperFor(ctx, h.board))
+	inputs, err := m.image.Tensors(images, stopperFor(ctx, h.board))
 	pt.decode(t0, len(images))
 	if err != nil {
-		var ie *imageError
-		var se *stoppedError
+		var ie *imageinput.Error
+		var se *imageinput.StoppedError
 		switch {
 		case errors.As(err, &ie):
-			writeError(ctx, fasthttp.StatusBadRequest, ie.msg)
+			writeError(ctx, fasthttp.StatusBadRequest, ie.Error())
 			return
 		case errors.As(err, &se):
-			h.log.Info().Int("decoded", se.decoded).Int("images", se.total).Err(se.reason).Msg("image request abandoned by its client")
+			h.log.Info().Int("decoded", se.Decoded).Int("images", se.Total).Err(se.Reason).Msg("image request abandoned by its client")
 			writeError(ctx, fasthttp.StatusGatewayTimeout, se.Error())
 			return
 		}
@@ -132,45 +132,12 @@ func imageRequest(ctx *fasthttp.RequestCtx, m *model, slot *shm.Slot) (*v2.Infer
 		return nil, nil, &v2.Error{Status: fasthttp.StatusBadRequest, Msg: fmt.Sprintf("input %q: %v", in.Name, err)}
 	}
 	for i, img := range images {
-		if images[i], err = unbase64(img); err != nil {
+		if images[i], err = imageinput.Unbase64(img); err != nil {
 			return nil, nil, &v2.Error{Status: fasthttp.StatusBadRequest,
 				Msg: fmt.Sprintf("input %q: image %d is neither JPEG nor PNG bytes nor valid base64 of them: %v", in.Name, i, err)}
 		}
 	}
 	return req, images, nil
-}
-
-// unbase64 returns an element's image bytes: its base64 decoding
-// (standard alphabet, padding optional) when it is all base64 text, else
-// the element itself. Binary image formats are never all base64 text (a
-// JPEG starts with 0xff, a PNG with 0x89), and anything else is left for
-// the decoder to name its format.
-func unbase64(e []byte) ([]byte, error) {
-	if !isBase64Text(e) {
-		return e, nil
-	}
-	// Unpadded text decodes to more than StdEncoding.DecodedLen says.
-	dec := make([]byte, base64.RawStdEncoding.DecodedLen(len(e)))
-	n, err := base64.StdEncoding.Decode(dec, e)
-	if err != nil {
-		var err2 error
-		if n, err2 = base64.RawStdEncoding.Decode(dec, e); err2 == nil {
-			err = nil
-		}
-	}
-	return dec[:n], err
-}
-
-// isBase64Text reports whether e is non-empty and holds only base64
-// characters, padding and line breaks.
-func isBase64Text(e []byte) bool {
-	for _, c := range e {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
-			c == '+' || c == '/' || c == '=' || c == '\r' || c == '\n') {
-			return false
-		}
-	}
-	return len(e) > 0
 }
 
 // concatBatch appends the outputs of one more chunk to acc along the

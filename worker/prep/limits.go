@@ -11,7 +11,7 @@ import "github.com/supervisor-dev/supervisor/internal/v2"
 func (m *model) limits() v2.Limits {
 	l := v2.Limits{MaxInputs: len(m.api.Inputs), MaxOutputs: len(m.api.Outputs), MaxBodyBytes: m.maxBody}
 	if m.image != nil {
-		l.MaxBytesElements = int64(m.image.maxImages)
+		l.MaxBytesElements = int64(m.image.MaxImages)
 	}
 	return l
 }

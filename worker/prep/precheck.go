@@ -60,9 +60,9 @@ func checkPrefix(ctx *fasthttp.RequestCtx, m *model, size int64) error {
 	prefix := ctx.PostBody()
 	switch {
 	case m.image != nil && isImageBody(ctx):
-		return m.image.checkRawPrefix(prefix, size)
+		return m.image.CheckRawPrefix(prefix, size)
 	case m.image != nil:
-		return m.image.checkV2Prefix(ctx, m, size)
+		return checkImageV2Prefix(ctx, m, size)
 	case isImageBody(ctx):
 		return notImageModel(ctx, m)
 	}

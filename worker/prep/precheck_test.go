@@ -16,6 +16,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 )
 
 // prefixModels are a tensor model like the MLP and an image model like
@@ -190,7 +191,7 @@ func BenchmarkPrecheck(b *testing.B) {
 // whose image input is not set up) is answered 500, which the master
 // takes as no answer, and does not take the worker down.
 func TestPrecheckPanicIsNoAnswer(t *testing.T) {
-	broken := &model{image: &imageInput{maxImages: 4}} // no spec: chunk panics
+	broken := &model{image: &imageinput.Input{MaxImages: 4}} // no spec: chunk panics
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.SetContentType("image/jpeg")
 	ctx.Request.Header.Set(worker.PrefixHeader, "1000000")

@@ -38,14 +38,15 @@ import (
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 	"github.com/supervisor-dev/supervisor/worker/prep/modelcache"
 )
 
-// Size: about 2,500 non-test lines, the most a package should hold; the
-// parts that hold no handler state live in subpackages (decodegate,
-// modelcache, tritonconfig, answercost, schedule, nicethread, inferquery).
-// What would leave next: the prefix check's image rules (precheck_image.go)
-// for imageprep, the compression glue (encoding.go) for httpcoding.
+// Size: about 2,200 non-test lines, under the 2,500 a package should
+// hold; the parts that hold no handler state live in subpackages
+// (decodegate, modelcache, tritonconfig, answercost, schedule,
+// nicethread, inferquery, imageinput). What would leave next: the
+// compression glue (encoding.go) for httpcoding.
 
 // Run is the prep worker's main: learn the models, serve, drain.
 func Run(rt *worker.Runtime) error {
@@ -116,7 +117,7 @@ type model struct {
 	api      tensor.Metadata
 	metaJSON []byte // V2 model metadata response of api, encoded once
 	// image, for an image model, builds its input from encoded images.
-	image *imageInput
+	image *imageinput.Input
 	// classify is the configured classification postprocessing, if any.
 	classify *classifier
 	// counters are the model's requests in the scoreboard (Triton's

@@ -11,6 +11,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
+	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 )
 
 // classifier is a model's configured classification postprocessing.
@@ -33,13 +34,13 @@ func (m *model) process(p worker.Processing, gate *decodegate.Gate, log zerolog.
 		return nil
 	}
 	if p.Image != nil {
-		im, err := newImageInput(&m.md, p.Image)
+		im, err := imageinput.New(&m.md, p.Image)
 		if err != nil {
 			return fmt.Errorf("model %q: %w", p.Model, err)
 		}
-		im.gate = gate
+		im.Gate = gate
 		m.image = im
-		m.api.Inputs = []tensor.Spec{im.clientSpec()}
+		m.api.Inputs = []tensor.Spec{im.ClientSpec()}
 		m.metaJSON = v2.AppendModelMetadata(nil, &m.api)
 	}
 	if p.Classify != nil {
@@ -56,13 +57,13 @@ func newClassifier(md *tensor.Metadata, cfg *worker.Classify, log zerolog.Logger
 	out := cfg.Output
 	if out == "" {
 		if len(md.Outputs) != 1 {
-			return nil, fmt.Errorf("the model has %d outputs (%s): set postprocess.output to the one to classify", len(md.Outputs), specList(md.Outputs))
+			return nil, fmt.Errorf("the model has %d outputs (%s): set postprocess.output to the one to classify", len(md.Outputs), tensor.SpecNames(md.Outputs))
 		}
 		out = md.Outputs[0].Name
 	}
 	spec, ok := md.Output(out)
 	if !ok {
-		return nil, fmt.Errorf("output %q does not exist (the model's outputs are: %s)", out, specList(md.Outputs))
+		return nil, fmt.Errorf("output %q does not exist (the model's outputs are: %s)", out, tensor.SpecNames(md.Outputs))
 	}
 	c := &classifier{output: out, c: classify.Classifier{Softmax: cfg.Softmax}, topK: cfg.TopK}
 	if cfg.Labels == "" {

@@ -1,9 +1,11 @@
-package supervisor
+package publictls
 
 import (
 	"crypto/tls"
 	"fmt"
 	"net"
+
+	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/internal/servertls"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -18,26 +20,32 @@ import (
 // (fasthttp handshakes under its ReadTimeout; gRPC under its
 // ConnectionTimeout, set to the same).
 
-// loadTLS loads cfg's certificates for the listeners (m.tls stays nil
-// when tls is off).
-func (m *Master) loadTLS(cfg *config.Config) error {
+// Listeners is the public listeners' certificates; nil when tls is off,
+// which wraps nothing.
+type Listeners struct {
+	tls *servertls.Reloader
+	log zerolog.Logger
+}
+
+// Load loads cfg's certificates for the listeners (nil when tls is off).
+func Load(cfg *config.Config, log zerolog.Logger) (*Listeners, error) {
 	if !cfg.TLS.On() {
-		return nil
+		return nil, nil
 	}
 	c, err := servertls.Load(cfg.TLS.Files())
 	if err != nil {
-		return fmt.Errorf("tls: %w", err)
+		return nil, fmt.Errorf("tls: %w", err)
 	}
-	m.tls = servertls.NewReloader(c)
+	m := &Listeners{tls: servertls.NewReloader(c), log: log}
 	m.logTLS(c)
-	return nil
+	return m, nil
 }
 
-// reloadTLS re-reads cfg's certificate files (a renewed certificate may
+// Reload re-reads cfg's certificate files (a renewed certificate may
 // have been written over the same ones); apply puts them in force for
 // new connections. Loading fails before anything changes.
-func (m *Master) reloadTLS(cfg *config.Config) (apply func(), err error) {
-	if m.tls == nil {
+func (m *Listeners) Reload(cfg *config.Config) (apply func(), err error) {
+	if m == nil {
 		return func() {}, nil
 	}
 	c, err := servertls.Load(cfg.TLS.Files())
@@ -47,32 +55,32 @@ func (m *Master) reloadTLS(cfg *config.Config) (apply func(), err error) {
 	return func() { m.tls.Set(c); m.logTLS(c) }, nil
 }
 
-func (m *Master) logTLS(c *servertls.Certs) {
+func (m *Listeners) logTLS(c *servertls.Certs) {
 	m.log.Info().Str("subject", c.Leaf().Subject.String()).Str("serial", c.Leaf().SerialNumber.String()).
 		Time("not_after", c.Leaf().NotAfter).Bool("mutual", c.Mutual()).Msg("TLS certificate loaded for the public and gRPC listeners")
 }
 
-// httpTLS wraps the public listener's accepted connections in TLS, when
+// HTTP wraps the public listener's accepted connections in TLS, when
 // it is on.
-func (m *Master) httpTLS(ln net.Listener) net.Listener {
-	if m.tls == nil {
+func (m *Listeners) HTTP(ln net.Listener) net.Listener {
+	if m == nil {
 		return ln
 	}
 	return tls.NewListener(ln, m.tls.ServerConfig("http/1.1"))
 }
 
-// grpcTLS is the gRPC listener's TLS config; nil when off.
-func (m *Master) grpcTLS() *tls.Config {
-	if m.tls == nil {
+// GRPC is the gRPC listener's TLS config; nil when off.
+func (m *Listeners) GRPC() *tls.Config {
+	if m == nil {
 		return nil
 	}
 	return m.tls.ServerConfig("h2")
 }
 
-// tlsReloadable rejects a reload that turns TLS on or off: the listeners
+// Reloadable rejects a reload that turns TLS on or off: the listeners
 // wrap their connections from startup. Changing the files, or adding or
 // removing client_ca_file, reloads.
-func tlsReloadable(old, cfg *config.Config) error {
+func Reloadable(old, cfg *config.Config) error {
 	if old.TLS.On() != cfg.TLS.On() {
 		return fmt.Errorf("tls: turning it on or off needs `supervisor upgrade` or a restart; nothing was changed")
 	}

@@ -1,4 +1,4 @@
-package grpcfront
+package h2conn
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
-// wire charges the gRPC messages in assembly on one connection to the
+// Wire charges the gRPC messages in assembly on one connection to the
 // Budget by the length each one's 5-byte prefix declares, as an HTTP
 // body is charged its Content-Length: gRPC opens a stream's window to
 // that length once a handler asks for the message, so neither window
@@ -58,10 +58,10 @@ import (
 // shared with gRPC's writer (the server ending a stream) and Close,
 // under mu. The reader holds mu while it scans bytes it has and while it
 // tries a reservation, never while it reads the socket or waits.
-type wire struct {
+type Wire struct {
 	b    Budget
 	max  int64
-	wait time.Duration // longest wait for room (Timeouts.Message; 0: until Close)
+	wait time.Duration // longest wait for room (grpcfront's Timeouts.Message; 0: until Close)
 
 	in    frameCursor // the client's frames
 	out   frameCursor // the server's frames (gRPC's writer goroutine)
@@ -100,20 +100,20 @@ var errStreamEnded = errors.New("the stream ended")
 // was closed under it.
 var errWireClosed = errors.New("gRPC connection closed while a message waited for room in limits.max_body_bytes_in_flight")
 
-// newWire charges b the messages of one connection (nil b: nil, which
+// NewWire charges b the messages of one connection (nil b: nil, which
 // charges nothing).
-func newWire(b Budget, max int64, wait time.Duration) *wire {
+func NewWire(b Budget, max int64, wait time.Duration) *Wire {
 	if b == nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
+	return &Wire{b: b, max: max, wait: wait, in: frameCursor{skip: len(http2.ClientPreface)},
 		streams: map[uint32]*wireStream{}, last: 1<<31 - 1, ctx: ctx, cancel: cancel}
 }
 
 // read scans p, the bytes just read from the client, before gRPC gets
 // them; an error means the connection must close.
-func (w *wire) read(p []byte) error {
+func (w *Wire) read(p []byte) error {
 	if w == nil {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (w *wire) read(p []byte) error {
 
 // wrote scans p, bytes gRPC wrote to the client: a stream the server
 // ended takes no more of its client's bytes, so its charge is given back.
-func (w *wire) wrote(p []byte) {
+func (w *Wire) wrote(p []byte) {
 	if w == nil {
 		return
 	}
@@ -136,7 +136,7 @@ func (w *wire) wrote(p []byte) {
 }
 
 // close gives back everything the connection holds; later reads fail.
-func (w *wire) close() {
+func (w *Wire) close() {
 	if w == nil {
 		return
 	}
@@ -153,7 +153,7 @@ func (w *wire) close() {
 }
 
 // endLocked forgets stream id, giving back its charge.
-func (w *wire) endLocked(id uint32) {
+func (w *Wire) endLocked(id uint32) {
 	if s := w.streams[id]; s != nil {
 		s.charge.Release()
 		s.charge = nil // the reader may still hold s: nothing left to give back
@@ -163,9 +163,9 @@ func (w *wire) endLocked(id uint32) {
 }
 
 // await charges the messages owed, in order, each waiting with mu
-// unlocked for its turn in the budget (see wire); a stream that ends
+// unlocked for its turn in the budget (see Wire); a stream that ends
 // meanwhile owes nothing.
-func (w *wire) await() error {
+func (w *Wire) await() error {
 	if w == nil {
 		return nil
 	}
@@ -194,7 +194,7 @@ func (w *wire) await() error {
 // waitLocked waits, mu unlocked meanwhile, until s has its charge,
 // or its stream ends (nil, s owes nothing), or the wire closes, or
 // deadline (zero: none) passes.
-func (w *wire) waitLocked(s *wireStream, deadline time.Time) error {
+func (w *Wire) waitLocked(s *wireStream, deadline time.Time) error {
 	ctx, stop := context.WithCancelCause(w.ctx)
 	defer stop(nil)
 	if !deadline.IsZero() {
@@ -226,7 +226,7 @@ func (w *wire) waitLocked(s *wireStream, deadline time.Time) error {
 }
 
 // unowe forgets what s owes, ending its wait.
-func (w *wire) unowe(s *wireStream) {
+func (w *Wire) unowe(s *wireStream) {
 	s.owed = 0
 	if s.stop != nil {
 		s.stop(errStreamEnded)
@@ -234,10 +234,10 @@ func (w *wire) unowe(s *wireStream) {
 }
 
 // wireIn is the wire seen as the visitor of the client's frames.
-type wireIn wire
+type wireIn Wire
 
 func (v *wireIn) header(h frameHeader) {
-	w := (*wire)(v)
+	w := (*Wire)(v)
 	switch {
 	case h.typ == http2.FrameData:
 		v.pad = int(h.length)
@@ -263,7 +263,7 @@ func (v *wireIn) payload(h frameHeader, b []byte) {
 	}
 	k := min(v.pad, len(b))
 	v.pad -= k
-	w := (*wire)(v)
+	w := (*Wire)(v)
 	if s := w.streams[h.stream]; s != nil && k > 0 {
 		w.message(h.stream, s, b[:k])
 	}
@@ -271,14 +271,14 @@ func (v *wireIn) payload(h frameHeader, b []byte) {
 
 func (v *wireIn) end(h frameHeader) {
 	if h.typ == http2.FrameData && endsStream(h) {
-		(*wire)(v).endLocked(h.stream)
+		(*Wire)(v).endLocked(h.stream)
 	}
 }
 
 // message follows stream id's message bytes b: prefixes, charged (or
 // owed) when complete, and the messages' bytes, their charge given back
 // at the last.
-func (w *wire) message(id uint32, s *wireStream, b []byte) {
+func (w *Wire) message(id uint32, s *wireStream, b []byte) {
 	for len(b) > 0 {
 		if s.left == 0 {
 			k := copy(s.prefix[s.prefixN:], b)
@@ -306,7 +306,7 @@ func (w *wire) message(id uint32, s *wireStream, b []byte) {
 }
 
 // charge charges stream id its new message of s.left bytes, or owes it.
-func (w *wire) charge(id uint32, s *wireStream) {
+func (w *Wire) charge(id uint32, s *wireStream) {
 	if c, err := w.b.ReserveBody(s.left); err == nil {
 		s.charge = c
 		return
@@ -316,11 +316,11 @@ func (w *wire) charge(id uint32, s *wireStream) {
 }
 
 // wireOut is the wire seen as the visitor of the server's frames.
-type wireOut wire
+type wireOut Wire
 
 func (v *wireOut) header(h frameHeader) {
 	if endsStream(h) { // gRPC's trailers or reset: it reads no more of the stream
-		w := (*wire)(v)
+		w := (*Wire)(v)
 		w.mu.Lock()
 		w.endLocked(h.stream)
 		w.mu.Unlock()
@@ -344,7 +344,7 @@ func (v *wireOut) end(h frameHeader) {
 	if !whole {
 		return
 	}
-	w := (*wire)(v)
+	w := (*Wire)(v)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.last = min(w.last, binary.BigEndian.Uint32(v.away[:])&(1<<31-1))

@@ -1,4 +1,4 @@
-package grpcfront
+package h2conn
 
 import (
 	"bytes"
@@ -24,25 +24,27 @@ import (
 // under penalty (penaltyBox) is answered the same way, with
 // ENHANCE_YOUR_CALM.
 //
-// The open connections are also kept by remote address (connSet), so
+// The open connections are also kept by remote address (Set), so
 // that a stream's watchdog can close the connection of a client that
 // does not read its answers (gRPC gives a handler no way to).
 
-// connSet is the open connections by remote address, each with its
+// Set is the open connections by remote address, each with its
 // budget of streams ended before their first message.
-type connSet struct {
+type Set struct {
 	mu        sync.Mutex
-	m         map[string]*connEntry
+	m         map[string]*Entry
 	penalties *penaltyBox // strikes the address of a connection closed for misbehaviour
 }
 
-type connEntry struct {
+// Entry is one open connection of a Set, as its streams' handlers see
+// it: its budget of early ends, whether it was cut, its answers held.
+type Entry struct {
 	c     net.Conn
 	early *rate.Limiter
 	box   *penaltyBox
 	cut   atomic.Bool // closed for its client's misbehaviour: refuse its next streams at once
 	// answers are its answers charged and not yet written, given back
-	// when it closes (see answerhold.go).
+	// when it closes (see Answer).
 	answers answerSet
 }
 
@@ -55,22 +57,29 @@ type connEntry struct {
 // MaxConcurrentStreams) but not the rate; a well-behaved client cancels
 // an RPC after sending its message, which does not count.
 const (
-	earlyEndsPerSecond = 100
-	earlyEndsBurst     = 200
+	EarlyEndsPerSecond = 100
+	EarlyEndsBurst     = 200
 )
 
-func (s *connSet) add(c net.Conn) *connEntry {
-	e := &connEntry{c: c, early: rate.NewLimiter(earlyEndsPerSecond, earlyEndsBurst), box: s.penalties}
+// NewSet is an empty set whose connections closed for misbehaviour
+// cost their address abusePenalty (0: nothing; see penaltyBox).
+func NewSet(abusePenalty time.Duration) *Set {
+	return &Set{penalties: newPenaltyBox(abusePenalty, penaltyEntries)}
+}
+
+// Add tracks c, a connection of the listener, until it is removed.
+func (s *Set) Add(c net.Conn) *Entry {
+	e := &Entry{c: c, early: rate.NewLimiter(EarlyEndsPerSecond, EarlyEndsBurst), box: s.penalties}
 	s.mu.Lock()
 	if s.m == nil {
-		s.m = map[string]*connEntry{}
+		s.m = map[string]*Entry{}
 	}
 	s.m[c.RemoteAddr().String()] = e
 	s.mu.Unlock()
 	return e
 }
 
-func (s *connSet) remove(c net.Conn) {
+func (s *Set) remove(c net.Conn) {
 	s.mu.Lock()
 	if e := s.m[c.RemoteAddr().String()]; e != nil && e.c == c {
 		delete(s.m, c.RemoteAddr().String())
@@ -78,9 +87,9 @@ func (s *connSet) remove(c net.Conn) {
 	s.mu.Unlock()
 }
 
-// of is the connection a stream's context (its peer) came on; nil when
+// Of is the connection a stream's context (its peer) came on; nil when
 // it is not in the set (a listener Serve did not wrap).
-func (s *connSet) of(ctx context.Context) *connEntry {
+func (s *Set) Of(ctx context.Context) *Entry {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil
@@ -90,10 +99,10 @@ func (s *connSet) of(ctx context.Context) *connEntry {
 	return s.m[p.Addr.String()]
 }
 
-// close closes the connection for its client's misbehaviour; the
+// Close closes the connection for its client's misbehaviour; the
 // streams gRPC has yet to read from it are refused at their header, and
 // its address is struck once (penaltyBox).
-func (e *connEntry) close() {
+func (e *Entry) Close() {
 	if e != nil {
 		e.strike()
 		_ = e.c.Close()
@@ -101,30 +110,30 @@ func (e *connEntry) close() {
 }
 
 // strike marks the connection cut and strikes its address, once.
-func (e *connEntry) strike() {
+func (e *Entry) strike() {
 	if e != nil && !e.cut.Swap(true) {
 		e.box.strike(hostOf(e.c.RemoteAddr()))
 	}
 }
 
-// closed reports whether close was called.
-func (e *connEntry) closed() bool { return e != nil && e.cut.Load() }
+// Closed reports whether Close was called.
+func (e *Entry) Closed() bool { return e != nil && e.cut.Load() }
 
-// endedEarly counts a stream that ended before its first message, and
+// EndedEarly counts a stream that ended before its first message, and
 // closes the connection once it is over its budget.
-func (e *connEntry) endedEarly() {
+func (e *Entry) EndedEarly() {
 	if e != nil && !e.early.Allow() {
-		e.close()
+		e.Close()
 	}
 }
 
-// newListener caps ln at maxConns connections and admits none of an
+// NewListener caps ln at maxConns connections and admits none of an
 // address under penalty; each connection it gives is an rpcConn, its
 // writes bounded by writeTimeout (0: none: gRPC sets no write deadline,
 // so a client that reads nothing at all would stall the connection's
 // writer, with every answer queued behind it) and its messages charged
-// as they arrive by the wire newWire makes for it (see wire).
-func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout time.Duration, newWire func() *wire) *conncap.Listener {
+// as they arrive by the wire newWire makes for it (see Wire).
+func NewListener(ln net.Listener, maxConns int, conns *Set, writeTimeout time.Duration, newWire func() *Wire) *conncap.Listener {
 	l := conncap.New(ln, maxConns, overCapAnswer(maxConns))
 	l.Admit = func(c net.Conn) []byte {
 		if !conns.penalties.admit(hostOf(c.RemoteAddr())) {
@@ -134,7 +143,7 @@ func newListener(ln net.Listener, maxConns int, conns *connSet, writeTimeout tim
 	}
 	l.Wrap = func(c *conncap.Conn) net.Conn {
 		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire()}
-		rc.entry = conns.add(rc)
+		rc.entry = conns.Add(rc)
 		return rc
 	}
 	return l
@@ -163,19 +172,19 @@ func goAwayAnswer(code http2.ErrCode, why string) []byte {
 }
 
 // rpcConn is a connection of the listener: its writes are bounded,
-// its messages charged as they arrive (wire), and it leaves conns at its
+// its messages charged as they arrive (Wire), and it leaves conns at its
 // first Close.
 type rpcConn struct {
 	*conncap.Conn
-	conns        *connSet
+	conns        *Set
 	writeTimeout time.Duration
-	entry        *connEntry
-	wire         *wire
+	entry        *Entry
+	wire         *Wire
 	once         sync.Once
 }
 
 // Read hands gRPC the client's bytes, each message they declare charged
-// (see wire): first it waits for room for the messages the last read
+// (see Wire): first it waits for room for the messages the last read
 // left owing; it fails, and gRPC closes the connection, when there is
 // none in time.
 func (c *rpcConn) Read(b []byte) (int, error) {
@@ -210,7 +219,7 @@ func (c *rpcConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.wire.wrote(b[:n])
 	if flood {
-		c.entry.close()
+		c.entry.Close()
 	}
 	return n, err
 }
@@ -221,7 +230,7 @@ func (c *rpcConn) Write(b []byte) (int, error) {
 // http2Server.outgoingGoAwayHandler). gRPC tells the server of no such
 // closure otherwise, and without it a ping flood's redials would not be
 // penalised; matching the end of each write costs a compare of 18 bytes.
-// TestPingFloodPenalisesTheAddress catches a grpc-go that changes it.
+// grpcfront's TestPingFloodPenalisesTheAddress catches a grpc-go that changes it.
 var pingFloodTail = append([]byte{0, 0, 0, byte(http2.ErrCodeEnhanceYourCalm)}, "too_many_pings"...)
 
 func (c *rpcConn) Close() error {

@@ -1,10 +1,8 @@
-package grpcfront
+package h2conn
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,100 +12,10 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/supervisor-dev/supervisor/internal/budget"
+	"github.com/supervisor-dev/supervisor/internal/budget/budgettest"
 	"github.com/supervisor-dev/supervisor/internal/hostile"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 )
-
-// ledger is a Budget over a real internal/budget of limit bytes (0:
-// no limit) that records what is reserved (+n) and released (-n). A
-// release is seen at the ledger's next reservation or log, and logged
-// then, in the order the charges were made.
-type ledger struct {
-	limit  int64
-	once   sync.Once
-	b      *budget.Budget
-	lane   *budget.Lane
-	mu     sync.Mutex
-	live   []*budget.Charge // charged, not yet seen released
-	events []string
-}
-
-func (l *ledger) init() {
-	l.once.Do(func() {
-		room := l.limit
-		if room == 0 {
-			room = 1 << 62
-		}
-		l.lane = &budget.Lane{Name: "ledger", Room: room}
-		l.b = budget.New(l.lane)
-	})
-}
-
-// seenLocked logs the releases of the live charges.
-func (l *ledger) seenLocked() {
-	l.live = slices.DeleteFunc(l.live, func(c *budget.Charge) bool {
-		if c.Bytes() > 0 {
-			return false
-		}
-		l.events = append(l.events, fmt.Sprintf("-%d", chargeSize(c)))
-		return true
-	})
-}
-
-// took logs c, a charge of n bytes, or counts a refusal.
-func (l *ledger) took(c *budget.Charge, n int64, err error) (*budget.Charge, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seenLocked()
-	if err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		l.live = append(l.live, c)
-		sizes.Store(c, n)
-		l.events = append(l.events, fmt.Sprintf("+%d", n))
-	}
-	return c, nil
-}
-
-// sizes is each live charge's size, for the log of its release.
-var sizes sync.Map
-
-func chargeSize(c *budget.Charge) int64 {
-	n, _ := sizes.LoadAndDelete(c)
-	return n.(int64)
-}
-
-func (l *ledger) ReserveBody(n int64) (*budget.Charge, error) {
-	l.init()
-	c, err := l.b.Reserve(n, l.lane)
-	return l.took(c, n, err)
-}
-
-func (l *ledger) WaitBody(ctx context.Context, n int64, gone func() error) (*budget.Charge, error) {
-	l.init()
-	c, err := l.b.Wait(ctx, n, l.lane, gone)
-	return l.took(c, n, err)
-}
-
-func (l *ledger) ReserveAnswer(n int64) (*budget.Charge, error) { return l.ReserveBody(n) }
-
-func (l *ledger) log() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seenLocked()
-	return strings.Join(l.events, " ")
-}
-
-func (l *ledger) inUse() int64 {
-	l.init()
-	return l.lane.State().Bytes
-}
-
-func (l *ledger) waiting() int {
-	l.init()
-	return l.lane.State().Waiting
-}
 
 // clientBytes is what a client writes: the preface, then frames.
 func clientBytes(t *testing.T, frames func(f *http2.Framer) error) []byte {
@@ -212,25 +120,25 @@ func TestWireChargesDeclaredLengths(t *testing.T) {
 // nothing may stay charged.
 func scanLedger(t *testing.T, runs ...[]byte) string {
 	t.Helper()
-	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	l := &budgettest.Ledger{}
+	w := NewWire(l, wireMax, time.Second)
 	for _, r := range runs {
 		if err := w.read(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if l.inUse() != 0 {
-		t.Fatalf("%d bytes still charged after %q", l.inUse(), l.log())
+	if l.InUse() != 0 {
+		t.Fatalf("%d bytes still charged after %q", l.InUse(), l.Log())
 	}
-	return l.log()
+	return l.Log()
 }
 
 // A message in assembly is given back when the server ends its stream
 // (trailers, reset) or the connection closes, and a stream the server
 // ended is charged no more.
 func TestWireReleasesOnServerEndAndClose(t *testing.T) {
-	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	l := &budgettest.Ledger{}
+	w := NewWire(l, wireMax, time.Second)
 	read := func(frames func(f *http2.Framer) error) {
 		t.Helper()
 		var b bytes.Buffer
@@ -258,20 +166,20 @@ func TestWireReleasesOnServerEndAndClose(t *testing.T) {
 		w.wrote(out.Bytes()[i : i+1])
 	}
 	read(func(f *http2.Framer) error { return f.WriteData(1, false, msg(40, 0)[:5]) })
-	if got, want := l.log(), "+10 +20 +30 -10 -20"; got != want {
+	if got, want := l.Log(), "+10 +20 +30 -10 -20"; got != want {
 		t.Fatalf("%q, want %q", got, want)
 	}
 	w.close()
-	if l.inUse() != 0 || w.read([]byte{0}) == nil {
-		t.Fatalf("after close: %d bytes charged (%q), and reads go on", l.inUse(), l.log())
+	if l.InUse() != 0 || w.read([]byte{0}) == nil {
+		t.Fatalf("after close: %d bytes charged (%q), and reads go on", l.InUse(), l.Log())
 	}
 }
 
 // The server's last GOAWAY gives back the streams past the last one it
 // keeps, and no stream past it is charged: gRPC ignores them.
 func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
-	l := &ledger{}
-	w := newWire(l, wireMax, time.Second)
+	l := &budgettest.Ledger{}
+	w := NewWire(l, wireMax, time.Second)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), headers(f, 3, false), headers(f, 5, false),
 			f.WriteData(1, false, msg(10, 0)[:7]), f.WriteData(3, false, msg(20, 0)[:7]), f.WriteData(5, false, msg(30, 0)[:7]))
@@ -295,48 +203,48 @@ func TestWireGoAwayEndsTheStreamsPastIt(t *testing.T) {
 	if err := w.read(more.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := l.log(), "+10 +20 +30 -30"; got != want {
+	if got, want := l.Log(), "+10 +20 +30 -30"; got != want {
 		t.Fatalf("%q, want %q", got, want)
 	}
 	w.close()
-	if l.inUse() != 0 {
-		t.Fatalf("after close: %d bytes charged (%q)", l.inUse(), l.log())
+	if l.InUse() != 0 {
+		t.Fatalf("after close: %d bytes charged (%q)", l.InUse(), l.Log())
 	}
 }
 
 // A prefix that does not fit is owed: the read goes on, and the next
 // one waits (await) until it fits, or fails once the wait passes.
 func TestWireWaitsForRoom(t *testing.T) {
-	l := &ledger{limit: wireMax}
+	l := &budgettest.Ledger{Limit: wireMax}
 	full, err := l.ReserveBody(wireMax)
 	if err != nil {
 		t.Fatalf("the ledger refused its limit: %v", err)
 	}
-	w := newWire(l, wireMax, 20*time.Second)
+	w := NewWire(l, wireMax, 20*time.Second)
 	p := clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]))
 	})
-	if err := w.read(p); err != nil || l.inUse() != wireMax {
-		t.Fatalf("the read: %v, %d charged, want nil and the budget's %d", err, l.inUse(), wireMax)
+	if err := w.read(p); err != nil || l.InUse() != wireMax {
+		t.Fatalf("the read: %v, %d charged, want nil and the budget's %d", err, l.InUse(), wireMax)
 	}
 	awaited := make(chan error, 1)
 	go func() { awaited <- w.await() }()
-	polltest.Until(t, 10*time.Second, time.Millisecond, "the next read waiting for room", func() bool { return l.waiting() == 1 })
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the next read waiting for room", func() bool { return l.Waiting() == 1 })
 	select {
 	case err := <-awaited:
 		t.Fatalf("the wait returned %v with the budget full", err)
 	default:
 	}
 	full.Release()
-	if err := <-awaited; err != nil || l.inUse() != 10 {
-		t.Fatalf("the wait after room was made: %v, %d charged, want 10", err, l.inUse())
+	if err := <-awaited; err != nil || l.InUse() != 10 {
+		t.Fatalf("the wait after room was made: %v, %d charged, want 10", err, l.InUse())
 	}
 
-	none := &ledger{limit: wireMax}
+	none := &budgettest.Ledger{Limit: wireMax}
 	if _, err := none.ReserveBody(wireMax); err != nil {
 		t.Fatal(err)
 	}
-	w = newWire(none, wireMax, 50*time.Millisecond)
+	w = NewWire(none, wireMax, 50*time.Millisecond)
 	start := time.Now()
 	if err := errors.Join(w.read(p), w.await()); !errors.Is(err, errNoRoom) {
 		t.Fatalf("with no room: %v, want errNoRoom", err)
@@ -350,8 +258,8 @@ func TestWireWaitsForRoom(t *testing.T) {
 // at its header, mostly), or whose message ends within the read, owes
 // nothing: the next read does not wait.
 func TestWireDebtsEndWithTheirStream(t *testing.T) {
-	full := &ledger{limit: 1}
-	w := newWire(full, wireMax, time.Minute)
+	full := &budgettest.Ledger{Limit: 1}
+	w := NewWire(full, wireMax, time.Minute)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(10, 0)[:6]), headers(f, 3, false), f.WriteData(3, false, msg(10, 0)))
 	})); err != nil {
@@ -366,8 +274,8 @@ func TestWireDebtsEndWithTheirStream(t *testing.T) {
 	go func() { done <- w.await() }()
 	select {
 	case err := <-done:
-		if err != nil || full.inUse() != 0 {
-			t.Fatalf("the wait: %v, %d charged, want nil and 0", err, full.inUse())
+		if err != nil || full.InUse() != 0 {
+			t.Fatalf("the wait: %v, %d charged, want nil and 0", err, full.InUse())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next read waits for streams that owe nothing")
@@ -396,8 +304,8 @@ func TestWireReadWriteCloseRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for closeAfter := range 8 {
-		l := &ledger{limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
-		w := newWire(l, wireMax, time.Minute)
+		l := &budgettest.Ledger{Limit: wireMax} // the first 15 reads' messages fit; later ones wait for room, or close
+		w := NewWire(l, wireMax, time.Minute)
 		var wg sync.WaitGroup
 		wg.Add(2)
 		reads := make(chan struct{}, len(in))
@@ -421,8 +329,8 @@ func TestWireReadWriteCloseRace(t *testing.T) {
 		}
 		w.close()
 		wg.Wait()
-		if l.inUse() != 0 || w.read([]byte{0}) == nil {
-			t.Fatalf("closed after %d reads: %d bytes charged (%q), or reads go on", closeAfter, l.inUse(), l.log())
+		if l.InUse() != 0 || w.read([]byte{0}) == nil {
+			t.Fatalf("closed after %d reads: %d bytes charged (%q), or reads go on", closeAfter, l.InUse(), l.Log())
 		}
 	}
 }
@@ -444,8 +352,8 @@ func BenchmarkWireRead(b *testing.B) {
 		m = m[k:]
 	}
 	p := buf.Bytes()
-	l := &ledger{}
-	w := newWire(l, 8<<20, time.Second)
+	l := &budgettest.Ledger{}
+	w := NewWire(l, 8<<20, time.Second)
 	if err := w.read([]byte(http2.ClientPreface)); err != nil {
 		b.Fatal(err)
 	}
@@ -456,25 +364,24 @@ func BenchmarkWireRead(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		l.log()
-		l.events = l.events[:0] // each round charges and gives back the message again
+		l.ClearLog() // each round charges and gives back the message again
 	}
 }
 
 // oweWire is a wire of b that owes a message of n bytes on stream 1,
 // its first 6 bytes read, and awaits room for it in the background.
-func oweWire(t *testing.T, b *ledger, n int) (*wire, <-chan error) {
+func oweWire(t *testing.T, b *budgettest.Ledger, n int) (*Wire, <-chan error) {
 	t.Helper()
-	w := newWire(b, wireMax, time.Minute)
+	w := NewWire(b, wireMax, time.Minute)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(n, 0)[:6]))
 	})); err != nil {
 		t.Fatal(err)
 	}
-	waiting := b.waiting()
+	waiting := b.Waiting()
 	awaited := make(chan error, 1)
 	go func() { awaited <- w.await() }()
-	polltest.Until(t, 10*time.Second, time.Millisecond, "the message waiting for room", func() bool { return b.waiting() == waiting+1 })
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the message waiting for room", func() bool { return b.Waiting() == waiting+1 })
 	return w, awaited
 }
 
@@ -485,7 +392,7 @@ func oweWire(t *testing.T, b *ledger, n int) (*wire, <-chan error) {
 // connection that is no more; a stream that ends while its message
 // waits gives its turn back the same way.
 func TestWireWaitsInOrderAndGivesItsTurnBack(t *testing.T) {
-	b := &ledger{limit: wireMax}
+	b := &budgettest.Ledger{Limit: wireMax}
 	full, err := b.ReserveBody(wireMax)
 	if err != nil {
 		t.Fatal(err)
@@ -505,33 +412,33 @@ func TestWireWaitsInOrderAndGivesItsTurnBack(t *testing.T) {
 	if err := <-thirdDone; err != nil {
 		t.Fatalf("the wait of a stream that ended: %v, want nil (it owes nothing)", err)
 	}
-	if n := b.waiting(); n != 1 {
+	if n := b.Waiting(); n != 1 {
 		t.Fatalf("%d waiting, want the second only", n)
 	}
 	full.Release()
-	if err := <-secondDone; err != nil || b.inUse() != 600 {
-		t.Fatalf("the second's wait: %v, %d charged, want nil and its 600", err, b.inUse())
+	if err := <-secondDone; err != nil || b.InUse() != 600 {
+		t.Fatalf("the second's wait: %v, %d charged, want nil and its 600", err, b.InUse())
 	}
 	second.close()
 	third.close()
-	if b.inUse() != 0 || b.waiting() != 0 {
-		t.Fatalf("after every close: %d charged, %d waiting", b.inUse(), b.waiting())
+	if b.InUse() != 0 || b.Waiting() != 0 {
+		t.Fatalf("after every close: %d charged, %d waiting", b.InUse(), b.Waiting())
 	}
 }
 
 // A message the budget could never hold (a budget smaller than the
 // largest message) fails the wait at once, saying so, holding nothing.
 func TestWireMessageThatNeverFits(t *testing.T) {
-	b := &ledger{limit: 100}
-	w := newWire(b, wireMax, time.Minute)
+	b := &budgettest.Ledger{Limit: 100}
+	w := NewWire(b, wireMax, time.Minute)
 	if err := w.read(clientBytes(t, func(f *http2.Framer) error {
 		return errors.Join(headers(f, 1, false), f.WriteData(1, false, msg(500, 0)[:6]))
 	})); err != nil {
 		t.Fatal(err)
 	}
 	err := w.await()
-	if !errors.Is(err, budget.ErrTooLarge) || !strings.Contains(err.Error(), "could never fit") || b.inUse() != 0 || b.waiting() != 0 {
-		t.Fatalf("the wait: %v, %d charged, %d waiting; want a TooLargeError that says so, nothing held", err, b.inUse(), b.waiting())
+	if !errors.Is(err, budget.ErrTooLarge) || !strings.Contains(err.Error(), "could never fit") || b.InUse() != 0 || b.Waiting() != 0 {
+		t.Fatalf("the wait: %v, %d charged, %d waiting; want a TooLargeError that says so, nothing held", err, b.InUse(), b.Waiting())
 	}
 	w.close()
 }

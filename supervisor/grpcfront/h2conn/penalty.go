@@ -1,4 +1,4 @@
-package grpcfront
+package h2conn
 
 import (
 	"container/list"

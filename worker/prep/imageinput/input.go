@@ -1,4 +1,4 @@
-package prep
+package imageinput
 
 import (
 	"cmp"
@@ -12,27 +12,27 @@ import (
 	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
 )
 
-// imageInput is an image model's input as the prep stage builds it: the
+// Input is an image model's input as the prep stage builds it: the
 // model's declared input, filled one decoded image per batch item.
-type imageInput struct {
+type Input struct {
 	cfg       imageprep.Config
 	spec      tensor.Spec // the model's declared input
-	maxImages int
+	MaxImages int
 	// maxRequestPixels bounds the pixels of all of a request's images
 	// together, as their headers declare them.
 	maxRequestPixels int64
-	// gate weighs the worker's decodes by their cost and bounds them by
+	// Gate weighs the worker's decodes by their cost and bounds them by
 	// its budget; nil: no bound.
-	gate *decodegate.Gate
+	Gate *decodegate.Gate
 }
 
-// newImageInput checks the configured preprocessing against the model's
+// New checks the configured preprocessing against the model's
 // declared input and fills in what the config left to the model (size,
 // dtype). The errors name the config key to change.
-func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, error) {
+func New(md *tensor.Metadata, in *worker.ImageInput) (*Input, error) {
 	if len(md.Inputs) != 1 {
 		return nil, fmt.Errorf("preprocess kind image fills the model's only input, but it has %d inputs (%s)",
-			len(md.Inputs), specList(md.Inputs))
+			len(md.Inputs), tensor.SpecNames(md.Inputs))
 	}
 	spec := md.Inputs[0]
 	c := in.Config()
@@ -71,7 +71,7 @@ func newImageInput(md *tensor.Metadata, in *worker.ImageInput) (*imageInput, err
 	if err := c.Validate(); err != nil {
 		return nil, bad("%v", err)
 	}
-	return &imageInput{cfg: c, spec: spec, maxImages: max(in.MaxImages, 1), maxRequestPixels: requestPixels(in)}, nil
+	return &Input{cfg: c, spec: spec, MaxImages: max(in.MaxImages, 1), maxRequestPixels: requestPixels(in)}, nil
 }
 
 // requestPixels is the configured max_request_pixels, or its default:
@@ -97,16 +97,19 @@ func side(key string, configured int, model int64) (int, error) {
 	return configured, nil
 }
 
-// clientSpec is the input clients send: the encoded images as a BYTES
+// Name is the model's input the images fill.
+func (im *Input) Name() string { return im.spec.Name }
+
+// ClientSpec is the input clients send: the encoded images as a BYTES
 // vector, one element per image. A model with a fixed batch of 1 still
 // takes several images: each is run on its own.
-func (im *imageInput) clientSpec() tensor.Spec {
+func (im *Input) ClientSpec() tensor.Spec {
 	return tensor.Spec{Name: im.spec.Name, DType: tensor.Bytes, Shape: []int64{-1}}
 }
 
 // chunk is how many images go to the infer worker in one tensor, for n
 // images in the request; 0 when the model cannot take n.
-func (im *imageInput) chunk(n int) int {
+func (im *Input) chunk(n int) int {
 	switch b := im.spec.Shape[0]; {
 	case b < 1:
 		return n
@@ -116,36 +119,36 @@ func (im *imageInput) chunk(n int) int {
 	return 0
 }
 
-// imageError is a client's image the prep stage refuses (400).
-type imageError struct{ msg string }
+// Error is a client's image the prep stage refuses (400).
+type Error struct{ msg string }
 
-func (e *imageError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
-// checkCount checks the number of images, n, before any image is read:
+// CheckCount checks the number of images, n, before any image is read:
 // tensors does with the images in hand, the prefix check with n known
 // from the shape.
-func (im *imageInput) checkCount(n int64) error {
+func (im *Input) CheckCount(n int64) error {
 	switch {
 	case n == 0:
-		return &imageError{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
-	case n > int64(im.maxImages):
-		return &imageError{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.maxImages)}
+		return &Error{fmt.Sprintf("input %q has no images; send at least one", im.spec.Name)}
+	case n > int64(im.MaxImages):
+		return &Error{fmt.Sprintf("input %q has %d images, more than this model's max_images (%d); split the request", im.spec.Name, n, im.MaxImages)}
 	case im.chunk(int(n)) == 0:
-		return &imageError{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
+		return &Error{fmt.Sprintf("input %q: the model takes exactly %d images per request, got %d", im.spec.Name, im.spec.Shape[0], n)}
 	}
 	return nil
 }
 
-// tensors decodes the images into the model's input, chunk images per
+// Tensors decodes the images into the model's input, chunk images per
 // tensor. First every image's header is inspected, so that an image
 // refused from its header (format, size, cost) or a request over
 // max_request_pixels costs no decoding at all; then the images are
 // decoded one by one, and stop is asked before each: a client that has
-// gone gets a *stoppedError, and nothing more is decoded for it. An
-// undecodable, unsupported or oversized image is an *imageError naming it.
-func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, error) {
+// gone gets a *StoppedError, and nothing more is decoded for it. An
+// undecodable, unsupported or oversized image is an *Error naming it.
+func (im *Input) Tensors(images [][]byte, stop Stopper) ([]tensor.Tensor, error) {
 	n := len(images)
-	if err := im.checkCount(int64(n)); err != nil {
+	if err := im.CheckCount(int64(n)); err != nil {
 		return nil, err
 	}
 	per := im.chunk(n)
@@ -160,9 +163,9 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 		for j := range per {
 			i := start + j
 			if err := im.decode(t.Data[j*size:(j+1)*size], images[i], costs[i], stop); err != nil {
-				var se *stoppedError
+				var se *StoppedError
 				if errors.As(err, &se) {
-					se.decoded, se.total = i, n
+					se.Decoded, se.Total = i, n
 					return nil, se
 				}
 				return nil, im.imageErr(images, i, err)
@@ -175,21 +178,21 @@ func (im *imageInput) tensors(images [][]byte, stop stopper) ([]tensor.Tensor, e
 
 // decode decodes one image of cost bytes (its Header.DecodeBytes) into
 // dst once the gate lets it, unless its client has gone (a
-// *stoppedError, without counts) before.
-func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
-	if err := stop.check(); err != nil {
-		return &stoppedError{reason: err}
+// *StoppedError, without counts) before.
+func (im *Input) decode(dst, img []byte, cost int64, stop Stopper) error {
+	if err := stop.Check(); err != nil {
+		return &StoppedError{Reason: err}
 	}
-	c, err := im.gate.Enter(cost, stop.check)
+	c, err := im.Gate.Enter(cost, stop.Check)
 	if err != nil {
 		if errors.Is(err, decodegate.ErrOverBudget) { // inspect refuses it first
 			return err
 		}
-		return &stoppedError{reason: err}
+		return &StoppedError{Reason: err}
 	}
 	defer c.Release()
-	defer stop.atWork().End()
-	if im.gate.IsLarge(cost) {
+	defer stop.AtWork().End()
+	if im.Gate.IsLarge(cost) {
 		return nicethread.Run(func() error { return im.cfg.Preprocess(dst, img) })
 	}
 	return im.cfg.Preprocess(dst, img)
@@ -199,7 +202,7 @@ func (im *imageInput) decode(dst, img []byte, cost int64, stop stopper) error {
 // decode, refusing the request at the first image refused from its
 // header, that could never fit the decode gate's budget, or that brings
 // the request's pixels over maxRequestPixels.
-func (im *imageInput) inspect(images [][]byte) ([]int64, error) {
+func (im *Input) inspect(images [][]byte) ([]int64, error) {
 	var total int64
 	costs := make([]int64, len(images))
 	for i, img := range images {
@@ -207,12 +210,12 @@ func (im *imageInput) inspect(images [][]byte) ([]int64, error) {
 		if err != nil {
 			return nil, im.imageErr(images, i, err)
 		}
-		if err := im.gate.Check(h.DecodeBytes); err != nil {
-			return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d, %d bytes): %v",
+		if err := im.Gate.Check(h.DecodeBytes); err != nil {
+			return nil, &Error{fmt.Sprintf("input %q: image %d of %d (%s %d×%d, %d bytes): %v",
 				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, len(img), err)}
 		}
 		if total += h.Pixels(); total > im.maxRequestPixels {
-			return nil, &imageError{fmt.Sprintf("input %q: image %d of %d (%s %d×%d) brings the request to %d pixels, over this model's max_request_pixels (%d); send fewer or smaller images",
+			return nil, &Error{fmt.Sprintf("input %q: image %d of %d (%s %d×%d) brings the request to %d pixels, over this model's max_request_pixels (%d); send fewer or smaller images",
 				im.spec.Name, i, len(images), h.Format, h.Width, h.Height, total, im.maxRequestPixels)}
 		}
 		costs[i] = h.DecodeBytes
@@ -222,9 +225,9 @@ func (im *imageInput) inspect(images [][]byte) ([]int64, error) {
 
 // imageErr names image i in an error Inspect or Preprocess returned for
 // it; other errors (the server's) pass through.
-func (im *imageInput) imageErr(images [][]byte, i int, err error) error {
+func (im *Input) imageErr(images [][]byte, i int, err error) error {
 	if isImageError(err) {
-		return &imageError{fmt.Sprintf("input %q: image %d of %d (%d bytes): %v", im.spec.Name, i, len(images), len(images[i]), err)}
+		return &Error{fmt.Sprintf("input %q: image %d of %d (%d bytes): %v", im.spec.Name, i, len(images), len(images[i]), err)}
 	}
 	return err
 }
@@ -232,15 +235,4 @@ func (im *imageInput) imageErr(images [][]byte, i int, err error) error {
 func isImageError(err error) bool {
 	return errors.Is(err, imageprep.ErrCorrupt) || errors.Is(err, imageprep.ErrUnsupportedFormat) ||
 		errors.Is(err, imageprep.ErrTooManyPixels) || errors.Is(err, imageprep.ErrTooCostly)
-}
-
-func specList(specs []tensor.Spec) string {
-	s := ""
-	for i, sp := range specs {
-		if i > 0 {
-			s += ", "
-		}
-		s += sp.Name
-	}
-	return s
 }
