@@ -153,6 +153,10 @@ func (p *Process) Models() (unavailable map[string]string, ready map[string]bool
 	return p.models.snapshot()
 }
 
+// ServedModels are the models the worker runs now: those it was spawned
+// with, or those a reload changed them to in place.
+func (p *Process) ServedModels() []worker.Model { return p.models.served(p.spec.Models) }
+
 // ModelWarning is why the worker serves model name with a caveat (a
 // warm-up ONNX Runtime refused), "" for none.
 func (p *Process) ModelWarning(name string) string { return p.models.warning(name) }
@@ -190,6 +194,12 @@ func (p *Process) readEvents(r *os.File) {
 		case strings.HasPrefix(line, "recycle: ") && !recycled:
 			recycled = true
 			p.recycle <- strings.TrimPrefix(line, "recycle: ")
+		default:
+			// A model loaded in place (changeInPlace): which one it is
+			// on, should it die there.
+			if ev, ok := worker.ParseModelEvent(line); ok {
+				p.models.record(ev)
+			}
 		}
 	}
 }
