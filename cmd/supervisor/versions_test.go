@@ -380,6 +380,51 @@ func TestModelVersionInPlaceLoadFails(t *testing.T) {
 	}
 }
 
+// TestModelVersionInPlaceCrash: a reload adds version 2, whose warm-up
+// kills the process (SIGFPE: integer Mod by a zero the graph computes).
+// The infer worker dies loading it in place and restarts at once with
+// the new models, version 2 skipped (one restart: it does not die on it
+// again); the reload returns once that worker serves, reporting version
+// 2 unavailable, and version 1 answers.
+func TestModelVersionInPlaceCrash(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	b, err := onnxmodel.ModByZero().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeBytes(t, files[2], b)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1}, "{all: {}}")})
+	pidsBefore := inferPIDs(in)
+	out := reloadVM(t, in, versionsItem(files, []int{1, 2}, "{all: {}}"))
+	if !strings.Contains(out, "model unavailable (the others serve): vm") || !strings.Contains(out, "died") {
+		t.Errorf("reload said %q, want version 2 reported unavailable, its worker died on it", out)
+	}
+	for _, w := range in.status().Workers {
+		if w.Role == "infer" && (w.PID == pidsBefore[0] || w.Restarts != 1 || w.State != "ready") {
+			t.Errorf("%s: pid %d (was %d), %d restarts, %s; want a new worker, restarted once, ready", w.Name, w.PID, pidsBefore[0], w.Restarts, w.State)
+		}
+	}
+	// Spawned at start, then once: the restart skipped version 2.
+	n := 0
+	for _, line := range strings.Split(in.log.String(), "\n") {
+		if strings.Contains(line, `"worker":"infer-0"`) && strings.Contains(line, `"worker spawned"`) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("infer-0 spawned %d times, want 2 (at start, then once after dying on version 2)", n)
+	}
+	x := seq(16, 0.75)
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", x), nil); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), "died") {
+		t.Errorf("version 2: %d %s, want 503 saying a worker died on it", code, body)
+	}
+	if _, version, y := versionAnswer(t, in, "/v2/models/vm/versions/1/infer", x); version != "1" || !near(y, onnxmodel.NewMLPWeights(1).Forward(x)) {
+		t.Errorf("version 1 answered %s %v", version, y)
+	}
+}
+
 // TestModelVersionFileChangeReplaces: a reload after version 1's file
 // changed (other weights) replaces the infer worker (a new pid), as any
 // change to a model it serves does, and version 1 then answers with the

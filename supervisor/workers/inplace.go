@@ -1,9 +1,13 @@
 package workers
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -83,13 +87,34 @@ func (s *Position) changeInPlace(p *Process, r Reconfig) chan error {
 		s.log.Error().Err(a.err).Str("worker", s.name).Int("pid", p.PID()).
 			Msg("the worker did not take its new models in place (within boot_timeout): killing it; it restarts with them")
 		p.kill()
-		s.exitedUnexpectedly(p)
-		return r.done
+		return s.diedInPlace(p, r, func() error {
+			if errors.Is(a.err, fasthttp.ErrTimeout) {
+				return p.models.timedOut(p.PID(), s.lc.bootTimeout)
+			}
+			return a.err
+		})
 	case <-p.exited:
-		s.exitedUnexpectedly(p)
-		return r.done
+		return s.diedInPlace(p, r, func() error { return p.models.diedBooting(p.PID(), describeExit(p.err)) })
 	case <-s.stop:
 		r.done <- fmt.Errorf("%s: reload cut short while loading models in place: %w", s.name, ErrStopping)
 		return nil
 	}
+}
+
+// diedInPlace handles a worker that died, or was killed, while changing
+// its models in place. When it was loading or warming up a model then
+// (why, read once the worker's last events are, is a *warmupCrash), that
+// model is skipped as a boot would skip it, so the restart does not die on
+// it again. It returns r's channel, for the restart's boot to answer.
+func (s *Position) diedInPlace(p *Process, r Reconfig, why func() error) chan error {
+	select {
+	case <-p.eventsRead:
+	case <-time.After(time.Second):
+	}
+	var crash *warmupCrash
+	if errors.As(why(), &crash) {
+		s.skip(s.tmpl, crash)
+	}
+	s.exitedUnexpectedly(p)
+	return r.done
 }
