@@ -202,19 +202,30 @@ func fp32Values(b []byte) []float32 {
 	return out
 }
 
-// versionClients are clients that send requests to version 1 of vm
-// (MLP(1)) until stopped, each with its own inputs, and count the answers
-// that are version 1's and those that are not.
+// versionClients are clients that send requests to a version of vm
+// (MLP(version)) until stopped, each with its own inputs, and count the
+// answers that are that version's, and those that are not. A version
+// being retired may also refuse (refused): 404 once the config no longer
+// has it, or 503 from a worker that retired it under the request.
 type versionClients struct {
-	ok, failed   atomic.Int64
-	firstFailure atomic.Value
-	stop         chan struct{}
-	wg           sync.WaitGroup
+	version           int
+	ok, failed        atomic.Int64
+	refused           atomic.Int64
+	firstFailure      atomic.Value
+	stop              chan struct{}
+	wg                sync.WaitGroup
+	mayBeRetired      bool
+	lastRefusalStatus atomic.Int64
 }
 
 func startVersionClients(t *testing.T, in *instance, clients int) *versionClients {
-	vc := &versionClients{stop: make(chan struct{})}
-	want1 := onnxmodel.NewMLPWeights(1)
+	return startClientsOf(t, in, 1, clients, false)
+}
+
+func startClientsOf(t *testing.T, in *instance, version, clients int, mayBeRetired bool) *versionClients {
+	vc := &versionClients{version: version, stop: make(chan struct{}), mayBeRetired: mayBeRetired}
+	want := onnxmodel.NewMLPWeights(uint64(version))
+	path := fmt.Sprintf("/v2/models/vm/versions/%d/infer", version)
 	for c := range clients {
 		vc.wg.Go(func() {
 			for i := 0; i < 100000; i++ {
@@ -224,9 +235,14 @@ func startVersionClients(t *testing.T, in *instance, clients int) *versionClient
 				default:
 				}
 				x := seq(16, 1+float32(c*100000+i)/1e5)
-				code, body, _ := in.post("/v2/models/vm/versions/1/infer", cacheBody(t, "", x), nil)
-				if code == http.StatusOK && near(mlpOutput(t, body), want1.Forward(x)) && strings.Contains(string(body), `"model_version":"1"`) {
+				code, body, _ := in.post(path, cacheBody(t, "", x), nil)
+				if code == http.StatusOK && near(mlpOutput(t, body), want.Forward(x)) && strings.Contains(string(body), fmt.Sprintf(`"model_version":"%d"`, version)) {
 					vc.ok.Add(1)
+					continue
+				}
+				if mayBeRetired && (code == http.StatusNotFound || code == http.StatusServiceUnavailable) {
+					vc.refused.Add(1)
+					vc.lastRefusalStatus.Store(int64(code))
 					continue
 				}
 				vc.failed.Add(1)
@@ -238,7 +254,7 @@ func startVersionClients(t *testing.T, in *instance, clients int) *versionClient
 	return vc
 }
 
-// answered waits until the clients got n more answers of version 1.
+// answered waits until the clients got n more answers of their version.
 func (vc *versionClients) answered(t *testing.T, what string, n int64) {
 	t.Helper()
 	before := vc.ok.Load()
@@ -254,13 +270,14 @@ func (vc *versionClients) end() {
 	vc.wg.Wait()
 }
 
-// check stops the clients and fails t if any answer was not version 1's.
+// check stops the clients and fails t if any answer was neither their
+// version's nor, for one being retired, a refusal.
 func (vc *versionClients) check(t *testing.T, across string) {
 	t.Helper()
 	vc.end()
-	t.Logf("%d requests to version 1 %s, %d failed", vc.ok.Load(), across, vc.failed.Load())
+	t.Logf("%d requests to version %d %s, %d refused, %d failed", vc.ok.Load(), vc.version, across, vc.refused.Load(), vc.failed.Load())
 	if vc.failed.Load() > 0 {
-		t.Errorf("%d requests to version 1 failed %s, first: %v", vc.failed.Load(), across, vc.firstFailure.Load())
+		t.Errorf("%d requests to version %d failed %s, first: %v", vc.failed.Load(), vc.version, across, vc.firstFailure.Load())
 	}
 }
 
@@ -321,8 +338,17 @@ func TestModelVersionReload(t *testing.T) {
 	if st := getStats(t, in, "/v2/models/vm/versions/3/stats"); len(st) != 1 || st[0].ExecutionCount < 1 {
 		t.Errorf("stats of version 3 after it ran: %+v, want its run counted", st)
 	}
+	// Requests to version 2 while it is retired: answered by it, or
+	// refused (404, 503); none fails otherwise or hangs.
+	v2 := startClientsOf(t, in, 2, 2, true)
+	v2.answered(t, "version 2 answers under load", 10)
 	out = reloadVM(t, in, versionsItem(files, []int{1, 2, 3}, "{specific: {versions: [1, 3]}}"))
 	keptInPlace(out, "retiring version 2")
+	pollUntil(t, 30*time.Second, "requests to the retired version 2 refused", func() bool { return v2.refused.Load() >= 10 })
+	v2.check(t, "while it was retired")
+	if code := v2.lastRefusalStatus.Load(); code != http.StatusNotFound {
+		t.Errorf("the last refusal of version 2 was %d, want 404 once retired", code)
+	}
 	vc.answered(t, "version 1 answers after the second reload", 20)
 	vc.check(t, "across two reloads")
 	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", seq(16, 1)), nil); code != http.StatusNotFound {
