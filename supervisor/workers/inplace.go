@@ -84,14 +84,17 @@ func (s *Position) changeInPlace(p *Process, r Reconfig) chan error {
 			r.done <- nil
 			return nil
 		}
+		// It died under the request (the connection broke), or did not
+		// answer within boot_timeout: either way it is not serving its
+		// new models.
 		s.log.Error().Err(a.err).Str("worker", s.name).Int("pid", p.PID()).
-			Msg("the worker did not take its new models in place (within boot_timeout): killing it; it restarts with them")
+			Msg("the worker did not take its new models in place: killing it if still running; it restarts with them")
 		p.kill()
 		return s.diedInPlace(p, r, func() error {
 			if errors.Is(a.err, fasthttp.ErrTimeout) {
 				return p.models.timedOut(p.PID(), s.lc.bootTimeout)
 			}
-			return a.err
+			return p.models.diedBooting(p.PID(), describeExit(p.err))
 		})
 	case <-p.exited:
 		return s.diedInPlace(p, r, func() error { return p.models.diedBooting(p.PID(), describeExit(p.err)) })
