@@ -14,7 +14,9 @@ import (
 // specs list unchanged and nothing worker-wide changed, is applied in
 // place; what each process gets at spawn may differ.
 func TestInPlace(t *testing.T) {
-	m := func(name, version string) worker.Model { return worker.Model{Name: name, Path: name + ".onnx", Version: version} }
+	m := func(name, version string) worker.Model {
+		return worker.Model{Name: name, Path: name + ".onnx", Version: version}
+	}
 	old := worker.Spec{Role: worker.RoleInfer, Name: "infer-0", Generation: 1, Socket: "a.sock", IntraOpThreads: 2,
 		Models: []worker.Model{m("vm@1", "x"), m("vm@2", "y")}}
 	with := func(f func(*worker.Spec)) worker.Spec {
