@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/ort"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -61,6 +62,11 @@ func (s *server) changeModels(ctx *fasthttp.RequestCtx) {
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
+	if s.rt.Spec.Provider == worker.ProviderCUDA {
+		// As at boot (load): CUDA may install its signal handlers over
+		// the Go runtime's while it creates and warms up a session.
+		defer ort.KeepGoSignalHandlers()()
+	}
 	cur := s.cat.Load()
 	next := newCatalog()
 	var obs observers
