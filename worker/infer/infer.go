@@ -26,6 +26,9 @@
 //     done whatever the outcome (handoff.go).
 //   - A panic in a handler is answered 500 and logged with its stack, and
 //     the worker serves on (recoverPanic): a bug, not the request's crash.
+//   - A reload that only adds or retires models changes them in place
+//     (inplace.go): the models kept keep their sessions and batchers; the
+//     catalog a request reads is swapped whole, never edited.
 //
 // What operators see of this: docs/model-isolation.md.
 package infer
