@@ -321,6 +321,7 @@ func TestModelVersionReload(t *testing.T) {
 	pidsBefore := inferPIDs(in)
 	keptInPlace := func(out, what string) {
 		t.Helper()
+		t.Logf("reload %s: %s", what, strings.TrimSpace(out))
 		if pids := inferPIDs(in); len(pids) != 2 || !slices.Equal(pids, pidsBefore) {
 			t.Errorf("infer worker pids %v before %s, %v after: want them kept", pidsBefore, what, pids)
 		}
