@@ -19,7 +19,9 @@
 //     worker not yet spawned, or reaped), then the worker's goroutines.
 //   - Identity strings are written only by Claim, under a per-slot
 //     seqlock, and Claim zeroes the counters: a snapshot never mixes two
-//     claims, nor one worker's identity with another's counts.
+//     claims, nor one worker's identity with another's counts. SetModels
+//     (a reload changing a live worker's models in place) rewrites only
+//     the model names, under the same seqlock, and keeps the counters.
 //   - Create writes the file under a temporary name and renames it: no
 //     reader sees a half-written header.
 //   - Open checks the header's arithmetic against the file's size before

@@ -61,6 +61,21 @@ func (s *Slot) Claim(id Identity) {
 	atomic.StoreUint64(&l.seq, seq+1)
 }
 
+// SetModels rewrites the model names of the identity (Identity.Models)
+// of a live worker whose models a reload changed in place, inside the
+// slot's seqlock, so readers see the old names or the new. Only the
+// master calls it, never concurrently with Claim; the counters stay.
+func (s *Slot) SetModels(models []string) {
+	l := s.l
+	seq := atomic.LoadUint64(&l.seq)
+	if seq&1 == 0 {
+		seq++
+	}
+	atomic.StoreUint64(&l.seq, seq)
+	storeString(l.models[:], strings.Join(models, ","))
+	atomic.StoreUint64(&l.seq, seq+1)
+}
+
 // SetPID records the worker's process id (the master after spawning, or
 // the worker itself).
 func (s *Slot) SetPID(pid int) { atomic.StoreInt64(&s.l.pid, int64(pid)) }

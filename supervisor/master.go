@@ -402,7 +402,7 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 }
 
 func (m *Master) newPosition(spec worker.Spec, lc *workers.Lifecycle) *workers.Position {
-	hooks := workers.Hooks{Changed: m.positionChanged, Retire: m.retire}
+	hooks := workers.Hooks{Changed: m.positionChanged, ModelsChanged: m.modelsChanged, Retire: m.retire}
 	if spec.Role == worker.RolePrep {
 		hooks.Prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
 		hooks.Exited = m.prepCrashes.Record
@@ -507,17 +507,27 @@ func (m *Master) positionChanged(s *workers.Position) {
 	m.propagate(s.Role())
 }
 
+// modelsChanged tells every prep worker to read again the models of s's
+// infer worker: a reload changed them in place (workers.Hooks.ModelsChanged).
+func (m *Master) modelsChanged(s *workers.Position) {
+	m.upstreamsMu.Lock()
+	defer m.upstreamsMu.Unlock()
+	if p := s.Serving(); p != nil {
+		m.propagate(s.Role(), p.Spec().Socket)
+	}
+}
+
 // propagate hands the workers that serve now to their clients: prep
-// workers to the lb, infer workers to every prep worker. The caller holds
-// upstreamsMu.
-func (m *Master) propagate(role worker.Role) {
+// workers to the lb, infer workers to every prep worker (refetch: those
+// whose models changed in place). The caller holds upstreamsMu.
+func (m *Master) propagate(role worker.Role, refetch ...string) {
 	if role == worker.RolePrep {
 		m.updateBackends()
 		return
 	}
 	for _, ps := range m.prep.list() {
 		if p := ps.Serving(); p != nil {
-			m.pushUpstreams(p)
+			m.pushUpstreams(p, refetch...)
 		}
 	}
 }
@@ -536,8 +546,10 @@ func (m *Master) updateBackends() {
 }
 
 // pushUpstreams tells a prep worker which infer workers to use.
-func (m *Master) pushUpstreams(p *workers.Process) {
-	if err := worker.SetUpstreams(p.Spec().Socket, m.inferSockets(), 5*time.Second); err != nil {
+// refetch names infer workers whose models changed in place, to be read
+// again.
+func (m *Master) pushUpstreams(p *workers.Process, refetch ...string) {
+	if err := worker.SetUpstreams(p.Spec().Socket, m.inferSockets(), 5*time.Second, refetch...); err != nil {
 		m.log.Warn().Err(err).Str("worker", p.Spec().Name).Int("pid", p.PID()).Msg("could not update the prep worker's infer workers")
 	}
 }

@@ -19,7 +19,7 @@ func (m *Master) modelStates() []control.ModelState {
 			un, _ := p.Models()
 			reports = append(reports, un)
 			serving = append(serving, p)
-			for _, wm := range p.Spec().Models {
+			for _, wm := range p.ServedModels() {
 				if _, seen := identities[wm.Name]; !seen {
 					identities[wm.Name] = wm.Version
 				}

@@ -112,7 +112,7 @@ func (m *Master) reload() control.OpResult {
 	if err != nil {
 		log = m.log.Error().Err(err)
 	}
-	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("started", res.Started).
+	log.Int64("generation", res.Generation).Strs("replaced", res.Replaced).Strs("changed_in_place", res.ChangedInPlace).Strs("started", res.Started).
 		Strs("stopped", res.Stopped).Strs("unavailable_models", res.UnavailableModels).Str("took", res.Took).Msg("reload finished")
 	// Not once a stop began (drain_grace keeps ready): systemd has STOPPING=1.
 	if m.phase.Load().AcceptsChanges() {
@@ -345,13 +345,18 @@ func reconfigureKept(p *pool, kept []*workers.Position, oldSpecs, specs []worker
 	var wg sync.WaitGroup
 	for i, s := range kept {
 		replace := !sameWorker(oldSpecs[i], specs[i])
-		if replace {
+		// Models only added or retired: the infer worker stays.
+		inPlace := replace && workers.InPlace(oldSpecs[i], specs[i])
+		switch {
+		case inPlace:
+			res.ChangedInPlace = append(res.ChangedInPlace, s.Name())
+		case replace:
 			res.Replaced = append(res.Replaced, s.Name())
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = s.Reconfigure(workers.Reconfig{Tmpl: specs[i], LC: lc, Replace: replace}); errs[i] != nil {
+			if errs[i] = s.Reconfigure(workers.Reconfig{Tmpl: specs[i], LC: lc, Replace: replace && !inPlace, InPlace: inPlace}); errs[i] != nil {
 				p.mu.Lock()
 				p.specs[i] = oldSpecs[i]
 				p.mu.Unlock()

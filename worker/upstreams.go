@@ -16,8 +16,11 @@ import (
 const UpstreamsPath = "/_supervisor/upstreams"
 
 // SetUpstreams tells the prep worker listening on socket which infer
-// workers to use. It returns once the worker has switched.
-func SetUpstreams(socket string, inferSockets []string, timeout time.Duration) error {
+// workers to use. It returns once the worker has switched. The prep worker
+// reads a worker's models once, when its socket first appears; refetch
+// names infer workers whose models changed in place since (a reload that
+// kept them), to be read again (the query's refetch values).
+func SetUpstreams(socket string, inferSockets []string, timeout time.Duration, refetch ...string) error {
 	body, err := json.Marshal(inferSockets)
 	if err != nil {
 		return err
@@ -32,6 +35,9 @@ func SetUpstreams(socket string, inferSockets []string, timeout time.Duration) e
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(fasthttp.MethodPut)
 	req.SetRequestURI("http://prep" + UpstreamsPath)
+	for _, s := range refetch {
+		req.URI().QueryArgs().Add("refetch", s)
+	}
 	req.SetBodyRaw(body)
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
 		return fmt.Errorf("set upstreams of %q: %w", socket, err)

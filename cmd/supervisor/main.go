@@ -297,8 +297,8 @@ func reload(args []string) error {
 		return fmt.Errorf("reload failed: %w", err)
 	}
 	r := resp.Result
-	fmt.Fprintf(os.Stderr, "supervisor: reloaded in %s: generation %d serves (replaced %s; started %s; stopped %s)\n",
-		r.Took, r.Generation, names(r.Replaced), names(r.Started), names(r.Stopped))
+	fmt.Fprintf(os.Stderr, "supervisor: reloaded in %s: generation %d serves (replaced %s; models changed in place %s; started %s; stopped %s)\n",
+		r.Took, r.Generation, names(r.Replaced), names(r.ChangedInPlace), names(r.Started), names(r.Stopped))
 	for _, u := range r.UnavailableModels {
 		fmt.Fprintf(os.Stderr, "supervisor: model unavailable (the others serve): %s\n", u)
 	}

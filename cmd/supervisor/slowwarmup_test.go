@@ -116,12 +116,13 @@ func TestRepositoryLoadThatFailsChangesNothing(t *testing.T) {
 		t.Errorf("types after the reload that failed for fixed: ready = %d %s, want 200", code, body)
 	}
 
-	// A reload that replaces the infer worker (a model added) does not
-	// try the failed overrides again (no second boot_timeout kill).
+	// A reload that changes the infer worker (a model added: in place,
+	// docs/models.md) does not try the failed overrides again (no second
+	// boot_timeout kill).
 	mlp := filepath.Join(modelsDir, "mlp.onnx")
 	writeConfig(t, in, strings.Replace(withTypes, "models:\n", "models:\n  - {name: mlp2, path: "+mlp+"}\n", 1))
-	if out, err := in.cli("reload"); err != nil || !strings.Contains(out, "replaced infer-0") {
-		t.Errorf("reload after the failed loads = %v, want success replacing infer-0:\n%s", err, out)
+	if out, err := in.cli("reload"); err != nil || !strings.Contains(out, "models changed in place infer-0") {
+		t.Errorf("reload after the failed loads = %v, want success changing infer-0's models in place:\n%s", err, out)
 	}
 	wantServes(t, in, "mlp2", mlpBody())
 	if n := strings.Count(in.log.String(), "worker killed at boot_timeout"); n != 1 {

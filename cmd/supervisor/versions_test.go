@@ -202,85 +202,281 @@ func fp32Values(b []byte) []float32 {
 	return out
 }
 
-// TestModelVersionReload: while 4 clients send requests to version 1,
-// reloads add version 3 (policy all), then retire version 2 (policy
-// specific [1, 3]). Every request to version 1 succeeds with version 1's
-// answer; after the first reload version 3 answers and a request naming
-// no version goes to it; after the second, version 2 is 404 and the
-// others still answer.
-func TestModelVersionReload(t *testing.T) {
-	files := versionFiles(t, 1, 2, 3)
-	in := startInstance(t, options{prepWorkers: 2, modelNames: []string{"fixed"},
-		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
-	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 1)); version != "2" {
-		t.Fatalf("unversioned went to version %s, want 2", version)
-	}
-	const clients = 4
-	var ok, failed atomic.Int64
-	var firstFailure atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	want1 := onnxmodel.NewMLPWeights(1)
+// versionClients are clients that send requests to a version of vm
+// (MLP(version)) until stopped, each with its own inputs, and count the
+// answers that are that version's, and those that are not. A version
+// being retired may also refuse (refused): 404 once the config no longer
+// has it, or 503 from a worker that retired it under the request.
+type versionClients struct {
+	version           int
+	ok, failed        atomic.Int64
+	refused           atomic.Int64
+	firstFailure      atomic.Value
+	stop              chan struct{}
+	wg                sync.WaitGroup
+	mayBeRetired      bool
+	lastRefusalStatus atomic.Int64
+}
+
+func startVersionClients(t *testing.T, in *instance, clients int) *versionClients {
+	return startClientsOf(t, in, 1, clients, false)
+}
+
+func startClientsOf(t *testing.T, in *instance, version, clients int, mayBeRetired bool) *versionClients {
+	vc := &versionClients{version: version, stop: make(chan struct{}), mayBeRetired: mayBeRetired}
+	want := onnxmodel.NewMLPWeights(uint64(version))
+	path := fmt.Sprintf("/v2/models/vm/versions/%d/infer", version)
 	for c := range clients {
-		wg.Go(func() {
+		vc.wg.Go(func() {
 			for i := 0; i < 100000; i++ {
 				select {
-				case <-stop:
+				case <-vc.stop:
 					return
 				default:
 				}
 				x := seq(16, 1+float32(c*100000+i)/1e5)
-				code, body, _ := in.post("/v2/models/vm/versions/1/infer", cacheBody(t, "", x), nil)
-				if code == http.StatusOK && near(mlpOutput(t, body), want1.Forward(x)) && strings.Contains(string(body), `"model_version":"1"`) {
-					ok.Add(1)
+				code, body, _ := in.post(path, cacheBody(t, "", x), nil)
+				if code == http.StatusOK && near(mlpOutput(t, body), want.Forward(x)) && strings.Contains(string(body), fmt.Sprintf(`"model_version":"%d"`, version)) {
+					vc.ok.Add(1)
 					continue
 				}
-				failed.Add(1)
-				firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
+				if mayBeRetired && (code == http.StatusNotFound || code == http.StatusServiceUnavailable) {
+					vc.refused.Add(1)
+					vc.lastRefusalStatus.Store(int64(code))
+					continue
+				}
+				vc.failed.Add(1)
+				vc.firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s", code, body))
 			}
 		})
 	}
-	reload := func(item string) {
+	t.Cleanup(vc.end)
+	return vc
+}
+
+// answered waits until the clients got n more answers of their version.
+func (vc *versionClients) answered(t *testing.T, what string, n int64) {
+	t.Helper()
+	before := vc.ok.Load()
+	pollUntil(t, 30*time.Second, what, func() bool { return vc.ok.Load() >= before+n })
+}
+
+func (vc *versionClients) end() {
+	select {
+	case <-vc.stop:
+	default:
+		close(vc.stop)
+	}
+	vc.wg.Wait()
+}
+
+// check stops the clients and fails t if any answer was neither their
+// version's nor, for one being retired, a refusal.
+func (vc *versionClients) check(t *testing.T, across string) {
+	t.Helper()
+	vc.end()
+	t.Logf("%d requests to version %d %s, %d refused, %d failed", vc.ok.Load(), vc.version, across, vc.refused.Load(), vc.failed.Load())
+	if vc.failed.Load() > 0 {
+		t.Errorf("%d requests to version %d failed %s, first: %v", vc.failed.Load(), vc.version, across, vc.firstFailure.Load())
+	}
+}
+
+// reloadVM rewrites vm's item in in's config and reloads; it returns the
+// CLI's output.
+func reloadVM(t *testing.T, in *instance, item string) string {
+	t.Helper()
+	b, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(b)
+	start := strings.Index(cfg, "  - name: vm\n")
+	end := strings.Index(cfg, "prep:\n")
+	writeBytes(t, in.config, []byte(cfg[:start]+item+cfg[end:]))
+	out, err := in.cli("reload")
+	if err != nil {
+		t.Fatalf("reload: %v\n%s", err, out)
+	}
+	return out
+}
+
+// TestModelVersionReload: while 4 clients send requests to version 1,
+// reloads add version 3 (policy all), then retire version 2 (policy
+// specific [1, 3]). Both keep the two infer workers (same pids: the
+// models are changed in place, docs/models.md#model-versions) and the
+// reload says so. Every request to version 1 succeeds with version 1's
+// answer; after the first reload version 3 answers, a request naming no
+// version goes to it and its runs count in its statistics (the
+// scoreboard records follow); after the second, version 2 is 404 and
+// the others still answer.
+func TestModelVersionReload(t *testing.T) {
+	files := versionFiles(t, 1, 2, 3)
+	in := startInstance(t, options{prepWorkers: 2, inferWorkers: 2, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
+	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 1)); version != "2" {
+		t.Fatalf("unversioned went to version %s, want 2", version)
+	}
+	vc := startVersionClients(t, in, 4)
+	vc.answered(t, "version 1 answers under load", 20)
+	pidsBefore := inferPIDs(in)
+	keptInPlace := func(out, what string) {
 		t.Helper()
-		b, err := os.ReadFile(in.config)
-		if err != nil {
-			t.Fatal(err)
+		t.Logf("reload %s: %s", what, strings.TrimSpace(out))
+		if pids := inferPIDs(in); len(pids) != 2 || !slices.Equal(pids, pidsBefore) {
+			t.Errorf("infer worker pids %v before %s, %v after: want them kept", pidsBefore, what, pids)
 		}
-		cfg := string(b)
-		start := strings.Index(cfg, "  - name: vm\n")
-		end := strings.Index(cfg, "prep:\n")
-		writeBytes(t, in.config, []byte(cfg[:start]+item+cfg[end:]))
-		if out, err := in.cli("reload"); err != nil {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("reload: %v\n%s", err, out)
+		if !strings.Contains(out, "models changed in place infer-0, infer-1;") {
+			t.Errorf("reload %s said %q, want both infer workers changed in place", what, out)
 		}
 	}
-	pollUntil(t, 30*time.Second, "version 1 answers under load", func() bool { return ok.Load() >= 20 })
-	pidsBefore := inferPIDs(in)
-	reload(versionsItem(files, []int{1, 2, 3}, "{all: {}}"))
-	// Every infer worker serves every version: a change of the set
-	// replaces them (surge-first, docs/models.md#model-versions).
-	t.Logf("infer worker pids %v before adding version 3, %v after", pidsBefore, inferPIDs(in))
-	before := ok.Load()
-	pollUntil(t, 30*time.Second, "version 1 answers after the first reload", func() bool { return ok.Load() >= before+20 })
-	if _, version, y := versionAnswer(t, in, "/v2/models/vm/infer", seq(16, 2)); version != "3" || !near(y, onnxmodel.NewMLPWeights(3).Forward(seq(16, 2))) {
+	out := reloadVM(t, in, versionsItem(files, []int{1, 2, 3}, "{all: {}}"))
+	keptInPlace(out, "adding version 3")
+	vc.answered(t, "version 1 answers after the first reload", 20)
+	x := seq(16, 2)
+	if _, version, y := versionAnswer(t, in, "/v2/models/vm/infer", x); version != "3" || !near(y, onnxmodel.NewMLPWeights(3).Forward(x)) {
 		t.Errorf("after adding version 3, unversioned answered version %s", version)
 	}
-	reload(versionsItem(files, []int{1, 2, 3}, "{specific: {versions: [1, 3]}}"))
-	before = ok.Load()
-	pollUntil(t, 30*time.Second, "version 1 answers after the second reload", func() bool { return ok.Load() >= before+20 })
-	close(stop)
-	wg.Wait()
-	t.Logf("%d requests to version 1 across two reloads, %d failed", ok.Load(), failed.Load())
-	if failed.Load() > 0 {
-		t.Errorf("%d requests to version 1 failed across the reloads, first: %v", failed.Load(), firstFailure.Load())
+	if st := getStats(t, in, "/v2/models/vm/versions/3/stats"); len(st) != 1 || st[0].ExecutionCount < 1 {
+		t.Errorf("stats of version 3 after it ran: %+v, want its run counted", st)
 	}
+	// The scoreboard records name version 3 (shm.Slot.SetModels): its
+	// runs reach /metrics (which names a version vm@3, docs/models.md).
+	pollUntil(t, 30*time.Second, "version 3's runs in /metrics", func() bool {
+		return scrapeMetrics(t, in)[`nv_inference_exec_count{model="vm@3",version="1"}`] >= 1
+	})
+	// Requests to version 2 while it is retired: answered by it, or
+	// refused (404, 503); none fails otherwise or hangs.
+	v2 := startClientsOf(t, in, 2, 2, true)
+	v2.answered(t, "version 2 answers under load", 10)
+	out = reloadVM(t, in, versionsItem(files, []int{1, 2, 3}, "{specific: {versions: [1, 3]}}"))
+	keptInPlace(out, "retiring version 2")
+	pollUntil(t, 30*time.Second, "requests to the retired version 2 refused", func() bool { return v2.refused.Load() >= 10 })
+	v2.check(t, "while it was retired")
+	if code := v2.lastRefusalStatus.Load(); code != http.StatusNotFound {
+		t.Errorf("the last refusal of version 2 was %d, want 404 once retired", code)
+	}
+	vc.answered(t, "version 1 answers after the second reload", 20)
+	vc.check(t, "across two reloads")
 	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", seq(16, 1)), nil); code != http.StatusNotFound {
 		t.Errorf("retired version 2: %d %s, want 404", code, body)
 	}
 	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/versions/3/infer", seq(16, 1)); version != "3" {
 		t.Errorf("version 3 answered as %s", version)
+	}
+	for _, w := range in.status().Workers {
+		if w.Role == "infer" && len(w.UnavailableModels) > 0 {
+			t.Errorf("%s reports unavailable models %v, want none (version 2 retired)", w.Name, w.UnavailableModels)
+		}
+	}
+}
+
+// TestModelVersionInPlaceLoadFails: a reload adds version 2, whose file
+// is no ONNX model. The infer worker stays (same pid) and version 1
+// serves on under 4 clients without a failure; the reload reports
+// version 2 unavailable; it answers 503 with its reason and the index
+// has it UNAVAILABLE.
+func TestModelVersionInPlaceLoadFails(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	writeBytes(t, files[2], []byte("not an ONNX model"))
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1}, "{all: {}}")})
+	vc := startVersionClients(t, in, 4)
+	vc.answered(t, "version 1 answers under load", 20)
+	pidsBefore := inferPIDs(in)
+	out := reloadVM(t, in, versionsItem(files, []int{1, 2}, "{all: {}}"))
+	if pids := inferPIDs(in); !slices.Equal(pids, pidsBefore) {
+		t.Errorf("infer worker pids %v before, %v after: want it kept", pidsBefore, pids)
+	}
+	if !strings.Contains(out, "model unavailable (the others serve): vm@2") && !strings.Contains(out, "model unavailable (the others serve): vm") {
+		t.Errorf("reload said %q, want version 2 reported unavailable", out)
+	}
+	vc.answered(t, "version 1 answers after the reload", 20)
+	vc.check(t, "across the reload")
+	x := seq(16, 0.5)
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", x), nil); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), `model \"vm\" version 2 is unavailable`) {
+		t.Errorf("version 2: %d %s, want 503 naming the version", code, body)
+	}
+	if _, version, _ := versionAnswer(t, in, "/v2/models/vm/infer", x); version != "1" {
+		t.Errorf("unversioned answered version %s, want 1 (the highest ready)", version)
+	}
+	_, b, _ := in.post("/v2/repository/index", nil, nil)
+	var entries []indexEntry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatalf("index: %s", b)
+	}
+	want := []indexEntry{{"fixed", "1", "READY", ""}, {"vm", "1", "READY", ""}}
+	if len(entries) != 3 || !slices.Equal(entries[:2], want) || entries[2].Name != "vm" || entries[2].Version != "2" ||
+		entries[2].State != "UNAVAILABLE" || entries[2].Reason == "" {
+		t.Errorf("index %+v, want vm 1 READY, vm 2 UNAVAILABLE with its reason", entries)
+	}
+}
+
+// TestModelVersionInPlaceCrash: a reload adds version 2, whose warm-up
+// kills the process (SIGFPE: integer Mod by a zero the graph computes).
+// The infer worker dies loading it in place and restarts at once with
+// the new models, version 2 skipped (one restart: it does not die on it
+// again); the reload returns once that worker serves, reporting version
+// 2 unavailable, and version 1 answers.
+func TestModelVersionInPlaceCrash(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	b, err := onnxmodel.ModByZero().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeBytes(t, files[2], b)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1}, "{all: {}}")})
+	pidsBefore := inferPIDs(in)
+	out := reloadVM(t, in, versionsItem(files, []int{1, 2}, "{all: {}}"))
+	if !strings.Contains(out, "model unavailable (the others serve): vm") || !strings.Contains(out, "died") {
+		t.Errorf("reload said %q, want version 2 reported unavailable, its worker died on it", out)
+	}
+	for _, w := range in.status().Workers {
+		if w.Role == "infer" && (w.PID == pidsBefore[0] || w.Restarts != 1 || w.State != "ready") {
+			t.Errorf("%s: pid %d (was %d), %d restarts, %s; want a new worker, restarted once, ready", w.Name, w.PID, pidsBefore[0], w.Restarts, w.State)
+		}
+	}
+	// Spawned at start, then once: the restart skipped version 2.
+	n := 0
+	for _, line := range strings.Split(in.log.String(), "\n") {
+		if strings.Contains(line, `"worker":"infer-0"`) && strings.Contains(line, `"worker spawned"`) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("infer-0 spawned %d times, want 2 (at start, then once after dying on version 2)", n)
+	}
+	x := seq(16, 0.75)
+	if code, body, _ := in.post("/v2/models/vm/versions/2/infer", cacheBody(t, "", x), nil); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), "died") {
+		t.Errorf("version 2: %d %s, want 503 saying a worker died on it", code, body)
+	}
+	if _, version, y := versionAnswer(t, in, "/v2/models/vm/versions/1/infer", x); version != "1" || !near(y, onnxmodel.NewMLPWeights(1).Forward(x)) {
+		t.Errorf("version 1 answered %s %v", version, y)
+	}
+}
+
+// TestModelVersionFileChangeReplaces: a reload after version 1's file
+// changed (other weights) replaces the infer worker (a new pid), as any
+// change to a model it serves does, and version 1 then answers with the
+// new weights.
+func TestModelVersionFileChangeReplaces(t *testing.T) {
+	files := versionFiles(t, 1, 2)
+	in := startInstance(t, options{prepWorkers: 1, modelNames: []string{"fixed"},
+		modelItems: versionsItem(files, []int{1, 2}, "{all: {}}")})
+	pidsBefore := inferPIDs(in)
+	writeBytes(t, files[1], mlpBytes(t, 5))
+	out := reloadVM(t, in, versionsItem(files, []int{1, 2}, "{all: {}}"))
+	if pids := inferPIDs(in); len(pids) != 1 || slices.Equal(pids, pidsBefore) {
+		t.Errorf("infer worker pids %v before, %v after: want it replaced", pidsBefore, pids)
+	}
+	if !strings.Contains(out, "replaced infer-0") || !strings.Contains(out, "models changed in place none") {
+		t.Errorf("reload said %q, want infer-0 replaced, none changed in place", out)
+	}
+	x := seq(16, 0.25)
+	if _, version, y := versionAnswer(t, in, "/v2/models/vm/versions/1/infer", x); version != "1" || !near(y, onnxmodel.NewMLPWeights(5).Forward(x)) {
+		t.Errorf("version 1 answered %s %v, want the new file's MLP(5)", version, y)
 	}
 }
 

@@ -218,6 +218,19 @@ func (b *Board) Started(bs Record, pid int) {
 	}
 }
 
+// SetModels rewrites the model names of record bs (shm.Slot.SetModels):
+// its process's models changed in place.
+func (b *Board) SetModels(bs Record, models []string) {
+	if b == nil || bs.i < 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sb == bs.sb {
+		b.use(func(sb *shm.Scoreboard) { sb.Slot(bs.i).SetModels(models) })
+	}
+}
+
 // Release returns record bs once its process is reaped (or failed to
 // start): its counters join the retired status.Totals and it shows Dead until it
 // is claimed again. A record of a board since removed or replaced is gone

@@ -199,6 +199,9 @@ type OpResult struct {
 	Replaced []string `json:"replaced,omitempty"`
 	Started  []string `json:"started,omitempty"`
 	Stopped  []string `json:"stopped,omitempty"`
+	// ChangedInPlace name the infer workers a reload kept, loading the
+	// models it added and retiring those it removed in place.
+	ChangedInPlace []string `json:"changed_in_place,omitempty"`
 	// UnavailableModels are "name: reason" for each model no infer worker
 	// serves after the reload (it failed to load or warm up); the reload
 	// itself succeeded and the other models serve.

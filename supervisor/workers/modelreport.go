@@ -12,9 +12,10 @@ import (
 )
 
 // modelReport collects the model states an infer worker reports while it
-// boots (worker.ModelState): which models it serves, which are
-// unavailable and why, and which one it was warming up last. It is written
-// by the event reader and read by status, so it has its own lock.
+// boots or changes its models in place (worker.ModelState): which models
+// it serves, which are unavailable and why, and which one it was warming
+// up last. It is written by the event reader and read by status, so it
+// has its own lock.
 type modelReport struct {
 	mu          sync.Mutex
 	unavailable map[string]string // model -> reason
@@ -22,6 +23,11 @@ type modelReport struct {
 	warnings    map[string]string // ready model -> why its warm-up failed
 	warming     string            // set by ModelWarming, cleared by the model's next state
 	warmingAt   time.Time
+	// models and slots are the worker's models and its scoreboard
+	// record's model names once a reload changed them in place
+	// (finishChange); nil: those it was spawned with.
+	models []worker.Model
+	slots  []string
 }
 
 func (r *modelReport) record(ev worker.ModelEvent) {
@@ -36,12 +42,92 @@ func (r *modelReport) record(ev worker.ModelEvent) {
 		r.warming, r.warmingAt = ev.Name, time.Now()
 	case worker.ModelReady:
 		r.ready[ev.Name] = true
+		delete(r.unavailable, ev.Name)
 		if ev.Warning != "" {
 			r.warnings[ev.Name] = ev.Warning
 		}
 	case worker.ModelUnavailable:
 		r.unavailable[ev.Name] = ev.Reason
+		delete(r.ready, ev.Name)
 	}
+}
+
+// loadingInPlace is why a model being added in place does not serve yet.
+const loadingInPlace = "loading: a reload added it, and the infer worker is loading and warming it up"
+
+// startChange returns the change in place from the worker's models (those
+// it was spawned with, or the last change's) to next: next's models, and
+// the record's model names with the added ones after the others (a
+// retired model keeps its place, so no counter moves). The added models
+// are unavailable (loadingInPlace) until finishChange.
+func (r *modelReport) startChange(spawned, next []worker.Model) worker.ModelsChange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unavailable == nil {
+		r.unavailable, r.ready, r.warnings = map[string]string{}, map[string]bool{}, map[string]string{}
+	}
+	slots := r.slots
+	if slots == nil {
+		for _, m := range spawned {
+			slots = append(slots, m.Name)
+		}
+	}
+	slots = slices.Clone(slots)
+	for _, m := range next {
+		if !slices.Contains(slots, m.Name) {
+			slots = append(slots, m.Name)
+		}
+		if !r.ready[m.Name] && r.unavailable[m.Name] == "" {
+			r.unavailable[m.Name] = loadingInPlace
+		}
+	}
+	return worker.ModelsChange{Models: next, Slots: slots}
+}
+
+// finishChange records the worker's answer to ch (its new GET /metadata):
+// each model's state, and the retired models forgotten.
+func (r *modelReport) finishChange(ch worker.ModelsChange, sts []worker.ModelStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.models, r.slots = ch.Models, ch.Slots
+	listed := map[string]bool{}
+	for _, m := range ch.Models {
+		listed[m.Name] = true
+	}
+	for _, st := range sts {
+		if st.Unavailable != "" {
+			r.unavailable[st.Name] = st.Unavailable
+			delete(r.ready, st.Name)
+			continue
+		}
+		r.ready[st.Name] = true
+		delete(r.unavailable, st.Name)
+		if st.Warning != "" {
+			r.warnings[st.Name] = st.Warning
+		}
+	}
+	for name := range r.ready {
+		if !listed[name] {
+			delete(r.ready, name)
+			delete(r.warnings, name)
+		}
+	}
+	for name := range r.unavailable {
+		if !listed[name] {
+			delete(r.unavailable, name)
+		}
+	}
+}
+
+// served is the worker's models now: spawned, or those a reload changed
+// them to in place.
+func (r *modelReport) served(spawned []worker.Model) []worker.Model {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.models != nil {
+		return r.models
+	}
+	return spawned
 }
 
 // diedBooting is the boot error of a worker that exited before it said

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -17,13 +19,16 @@ import (
 // model's state, dies (exit 2, as a Go process does on a SIGFPE in C code)
 // on a model named crash*, hangs on hang* (until boot_timeout kills it),
 // reports bad* and models with warmup "fail" unavailable, skips what the master marked unavailable, then
-// serves.
+// serves. It changes its models in place (worker.ModelsPath) by the same
+// rules, for the models it did not have.
 func modelsWorker(spec *worker.Spec) {
 	rt := worker.Start(spec)
-	for _, m := range spec.Models {
-		if reason, ok := spec.Unavailable[m.Name]; ok {
+	load := func(m worker.Model, skip map[string]string) worker.ModelStatus {
+		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name}}
+		if reason, ok := skip[m.Name]; ok {
 			rt.ModelState(m.Name, worker.ModelUnavailable, reason)
-			continue
+			st.Unavailable = reason
+			return st
 		}
 		rt.ModelState(m.Name, worker.ModelWarming, "")
 		switch {
@@ -33,11 +38,43 @@ func modelsWorker(spec *worker.Spec) {
 			select {}
 		case strings.HasPrefix(m.Name, "bad"), m.Warmup == "fail":
 			rt.ModelState(m.Name, worker.ModelUnavailable, "warm-up failed")
+			st.Unavailable = "warm-up failed"
 		default:
 			rt.ModelState(m.Name, worker.ModelReady, "")
 		}
+		return st
 	}
-	srv := &fasthttp.Server{Handler: rt.Count(func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })}
+	have := map[string]worker.ModelStatus{}
+	for _, m := range spec.Models {
+		have[m.Name] = load(m, spec.Unavailable)
+	}
+	change := func(ctx *fasthttp.RequestCtx) {
+		var ch worker.ModelsChange
+		if err := json.Unmarshal(ctx.PostBody(), &ch); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
+		next := map[string]worker.ModelStatus{}
+		var out []worker.ModelStatus
+		for _, m := range ch.Models {
+			st, ok := have[m.Name]
+			if !ok {
+				st = load(m, ch.Unavailable)
+			}
+			next[m.Name] = st
+			out = append(out, st)
+		}
+		have = next
+		b, _ := json.Marshal(out)
+		ctx.SetBody(b)
+	}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == worker.ModelsPath {
+			change(ctx)
+			return
+		}
+		ctx.SetBodyString("ok")
+	}}
 	if err := rt.Serve(srv); err != nil {
 		os.Exit(2)
 	}

@@ -62,6 +62,9 @@ type Hooks struct {
 	Prepare func(*worker.Spec)
 	// Changed is called whenever the position's serving process changes.
 	Changed func(*Position)
+	// ModelsChanged, if set, is called when the serving process's models
+	// changed in place (changeInPlace): its clients read them again.
+	ModelsChanged func(*Position)
 	// Retire drains a replaced process (bounded by drain) and stops it.
 	Retire func(s *Position, p *Process, drain time.Duration)
 	// Exited, if set, is told of each unexpected exit (the process,
@@ -81,6 +84,9 @@ type Reconfig struct {
 	// is replaced (surge-first, or drain-first when the GPU has no room
 	// for both); otherwise only the next spawn uses Tmpl.
 	Replace bool
+	// InPlace: only the models changed, as InPlace allows: the serving
+	// worker loads the added ones and retires the others (changeInPlace).
+	InPlace bool
 	done    chan error // buffered; nil once the position serves the new spec
 }
 
@@ -133,6 +139,9 @@ type Position struct {
 	// (path, file version, batching, warm-up...) is the one it died on,
 	// and, for a timeout, boot_timeout is unchanged.
 	skipped map[string]skippedModel
+	// pending is a reload whose in-place change the worker died on (run
+	// goroutine only): the restart's boot answers it.
+	pending chan error
 }
 
 // skippedModel is a model a worker of the position died on.
@@ -343,6 +352,12 @@ func (s *Position) run(booted chan<- error) {
 			if time.Since(since) > backoffReset {
 				backoff = s.lc.backoffBase
 			}
+			if s.pending != nil && !s.stopping() {
+				// Died changing its models in place: boot the new
+				// ones at once; that boot answers the reload.
+				reloaded, s.pending = s.pending, nil
+				continue
+			}
 		} else if s.stopping() {
 			s.setState(stateStopped)
 			return
@@ -494,6 +509,12 @@ func (s *Position) serve(p *Process) (stopped bool) {
 		case <-retry:
 			reason = "retrying a failed replacement"
 		case r := <-s.reconf:
+			if r.InPlace {
+				if s.pending = s.changeInPlace(p, r); s.pending != nil {
+					return false
+				}
+				continue
+			}
 			next, ok := s.applyReload(p, r)
 			if next == nil { // replaced drain-first, and the new worker failed
 				return s.stopping()

@@ -50,6 +50,9 @@ type Process struct {
 	// models is what the worker said about its models while booting
 	// (infer workers; see modelreport.go).
 	models modelReport
+	// eventsRead is closed once the event reader has read every line the
+	// worker wrote (at EOF).
+	eventsRead chan struct{}
 
 	// reaped, if set, is called once the process is reaped, before
 	// exited is closed: it reads the record's work record (atWork).
@@ -125,7 +128,7 @@ func (s Spawner) spawnThen(spec worker.Spec, reaped func(*Process)) (*Process, e
 		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
 	}
 	p := &Process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
-		exited: make(chan struct{}), liveness: liveW, reaped: reaped}
+		exited: make(chan struct{}), liveness: liveW, reaped: reaped, eventsRead: make(chan struct{})}
 	go p.readEvents(readyR)
 	go p.wait()
 	return p, nil
@@ -153,6 +156,10 @@ func (p *Process) Models() (unavailable map[string]string, ready map[string]bool
 	return p.models.snapshot()
 }
 
+// ServedModels are the models the worker runs now: those it was spawned
+// with, or those a reload changed them to in place.
+func (p *Process) ServedModels() []worker.Model { return p.models.served(p.spec.Models) }
+
 // ModelWarning is why the worker serves model name with a caveat (a
 // warm-up ONNX Runtime refused), "" for none.
 func (p *Process) ModelWarning(name string) string { return p.models.warning(name) }
@@ -161,6 +168,7 @@ func (p *Process) ModelWarning(name string) string { return p.models.warning(nam
 // (infer workers), the readiness line, then heartbeats and at most one
 // recycle request.
 func (p *Process) readEvents(r *os.File) {
+	defer close(p.eventsRead)
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	line, ok := p.bootLines(sc)
@@ -190,6 +198,12 @@ func (p *Process) readEvents(r *os.File) {
 		case strings.HasPrefix(line, "recycle: ") && !recycled:
 			recycled = true
 			p.recycle <- strings.TrimPrefix(line, "recycle: ")
+		default:
+			// A model loaded in place (changeInPlace): which one it is
+			// on, should it die there.
+			if ev, ok := worker.ParseModelEvent(line); ok {
+				p.models.record(ev)
+			}
 		}
 	}
 }

@@ -52,13 +52,13 @@ func TestCPUWorkerRefusesPinnedOutputs(t *testing.T) {
 		t.Fatalf("load: %v (a model's output binding must not fail the worker)", err)
 	}
 	defer s.close()
-	reason := s.unavailable["pinned"]
+	reason := s.cat.Load().unavailable["pinned"]
 	if !strings.Contains(reason, `model "pinned"`) || !strings.Contains(reason, ort.ErrPinnedNeedsGPU.Error()) ||
 		!strings.Contains(reason, "set output_binding: off") {
 		t.Errorf("unavailable reason %q; want ErrPinnedNeedsGPU naming model \"pinned\" and what to change", reason)
 	}
-	if _, ok := s.models["plain"]; !ok {
-		t.Errorf("model \"plain\" does not serve (unavailable: %q)", s.unavailable["plain"])
+	if _, ok := s.cat.Load().models["plain"]; !ok {
+		t.Errorf("model \"plain\" does not serve (unavailable: %q)", s.cat.Load().unavailable["plain"])
 	}
 }
 
@@ -78,7 +78,7 @@ func TestGPUWorkerRefusesCUDAGraph(t *testing.T) {
 		t.Fatalf("load: %v (a model refused for its options must not fail the worker as a GPU error)", err)
 	}
 	defer s.close()
-	reason := s.unavailable["graph"]
+	reason := s.cat.Load().unavailable["graph"]
 	if !strings.Contains(reason, `model "graph"`) || !strings.Contains(reason, ort.ErrCUDAGraph.Error()) ||
 		!strings.Contains(reason, "enable_cuda_graph: false") {
 		t.Errorf("unavailable reason %q; want ErrCUDAGraph naming model \"graph\" and what to change", reason)

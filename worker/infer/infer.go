@@ -26,16 +26,20 @@
 //     done whatever the outcome (handoff.go).
 //   - A panic in a handler is answered 500 and logged with its stack, and
 //     the worker serves on (recoverPanic): a bug, not the request's crash.
+//   - A reload that only adds or retires models changes them in place
+//     (inplace.go): the models kept keep their sessions and batchers; the
+//     catalog a request reads is swapped whole, never edited.
 //
 // What operators see of this: docs/model-isolation.md.
 package infer
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -65,8 +69,15 @@ func Run(rt *worker.Runtime) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	go s.arenas.janitor(10*time.Second, stop)
+	counted := rt.Count(s.handle)
 	srv := &fasthttp.Server{
-		Handler:            rt.Count(s.handle),
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if string(ctx.Path()) == worker.ModelsPath {
+				s.changeModels(ctx) // the master's, not a request (inplace.go)
+				return
+			}
+			counted(ctx)
+		},
 		Name:               "supervisor-infer",
 		MaxRequestBodySize: maxFrameBytes,
 		Logger:             fasthttpLogger{rt},
@@ -74,17 +85,18 @@ func Run(rt *worker.Runtime) error {
 	return rt.Serve(srv)
 }
 
-// server is the infer worker's state: its models by name.
+// server is the infer worker's state: its models, as a catalog that a
+// reload may swap in place (inplace.go).
 type server struct {
-	models map[string]*model
-	// unavailable holds why each model that failed to load or warm up
-	// does not serve (per-model isolation: the others do).
-	unavailable map[string]string
-	metaJSON    []byte
-	arenas      arenas          // prep workers' shared-memory arenas
-	runs        *runs           // what the models' runs are at work on (atwork.go)
-	tracer      *tracing.Tracer // nil: tracing off (trace.go)
-	log         zerolog.Logger
+	cat atomic.Pointer[catalog]
+	// changeMu serialises changes in place (the master sends one at a
+	// time; this keeps a second from interleaving).
+	changeMu sync.Mutex
+	rt       *worker.Runtime
+	arenas   arenas          // prep workers' shared-memory arenas
+	runs     *runs           // what the models' runs are at work on (atwork.go)
+	tracer   *tracing.Tracer // nil: tracing off (trace.go)
+	log      zerolog.Logger
 	// panicHook, if set, runs in every /infer request once its frame is
 	// read; tests use it to make the handler panic (recoverPanic).
 	panicHook func(*fasthttp.RequestCtx)
@@ -105,35 +117,27 @@ func load(rt *worker.Runtime) (*server, error) {
 	if err := ort.Init(rt.Spec.ORTLibrary); err != nil {
 		return nil, err
 	}
-	s := &server{models: map[string]*model{}, unavailable: map[string]string{}, runs: &runs{slot: rt.Slot()}, log: rt.Log}
-	var status []worker.ModelStatus
+	s := &server{rt: rt, runs: &runs{slot: rt.Slot()}, log: rt.Log}
+	c := newCatalog()
 	var obs observers
 	var gpuErrs []error
 	for i, m := range rt.Spec.Models {
-		st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform},
-			Serving: &worker.Serving{Batching: m.Batching, Provider: rt.Spec.Provider, GPUIndex: rt.Spec.GPUIndex}}
-		mod, err := s.loadModel(rt, m, modelOptions(rt.Spec, m), obs.add(rt.Slot(), i))
-		if err != nil {
-			st.Unavailable = err.Error()
-			if errors.Is(err, ort.ErrProviderUnavailable) {
-				gpuErrs = append(gpuErrs, err)
-			}
-		} else {
-			st.Metadata, st.Warning = mod.md, mod.warmupFailed
+		st, err := s.loadModel(c, m, rt.Spec.Unavailable, obs.add(rt.Slot(), i))
+		if errors.Is(err, ort.ErrProviderUnavailable) {
+			gpuErrs = append(gpuErrs, err)
 		}
-		status = append(status, st)
+		c.status = append(c.status, st)
 	}
+	s.cat.Store(c)
 	if len(gpuErrs) > 0 && len(gpuErrs) == len(rt.Spec.Models) {
 		// Not a model's fault: the worker's device or library is unusable.
 		s.close()
 		return nil, fmt.Errorf("no model can run on this worker's GPU: %w", gpuErrs[0])
 	}
-	b, err := json.Marshal(status)
-	if err != nil {
+	if err := c.seal(); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.metaJSON = b
 	obs.arm()
 	return s, nil
 }
@@ -147,29 +151,34 @@ func modelOptions(spec *worker.Spec, m worker.Model) ort.Options {
 	return o
 }
 
-// loadModel opens and warms up one model, telling the master before it
-// starts (so that a crash inside ONNX Runtime is pinned on this model) and
-// after. A model the master quarantined is not touched.
-func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options, obs batch.Observer) (*model, error) {
+// loadModel opens and warms up one model into c, telling the master
+// before it starts (so that a crash inside ONNX Runtime is pinned on this
+// model) and after, and returns its status (GET /metadata's entry). A
+// model the master quarantined (in skip) is not touched.
+func (s *server) loadModel(c *catalog, m worker.Model, skip map[string]string, obs batch.Observer) (worker.ModelStatus, error) {
+	rt := s.rt
+	st := worker.ModelStatus{Metadata: tensor.Metadata{Name: m.Name, Platform: ort.Platform},
+		Serving: &worker.Serving{Batching: m.Batching, Provider: rt.Spec.Provider, GPUIndex: rt.Spec.GPUIndex}}
 	log := rt.Log.With().Str("model", m.Name).Str("path", m.Path).Logger()
-	if reason, ok := rt.Spec.Unavailable[m.Name]; ok {
+	if reason, ok := skip[m.Name]; ok {
 		err := errors.New(reason)
-		s.unavailable[m.Name] = reason
+		c.unavailable[m.Name], st.Unavailable = reason, reason
 		log.Error().Err(err).Msg("model unavailable: skipped, a previous worker died while warming it up")
 		rt.ModelState(m.Name, worker.ModelUnavailable, reason)
-		return nil, err
+		return st, err
 	}
 	rt.ModelState(m.Name, worker.ModelWarming, "")
 	mod, err := openIdentified(m.Path, func() (*model, error) {
-		return openModel(m, opts, obs, s.runs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
+		return openModel(m, modelOptions(rt.Spec, m), obs, s.runs, func(model string, ran time.Duration) { wedged(rt, model, ran) })
 	})
 	if err != nil {
-		s.unavailable[m.Name] = err.Error()
+		c.unavailable[m.Name], st.Unavailable = err.Error(), err.Error()
 		log.Error().Err(err).Msg("model unavailable: the other models serve")
 		rt.ModelState(m.Name, worker.ModelUnavailable, err.Error())
-		return nil, err
+		return st, err
 	}
-	s.models[m.Name] = mod
+	c.models[m.Name] = mod
+	st.Metadata, st.Warning = mod.md, mod.warmupFailed
 	if mod.warmupFailed != "" {
 		log.Warn().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Str("reason", mod.warmupFailed).
 			Msg("model loaded; its warm-up failed: it serves, and its first requests pay ONNX Runtime's first runs")
@@ -177,11 +186,11 @@ func (s *server) loadModel(rt *worker.Runtime, m worker.Model, opts ort.Options,
 		log.Info().Str("identity", mod.identity).Any("batching", m.Batching).Str("warmup", m.Warmup).Msg("model loaded and warmed up")
 	}
 	rt.ModelState(m.Name, worker.ModelReady, mod.warmupFailed)
-	return mod, nil
+	return st, nil
 }
 
 func (s *server) close() {
-	for _, m := range s.models {
+	for _, m := range s.cat.Load().models {
 		m.close()
 	}
 }
@@ -208,7 +217,7 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 		s.infer(ctx)
 	case "/metadata":
 		ctx.SetContentType("application/json")
-		ctx.SetBody(s.metaJSON)
+		ctx.SetBody(s.cat.Load().metaJSON)
 	case "/stats":
 		s.stats(ctx)
 	default:
@@ -240,8 +249,9 @@ func (s *server) infer(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	model = req.Model
-	m, ok := s.models[req.Model]
-	if reason, down := s.unavailable[req.Model]; down {
+	cat := s.cat.Load()
+	m, ok := cat.models[req.Model]
+	if reason, down := cat.unavailable[req.Model]; down {
 		ctx.Error(fmt.Sprintf("model %q is unavailable: %s", req.Model, reason), fasthttp.StatusServiceUnavailable)
 		return
 	}

@@ -23,7 +23,8 @@ import (
 func TestHandlerPanicIsAnswered500AndTheWorkerServesOn(t *testing.T) {
 	var logs syncBuffer
 	var panics atomic.Int32
-	s := &server{log: zerolog.New(&logs), metaJSON: []byte("[]")}
+	s := &server{log: zerolog.New(&logs)}
+	s.cat.Store(&catalog{metaJSON: []byte("[]")})
 	s.panicHook = func(*fasthttp.RequestCtx) {
 		if panics.Add(1) == 1 {
 			var m map[string]int

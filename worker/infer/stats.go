@@ -11,9 +11,10 @@ import (
 // stats answers GET /stats: every model's batcher statistics, or, with
 // ?model=NAME, that model's alone (still as a one-entry object).
 func (s *server) stats(ctx *fasthttp.RequestCtx) {
-	out := make(map[string]batch.Stats, len(s.models))
+	models := s.cat.Load().models
+	out := make(map[string]batch.Stats, len(models))
 	only := string(ctx.QueryArgs().Peek("model"))
-	for name, m := range s.models {
+	for name, m := range models {
 		if only == "" || only == name {
 			out[name] = m.batcher.Stats()
 		}

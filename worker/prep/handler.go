@@ -144,7 +144,11 @@ func (h *handler) setUpstreams(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusBadRequest, "want a JSON array of socket paths: "+err.Error())
 		return
 	}
-	h.routes.update(sockets)
+	var refetch []string
+	for _, s := range ctx.QueryArgs().PeekMulti("refetch") {
+		refetch = append(refetch, string(s))
+	}
+	h.routes.update(sockets, refetch...)
 	h.log.Info().Strs("infer_sockets", sockets).Msg("infer workers updated")
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }

@@ -209,11 +209,12 @@ func (r *router) boot(sockets []string) error {
 	return nil
 }
 
-// update switches to the infer workers on sockets (the master's PUT).
-func (r *router) update(sockets []string) {
+// update switches to the infer workers on sockets (the master's PUT),
+// reading again the models of those on refetch (changed in place).
+func (r *router) update(sockets []string, refetch ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	views := r.views(sockets)
+	views := r.views(sockets, refetch...)
 	models := r.cur.Load().models
 	if anyAnswered(views) {
 		models, _ = r.models(views, false)
@@ -287,13 +288,14 @@ func (r *router) withRoutes(routes map[string]*lb.Route, models map[string]*mode
 }
 
 // views returns a view of each socket's infer worker: the current one when
-// it was read, otherwise read now (all in parallel).
-func (r *router) views(sockets []string) []*inferView {
+// it was read (and is not on refetch), otherwise read now (all in
+// parallel).
+func (r *router) views(sockets []string, refetch ...string) []*inferView {
 	cur := r.cur.Load()
 	out := make([]*inferView, len(sockets))
 	var wg sync.WaitGroup
 	for i, s := range sockets {
-		if v := cur.bySocket[s]; v != nil && v.err == nil {
+		if v := cur.bySocket[s]; v != nil && v.err == nil && !slices.Contains(refetch, s) {
 			out[i] = v
 			continue
 		}

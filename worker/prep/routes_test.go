@@ -316,3 +316,45 @@ func TestSwappingEveryWorkerAtOnceDropsNothing(t *testing.T) {
 		t.Fatalf("%d of %d requests for b failed while every worker was swapped at once; first: %v", n, n+served.Load(), firstFailure.Load())
 	}
 }
+
+// TestRefetchReadsAKeptWorkersModelsAgain: a worker's models are read once,
+// when its socket appears; a PUT naming it in refetch (its models changed
+// in place by a reload) reads them again, so a model it added serves and
+// one it retired does not, on the same socket.
+func TestRefetchReadsAKeptWorkersModelsAgain(t *testing.T) {
+	var meta atomic.Value
+	setModels := func(names ...string) {
+		var sts []worker.ModelStatus
+		for _, n := range names {
+			sts = append(sts, worker.ModelStatus{Metadata: testMetadata(n)})
+		}
+		b, err := json.Marshal(sts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta.Store(b)
+	}
+	setModels("a")
+	socket := filepath.Join(t.TempDir(), "infer.sock")
+	startFakeInferAt(t, socket, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/metadata" {
+			ctx.SetBody(meta.Load().([]byte))
+			return
+		}
+		out := tensor.Tensor{Name: "y", DType: tensor.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)}
+		ctx.SetBody(tensor.AppendTensors(nil, []tensor.Tensor{out}))
+	})
+	h := routedHandler(t, socket)
+	setModels("b")
+	h.routes.update([]string{socket})
+	if code, body := inferModel(h, "b"); code != fasthttp.StatusNotFound {
+		t.Fatalf("b before a refetch: %d %s, want 404 (the worker's models as first read)", code, body)
+	}
+	h.routes.update([]string{socket}, socket)
+	if code, body := inferModel(h, "b"); code != fasthttp.StatusOK {
+		t.Errorf("b after the refetch: %d %s, want 200", code, body)
+	}
+	if code, body := inferModel(h, "a"); code != fasthttp.StatusServiceUnavailable {
+		t.Errorf("a after the refetch: %d %s, want 503 (no worker has it now)", code, body)
+	}
+}
