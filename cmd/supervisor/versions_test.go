@@ -340,9 +340,9 @@ func TestModelVersionReload(t *testing.T) {
 		t.Errorf("stats of version 3 after it ran: %+v, want its run counted", st)
 	}
 	// The scoreboard records name version 3 (shm.Slot.SetModels): its
-	// runs reach /metrics (which names a version vm@3, docs/models.md).
+	// runs reach /metrics (Triton labels: model="vm", version="3").
 	pollUntil(t, 30*time.Second, "version 3's runs in /metrics", func() bool {
-		return scrapeMetrics(t, in)[`nv_inference_exec_count{model="vm@3",version="1"}`] >= 1
+		return scrapeMetrics(t, in)[`nv_inference_exec_count{model="vm",version="3"}`] >= 1
 	})
 	// Requests to version 2 while it is retired: answered by it, or
 	// refused (404, 503); none fails otherwise or hangs.

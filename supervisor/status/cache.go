@@ -38,7 +38,8 @@ func writeCaches(p *promText, caches map[string]respcache.Stats) {
 	for _, c := range series {
 		p.family(c.name, c.kind, c.help)
 		for _, n := range names {
-			p.sample(c.name, c.value(caches[n]), "model", n, "version", tritonVersion)
+			model, version := tritonLabels(n)
+			p.sample(c.name, c.value(caches[n]), "model", model, "version", version)
 		}
 	}
 }

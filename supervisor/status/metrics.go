@@ -5,6 +5,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/poison"
 	"github.com/supervisor-dev/supervisor/internal/respcache"
 	"github.com/supervisor-dev/supervisor/internal/tracing"
+	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -31,8 +32,11 @@ type Scrape struct {
 	Tracing *tracing.Stats
 }
 
-// tritonVersion is the model version label: models have one version.
-const tritonVersion = "1"
+// tritonLabels are the model and version labels of Triton's nv_* series
+// for a served model: a version of a model with a versions list is served
+// as "name@v" (internal/v2 ServedName) and labelled model="name",
+// version="v", as Triton labels it; a model of one file is version "1".
+func tritonLabels(served string) (model, version string) { return v2.SplitServedName(served) }
 
 // MetricsText renders a Scrape in the Prometheus text format: Triton's
 // nv_* series where Triton has one, supervisor_* for the rest.
@@ -79,13 +83,15 @@ func writeTriton(p *promText, s Scrape) {
 	for i, c := range counters {
 		p.family(c.name, "counter", c.help)
 		for _, n := range names {
-			p.sample(c.name, c.value(s.Totals.models[n]), "model", n, "version", tritonVersion)
+			model, version := tritonLabels(n)
+			p.sample(c.name, c.value(s.Totals.models[n]), "model", model, "version", version)
 		}
 		if i == 0 {
 			p.family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes, by reason (REJECTED: overloaded, 503; BACKEND: the run failed; CANCELED; OTHER: invalid input and the rest)")
 			for _, n := range names {
+				model, version := tritonLabels(n)
 				for _, f := range shm.Failures() {
-					p.sample("nv_inference_request_failure", float64(s.Totals.models[n].Failures[f]), "model", n, "reason", f.String(), "version", tritonVersion)
+					p.sample("nv_inference_request_failure", float64(s.Totals.models[n].Failures[f]), "model", model, "reason", f.String(), "version", version)
 				}
 			}
 		}

@@ -41,6 +41,28 @@ func TestMetricsTextFormat(t *testing.T) {
 	}
 }
 
+// TestMetricsLabelVersions: a version served as "vm@3" is labelled
+// model="vm", version="3" in Triton's series, as Triton labels it, so a
+// dashboard built for Triton sums a model's versions by its name.
+func TestMetricsLabelVersions(t *testing.T) {
+	tot := NewTotals()
+	tot.Add(shm.SlotSnapshot{State: shm.Ready, Role: "infer", Requests: 5,
+		ModelStats: []shm.ModelSnapshot{{Name: "vm@3", Success: 5, Inferences: 5}, {Name: "vm@2", Success: 1, Inferences: 1}}})
+	text := string(MetricsText(Scrape{Totals: tot}))
+	for _, want := range []string{
+		`nv_inference_request_success{model="vm",version="3"} 5` + "\n",
+		`nv_inference_request_success{model="vm",version="2"} 1` + "\n",
+		`nv_inference_request_failure{model="vm",reason="BACKEND",version="3"} 0` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(text, "vm@") {
+		t.Error("a Triton series names the served name vm@v rather than model and version")
+	}
+}
+
 func TestBottleneck(t *testing.T) {
 	tests := []struct {
 		name  string
