@@ -3,6 +3,7 @@ package v2
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/supervisor-dev/supervisor/internal/jsonnum"
 	"math"
 
 	"github.com/supervisor-dev/supervisor/internal/tensor"
@@ -53,7 +54,7 @@ func (d *decoder) data(in *input) error {
 	var err error
 	if p.dtype == tensor.FP32 && !p.nested && j < len(s.b) && s.b[j] != ']' {
 		var done bool
-		p.k, s.i, done = flatFloat32s(s.b, s.i+1, p.out)
+		p.k, s.i, done = jsonnum.FlatFloat32s(s.b, s.i+1, p.out)
 		if !done {
 			err = p.elements(0, p.k)
 		}
@@ -74,7 +75,7 @@ func (d *decoder) data(in *input) error {
 	return nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return jsonnum.IsSpace(c) }
 
 // dataParser fills one tensor's bytes from a flat or nested JSON array.
 type dataParser struct {
@@ -186,7 +187,7 @@ func (p *dataParser) value() error {
 		return nil
 	}
 	start := s.i
-	num, end, ok := scanNumber(s.b, start)
+	num, end, ok := jsonnum.Scan(s.b, start)
 	if !ok {
 		if end == start && s.kind() != "no valid JSON value" {
 			return badRequest("%s: data[%d] must be a number, got %s", p.in.label(), p.k, s.kind())
@@ -199,23 +200,23 @@ func (p *dataParser) value() error {
 	out := p.out[p.k*p.size:]
 	switch p.dtype {
 	case tensor.FP32:
-		binary.LittleEndian.PutUint32(out, math.Float32bits(num.float32(tok)))
+		binary.LittleEndian.PutUint32(out, math.Float32bits(num.Float32(tok)))
 	case tensor.FP64:
-		binary.LittleEndian.PutUint64(out, math.Float64bits(num.float64(tok)))
+		binary.LittleEndian.PutUint64(out, math.Float64bits(num.Float64(tok)))
 	case tensor.FP16:
-		binary.LittleEndian.PutUint16(out, num.half(tok, tensor.FP16From64))
+		binary.LittleEndian.PutUint16(out, num.Half(tok, tensor.FP16From64))
 	case tensor.BF16:
-		binary.LittleEndian.PutUint16(out, num.half(tok, tensor.BF16From64))
+		binary.LittleEndian.PutUint16(out, num.Half(tok, tensor.BF16From64))
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		lo, hi := signedRange(p.size)
-		v, ok := num.int(lo, hi)
+		v, ok := num.Int(lo, hi)
 		if !ok {
 			return p.rangeErr(&num, tok, lo, uint64(hi))
 		}
 		putUint(out, uint64(v), p.size)
 	default: // the unsigned types
 		hi := uint64(math.MaxUint64) >> (64 - 8*p.size)
-		v, ok := num.uint(tok, hi)
+		v, ok := num.Uint(tok, hi)
 		if !ok {
 			return p.rangeErr(&num, tok, 0, hi)
 		}
@@ -267,8 +268,8 @@ func (p *dataParser) bool() error {
 	return nil
 }
 
-func (p *dataParser) rangeErr(num *number, tok []byte, lo int64, hi uint64) error {
-	if !num.isInt {
+func (p *dataParser) rangeErr(num *jsonnum.Number, tok []byte, lo int64, hi uint64) error {
+	if !num.IsInt() {
 		return badRequest("%s: data[%d] is %s but %s needs integers", p.in.label(), p.k, clip(tok), p.dtype)
 	}
 	return badRequest("%s: data[%d] is %s, outside the %s range [%d, %d]", p.in.label(), p.k, clip(tok), p.dtype, lo, hi)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/supervisor-dev/supervisor/internal/jsonnum"
 )
 
 // maxDepth bounds how deeply the JSON header may nest, so that a hostile
@@ -320,7 +322,7 @@ func (s *scanner) skip(depth int) error {
 		return s.literal("null")
 	}
 	start := s.i
-	_, end, ok := scanNumber(s.b, s.i)
+	_, end, ok := jsonnum.Scan(s.b, s.i)
 	s.i = end
 	if !ok && end == start {
 		return s.syntax("a value")
@@ -335,7 +337,7 @@ func (s *scanner) skip(depth int) error {
 // message when the value is something else.
 func (s *scanner) intIn(what string, hi int64) (int64, error) {
 	start := s.i
-	n, end, ok := scanNumber(s.b, s.i)
+	n, end, ok := jsonnum.Scan(s.b, s.i)
 	switch {
 	case !ok && end == start:
 		if s.kind() == "no valid JSON value" {
@@ -347,7 +349,7 @@ func (s *scanner) intIn(what string, hi int64) (int64, error) {
 		return 0, s.syntax("a digit")
 	}
 	s.i = end
-	v, ok := n.int(0, hi)
+	v, ok := n.Int(0, hi)
 	switch {
 	case ok:
 		return v, nil

@@ -1,4 +1,4 @@
-package v2
+package jsonnum
 
 import (
 	"encoding/binary"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// flatFloat32s is the fast path for the most common payload: a flat array
+// FlatFloat32s is the fast path for the most common payload: a flat array
 // of FP32 values, as image models take. i is the offset just past '['. It
 // fills out and returns the number of values written and the offset past
 // ']', with done true.
@@ -17,21 +17,21 @@ import (
 // false at the start of the element at fault, having written k values, and
 // the general path carries on from there: it produces the error message or
 // the rest of the values.
-func flatFloat32s(b []byte, i int, out []byte) (k, end int, done bool) {
+func FlatFloat32s(b []byte, i int, out []byte) (k, end int, done bool) {
 	n := len(out) / 4
 	for ; ; k++ {
-		for i < len(b) && isSpace(b[i]) {
+		for i < len(b) && IsSpace(b[i]) {
 			i++
 		}
 		if k == n || i >= len(b) {
 			return k, i, false
 		}
-		v, j, ok := fastFloat32(b, i)
+		v, j, ok := FastFloat32(b, i)
 		if !ok {
 			return k, i, false
 		}
 		binary.LittleEndian.PutUint32(out[4*k:], math.Float32bits(v))
-		for j < len(b) && isSpace(b[j]) {
+		for j < len(b) && IsSpace(b[j]) {
 			j++
 		}
 		switch {
@@ -47,9 +47,9 @@ func flatFloat32s(b []byte, i int, out []byte) (k, end int, done bool) {
 	}
 }
 
-// fastFloat32 reads one JSON number at b[i] as a float32, rounding
+// FastFloat32 reads one JSON number at b[i] as a float32, rounding
 // correctly; ok is false when the number is malformed or unusual.
-func fastFloat32(b []byte, i int) (v float32, end int, ok bool) {
+func FastFloat32(b []byte, i int) (v float32, end int, ok bool) {
 	var sign uint32
 	if b[i] == '-' {
 		sign = 1 << 31

@@ -1,4 +1,4 @@
-package v2
+package jsonnum
 
 import (
 	"math"
@@ -65,14 +65,14 @@ func TestFloat32MatchesStrconv(t *testing.T) {
 	for _, s := range randomLiterals(200000) {
 		want, _ := strconv.ParseFloat(s, 32)
 		b := []byte(s)
-		n, end, ok := scanNumber(b, 0)
+		n, end, ok := Scan(b, 0)
 		if !ok || end != len(b) {
-			t.Fatalf("scanNumber(%q) = ok %v, end %d", s, ok, end)
+			t.Fatalf("Scan(%q) = ok %v, end %d", s, ok, end)
 		}
-		if got := n.float32(b); math.Float32bits(got) != math.Float32bits(float32(want)) {
+		if got := n.Float32(b); math.Float32bits(got) != math.Float32bits(float32(want)) {
 			t.Errorf("general path: %q = %v, want %v", s, got, float32(want))
 		}
-		got, end, ok := fastFloat32(b, 0)
+		got, end, ok := FastFloat32(b, 0)
 		if ok && (end != len(b) || math.Float32bits(got) != math.Float32bits(float32(want))) {
 			t.Errorf("fast path: %q = %v (end %d), want %v", s, got, end, float32(want))
 		}
@@ -83,8 +83,8 @@ func TestFloat64MatchesStrconv(t *testing.T) {
 	for _, s := range randomLiterals(100000) {
 		want, _ := strconv.ParseFloat(s, 64)
 		b := []byte(s)
-		n, _, _ := scanNumber(b, 0)
-		if got := n.float64(b); math.Float64bits(got) != math.Float64bits(want) {
+		n, _, _ := Scan(b, 0)
+		if got := n.Float64(b); math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("%q = %v, want %v", s, got, want)
 		}
 	}
@@ -97,11 +97,11 @@ func TestHalfFromLiteral(t *testing.T) {
 	for _, s := range randomLiterals(100000) {
 		f, _ := strconv.ParseFloat(s, 64)
 		b := []byte(s)
-		n, _, _ := scanNumber(b, 0)
-		if got, want := n.half(b, tensor.FP16From64), tensor.FP16From64(f); got != want {
+		n, _, _ := Scan(b, 0)
+		if got, want := n.Half(b, tensor.FP16From64), tensor.FP16From64(f); got != want {
 			t.Errorf("FP16 %q = %#04x, want %#04x", s, got, want)
 		}
-		if got, want := n.half(b, tensor.BF16From64), tensor.BF16From64(f); got != want {
+		if got, want := n.Half(b, tensor.BF16From64), tensor.BF16From64(f); got != want {
 			t.Errorf("BF16 %q = %#04x, want %#04x", s, got, want)
 		}
 	}
@@ -111,13 +111,13 @@ func TestScanNumberGrammar(t *testing.T) {
 	good := []string{"0", "-0", "1", "-1", "0.5", "10.25e3", "1E+2", "1e-2", "123456789012345678901234567890"}
 	bad := []string{"", "-", "01x", ".5", "1.", "1.e3", "1e", "1e+", "+1", "-a", "--1"}
 	for _, s := range good {
-		if _, end, ok := scanNumber([]byte(s), 0); !ok || end != len(s) {
-			t.Errorf("scanNumber(%q) = end %d ok %v, want the whole literal", s, end, ok)
+		if _, end, ok := Scan([]byte(s), 0); !ok || end != len(s) {
+			t.Errorf("Scan(%q) = end %d ok %v, want the whole literal", s, end, ok)
 		}
 	}
 	for _, s := range bad {
-		if _, end, ok := scanNumber([]byte(s), 0); ok && end == len(s) {
-			t.Errorf("scanNumber(%q) accepted it", s)
+		if _, end, ok := Scan([]byte(s), 0); ok && end == len(s) {
+			t.Errorf("Scan(%q) accepted it", s)
 		}
 	}
 }
@@ -146,9 +146,9 @@ func TestEightDigits(t *testing.T) {
 func TestFastFloat32LeadingZeros(t *testing.T) {
 	for _, s := range []string{"0.00000000000000000000000", "0.0000000000000000000000", "-0.000000000000000000001234567890123456789", "0.0078431368619203568", "0.00784313686192035681234"} {
 		want, _ := strconv.ParseFloat(s, 32)
-		got, end, ok := fastFloat32([]byte(s), 0)
+		got, end, ok := FastFloat32([]byte(s), 0)
 		if ok && (end != len(s) || got != float32(want)) {
-			t.Errorf("fastFloat32(%q) = %v, want %v", s, got, float32(want))
+			t.Errorf("FastFloat32(%q) = %v, want %v", s, got, float32(want))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package v2
+package jsonnum
 
 import (
 	"math"
@@ -6,10 +6,10 @@ import (
 	"unsafe"
 )
 
-// number is a JSON number literal split into a decimal mantissa and
+// Number is a JSON number literal split into a decimal mantissa and
 // exponent while its grammar is checked, so that the common conversions
 // need no second pass over the digits.
-type number struct {
+type Number struct {
 	mant  uint64 // the first (up to 19) significant digits
 	exp10 int    // the value is mant × 10^exp10, give or take dropped digits
 	neg   bool
@@ -20,9 +20,9 @@ type number struct {
 // maxMantDigits is how many decimal digits always fit a uint64.
 const maxMantDigits = 19
 
-// scanNumber reads the JSON number starting at b[i]. It returns the offset
+// Scan reads the JSON number starting at b[i]. It returns the offset
 // just past it, or, when ok is false, the offset of the offending byte.
-func scanNumber(b []byte, i int) (n number, end int, ok bool) {
+func Scan(b []byte, i int) (n Number, end int, ok bool) {
 	if i < len(b) && b[i] == '-' {
 		n.neg = true
 		i++
@@ -128,7 +128,7 @@ var (
 // (mantissa rounding, one product and dropped digits beyond the 19th each
 // add at most about half a unit), or false when the exponent is too far out
 // for the tables. It is never zero, infinite or subnormal.
-func (n *number) approx() (float64, bool) {
+func (n *Number) approx() (float64, bool) {
 	if n.exp10 < -22 || n.exp10 > 22 || n.mant == 0 {
 		return 0, false
 	}
@@ -144,9 +144,9 @@ func (n *number) approx() (float64, bool) {
 // the correctly rounded result whenever both ends round alike.
 const slack = 16
 
-// float32 returns the literal tok (whose parse is n) rounded to the nearest
+// Float32 returns the literal tok (whose parse is n) rounded to the nearest
 // float32, ties to even; beyond the range it is ±Inf.
-func (n *number) float32(tok []byte) float32 {
+func (n *Number) Float32(tok []byte) float32 {
 	if n.mant == 0 {
 		return float32(n.signed(0))
 	}
@@ -166,8 +166,8 @@ func (n *number) float32(tok []byte) float32 {
 	return float32(v)
 }
 
-// float64 returns tok rounded to the nearest float64, ties to even.
-func (n *number) float64(tok []byte) float64 {
+// Float64 returns tok rounded to the nearest float64, ties to even.
+func (n *Number) Float64(tok []byte) float64 {
 	if n.mant == 0 {
 		return n.signed(0)
 	}
@@ -186,12 +186,12 @@ func (n *number) float64(tok []byte) float64 {
 	return v
 }
 
-// half returns tok rounded to a 16-bit float by round (tensor.FP16From64 or
+// Half returns tok rounded to a 16-bit float by round (tensor.FP16From64 or
 // tensor.BF16From64). Rounding from the float64 nearest to tok could differ from
 // rounding tok itself only when that float64 is exactly a tie of the 16-bit
 // format, which needs a literal of 17 or more significant digits within
 // 2^-53 of the tie; we accept that case.
-func (n *number) half(tok []byte, round func(float64) uint16) uint16 {
+func (n *Number) Half(tok []byte, round func(float64) uint16) uint16 {
 	if n.mant == 0 {
 		return round(n.signed(0))
 	}
@@ -202,18 +202,18 @@ func (n *number) half(tok []byte, round func(float64) uint16) uint16 {
 			return round(n.signed(math.Float64frombits(bits)))
 		}
 	}
-	return round(n.float64(tok))
+	return round(n.Float64(tok))
 }
 
-func (n *number) signed(f float64) float64 {
+func (n *Number) signed(f float64) float64 {
 	if n.neg {
 		return -f
 	}
 	return f
 }
 
-// int returns the integer literal's value if it is an integer in [lo, hi].
-func (n *number) int(lo, hi int64) (int64, bool) {
+// Int returns the integer literal's value if it is an integer in [lo, hi].
+func (n *Number) Int(lo, hi int64) (int64, bool) {
 	if !n.isInt || n.exp10 != 0 { // exp10 > 0 means 20 or more digits
 		return 0, false
 	}
@@ -229,8 +229,8 @@ func (n *number) int(lo, hi int64) (int64, bool) {
 	return int64(n.mant), true
 }
 
-// uint returns the integer literal's value if it is an integer in [0, hi].
-func (n *number) uint(tok []byte, hi uint64) (uint64, bool) {
+// Uint returns the integer literal's value if it is an integer in [0, hi].
+func (n *Number) Uint(tok []byte, hi uint64) (uint64, bool) {
 	if !n.isInt || (n.neg && n.mant != 0) {
 		return 0, false
 	}
@@ -252,3 +252,9 @@ func unsafeString(b []byte) string {
 	}
 	return unsafe.String(&b[0], len(b))
 }
+
+// IsSpace reports whether c is JSON whitespace.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// IsInt reports whether the literal had no fraction and no exponent.
+func (n *Number) IsInt() bool { return n.isInt }
