@@ -34,6 +34,38 @@ func Mentions(header []byte) bool { return bytes.Contains(header, []byte(`"`+Par
 type Pending struct {
 	outs     map[string]pendingOut
 	releases []func()
+	// refs are the inputs in regions, sent to the prep worker as
+	// references (RefsHeader), and ins their regions.
+	refs []Ref
+	ins  []*Region
+}
+
+// Refs are the request's inputs in regions, for RefsHeader (none: the
+// request has none).
+func (p *Pending) Refs() []Ref {
+	if p == nil {
+		return nil
+	}
+	return p.refs
+}
+
+// Splice is the body Inline returned (headerLen bytes of JSON, then the
+// binary bytes sent) with the inputs' bytes read from the master's own
+// mapping of their regions, each under ReadAt's checks: the request as
+// the prep worker decodes it, for the poison quarantine's key, which
+// must see the tensor bytes (a poison body is refused whether its bytes
+// come inline or from a region). Only a quarantine that keys the request
+// pays this copy.
+func (p *Pending) Splice(body []byte, headerLen, limit int) ([]byte, error) {
+	return Splice(body, headerLen, p.refs, limit, func(r Ref, dst []byte) error {
+		for i := range p.refs {
+			if p.refs[i].Pos == r.Pos {
+				g := p.ins[i]
+				return g.ReadAt(dst, r.Off-g.Offset)
+			}
+		}
+		return fmt.Errorf("%s: no region at %d", RefsHeader, r.Pos)
+	})
 }
 
 type pendingOut struct {
@@ -117,10 +149,14 @@ func setParams(t tensorJSON, p map[string]json.RawMessage) {
 
 // Inline rewrites an infer request whose header names regions (Mentions)
 // into the binary-extension request the prep worker decodes: each input
-// in a region gets binary_data_size and its bytes, read from the region
-// (checked: the region is owner's, the bytes inside it, the object
-// unchanged); each output in a region is asked for as binary data, and
-// remembered for Deliver. headerLen is the JSON header's length in body
+// in a region gets binary_data_size, and its bytes are left out of the
+// body and named by a Ref instead (p.Refs, sent as RefsHeader: the prep
+// worker reads them from the region itself) once the region is checked
+// to be owner's and the bytes to lie inside it (the object itself is
+// checked by the worker, as it reads); each output in a region is asked
+// for as binary data, and remembered for Deliver. out is the new JSON
+// header and the binary bytes the client sent; the request stands for
+// SplicedLen(len(out), p.Refs()) bytes. headerLen is the JSON header's length in body
 // (the Inference-Header-Content-Length), or -1 when body is all JSON. The
 // caller calls p.Release once Deliver is done, whatever happened. The
 // request's binary bytes, its regions' included, are at most limit
@@ -159,13 +195,8 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 
 	// Each input's bytes in the new binary section: a region's, or its
 	// own binary part as sent.
-	type part struct {
-		g         *Region
-		off, size uint64
-		sent      []byte
-	}
-	parts := make([]part, 0, len(inputs))
-	total := 0
+	var sent [][]byte // the binary bytes the client sent, in order
+	total := 0        // the binary part's bytes, the regions' included
 	for _, in := range inputs {
 		name := nameOf(in)
 		params, err := paramsOf(in)
@@ -182,7 +213,7 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 				if err != nil || n > uint64(len(binary)) {
 					return nil, 0, p, badRequest("input %q: binary_data_size %s does not fit the %d bytes left of the body", name, raw, len(binary))
 				}
-				parts = append(parts, part{sent: binary[:n]})
+				sent = append(sent, binary[:n])
 				binary = binary[n:]
 				total += int(n)
 			}
@@ -210,7 +241,9 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		delete(params, ParamOffset)
 		params["binary_data_size"] = json.RawMessage(strconv.FormatUint(ref.size, 10))
 		setParams(in, params)
-		parts = append(parts, part{g: g, off: ref.offset, size: ref.size})
+		p.refs = append(p.refs, Ref{Pos: uint64(total), ID: g.id, Dev: g.dev, Ino: g.ino,
+			Off: g.Offset + ref.offset, Size: ref.size, Name: g.Name, Key: g.Key})
+		p.ins = append(p.ins, g)
 		total += int(ref.size)
 	}
 	if len(binary) > 0 {
@@ -255,18 +288,9 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		top["outputs"], _ = json.Marshal(outputs)
 	}
 	newHeader, _ := json.Marshal(top)
-	out = make([]byte, len(newHeader), len(newHeader)+total)
-	copy(out, newHeader)
-	for _, pt := range parts {
-		if pt.g == nil {
-			out = append(out, pt.sent...)
-			continue
-		}
-		n := len(out)
-		out = out[:n+int(pt.size)]
-		if err := pt.g.ReadAt(out[n:], pt.off); err != nil {
-			return nil, 0, p, err
-		}
+	out = newHeader
+	for _, b := range sent {
+		out = append(out, b...)
 	}
 	return out, len(newHeader), p, nil
 }
