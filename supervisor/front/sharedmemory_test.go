@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/supervisor/config"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 )
 
 // devShmObject creates a /dev/shm object holding data for this test and
@@ -30,12 +31,13 @@ func devShmObject(t *testing.T, tag string, data []byte) (key, path string) {
 	return "/" + name, path
 }
 
-// TestRegionBytesAreChargedAsABody: the bytes the master reads from a
-// region into a request are charged to the body budget as a body's
+// TestRegionBytesAreChargedAsABody: the bytes a request's regions make
+// the prep worker read are charged to the body budget as a body's
 // would be, so a second 2 MiB request through a region beside one held
 // by its worker is refused 503 under a 4 MiB budget (3.5 MiB for large
-// bodies), before it reaches a worker; the worker got the region's bytes
-// as a binary input, and its binary answer went into the output region,
+// bodies), before it reaches a worker; the worker got a reference to the
+// region's bytes (sysshm.RefsHeader), not the bytes, and its binary
+// answer went into the output region,
 // the client's answer naming the region instead of carrying the bytes.
 // Once answered, the budget is whole again.
 func TestRegionBytesAreChargedAsABody(t *testing.T) {
@@ -51,9 +53,10 @@ func TestRegionBytesAreChargedAsABody(t *testing.T) {
 	if err := f.fr.shm.Register("", "out", outKey, 0, 16, lim); err != nil {
 		t.Fatal(err)
 	}
-	got, release := make(chan []byte, 2), make(chan struct{})
+	got, refs, release := make(chan []byte, 2), make(chan string, 2), make(chan struct{})
 	upstream(t, f, func(ctx *fasthttp.RequestCtx) {
 		hl := ctx.Request.Header.Peek("Inference-Header-Content-Length")
+		refs <- string(ctx.Request.Header.Peek(sysshm.RefsHeader))
 		got <- append(append([]byte(nil), hl...), ctx.PostBody()...)
 		select { // bounded: a request let through by mistake ends too
 		case <-release:
@@ -79,8 +82,11 @@ func TestRegionBytesAreChargedAsABody(t *testing.T) {
 	}
 	hl, _ := strconv.Atoi(string(first[:bytes.IndexByte(first, '{')]))
 	sent := first[bytes.IndexByte(first, '{'):]
-	if hl <= 0 || hl > len(sent) || !bytes.Equal(sent[hl:], data) || !bytes.Contains(sent[:hl], []byte(`"binary_data_size":2097152`)) {
-		t.Fatalf("the worker got a %d-byte body, header %d: %.200s", len(sent), hl, sent)
+	if hl <= 0 || hl != len(sent) || !bytes.Contains(sent[:hl], []byte(`"binary_data_size":2097152`)) {
+		t.Fatalf("the worker got a %d-byte body, header %d: %.200s; want the JSON alone", len(sent), hl, sent)
+	}
+	if r, err := sysshm.ParseRefs(<-refs); err != nil || len(r) != 1 || r[0].Pos != 0 || r[0].Size != n || r[0].Name != "in" {
+		t.Fatalf("the worker got references %+v (%v); want region in's %d bytes", r, err, n)
 	}
 	pollFor(t, "the region's bytes charged", func() bool { return f.fr.adm.Bodies().InUse() >= n })
 
