@@ -110,3 +110,42 @@ func TestRegionBytesAreChargedAsABody(t *testing.T) {
 	}
 	f.waitBudgetEmpty(t)
 }
+
+// TestRegionRequestKeysAsItsInlineTwin: the poison quarantine keys a
+// request whose input is in a region on the tensor bytes (the master
+// reads them from its mapping for the key), so it is the key of the
+// same tensor sent inline: a body quarantined one way is refused the
+// other. Keyed on the body forwarded (the JSON alone), it would not be.
+func TestRegionRequestKeysAsItsInlineTwin(t *testing.T) {
+	f := startFront(t, nil)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4)
+	key, _ := devShmObject(t, "twin", data)
+	if err := f.fr.shm.Register("", "in", key, 0, 64, shmLimits(f.fr.cfg())); err != nil {
+		t.Fatal(err)
+	}
+	var region fasthttp.RequestCtx
+	region.Request.Header.SetMethod("POST")
+	region.Request.SetRequestURI("/v2/models/mlp/infer")
+	region.Request.SetBodyString(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"parameters":{"shared_memory_region":"in","shared_memory_byte_size":64}}]}`)
+	v := &verdict{}
+	p, ok := f.fr.inlineRegions(&region, f.fr.cfg(), v)
+	if !ok || len(p.Refs()) != 1 {
+		t.Fatalf("inlineRegions: %v %d: %s", ok, len(p.Refs()), region.Response.Body())
+	}
+	defer p.Release()
+	defer v.bodyCharge.Release()
+	if n, _ := strconv.Atoi(string(region.Request.Header.Peek("Inference-Header-Content-Length"))); n != len(region.Request.Body()) {
+		t.Fatalf("the body forwarded carries %d bytes past its JSON; want none", len(region.Request.Body())-n)
+	}
+
+	var inline fasthttp.RequestCtx
+	inline.Request.Header.SetMethod("POST")
+	inline.Request.SetRequestURI("/v2/models/mlp/infer")
+	header := `{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`
+	inline.Request.Header.Set("Inference-Header-Content-Length", strconv.Itoa(len(header)))
+	inline.Request.SetBody(append([]byte(header), data...))
+
+	if a, b := f.fr.guard.Key(&region), f.fr.guard.Key(&inline); a != b {
+		t.Errorf("a region request keys %v, its inline twin %v; want one key", a, b)
+	}
+}
