@@ -135,10 +135,13 @@ func TestSystemSharedMemory(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("region out holds %x; the inline request answered %x", got, want)
 		}
-		// The input was read by the prep worker itself, with the
-		// master's descriptor: the master sent a reference, not bytes.
-		if !prepHolds(t, in, inPath) {
-			t.Errorf("no prep worker holds a descriptor of %s; the input was to be read there", inPath)
+		// The input was read and the output written by the prep worker
+		// itself, with the master's descriptors: the master sent
+		// references, not bytes.
+		for _, p := range []string{inPath, outPath} {
+			if !prepHolds(t, in, p) {
+				t.Errorf("no prep worker holds a descriptor of %s; its bytes were to be copied there", p)
+			}
 		}
 		// A body past the first 64 KiB the prep worker judges before
 		// the rest is read (the prefix check): the regions are still

@@ -18,9 +18,8 @@ import (
 // same header-time admission as every route (the API key first, a place
 // under max_in_flight, the body budget), and an infer request that
 // names regions is rewritten before the lb sees it (sysshm.Inline: its
-// inputs' bytes stay in their regions, named by sysshm.RefsHeader for
-// the prep worker to read) and its answer after (Pending.Deliver: the
-// outputs are still copied here). The gRPC SystemSharedMemory* RPCs
+// inputs' and outputs' bytes stay in their regions, named by
+// sysshm.RefsHeader for the prep worker to read and write). The gRPC SystemSharedMemory* RPCs
 // are these routes (grpcfront).
 
 const inferenceHeaderLength = "Inference-Header-Content-Length"
@@ -72,11 +71,11 @@ func (f *Front) serveSharedMemory(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// forwardInfer forwards an admitted request (forward), first reading the
-// inputs it names regions for into its body and after writing the
-// outputs it names regions for from its answer. Only an infer request
-// whose JSON names a region (sysshm.Mentions) is touched; a compressed
-// body is not read here (the prep worker refuses the parameters in it).
+// forwardInfer forwards an admitted request (forward), first rewriting
+// one whose inputs or outputs are in regions (inlineRegions: the prep
+// worker reads and writes their bytes). Only an infer request whose JSON
+// names a region (sysshm.Mentions) is touched; a compressed body is not
+// read here (the prep worker refuses the parameters in it).
 func (f *Front) forwardInfer(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict, client lb.Client, gate lb.AnswerGate) {
 	// A request sent with the binary extension (every gRPC one) is
 	// answered with it even when no output is left in the binary part.
@@ -85,32 +84,17 @@ func (f *Front) forwardInfer(ctx *fasthttp.RequestCtx, c *config.Config, v *verd
 	if !ok {
 		return
 	}
-	defer p.Release()
+	defer p.Release() // once answered: the prep worker is done with them
 	f.forward(ctx, c, v.model, v.deadline, client, gate)
-	if p == nil || ctx.Response.StatusCode() != fasthttp.StatusOK {
+	if p == nil || ctx.Response.StatusCode() != fasthttp.StatusOK || binaryAsked {
 		return
 	}
-	hlen := -1
-	if h := ctx.Response.Header.Peek(inferenceHeaderLength); h != nil {
-		n, err := strconv.Atoi(string(h))
-		if err != nil {
-			n = -1
-		}
-		hlen = n
-	}
-	body, n, err := p.Deliver(ctx.Response.Body(), hlen)
-	if err != nil {
-		ctx.Response.Header.Del(inferenceHeaderLength)
-		f.reply(ctx, sysshm.StatusOf(err), err.Error())
-		return
-	}
-	if len(body) == n && !binaryAsked {
+	// Every output in a region: the answer is its JSON alone, as the
+	// client, who sent JSON, expects it.
+	if h := ctx.Response.Header.Peek(inferenceHeaderLength); h != nil && string(h) == strconv.Itoa(len(ctx.Response.Body())) {
 		ctx.Response.Header.Del(inferenceHeaderLength)
 		ctx.SetContentType("application/json")
-	} else {
-		ctx.Response.Header.Set(inferenceHeaderLength, strconv.Itoa(n))
 	}
-	ctx.Response.SetBodyRaw(body)
 }
 
 // pendingKey is where inlineRegions leaves a request's *sysshm.Pending
@@ -135,8 +119,9 @@ func (f *Front) spliced(ctx *fasthttp.RequestCtx) ([]byte, bool) {
 }
 
 // inlineRegions rewrites an infer request that names regions
-// (sysshm.Inline): its inputs in regions are sent as references
-// (sysshm.RefsHeader), read by the prep worker, and their bytes are
+// (sysshm.Inline): its inputs and outputs in regions are sent as
+// references (sysshm.RefsHeader), read and written by the prep worker,
+// and the inputs' bytes are
 // charged to the body budget as a body's are: the request still makes
 // the server hold them, in the prep worker now. !ok: refused, answered.
 func (f *Front) inlineRegions(ctx *fasthttp.RequestCtx, c *config.Config, v *verdict) (p *sysshm.Pending, ok bool) {
@@ -186,7 +171,8 @@ func (f *Front) inlineRegions(ctx *fasthttp.RequestCtx, c *config.Config, v *ver
 		ctx.SetUserValue(pendingKey, p)
 	}
 	req.Header.SetContentType("application/octet-stream")
-	// The answer is rewritten here: it must come uncompressed.
+	// The answer is rewritten by the prep worker (sysshm.Deliver): it
+	// must come uncompressed.
 	req.Header.Del(fasthttp.HeaderAcceptEncoding)
 	return p, true
 }

@@ -29,19 +29,18 @@ func HeaderTooLarge(n int) error {
 // region: only such a request is rewritten (Inline).
 func Mentions(header []byte) bool { return bytes.Contains(header, []byte(`"`+ParamRegion+`"`)) }
 
-// Pending is an infer request's output regions, from Inline to Deliver,
-// and the regions it holds in use until Release.
+// Pending is an infer request's regions, held in use from Inline until
+// Release, and the references to them the prep worker is sent.
 type Pending struct {
-	outs     map[string]pendingOut
 	releases []func()
-	// refs are the inputs in regions, sent to the prep worker as
-	// references (RefsHeader), and ins their regions.
+	// refs are the inputs and outputs in regions, sent to the prep
+	// worker as references (RefsHeader), and regs their regions.
 	refs []Ref
-	ins  []*Region
+	regs []*Region
 }
 
-// Refs are the request's inputs in regions, for RefsHeader (none: the
-// request has none).
+// Refs are the request's inputs and outputs in regions, for RefsHeader
+// (none: the request names no region).
 func (p *Pending) Refs() []Ref {
 	if p == nil {
 		return nil
@@ -59,19 +58,13 @@ func (p *Pending) Refs() []Ref {
 func (p *Pending) Splice(body []byte, headerLen, limit int) ([]byte, error) {
 	return Splice(body, headerLen, p.refs, limit, func(r Ref, dst []byte) error {
 		for i := range p.refs {
-			if p.refs[i].Pos == r.Pos {
-				g := p.ins[i]
+			if p.refs[i].Output == "" && p.refs[i].Pos == r.Pos {
+				g := p.regs[i]
 				return g.ReadAt(dst, r.Off-g.Offset)
 			}
 		}
 		return fmt.Errorf("%s: no region at %d", RefsHeader, r.Pos)
 	})
-}
-
-type pendingOut struct {
-	g              *Region
-	offset, size   uint64
-	offsetExplicit bool
 }
 
 // Release lets the regions go (an unregistered one is unmapped now).
@@ -154,9 +147,11 @@ func setParams(t tensorJSON, p map[string]json.RawMessage) {
 // worker reads them from the region itself) once the region is checked
 // to be owner's and the bytes to lie inside it (the object itself is
 // checked by the worker, as it reads); each output in a region is asked
-// for as binary data, and remembered for Deliver. out is the new JSON
+// for as binary data, and named by a Ref too, for the prep worker to
+// write (Deliver). out is the new JSON
 // header and the binary bytes the client sent; the request stands for
-// SplicedLen(len(out), p.Refs()) bytes. headerLen is the JSON header's length in body
+// SplicedLen(len(out), p.Refs()) bytes. The caller calls p.Release once
+// the answer is in, whatever happened. headerLen is the JSON header's length in body
 // (the Inference-Header-Content-Length), or -1 when body is all JSON. The
 // caller calls p.Release once Deliver is done, whatever happened. The
 // request's binary bytes, its regions' included, are at most limit
@@ -242,8 +237,8 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		params["binary_data_size"] = json.RawMessage(strconv.FormatUint(ref.size, 10))
 		setParams(in, params)
 		p.refs = append(p.refs, Ref{Pos: uint64(total), ID: g.id, Dev: g.dev, Ino: g.ino,
-			Off: g.Offset + ref.offset, Size: ref.size, Name: g.Name, Key: g.Key})
-		p.ins = append(p.ins, g)
+			Off: g.Offset + ref.offset, Size: ref.size, Echo: -1, Name: g.Name, Key: g.Key})
+		p.regs = append(p.regs, g)
 		total += int(ref.size)
 	}
 	if len(binary) > 0 {
@@ -262,11 +257,13 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 			}
 			continue
 		}
-		if p.outs == nil {
-			p.outs = map[string]pendingOut{}
+		if name == "" {
+			return nil, 0, p, badRequest("an output in region %q has no name", ref.region)
 		}
-		if _, dup := p.outs[name]; dup {
-			return nil, 0, p, badRequest("output %q is asked for twice", name)
+		for _, r := range p.refs {
+			if r.Output == name {
+				return nil, 0, p, badRequest("output %q is asked for twice", name)
+			}
 		}
 		g, release, err := r.Get(owner, ref.region)
 		if err != nil {
@@ -276,7 +273,13 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		if ref.offset > g.ByteSize || ref.size > g.ByteSize-ref.offset {
 			return nil, 0, p, badRequest("output %q: %d bytes from offset %d do not fit region %q's %d bytes", name, ref.size, ref.offset, ref.region, g.ByteSize)
 		}
-		p.outs[name] = pendingOut{g: g, offset: ref.offset, size: ref.size, offsetExplicit: ref.offsetExplicit}
+		echo := int64(-1)
+		if ref.offsetExplicit {
+			echo = int64(ref.offset)
+		}
+		p.refs = append(p.refs, Ref{ID: g.id, Dev: g.dev, Ino: g.ino, Off: g.Offset + ref.offset, Size: ref.size,
+			Output: name, Echo: echo, Name: g.Name, Key: g.Key})
+		p.regs = append(p.regs, g)
 		delete(params, ParamRegion)
 		delete(params, ParamByteSize)
 		delete(params, ParamOffset)
@@ -295,14 +298,21 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 	return out, len(newHeader), p, nil
 }
 
-// Deliver writes the outputs Inline remembered from a 200 answer (its
+// Deliver writes the outputs refs name (Output) from a 200 answer (its
 // JSON header of headerLen bytes, then binary outputs) into their
-// regions, and returns the answer with those outputs' entries carrying
-// their region (shared_memory_region, shared_memory_byte_size: the bytes
-// written, and shared_memory_offset when the request had one) instead of
-// data. An output larger than its region's room is refused 400.
-func (p *Pending) Deliver(body []byte, headerLen int) (out []byte, outHeaderLen int, err error) {
-	if p == nil || len(p.outs) == 0 {
+// regions with write, and returns the answer with those outputs' entries
+// carrying their region (shared_memory_region, shared_memory_byte_size:
+// the bytes written, and shared_memory_offset when the request had one)
+// instead of data. An output larger than its region's room is refused
+// 400. The prep worker delivers, with its descriptors (Reader.Write).
+func Deliver(body []byte, headerLen int, refs []Ref, write func(Ref, []byte) error) (out []byte, outHeaderLen int, err error) {
+	outs := map[string]Ref{}
+	for _, r := range refs {
+		if r.Output != "" {
+			outs[r.Output] = r
+		}
+	}
+	if len(outs) == 0 {
 		return body, headerLen, nil
 	}
 	if headerLen < 0 || headerLen > len(body) {
@@ -335,23 +345,23 @@ func (p *Pending) Deliver(body []byte, headerLen int) (out []byte, outHeaderLen 
 		}
 		data := binary[:n]
 		binary = binary[n:]
-		po, ok := p.outs[name]
+		po, ok := outs[name]
 		if !ok {
 			kept = append(kept, data)
 			keptLen += len(data)
 			continue
 		}
-		if n > po.size {
-			return nil, 0, badRequest("output %q is %d bytes, more than the %d its shared_memory_byte_size gives it in region %q", name, n, po.size, po.g.Name)
+		if n > po.Size {
+			return nil, 0, badRequest("output %q is %d bytes, more than the %d its shared_memory_byte_size gives it in region %q", name, n, po.Size, po.Name)
 		}
-		if err := po.g.WriteAt(data, po.offset); err != nil {
+		if err := write(po, data); err != nil {
 			return nil, 0, err
 		}
 		delete(params, "binary_data_size")
-		params[ParamRegion], _ = json.Marshal(po.g.Name)
+		params[ParamRegion], _ = json.Marshal(po.Name)
 		params[ParamByteSize] = json.RawMessage(strconv.FormatUint(n, 10))
-		if po.offsetExplicit {
-			params[ParamOffset] = json.RawMessage(strconv.FormatUint(po.offset, 10))
+		if po.Echo >= 0 {
+			params[ParamOffset] = json.RawMessage(strconv.FormatInt(po.Echo, 10))
 		}
 		setParams(o, params)
 	}

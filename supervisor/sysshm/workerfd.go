@@ -100,7 +100,8 @@ func (r *Registry) answer(c *net.UnixConn, id uint64) error {
 const maxHeld = 64
 
 // Reader is the prep worker's side: it reads a request's inputs from
-// their regions (Read), with the master's descriptors.
+// their regions (Read) and writes its outputs into theirs (Write), with
+// the master's descriptors.
 type Reader struct {
 	mu   sync.Mutex // one ask at a time on c; held
 	c    *net.UnixConn
@@ -127,35 +128,14 @@ func NewReader(fd int) (*Reader, error) {
 }
 
 // Read reads ref's bytes into dst (len(dst) == ref.Size) from the region,
-// checked first (fstat: the object the master registered, still linked,
-// still holding them); 400 when it is not, or when it shrank before the
-// read ended. pread, not a mapping: the copy goes from the object's
+// checked first (check); 400 when it is not, or when it shrank before
+// the read ended. pread, not a mapping: the copy goes from the object's
 // pages straight into dst, and a truncation under it is a short read,
 // not a fault, so nothing can kill the worker.
 func (rd *Reader) Read(ref Ref, dst []byte) error {
-	f, err := rd.file(ref.ID)
+	f, err := rd.check(ref, uint64(len(dst)))
 	if err != nil {
 		return err
-	}
-	// os.File's own Stat and ReadAt, not its Fd: a sweep may close f
-	// meanwhile, and os.File holds the descriptor until they return.
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("shared memory region %q: fstat: %w", ref.Name, err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Errorf("shared memory region %q: fstat gave no stat", ref.Name)
-	}
-	switch {
-	case st.Dev != ref.Dev || st.Ino != ref.Ino:
-		rd.drop(ref.ID, f)
-		return fmt.Errorf("shared memory region %q: the descriptor held is not its object's (device %d inode %d, want %d %d)", ref.Name, st.Dev, st.Ino, ref.Dev, ref.Ino)
-	case st.Nlink == 0:
-		rd.drop(ref.ID, f)
-		return fmt.Errorf("%w: %w", ErrGone, &Error{Status: 400, Msg: fmt.Sprintf("shared memory region %q: its object %q was unlinked; create it again and register it again", ref.Name, ref.Key)})
-	case uint64(st.Size) < ref.Off+ref.Size:
-		return fmt.Errorf("%w: %w", ErrGone, &Error{Status: 400, Msg: fmt.Sprintf("shared memory region %q: its object %q holds %d bytes, fewer than offset %d + byte_size %d", ref.Name, ref.Key, st.Size, ref.Off, ref.Size)})
 	}
 	n, err := f.ReadAt(dst, int64(ref.Off))
 	if n < len(dst) {
@@ -165,6 +145,54 @@ func (rd *Reader) Read(ref Ref, dst []byte) error {
 		return fmt.Errorf("shared memory region %q: read: %w", ref.Name, err)
 	}
 	return nil
+}
+
+// Write writes src into the region at ref.Off, checked first (check).
+// pwrite, not a mapping, for the same reason as Read: an object
+// truncated between the check and the write cannot fault the worker;
+// the write then gives it back the bytes of the region it writes (the
+// client's object, within what it registered), and the client reads
+// what it asked for.
+func (rd *Reader) Write(ref Ref, src []byte) error {
+	f, err := rd.check(ref, uint64(len(src)))
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(src, int64(ref.Off)); err != nil {
+		return fmt.Errorf("%w: %w", ErrGone, &Error{Status: 400, Msg: fmt.Sprintf("shared memory region %q: write to its object %q: %v", ref.Name, ref.Key, err)})
+	}
+	return nil
+}
+
+// check is ref's descriptor once fstat says it is the object the master
+// registered (device, inode), still linked, and holds n bytes from
+// ref.Off; 400 (ErrGone) when it is not.
+func (rd *Reader) check(ref Ref, n uint64) (*os.File, error) {
+	f, err := rd.file(ref.ID)
+	if err != nil {
+		return nil, err
+	}
+	// os.File's own Stat and ReadAt, not its Fd: a sweep may close f
+	// meanwhile, and os.File holds the descriptor until they return.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("shared memory region %q: fstat: %w", ref.Name, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, fmt.Errorf("shared memory region %q: fstat gave no stat", ref.Name)
+	}
+	switch {
+	case st.Dev != ref.Dev || st.Ino != ref.Ino:
+		rd.drop(ref.ID, f)
+		return nil, fmt.Errorf("shared memory region %q: the descriptor held is not its object's (device %d inode %d, want %d %d)", ref.Name, st.Dev, st.Ino, ref.Dev, ref.Ino)
+	case st.Nlink == 0:
+		rd.drop(ref.ID, f)
+		return nil, fmt.Errorf("%w: %w", ErrGone, &Error{Status: 400, Msg: fmt.Sprintf("shared memory region %q: its object %q was unlinked; create it again and register it again", ref.Name, ref.Key)})
+	case uint64(st.Size) < ref.Off+n:
+		return nil, fmt.Errorf("%w: %w", ErrGone, &Error{Status: 400, Msg: fmt.Sprintf("shared memory region %q: its object %q holds %d bytes, fewer than offset %d + byte_size %d", ref.Name, ref.Key, st.Size, ref.Off, n)})
+	}
+	return f, nil
 }
 
 // file is region id's descriptor, asked of the master the first time.

@@ -136,3 +136,54 @@ func TestSpliceKeepsTheSentBytesInPlace(t *testing.T) {
 		t.Errorf("spliced past the limit: %v; want 413", err)
 	}
 }
+
+// TestWorkerWritesOutputsItself: an output in a region is named by a
+// Ref, and the worker writes it there (Deliver with Reader.Write): the
+// answer names the region and carries no bytes; an output larger than
+// its room, or a region truncated under the worker, is a 400.
+func TestWorkerWritesOutputsItself(t *testing.T) {
+	dir := t.TempDir()
+	r := newIn(dir)
+	path := object(t, dir, "out", make([]byte, 32))
+	if err := r.Register("", "out", "/out", 8, 24, lim); err != nil {
+		t.Fatal(err)
+	}
+	rd := workerReader(t, r)
+	header := `{"inputs":[],"outputs":[{"name":"y","parameters":{"shared_memory_region":"out","shared_memory_byte_size":16,"shared_memory_offset":4}}]}`
+	out, n, p, err := r.Inline("", []byte(header), -1, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	if len(out) != n || !bytes.Contains(out, []byte(`"binary_data":true`)) {
+		t.Fatalf("Inline sent %s; want y asked as binary data, no bytes", out)
+	}
+	refs, err := ParseRefs(FormatRefs(p.Refs()))
+	if err != nil || len(refs) != 1 || refs[0].Output != "y" || refs[0].Off != 12 || refs[0].Echo != 4 {
+		t.Fatalf("refs %+v (%v)", refs, err)
+	}
+	answer := func(y string) ([]byte, int) {
+		h := `{"model_name":"m","outputs":[{"name":"y","datatype":"UINT8","shape":[` + strconv.Itoa(len(y)) + `],"parameters":{"binary_data_size":` + strconv.Itoa(len(y)) + `}}]}`
+		return []byte(h + y), len(h)
+	}
+	body, hl := answer("0123456789abcdef")
+	got, m, err := Deliver(body, hl, refs, rd.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m != len(got) || !bytes.Contains(got, []byte(`"shared_memory_region":"out"`)) || !bytes.Contains(got, []byte(`"shared_memory_offset":4`)) {
+		t.Errorf("answer %s; want y naming region out at offset 4, no bytes", got)
+	}
+	if b, _ := os.ReadFile(path); string(b[12:28]) != "0123456789abcdef" {
+		t.Errorf("the object holds %q; want y at 12", b)
+	}
+	body, hl = answer("0123456789abcdefg")
+	_, _, err = Deliver(body, hl, refs, rd.Write)
+	wantStatus(t, err, 400, "more than the 16")
+	if err := os.Truncate(path, 20); err != nil {
+		t.Fatal(err)
+	}
+	body, hl = answer("0123456789abcdef")
+	_, _, err = Deliver(body, hl, refs, rd.Write)
+	wantStatus(t, err, 400, "holds 20 bytes")
+}
