@@ -3,12 +3,12 @@
 // key, an offset, a byte size), its HTTP routes
 // (/v2/systemsharedmemory/..., which the gRPC SystemSharedMemory* RPCs
 // become), the rewriting of an infer request whose inputs or outputs
-// name a region, and the prep worker's side, which reads a request's
-// inputs from their regions (Reader): the master checks each input's
-// region and sends a reference (Ref, RefsHeader) instead of its bytes;
-// an output's bytes are written from the answer into its region by the
-// master, the answer's entry then carrying the region's parameters
-// instead of data.
+// name a region (Inline), and the prep worker's side (Reader, Splice,
+// Deliver): the master checks each region a request names and sends
+// the prep worker a reference (Ref, RefsHeader) instead of bytes; the
+// prep worker reads the inputs from their regions and writes the
+// outputs into theirs, its answer's entries then carrying the regions'
+// parameters instead of data.
 //
 // A region is a new way in for a client's bytes, held to the care a body
 // is: a key is the name of one object directly in /dev/shm, opened
@@ -29,11 +29,12 @@
 // carry only the JSON. The arena copy stays: the bytes the prep worker
 // validated and keyed (response cache, poison quarantine) must be the
 // bytes that run, and the client may write its region at any time, so
-// the infer worker does not read the region. An output still travels
-// as any binary answer (the infer worker's frame, the prep worker's
-// answer, the socket to the master) and is copied once into its region
-// by the master (Region.WriteAt); writing it from the prep worker would
-// save the answer's trip through the socket, and is not done.
+// the infer worker does not read the region. An output comes back from
+// the infer worker as any (its frame in the arena slot, parsed by the
+// prep worker, rendered into the binary answer) and is copied once from
+// that answer into its region (Reader.Write: pwrite); the answer to the
+// master is its JSON alone. Rendering it from the tensors straight into
+// the region would save the render's copy, and is not done.
 //
 // Descriptors. The prep worker may run as another user
 // (workers.user), who could not open the client's object, and a name
