@@ -168,6 +168,7 @@ func New(cfg *config.Config, log zerolog.Logger, opts Options) *Master {
 	m.tracing = startTracing(cfg, log) // tracing.go
 	m.front = front.New(frontBackend{m}, m.proxy, front.Options{Version: Version, Repository: m.repo, Logging: m.logs, Tracing: m.tracing, Log: log,
 		InferExited: m.inferCrashes.ExitOf, PrepExited: m.prepCrashes.ExitOf, ModelIdentity: m.modelIdentity, ServedName: m.servedName})
+	m.spawner.Regions = m.front.SharedMemory().ServeWorker // prep workers read regions themselves
 	m.generation.Store(generationFromEnv())
 	return m
 }

@@ -79,8 +79,13 @@ type Spec struct {
 	Socket     string `json:"socket"`     // Unix socket this worker listens on
 	// ListenFD, when set, is the socket already listening, made by the
 	// master (which may run as another user); 0 = listen on Socket.
-	ListenFD int    `json:"listen_fd,omitempty"`
-	LogLevel string `json:"log_level"`
+	ListenFD int `json:"listen_fd,omitempty"`
+	// RegionsFD, when set, is a prep worker's end of the socket on which
+	// it asks the master for the descriptors of system shared memory
+	// regions (supervisor/sysshm Reader); 0 = none: a request that names
+	// a region is answered 500.
+	RegionsFD int    `json:"regions_fd,omitempty"`
+	LogLevel  string `json:"log_level"`
 
 	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
 	DrainTimeout time.Duration `json:"drain_timeout"`

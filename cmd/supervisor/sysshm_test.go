@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -134,6 +135,14 @@ func TestSystemSharedMemory(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("region out holds %x; the inline request answered %x", got, want)
 		}
+		// The input was read and the output written by the prep worker
+		// itself, with the master's descriptors: the master sent
+		// references, not bytes.
+		for _, p := range []string{inPath, outPath} {
+			if !prepHolds(t, in, p) {
+				t.Errorf("no prep worker holds a descriptor of %s; its bytes were to be copied there", p)
+			}
+		}
 		// A body past the first 64 KiB the prep worker judges before
 		// the rest is read (the prefix check): the regions are still
 		// the master's to read.
@@ -190,17 +199,32 @@ func TestSystemSharedMemory(t *testing.T) {
 		wantCall(t, "output larger than its room", code, body, 400, "more than the 8")
 		code, body = shmCall(t, in, "POST", "/v2/models/mlp/infer", shmKeyA, strings.Replace(shmInferBody("in", 0, "out"), `"shared_memory_byte_size":64`, `"shared_memory_byte_size":32`, 1))
 		wantCall(t, "bytes short of the shape", code, body, 400, "binary_data_size is 32")
+		// The master's references are the master's: a client naming
+		// another key's region by its id, device and inode in the
+		// internal header reads nothing of it.
+		var st syscall.Stat_t
+		if err := syscall.Stat(inPath, &st); err != nil {
+			t.Fatal(err)
+		}
+		forged := []byte(`{"inputs":[{"name":"x","datatype":"FP32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`)
+		code, b, _ := in.post("/v2/models/mlp/infer", forged, map[string]string{"X-API-Key": shmKeyB,
+			"Inference-Header-Content-Length": strconv.Itoa(len(forged)),
+			"Supervisor-Regions":              fmt.Sprintf("0:1:%d:%d:4096:64:in:%s", st.Dev, st.Ino, inKey)})
+		wantCall(t, "a forged reference", code, string(b), 400, "binary_data_size")
 		var gz bytes.Buffer
 		zw := gzip.NewWriter(&gz)
 		zw.Write([]byte(shmInferBody("in", 0, "out")))
 		zw.Close()
-		code, b, _ := in.post("/v2/models/mlp/infer", gz.Bytes(), map[string]string{"X-API-Key": shmKeyA, "Content-Encoding": "gzip"})
+		code, b, _ = in.post("/v2/models/mlp/infer", gz.Bytes(), map[string]string{"X-API-Key": shmKeyA, "Content-Encoding": "gzip"})
 		wantCall(t, "a compressed body", code, string(b), 400, "only in an infer request without Content-Encoding")
 		shmCall(t, in, "POST", "/v2/systemsharedmemory/region/third/unregister", shmKeyA, "")
 		shmCall(t, in, "POST", "/v2/systemsharedmemory/unregister", shmKeyB, "")
 	})
 
 	t.Run("object changed under the server", func(t *testing.T) {
+		// The input's object is checked by the prep worker that reads
+		// it (the master checks only the region's bounds): truncated
+		// there, answered 400, and no process dies.
 		pids := workerPIDs(t, in)
 		if err := os.Truncate(inPath, 100); err != nil {
 			t.Fatal(err)
@@ -293,6 +317,24 @@ func httpBinaryInferKey(t *testing.T, in *instance, x []byte, key string) []byte
 		t.Fatalf("y is %d bytes", len(body[n:]))
 	}
 	return body[n:]
+}
+
+// prepHolds reports whether a prep worker of in holds a descriptor of
+// the object at path.
+func prepHolds(t *testing.T, in *instance, path string) bool {
+	t.Helper()
+	for _, w := range in.status().Workers {
+		if w.Role != "prep" {
+			continue
+		}
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", w.PID))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && l == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // workerPIDs are in's workers' pids, sorted.

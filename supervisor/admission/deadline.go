@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -26,6 +27,7 @@ func ClientDeadline(h *fasthttp.RequestHeader) (time.Time, error) {
 	h.Del(worker.PriorityHeader)
 	h.Del(worker.AloneHeader) // the master's, for a poison suspect (quarantine)
 	h.Del(worker.TokenHeader) // the master's: what workers record a request by
+	h.Del(sysshm.RefsHeader)  // the master's: the regions a prep worker reads
 	raw := strings.TrimSpace(string(h.Peek(TimeoutHeader)))
 	if raw == "" {
 		return time.Time{}, nil

@@ -111,9 +111,14 @@ func New(b Backend, p Proxy, opts Options) *Front {
 	f.adm = admission.New(f.cfg, opts.Log)
 	f.shm = sysshm.New()
 	f.guard = quarantine.New(quarantine.Options{Config: f.cfg, Budget: f.adm.Bodies, Log: opts.Log,
-		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity, ServedName: opts.ServedName})
+		InferExited: opts.InferExited, PrepExited: opts.PrepExited, ModelIdentity: opts.ModelIdentity, ServedName: opts.ServedName,
+		Spliced: f.spliced})
 	return f
 }
+
+// SharedMemory is the system shared memory registry, whose descriptors
+// the prep workers ask for (sysshm.Registry.ServeWorker).
+func (f *Front) SharedMemory() *sysshm.Registry { return f.shm }
 
 // cfg is the config in force.
 func (f *Front) cfg() *config.Config { return f.b.Config() }

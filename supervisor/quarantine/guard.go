@@ -213,6 +213,11 @@ type Options struct {
 	// a model asks for, the model part of its keys (key.go): each version
 	// is quarantined on its own. Nil: the route's model.
 	ServedName func(v2.Route) string
+	// Spliced is the body a request stands for when the body sent
+	// leaves bytes out (an infer request whose inputs are in system
+	// shared memory regions: supervisor/sysshm), so that its key sees
+	// the tensor bytes (key.go); ok false: the body as sent. Nil: none.
+	Spliced func(*fasthttp.RequestCtx) (body []byte, ok bool)
 }
 
 // Guard is the poison quarantine around the forward path (Around), told

@@ -153,10 +153,16 @@ func headerLen(h *fasthttp.RequestHeader, size int) int {
 	return n
 }
 
-// inflated is ctx's body decompressed per its Content-Encoding, charged
+// inflated is ctx's body decompressed per its Content-Encoding (or
+// spliced: Options.Spliced), charged
 // to the body budget until release; the body as sent when it is not
 // compressed or does not decompress within max_body_bytes and the budget.
 func (g *Guard) inflated(ctx *fasthttp.RequestCtx) (body []byte, release func()) {
+	if g.o.Spliced != nil {
+		if b, ok := g.o.Spliced(ctx); ok {
+			return b, func() {} // charged as the request's body (front sharedmemory.go)
+		}
+	}
 	sent := ctx.Request.Body()
 	c, err := httpcoding.ParseContentEncoding(ctx.Request.Header.Peek(fasthttp.HeaderContentEncoding))
 	if err != nil || c == httpcoding.Identity {

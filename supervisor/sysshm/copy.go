@@ -6,20 +6,11 @@ import (
 )
 
 // ReadAt copies len(dst) bytes of the region from off (relative to the
-// region's offset) into dst: 400 when they are not all inside the
+// region's offset) into dst, from the master's mapping (the poison
+// quarantine's key, Pending.Splice; the workers read with Reader): 400 when they are not all inside the
 // region, or when the object was unlinked or truncated under the server.
 func (g *Region) ReadAt(dst []byte, off uint64) error {
 	src, err := g.span(off, uint64(len(dst)))
-	if err != nil {
-		return err
-	}
-	return g.guardedCopy(dst, src)
-}
-
-// WriteAt copies src into the region from off (relative to the region's
-// offset), under the same checks as ReadAt.
-func (g *Region) WriteAt(src []byte, off uint64) error {
-	dst, err := g.span(off, uint64(len(src)))
 	if err != nil {
 		return err
 	}

@@ -29,17 +29,42 @@ func HeaderTooLarge(n int) error {
 // region: only such a request is rewritten (Inline).
 func Mentions(header []byte) bool { return bytes.Contains(header, []byte(`"`+ParamRegion+`"`)) }
 
-// Pending is an infer request's output regions, from Inline to Deliver,
-// and the regions it holds in use until Release.
+// Pending is an infer request's regions, held in use from Inline until
+// Release, and the references to them the prep worker is sent.
 type Pending struct {
-	outs     map[string]pendingOut
 	releases []func()
+	// refs are the inputs and outputs in regions, sent to the prep
+	// worker as references (RefsHeader), and regs their regions.
+	refs []Ref
+	regs []*Region
 }
 
-type pendingOut struct {
-	g              *Region
-	offset, size   uint64
-	offsetExplicit bool
+// Refs are the request's inputs and outputs in regions, for RefsHeader
+// (none: the request names no region).
+func (p *Pending) Refs() []Ref {
+	if p == nil {
+		return nil
+	}
+	return p.refs
+}
+
+// Splice is the body Inline returned (headerLen bytes of JSON, then the
+// binary bytes sent) with the inputs' bytes read from the master's own
+// mapping of their regions, each under ReadAt's checks: the request as
+// the prep worker decodes it, for the poison quarantine's key, which
+// must see the tensor bytes (a poison body is refused whether its bytes
+// come inline or from a region). Only a quarantine that keys the request
+// pays this copy.
+func (p *Pending) Splice(body []byte, headerLen, limit int) ([]byte, error) {
+	return Splice(body, headerLen, p.refs, limit, func(r Ref, dst []byte) error {
+		for i := range p.refs {
+			if p.refs[i].Output == "" && p.refs[i].Pos == r.Pos {
+				g := p.regs[i]
+				return g.ReadAt(dst, r.Off-g.Offset)
+			}
+		}
+		return fmt.Errorf("%s: no region at %d", RefsHeader, r.Pos)
+	})
 }
 
 // Release lets the regions go (an unregistered one is unmapped now).
@@ -117,10 +142,16 @@ func setParams(t tensorJSON, p map[string]json.RawMessage) {
 
 // Inline rewrites an infer request whose header names regions (Mentions)
 // into the binary-extension request the prep worker decodes: each input
-// in a region gets binary_data_size and its bytes, read from the region
-// (checked: the region is owner's, the bytes inside it, the object
-// unchanged); each output in a region is asked for as binary data, and
-// remembered for Deliver. headerLen is the JSON header's length in body
+// in a region gets binary_data_size, and its bytes are left out of the
+// body and named by a Ref instead (p.Refs, sent as RefsHeader: the prep
+// worker reads them from the region itself) once the region is checked
+// to be owner's and the bytes to lie inside it (the object itself is
+// checked by the worker, as it reads); each output in a region is asked
+// for as binary data, and named by a Ref too, for the prep worker to
+// write (Deliver). out is the new JSON
+// header and the binary bytes the client sent; the request stands for
+// SplicedLen(len(out), p.Refs()) bytes. The caller calls p.Release once
+// the answer is in, whatever happened. headerLen is the JSON header's length in body
 // (the Inference-Header-Content-Length), or -1 when body is all JSON. The
 // caller calls p.Release once Deliver is done, whatever happened. The
 // request's binary bytes, its regions' included, are at most limit
@@ -159,13 +190,8 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 
 	// Each input's bytes in the new binary section: a region's, or its
 	// own binary part as sent.
-	type part struct {
-		g         *Region
-		off, size uint64
-		sent      []byte
-	}
-	parts := make([]part, 0, len(inputs))
-	total := 0
+	var sent [][]byte // the binary bytes the client sent, in order
+	total := 0        // the binary part's bytes, the regions' included
 	for _, in := range inputs {
 		name := nameOf(in)
 		params, err := paramsOf(in)
@@ -182,7 +208,7 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 				if err != nil || n > uint64(len(binary)) {
 					return nil, 0, p, badRequest("input %q: binary_data_size %s does not fit the %d bytes left of the body", name, raw, len(binary))
 				}
-				parts = append(parts, part{sent: binary[:n]})
+				sent = append(sent, binary[:n])
 				binary = binary[n:]
 				total += int(n)
 			}
@@ -210,7 +236,9 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		delete(params, ParamOffset)
 		params["binary_data_size"] = json.RawMessage(strconv.FormatUint(ref.size, 10))
 		setParams(in, params)
-		parts = append(parts, part{g: g, off: ref.offset, size: ref.size})
+		p.refs = append(p.refs, Ref{Pos: uint64(total), ID: g.id, Dev: g.dev, Ino: g.ino,
+			Off: g.Offset + ref.offset, Size: ref.size, Echo: -1, Name: g.Name, Key: g.Key})
+		p.regs = append(p.regs, g)
 		total += int(ref.size)
 	}
 	if len(binary) > 0 {
@@ -229,11 +257,13 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 			}
 			continue
 		}
-		if p.outs == nil {
-			p.outs = map[string]pendingOut{}
+		if name == "" {
+			return nil, 0, p, badRequest("an output in region %q has no name", ref.region)
 		}
-		if _, dup := p.outs[name]; dup {
-			return nil, 0, p, badRequest("output %q is asked for twice", name)
+		for _, r := range p.refs {
+			if r.Output == name {
+				return nil, 0, p, badRequest("output %q is asked for twice", name)
+			}
 		}
 		g, release, err := r.Get(owner, ref.region)
 		if err != nil {
@@ -243,7 +273,13 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		if ref.offset > g.ByteSize || ref.size > g.ByteSize-ref.offset {
 			return nil, 0, p, badRequest("output %q: %d bytes from offset %d do not fit region %q's %d bytes", name, ref.size, ref.offset, ref.region, g.ByteSize)
 		}
-		p.outs[name] = pendingOut{g: g, offset: ref.offset, size: ref.size, offsetExplicit: ref.offsetExplicit}
+		echo := int64(-1)
+		if ref.offsetExplicit {
+			echo = int64(ref.offset)
+		}
+		p.refs = append(p.refs, Ref{ID: g.id, Dev: g.dev, Ino: g.ino, Off: g.Offset + ref.offset, Size: ref.size,
+			Output: name, Echo: echo, Name: g.Name, Key: g.Key})
+		p.regs = append(p.regs, g)
 		delete(params, ParamRegion)
 		delete(params, ParamByteSize)
 		delete(params, ParamOffset)
@@ -255,30 +291,28 @@ func (r *Registry) Inline(owner string, body []byte, headerLen, limit int) (out 
 		top["outputs"], _ = json.Marshal(outputs)
 	}
 	newHeader, _ := json.Marshal(top)
-	out = make([]byte, len(newHeader), len(newHeader)+total)
-	copy(out, newHeader)
-	for _, pt := range parts {
-		if pt.g == nil {
-			out = append(out, pt.sent...)
-			continue
-		}
-		n := len(out)
-		out = out[:n+int(pt.size)]
-		if err := pt.g.ReadAt(out[n:], pt.off); err != nil {
-			return nil, 0, p, err
-		}
+	out = newHeader
+	for _, b := range sent {
+		out = append(out, b...)
 	}
 	return out, len(newHeader), p, nil
 }
 
-// Deliver writes the outputs Inline remembered from a 200 answer (its
+// Deliver writes the outputs refs name (Output) from a 200 answer (its
 // JSON header of headerLen bytes, then binary outputs) into their
-// regions, and returns the answer with those outputs' entries carrying
-// their region (shared_memory_region, shared_memory_byte_size: the bytes
-// written, and shared_memory_offset when the request had one) instead of
-// data. An output larger than its region's room is refused 400.
-func (p *Pending) Deliver(body []byte, headerLen int) (out []byte, outHeaderLen int, err error) {
-	if p == nil || len(p.outs) == 0 {
+// regions with write, and returns the answer with those outputs' entries
+// carrying their region (shared_memory_region, shared_memory_byte_size:
+// the bytes written, and shared_memory_offset when the request had one)
+// instead of data. An output larger than its region's room is refused
+// 400. The prep worker delivers, with its descriptors (Reader.Write).
+func Deliver(body []byte, headerLen int, refs []Ref, write func(Ref, []byte) error) (out []byte, outHeaderLen int, err error) {
+	outs := map[string]Ref{}
+	for _, r := range refs {
+		if r.Output != "" {
+			outs[r.Output] = r
+		}
+	}
+	if len(outs) == 0 {
 		return body, headerLen, nil
 	}
 	if headerLen < 0 || headerLen > len(body) {
@@ -311,23 +345,23 @@ func (p *Pending) Deliver(body []byte, headerLen int) (out []byte, outHeaderLen 
 		}
 		data := binary[:n]
 		binary = binary[n:]
-		po, ok := p.outs[name]
+		po, ok := outs[name]
 		if !ok {
 			kept = append(kept, data)
 			keptLen += len(data)
 			continue
 		}
-		if n > po.size {
-			return nil, 0, badRequest("output %q is %d bytes, more than the %d its shared_memory_byte_size gives it in region %q", name, n, po.size, po.g.Name)
+		if n > po.Size {
+			return nil, 0, badRequest("output %q is %d bytes, more than the %d its shared_memory_byte_size gives it in region %q", name, n, po.Size, po.Name)
 		}
-		if err := po.g.WriteAt(data, po.offset); err != nil {
+		if err := write(po, data); err != nil {
 			return nil, 0, err
 		}
 		delete(params, "binary_data_size")
-		params[ParamRegion], _ = json.Marshal(po.g.Name)
+		params[ParamRegion], _ = json.Marshal(po.Name)
 		params[ParamByteSize] = json.RawMessage(strconv.FormatUint(n, 10))
-		if po.offsetExplicit {
-			params[ParamOffset] = json.RawMessage(strconv.FormatUint(po.offset, 10))
+		if po.Echo >= 0 {
+			params[ParamOffset] = json.RawMessage(strconv.FormatInt(po.Echo, 10))
 		}
 		setParams(o, params)
 	}

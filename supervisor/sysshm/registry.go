@@ -45,6 +45,10 @@ type Registry struct {
 	dirPath string
 	mu      sync.Mutex
 	owners  map[string]*holdings
+	// byID finds a region for a worker that asks for its descriptor
+	// (ServeWorker); ids are never reused, so a stale one finds nothing.
+	byID   map[uint64]*Region
+	lastID uint64
 }
 
 // holdings are one owner's regions and what they map.
@@ -58,7 +62,7 @@ func New() *Registry { return newIn(Dir) }
 
 // newIn is New for the objects in dir (tests).
 func newIn(dir string) *Registry {
-	return &Registry{dirPath: dir, owners: map[string]*holdings{}}
+	return &Registry{dirPath: dir, owners: map[string]*holdings{}, byID: map[uint64]*Region{}}
 }
 
 // Info is what status says of a region.
@@ -73,6 +77,12 @@ type Info struct {
 // Offset, mapped once.
 type Region struct {
 	Info
+
+	// id names the region to the workers (Ref, ServeWorker); dev and ino
+	// are its object's, which a worker checks the descriptor it holds
+	// against.
+	id       uint64
+	dev, ino uint64
 
 	f    *os.File
 	mem  []byte // the mapping, from the page that holds Offset
@@ -164,6 +174,9 @@ func (r *Registry) Register(owner, name, key string, offset, byteSize uint64, li
 		reg.unmap()
 		return err
 	}
+	r.lastID++
+	reg.id = r.lastID
+	r.byID[reg.id] = reg
 	h.regions[name] = reg
 	h.bytes += mapped
 	return nil
@@ -189,6 +202,10 @@ func (r *Registry) open(name, key, obj string, offset, byteSize uint64) (*Region
 	}
 	f := os.NewFile(uintptr(fd), r.dirPath+"/"+obj)
 	reg := &Region{Info: Info{Name: name, Key: key, Offset: offset, ByteSize: byteSize}, f: f}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil {
+		reg.dev, reg.ino = st.Dev, st.Ino
+	}
 	if err := reg.check(); err != nil {
 		f.Close()
 		return nil, err
@@ -271,6 +288,7 @@ func (r *Registry) Unregister(owner, name string) {
 				gone = append(gone, g)
 				h.bytes -= int64(len(g.mem))
 				delete(h.regions, n)
+				delete(r.byID, g.id)
 			}
 		}
 		if len(h.regions) == 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/board"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"golang.org/x/sys/unix"
 
 	"github.com/supervisor-dev/supervisor/worker"
@@ -74,6 +75,10 @@ type Spawner struct {
 	Exe   string       // "" = /proc/self/exe
 	Board *board.Board // scoreboard records for the workers; nil = none
 	Creds *Credentials // the workers' user; nil = the master's
+	// Regions, when set, serves a prep worker's end of its system shared
+	// memory descriptor socket (sysshm.Registry.ServeWorker): each prep
+	// worker inherits the other as regionsFD (worker.Spec.RegionsFD).
+	Regions func(master *os.File)
 }
 
 // spawn starts a worker for spec. The child inherits the ready pipe as fd 3
@@ -90,6 +95,20 @@ func (s Spawner) spawnThen(spec worker.Spec, reaped func(*Process)) (*Process, e
 	}
 	defer sock.Close() // the worker has its own copy once started
 	spec.ListenFD = listenFD
+	var regionsMaster, regionsWorker *os.File
+	if spec.Role == worker.RolePrep && s.Regions != nil {
+		regionsMaster, regionsWorker, err = sysshm.WorkerSocket()
+		if err != nil {
+			return nil, err
+		}
+		defer regionsWorker.Close() // the worker has its own copy once started
+		defer func() {
+			if regionsMaster != nil { // not started: nobody serves it
+				regionsMaster.Close()
+			}
+		}()
+		spec.RegionsFD = regionsFD
+	}
 	env, specFile, err := specTransport(&spec)
 	if err != nil {
 		return nil, err
@@ -118,6 +137,11 @@ func (s Spawner) spawnThen(spec worker.Spec, reaped func(*Process)) (*Process, e
 	if specFile != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, specFile) // specFD
 	}
+	if regionsWorker != nil {
+		// At regionsFD whether or not the spec has a memfd: a nil
+		// entry is closed in the child.
+		cmd.ExtraFiles = append(cmd.ExtraFiles[:3], specFile, regionsWorker)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.Creds.credential()}
 	err = startPlaced(cmd, spec) // pinned from its first instruction (placement.go)
 	readyW.Close()
@@ -126,6 +150,10 @@ func (s Spawner) spawnThen(spec worker.Spec, reaped func(*Process)) (*Process, e
 		readyR.Close()
 		liveW.Close()
 		return nil, fmt.Errorf("start worker %s: %w", spec.Name, err)
+	}
+	if regionsMaster != nil {
+		go s.Regions(regionsMaster) // until the worker's end closes; closes it
+		regionsMaster = nil
 	}
 	p := &Process{spec: spec, cmd: cmd, ready: make(chan error, 1), recycle: make(chan string, 1),
 		exited: make(chan struct{}), liveness: liveW, reaped: reaped, eventsRead: make(chan struct{})}
@@ -266,6 +294,11 @@ func specTransport(spec *worker.Spec) (string, *os.File, error) {
 	}
 	return worker.SpecFDEnv + "=" + strconv.Itoa(specFD), f, nil
 }
+
+// regionsFD is where a prep worker finds its end of the system shared
+// memory descriptor socket: after the spec's memfd (closed when there is
+// none), so that equal specs stay equal.
+const regionsFD = specFD + 1
 
 // listenFD is where a worker finds its listening socket: after stdin,
 // stdout, stderr and the event and liveness pipes.

@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/httpcoding"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
 	"github.com/supervisor-dev/supervisor/worker/prep/nicethread"
@@ -61,6 +62,9 @@ type bodyDecoder struct {
 	burst osmem.Gauge
 	// slot records each decompression as at work (atwork.go); nil: none.
 	slot *shm.Slot
+	// regions reads the inputs the master sends by reference
+	// (regions.go); nil: none.
+	regions *sysshm.Reader
 }
 
 func newBodyDecoder(maxBody int64) *bodyDecoder {
@@ -99,11 +103,16 @@ func (d *bodyDecoder) held() int64 {
 }
 
 // decode replaces a compressed request body with its decompressed bytes
-// and drops Content-Encoding, so every later reader sees plain bytes. The
+// and drops Content-Encoding, or one the master sent inputs of by
+// reference with the bytes read from their regions (splice), so every
+// later reader sees plain bytes. The
 // release it returns gives the bytes back to the budget, once the request
 // no longer needs its body. On failure it answers the request (415, 413,
 // 400 or 503) and returns ok false.
 func (d *bodyDecoder) decode(ctx *fasthttp.RequestCtx) (release func(), ok bool) {
+	if raw := ctx.Request.Header.Peek(sysshm.RefsHeader); raw != nil {
+		return d.splice(ctx, raw) // never compressed (the master's)
+	}
 	c, err := httpcoding.ParseContentEncoding(ctx.Request.Header.Peek(fasthttp.HeaderContentEncoding))
 	if err != nil {
 		writeError(ctx, fasthttp.StatusUnsupportedMediaType, err.Error())

@@ -92,6 +92,7 @@ func (h *handler) serve(ctx *fasthttp.RequestCtx) {
 		pt := h.beginTrace(ctx, m.md.Name, start) // trace.go; nil: not traced
 		if release, ok := h.bodies.decode(ctx); ok {
 			h.infer(ctx, m)
+			h.deliver(ctx) // outputs asked into regions (regions.go)
 			release()
 			h.compressGated(ctx)
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/tensor"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/shm"
+	"github.com/supervisor-dev/supervisor/supervisor/sysshm"
 	"github.com/supervisor-dev/supervisor/worker"
 	"github.com/supervisor-dev/supervisor/worker/prep/decodegate"
 	"github.com/supervisor-dev/supervisor/worker/prep/imageinput"
@@ -80,6 +81,13 @@ func Run(rt *worker.Runtime) error {
 	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot(),
 		bodies: newBodyDecoder(rt.Spec.MaxBodyBytes)}
 	h.bodies.gate, h.bodies.slot = r.gate, h.board
+	if rt.Spec.RegionsFD > 0 {
+		rd, err := sysshm.NewReader(rt.Spec.RegionsFD)
+		if err != nil {
+			rt.Fail(err)
+		}
+		h.bodies.regions = rd
+	}
 	if h.arena != nil {
 		defer h.arena.Close()
 		if h.board != nil {
