@@ -3,6 +3,7 @@ package drain
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -22,37 +23,54 @@ const QuietFor = time.Second
 
 // Quiet records, for each open connection of a fasthttp.Server (fed by
 // its ConnState hook, Track), since when it has been between requests.
-// The zero value is ready.
+// A request takes a read lock and an atomic store twice (its start and
+// end); the write lock is for a connection's accept and close only. The
+// zero value is ready.
 type Quiet struct {
-	mu    sync.Mutex
-	since map[net.Conn]time.Time // zero: a request is being served
+	mu    sync.RWMutex
+	since map[net.Conn]*atomic.Int64 // Unix nanoseconds; 0: a request is being served
 }
 
 // Track is the ConnState hook's part: a connection is quiet from its
 // accept and from the end of each request, busy while one is served.
 func (q *Quiet) Track(c net.Conn, st fasthttp.ConnState) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.since == nil {
-		q.since = make(map[net.Conn]time.Time)
-	}
 	switch st {
-	case fasthttp.StateNew, fasthttp.StateIdle:
-		q.since[c] = time.Now()
-	case fasthttp.StateActive:
-		q.since[c] = time.Time{}
+	case fasthttp.StateNew:
+		v := new(atomic.Int64)
+		v.Store(time.Now().UnixNano())
+		q.mu.Lock()
+		if q.since == nil {
+			q.since = make(map[net.Conn]*atomic.Int64)
+		}
+		q.since[c] = v
+		q.mu.Unlock()
+	case fasthttp.StateActive, fasthttp.StateIdle:
+		q.mu.RLock()
+		v := q.since[c]
+		q.mu.RUnlock()
+		if v == nil {
+			return
+		}
+		if st == fasthttp.StateActive {
+			v.Store(0)
+		} else {
+			v.Store(time.Now().UnixNano())
+		}
 	case fasthttp.StateClosed, fasthttp.StateHijacked:
+		q.mu.Lock()
 		delete(q.since, c)
+		q.mu.Unlock()
 	}
 }
 
 // AllQuietFor reports whether every open connection has been between
 // requests for at least d.
 func (q *Quiet) AllQuietFor(d time.Duration) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, since := range q.since {
-		if since.IsZero() || time.Since(since) < d {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	quietSince := time.Now().Add(-d).UnixNano()
+	for _, v := range q.since {
+		if t := v.Load(); t == 0 || t > quietSince {
 			return false
 		}
 	}
