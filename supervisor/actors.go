@@ -250,7 +250,15 @@ func (m *Master) drainFront(srv *fasthttp.Server, ln front.Listener) {
 	grpcDrained := make(chan struct{}) // the gRPC listener drains alongside
 	go func() { defer close(grpcDrained); m.grpc.drain(ctx) }()
 	_ = ln.Close()
-	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace))
+	// Handed over, the clients that reconnect reach the new master: the
+	// connections quiet for drain.QuietFor are closed at once rather than
+	// hold this master (and the upgrade waiting for its exit) for the
+	// whole grace. A stop keeps the grace: no one takes its clients over.
+	var quiet func() bool
+	if ph == phase.HandedOver {
+		quiet = func() bool { return m.front.QuietFor(drain.QuietFor) }
+	}
+	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace), quiet)
 	if err := srv.ShutdownWithContext(ctx); errors.Is(err, context.DeadlineExceeded) {
 		m.log.Warn().Msg("shutdown_timeout reached with requests still in flight")
 	}

@@ -195,7 +195,7 @@ func (r *Runtime) drain(srv *fasthttp.Server) error {
 	defer cancel()
 	// The master has taken this worker out of its clients' pools, so they
 	// close their connections soon.
-	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace))
+	drain.WaitForClientsToLeave(srv, min(timeout, drain.ClientGrace), nil)
 	err := srv.ShutdownWithContext(ctx)
 	if r.Spec.ListenFD == 0 {
 		_ = os.Remove(r.Spec.Socket) // a socket the master made, it removes

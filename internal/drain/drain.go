@@ -17,12 +17,13 @@ const ClientGrace = 5 * time.Second
 // from the server side races with a client that has just written a request
 // on it: that request would be lost. A client that is told to close (its
 // next response carries "Connection: close") or that has dropped the
-// server from its pool leaves without that race.
-func WaitForClientsToLeave(srv *fasthttp.Server, grace time.Duration) {
+// server from its pool leaves without that race. enough (nil: never)
+// ends the wait early, when closing the rest is safe enough: see QuietFor.
+func WaitForClientsToLeave(srv *fasthttp.Server, grace time.Duration, enough func() bool) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(grace)
-	for srv.GetOpenConnectionsCount() > 0 {
+	for srv.GetOpenConnectionsCount() > 0 && (enough == nil || !enough()) {
 		select {
 		case <-tick.C:
 		case <-deadline:

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
 
+	"github.com/supervisor-dev/supervisor/internal/drain"
 	"github.com/supervisor-dev/supervisor/internal/osmem"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/lb"
@@ -94,6 +95,7 @@ type Front struct {
 	admissions admissions
 	bodies     bodyCounts  // body bytes read, prefix checks (precheck.go)
 	conns      osmem.Gauge // open public connections (connections.go)
+	quiet      drain.Quiet // since when each is between requests (connections.go)
 	// sampled counts the requests considered for the sampled request log.
 	sampled atomic.Uint64
 	// guard is the poison quarantine around the forward path

@@ -46,6 +46,12 @@ func helperWorker(behaviour string) {
 		if err := rt.Serve(srv); err != nil {
 			os.Exit(2)
 		}
+	case "slow":
+		rt := worker.Start(spec)
+		srv := &fasthttp.Server{Handler: rt.Count(slowHandler)}
+		if err := rt.Serve(srv); err != nil {
+			os.Exit(2)
+		}
 	case "fail-boot":
 		worker.Start(spec).Fail(errors.New("model file is corrupt"))
 	case "crash":
@@ -62,6 +68,26 @@ func helperWorker(behaviour string) {
 		_ = rt.Serve(srv) // never sees SIGTERM
 		select {}
 	}
+}
+
+// slowEnv names the directory through which a "slow" helper's /slow
+// request says it is in flight (file "entered") and is let finish (file
+// "release", awaited at most 30s).
+const slowEnv = "SV_TEST_SLOW_DIR"
+
+// slowHandler answers "ok"; /slow only once it is released (slowEnv).
+func slowHandler(ctx *fasthttp.RequestCtx) {
+	if string(ctx.Path()) == "/slow" {
+		dir := os.Getenv(slowEnv)
+		_ = os.WriteFile(filepath.Join(dir, "entered"), nil, 0o644)
+		for range 3000 {
+			if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ctx.SetBodyString("ok")
 }
 
 func testSpawner(t *testing.T, behaviour string) (Spawner, worker.Spec) {
@@ -286,10 +312,13 @@ func TestPositionMarksRepeatedBootFailuresDegraded(t *testing.T) {
 }
 
 // getOK does one GET on a worker's socket.
-func getOK(socket string) error {
+func getOK(socket string) error { return getPathOK(socket, "/") }
+
+// getPathOK does one GET of path on a worker's socket.
+func getPathOK(socket, path string) error {
 	c := &fasthttp.HostClient{Addr: "w", Dial: func(string) (net.Conn, error) { return net.Dial("unix", socket) }}
 	defer c.CloseIdleConnections() // a draining worker waits for its clients to leave
-	code, _, err := c.Get(nil, "http://w/")
+	code, _, err := c.Get(nil, "http://w"+path)
 	if err == nil && code != 200 {
 		err = fmt.Errorf("status %d", code)
 	}

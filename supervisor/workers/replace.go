@@ -52,8 +52,15 @@ func (s *Position) replace(old *Process, reason string, accept func(*Process) er
 			Msgf("replacement would not fit GPU memory (%s): replacing drain-first", why)
 		s.setServing(stateDraining, nil) // out of every prep worker's upstreams
 		// Synchronously: the GPU memory is free once old has exited.
-		s.hooks.Retire(s, old, s.lc.recycleDrain)
+		s.retireFirst(old)
 		gone = true
+		if s.stopping() {
+			// A stop came during the drain: the position has no worker
+			// now, and a replacement would only load its model (on a
+			// GPU, seconds to minutes) to be stopped again.
+			log.Info().Msg("stopped during a drain-first replacement: the old worker drained, no replacement booted")
+			return nil, true, fmt.Errorf("%s: %w", s.name, ErrStopping)
+		}
 		s.setState(s.bootingState())
 	case why != "":
 		log.Info().Str("gpu", old.spec.GPU).Str("gpu_memory", why).Msg("recycling: booting a replacement beside the worker")
@@ -69,6 +76,9 @@ func (s *Position) replace(old *Process, reason string, accept func(*Process) er
 		}
 	}
 	switch {
+	case err != nil && gone && s.stopping():
+		log.Info().Err(err).Msg("stopped while the replacement booted (drain-first)")
+		return nil, true, err
 	case err != nil && gone:
 		log.Error().Err(err).Msg("replacement failed after the old worker was stopped (drain-first); restarting")
 		s.setState(stateRestarting)
@@ -94,6 +104,36 @@ func (s *Position) replace(old *Process, reason string, accept func(*Process) er
 		s.hooks.Retire(s, old, drain)
 	}()
 	return next, false, nil
+}
+
+// retireFirst retires old before its replacement boots (drain-first) and
+// waits until it has exited: its drain is bounded by drain_timeout
+// (recycleDrain), and, once the position is stopped, by shutdown_timeout
+// (stopDrain) from the stop, as a serving worker's stop is; old is then
+// killed. Without the second bound a stop during the drain waited for
+// the rest of drain_timeout, which the stop bound (config.StopBound)
+// does not count.
+func (s *Position) retireFirst(old *Process) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.hooks.Retire(s, old, s.lc.recycleDrain)
+	}()
+	select {
+	case <-done:
+		return
+	case <-s.stop:
+	}
+	t := time.NewTimer(s.lc.stopDrain)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn().Str("worker", s.name).Int("pid", old.PID()).Dur("shutdown_timeout", s.lc.stopDrain).
+			Msg("stopped during a drain-first replacement: the old worker's drain outlasted shutdown_timeout; killing it")
+		old.kill()
+		<-done
+	}
 }
 
 // replaceMode is how old is to be replaced: drain-first when it is a GPU

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/affinity/nvmltest"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
 )
@@ -258,5 +260,128 @@ func TestPositionDrainFirstFakeNVML(t *testing.T) {
 	}
 	if r := s.Status().LastReplacement; r == nil || r.Mode != control.ReplaceSurge || r.Why != "" {
 		t.Errorf("last replacement = %+v, want surge on the figures", r)
+	}
+}
+
+// stopDuringDrainFirst boots a GPU worker ("slow" helper) that the fake
+// NVML says has no room for a second beside it, sends it a /slow request
+// (in flight, held until slowEnv's release), then its max_requests: it
+// returns once the position retires the worker drain-first, the request
+// still in flight (its outcome on inFlight). drain_timeout is 30s,
+// shutdown_timeout 1s.
+func stopDuringDrainFirst(t *testing.T) (s *Position, old *Process, inFlight chan error, log *syncBuffer) {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "nvml-state")
+	t.Setenv(nvmltest.StateEnv, state)
+	t.Setenv(slowEnv, t.TempDir())
+	room := affinity.GPURoom{NVML: affinity.NVML{LibraryPath: filepath.Join(nvmltest.Library(t, 1), nvmltest.LibraryName)}}
+	s, _, _, log = gpuPosition(t, nvmltest.UUID(0), room)
+	t.Setenv(helperEnv, "slow")
+	s.tmpl.DrainTimeout = 30 * time.Second // the worker waits for /slow
+	s.lc.recycleDrain = 30 * time.Second
+	retiring := make(chan *Process, 1)
+	s.hooks.Retire = func(_ *Position, p *Process, drain time.Duration) {
+		retiring <- p
+		p.Stop(drain)
+	}
+	bootPosition(t, s)
+	old = s.Serving()
+	const gib = 1 << 30
+	nvmltest.WriteState(t, state, nvmltest.Free(0, 6*gib), nvmltest.Process(0, old.PID(), 10*gib))
+
+	inFlight = make(chan error, 1)
+	go func() { inFlight <- getPathOK(old.spec.Socket, "/slow") }()
+	polltest.Until(t, 30*time.Second, 5*time.Millisecond, "the slow request in flight", func() bool {
+		_, err := os.Stat(filepath.Join(os.Getenv(slowEnv), "entered"))
+		return err == nil
+	})
+	for i := range old.spec.MaxRequests { // the slow one counts once done
+		if err := getOK(old.spec.Socket); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	select {
+	case p := <-retiring:
+		if p != old {
+			t.Fatalf("retired pid %d, want the old worker %d", p.PID(), old.PID())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker was not replaced after its max_requests")
+	}
+	return s, old, inFlight, log
+}
+
+// TestPositionStopDuringDrainFirst: a stop that arrives while a GPU
+// worker is replaced drain-first (the fake NVML says there is no room for
+// two) waits for the old worker's drain, which finishes the request it
+// had admitted, and then stops: no replacement is booted for a position
+// that is stopping (on a GPU that boot loads the model before it can
+// see the stop), and no "replacement failed ... restarting" error is
+// logged for a clean stop.
+func TestPositionStopDuringDrainFirst(t *testing.T) {
+	s, _, inFlight, log := stopDuringDrainFirst(t)
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { s.StopAndWait(); close(stopped) }()
+	polltest.Until(t, 10*time.Second, time.Millisecond, "the stop requested", s.stopping)
+	if err := os.WriteFile(filepath.Join(os.Getenv(slowEnv), "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-inFlight:
+		if err != nil {
+			t.Errorf("the request in flight when the drain-first swap began: %v, want 200 (drained, not lost)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request in flight did not finish")
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the position did not stop within 30s of the stop")
+	}
+	t.Logf("stopped %v after the stop request", time.Since(start).Round(time.Millisecond))
+	s.mu.Lock()
+	spawned := s.seq
+	s.mu.Unlock()
+	if spawned != 1 {
+		t.Errorf("%d workers spawned, want 1: a replacement was booted for a stopping position", spawned)
+	}
+	if strings.Contains(log.String(), "replacement failed") {
+		t.Errorf("a clean stop logged a failed replacement:\n%s", log.String())
+	}
+	if st := s.Status().State; st != stateStopped {
+		t.Errorf("state %q after the stop, want %q", st, stateStopped)
+	}
+}
+
+// TestPositionStopDuringDrainFirstKeepsItsBound: a stop during a
+// drain-first replacement whose old worker does not finish its request
+// waits shutdown_timeout (stopDrain) from the stop, as a serving worker's
+// stop does, not the rest of drain_timeout (recycleDrain), which the
+// stop bound does not count; the old worker is then killed.
+func TestPositionStopDuringDrainFirstKeepsItsBound(t *testing.T) {
+	s, old, inFlight, _ := stopDuringDrainFirst(t)
+	start := time.Now()
+	stopped := make(chan struct{})
+	go func() { s.StopAndWait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(s.lc.recycleDrain / 2):
+		t.Fatalf("the position did not stop within %v of the stop (shutdown_timeout %v, drain_timeout %v)",
+			s.lc.recycleDrain/2, s.lc.stopDrain, s.lc.recycleDrain)
+	}
+	took := time.Since(start)
+	t.Logf("stopped %v after the stop request (shutdown_timeout %v)", took.Round(time.Millisecond), s.lc.stopDrain)
+	if took < s.lc.stopDrain {
+		t.Errorf("stopped after %v, before shutdown_timeout (%v): the request in flight was not given its drain", took, s.lc.stopDrain)
+	}
+	select {
+	case <-old.exited:
+	default:
+		t.Errorf("the old worker %d still runs after the stop", old.PID())
+	}
+	if err := <-inFlight; err == nil {
+		t.Errorf("the request never released was answered, want it cut by the kill at shutdown_timeout")
 	}
 }

@@ -123,6 +123,29 @@ func TestHugeAnswersKeepTheHeapBounded(t *testing.T) {
 	}
 }
 
+// TestRefusedAnswerPinsNoPooledBuffer: a refused answer (503, its room
+// not found) is written into a body of its own size. fasthttp's
+// response bodies come from one pool, the one the infer workers'
+// replies are read into, and ctx.SetBody copied the short error into
+// whatever buffer that pool handed out: an unread 503 then pinned a
+// reply's megabytes that no charge counts (TestHugeAnswersKeepTheHeapBounded
+// saw 2 MiB a refused request, "heap 39.8 MiB against a 32 MiB lane").
+// The pool is per P and may drop what it is given, so the big buffer is
+// offered again before each of a bounded number of tries.
+func TestRefusedAnswerPinsNoPooledBuffer(t *testing.T) {
+	const reply = 2 << 20
+	for i := range 50 {
+		resp := fasthttp.AcquireResponse()
+		resp.SetBody(make([]byte, reply)) // as lb reads an infer reply
+		fasthttp.ReleaseResponse(resp)
+		ctx := new(fasthttp.RequestCtx)
+		refuseAnswer(ctx)
+		if n := cap(ctx.Response.Body()); n >= reply {
+			t.Fatalf("try %d: a refused answer of %d bytes holds a %d-byte buffer, want its own size", i, len(ctx.Response.Body()), n)
+		}
+	}
+}
+
 // TestServedAnswerGivesItsRoomBack, through a real fasthttp server: a
 // huge answer holds its room while the server writes it and gives it
 // back once written (the server closes the request's user values), so a

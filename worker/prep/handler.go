@@ -383,8 +383,13 @@ func writeV2Error(ctx *fasthttp.RequestCtx, err error) {
 	writeError(ctx, fasthttp.StatusBadRequest, err.Error())
 }
 
+// writeError answers msg as a V2 error. The body is the error's own
+// bytes (SetBodyRaw), not a copy into a pooled buffer: fasthttp's
+// response bodies share one pool with the infer workers' replies, and a
+// 503 unread by its client would pin a reply's megabytes uncharged
+// (TestRefusedAnswerPinsNoPooledBuffer).
 func writeError(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
-	ctx.SetBody(v2.AppendError(nil, msg))
+	ctx.Response.SetBodyRaw(v2.AppendError(nil, msg))
 }
