@@ -31,6 +31,7 @@ func (s *service) get(ctx context.Context, path string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	defer x.release()
 	return x.do(ctx, s.h)
 }
 
@@ -145,6 +146,7 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	x.setBody(body, headerLen)
 	_, answer, err := x.do(ctx, s.h)
 	if err != nil {
