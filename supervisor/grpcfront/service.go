@@ -134,7 +134,8 @@ func tensorMetadata(ts []tensorJSON) []*pb.ModelMetadataResponse_TensorMetadata 
 // ModelInfer is POST /v2/models/{m}[/versions/{v}]/infer with the binary
 // tensor data extension.
 func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	body, headerLen, err := encodeInferRequest(r)
+	body, headerLen, free, err := encodePooled(r, bodyPool)
+	defer free()
 	if err != nil {
 		return nil, err
 	}
