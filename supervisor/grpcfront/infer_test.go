@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,45 +237,61 @@ func TestEncodeInferRequestRegions(t *testing.T) {
 	}
 }
 
-// TestEncodePooledReusesItsBuffer: ModelInfer's bodies come from
-// bodyPool and go back once sent, so RPC after RPC of the default
-// model's 600 KB request allocates no new body (it did before issue
-// 33's pool: 20 bodies here), and a body from a reused buffer is the
-// same as one encoded fresh: nothing of the earlier request shows.
+// recordingPool is a mem.BufferPool that records what it gives and
+// takes back.
+type recordingPool struct{ got, put []*[]byte }
+
+func (p *recordingPool) Get(n int) *[]byte {
+	b := make([]byte, n)
+	p.got = append(p.got, &b)
+	return &b
+}
+
+func (p *recordingPool) Put(b *[]byte) { p.put = append(p.put, b) }
+
+// TestEncodePooledReusesItsBuffer: ModelInfer's body is encoded into a
+// buffer of its pool (bodyPool), the same bytes as one encoded fresh,
+// and that buffer goes back when the body is freed, once sent (before
+// issue 33 each RPC allocated its body: 600 KB for the default model).
+// A header longer than its estimate grows the body out of the buffer,
+// which goes back at once.
 func TestEncodePooledReusesItsBuffer(t *testing.T) {
-	req := func(fill byte, id string) *pb.ModelInferRequest {
-		raw := bytes.Repeat([]byte{fill}, 3*224*224*4)
-		return &pb.ModelInferRequest{ModelName: "default", Id: id,
-			Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "data", Datatype: "FP32", Shape: []int64{1, 3, 224, 224}}},
-			RawInputContents: [][]byte{raw}}
-	}
-	a, b := req(0xAA, "a-longer-request-id"), req(0x01, "b")
-	want, _, err := encodeInferRequest(b)
+	r := &pb.ModelInferRequest{ModelName: "default", Id: "b",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "data", Datatype: "FP32", Shape: []int64{1, 3, 224, 224}}},
+		RawInputContents: [][]byte{bytes.Repeat([]byte{1}, 3*224*224*4)}}
+	want, _, err := encodeInferRequest(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := newDirtyPool(8, 26)
-	_, _, free, err := encodePooled(a, pool)
+	pool := &recordingPool{}
+	body, _, free, err := encodePooled(r, pool)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(body, want) {
+		t.Fatalf("the pooled body differs from one encoded fresh (%d bytes against %d)", len(body), len(want))
+	}
+	if len(pool.got) != 1 || &(*pool.got[0])[0] != &body[0] {
+		t.Fatalf("the body is not in the pool's buffer (%d buffers taken)", len(pool.got))
+	}
+	if len(pool.put) != 0 {
+		t.Fatal("the buffer went back before the body was freed")
 	}
 	free()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const rpcs = 20
-	for i := range rpcs {
-		got, _, free, err := encodePooled(b, pool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 && !bytes.Equal(got, want) {
-			t.Fatalf("a body in a reused buffer differs from one encoded fresh (%d bytes against %d)", len(got), len(want))
-		}
-		free()
+	if len(pool.put) != 1 || pool.put[0] != pool.got[0] {
+		t.Fatalf("free gave back %d buffers; want the one taken", len(pool.put))
 	}
-	runtime.ReadMemStats(&after)
-	// Under -race sync.Pool drops a quarter of its Puts: room for that.
-	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(rpcs*len(want)/2) {
-		t.Errorf("%d RPCs allocated %d bytes; want under %d (their bodies reused)", rpcs, n, rpcs*len(want)/2)
+
+	long := strings.Repeat("p", 4096) // far past headerEstimate's share for a parameter
+	r.Parameters = map[string]*pb.InferParameter{"k": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: long}}}
+	want, _, _ = encodeInferRequest(r)
+	pool = &recordingPool{}
+	body, _, free, _ = encodePooled(r, pool)
+	if !bytes.Equal(body, want) || len(pool.put) != 1 || pool.put[0] != pool.got[0] {
+		t.Fatalf("a grown body: equal %v, %d of %d buffers back before free; want equal, the one back", bytes.Equal(body, want), len(pool.put), len(pool.got))
+	}
+	free()
+	if len(pool.put) != 1 {
+		t.Fatalf("free gave back a buffer the grown body had left")
 	}
 }
