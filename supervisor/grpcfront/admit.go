@@ -60,9 +60,7 @@ func tapHandle(admit AdmitFunc, t Timeouts, conns *h2conn.Set, rpcs *rpcCap, bud
 			rpcs.give()
 			return ctx, err
 		}
-		ctx = watch(ctx, t.Message, conn, rpcs)
-		context.AfterFunc(ctx, charge.Release)
-		return ctx, nil
+		return watch(ctx, t.Message, conn, rpcs, charge), nil
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // serve starts a Server with o on loopback and returns a client of it.
-func serve(t *testing.T, o Options) pb.GRPCInferenceServiceClient {
+func serve(t testing.TB, o Options) pb.GRPCInferenceServiceClient {
 	t.Helper()
 	_, addr := listen(t, o)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -2,10 +2,13 @@ package grpcfront
 
 import (
 	"context"
+	"log"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -34,21 +37,57 @@ var forwardedMetadata = [...]struct{ key, header string }{
 	{"traceparent", "Traceparent"}, // W3C trace context: the master's span's parent when traced
 }
 
-// exchange is one RPC's HTTP request and the answer to it.
+// exchange is one RPC's HTTP request and the answer to it. Exchanges
+// are pooled (newExchange, release), as fasthttp's server reuses a
+// connection's RequestCtx: a fresh Request and Response per RPC grew
+// their header tables anew each time, a fifth of the master's
+// allocations per unary ModelInfer (issue 33). The Handler keeps nothing
+// of the ctx once it returns, as it keeps nothing of an HTTP request's.
 type exchange struct {
-	ctx fasthttp.RequestCtx
+	ctx  fasthttp.RequestCtx
+	conn rpcConn
 }
+
+// rpcConn is what the Handler sees as the request's connection: the
+// RPC's peer address, and nothing under it to read, write or watch
+// (fasthttp's own RequestCtx.Init gives the same, allocated per call).
+type rpcConn struct {
+	net.Conn // nil: the Handler never reads or writes an RPC's connection
+	raddr    net.Addr
+}
+
+func (c *rpcConn) RemoteAddr() net.Addr { return c.raddr }
+func (c *rpcConn) LocalAddr() net.Addr  { return noAddr }
+
+// noAddr is an RPC's local address, as fasthttp's Init gives it.
+var noAddr = &net.TCPAddr{IP: net.IPv4zero}
+
+// exchangeLog is where fasthttp would log for an exchange's ctx: the
+// standard error, as its RequestCtx.Init does.
+var exchangeLog fasthttp.Logger = log.New(os.Stderr, "", log.LstdFlags)
+
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 // newExchange builds the request for method on path, carrying ctx's API
 // key, request id and deadline. An RPC whose deadline has already passed
-// gets DEADLINE_EXCEEDED here, before anything is sent.
+// gets DEADLINE_EXCEEDED here, before anything is sent. The caller
+// releases it once done with its answer's header.
 func newExchange(ctx context.Context, method, path string) (*exchange, error) {
-	var addr net.Addr
-	if p, ok := peer.FromContext(ctx); ok {
+	var addr net.Addr = noAddr
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		addr = p.Addr
 	}
-	x := &exchange{}
-	x.ctx.Init(&fasthttp.Request{}, addr, nil)
+	var deadline string
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return nil, status.Error(codes.DeadlineExceeded, "the RPC's deadline passed before it was sent to a worker")
+		}
+		deadline = strconv.FormatInt(int64(left), 10) + "ns"
+	}
+	x := exchanges.Get().(*exchange)
+	x.conn.raddr = addr
+	x.ctx.Init2(&x.conn, exchangeLog, true)
 	h := &x.ctx.Request.Header
 	h.SetMethod(method)
 	h.SetRequestURI(path)
@@ -56,14 +95,28 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		setForwarded(h, md)
 	}
-	if d, ok := ctx.Deadline(); ok {
-		left := time.Until(d)
-		if left <= 0 {
-			return nil, status.Error(codes.DeadlineExceeded, "the RPC's deadline passed before it was sent to a worker")
-		}
-		h.Set(timeoutHeader, strconv.FormatInt(int64(left), 10)+"ns")
+	if deadline != "" {
+		h.Set(timeoutHeader, deadline)
 	}
 	return x, nil
+}
+
+// release hands x back to the pool. The answer's body leaves with its
+// reader (an infer answer's outputs alias it until gRPC has sent them):
+// the pooled Response keeps its header table, never those bytes. Slices
+// of the answer's header (Peek) are dead from here. An exchange whose
+// ctx was hijacked (the lb's answer to a client gone) is not reused: the
+// hijack cannot be undone.
+func (x *exchange) release() {
+	if x.ctx.Hijacked() {
+		return
+	}
+	x.ctx.Response.SwapBody(nil)
+	x.ctx.Request.Reset()
+	x.ctx.Response.Reset()
+	x.ctx.ResetUserValues()
+	x.conn.raddr = nil
+	exchanges.Put(x)
 }
 
 // setBody sets the binary-extension body: a JSON header of headerLen

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
@@ -23,15 +24,36 @@ import (
 // maps of parameters and a second buffer were a tenth of the master's
 // CPU per RPC (issue 33).
 func encodeInferRequest(r *pb.ModelInferRequest) (body []byte, headerLen int, err error) {
+	body, headerLen, free, err := encodePooled(r, mem.NopBufferPool{})
+	free()
+	return body, headerLen, err
+}
+
+// encodePooled is encodeInferRequest into a buffer of pool; free hands
+// it back (the body is dead from then). A header longer than its
+// estimate grows the body out of the pool's buffer, which goes back at
+// once.
+func encodePooled(r *pb.ModelInferRequest, pool mem.BufferPool) (body []byte, headerLen int, free func(), err error) {
 	data, err := inputData(r)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, func() {}, err
 	}
 	total := 0
 	for _, d := range data {
 		total += len(d)
 	}
-	b := make([]byte, 0, headerEstimate(r)+total)
+	buf := pool.Get(headerEstimate(r) + total)
+	b := (*buf)[:0]
+	body, headerLen = appendInferRequest(b, r, data)
+	if cap(body) != cap(b) { // grown out of buf
+		pool.Put(buf)
+		return body, headerLen, func() {}, nil
+	}
+	return body, headerLen, func() { pool.Put(buf) }, nil
+}
+
+// appendInferRequest appends r's body, with data its inputs' bytes, to b.
+func appendInferRequest(b []byte, r *pb.ModelInferRequest, data [][]byte) (body []byte, headerLen int) {
 	b = append(b, '{')
 	if id := r.GetId(); id != "" {
 		b = append(b, `"id":`...)
@@ -88,7 +110,7 @@ func encodeInferRequest(r *pb.ModelInferRequest) (body []byte, headerLen int, er
 	for _, d := range data {
 		b = append(b, d...)
 	}
-	return b, headerLen, nil
+	return b, headerLen
 }
 
 // headerEstimate is room enough for most requests' JSON headers, so the

@@ -111,6 +111,7 @@ func (s *service) post(ctx context.Context, path string, v any) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	x.ctx.Request.Header.SetContentType("application/json")
 	x.ctx.Request.SetBodyRaw(body)
 	x.ctx.Request.Header.SetContentLength(len(body))

@@ -33,7 +33,7 @@ func blockingServer(t *testing.T) (s *Server, c pb.GRPCInferenceServiceClient, e
 }
 
 // listen serves o on a loopback port until the test ends.
-func listen(t *testing.T, o Options) (*Server, string) {
+func listen(t testing.TB, o Options) (*Server, string) {
 	t.Helper()
 	s := New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -31,6 +31,7 @@ func (s *service) get(ctx context.Context, path string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	defer x.release()
 	return x.do(ctx, s.h)
 }
 
@@ -133,7 +134,8 @@ func tensorMetadata(ts []tensorJSON) []*pb.ModelMetadataResponse_TensorMetadata 
 // ModelInfer is POST /v2/models/{m}[/versions/{v}]/infer with the binary
 // tensor data extension.
 func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	body, headerLen, err := encodeInferRequest(r)
+	body, headerLen, free, err := encodePooled(r, bodyPool)
+	defer free()
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +147,7 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	x.setBody(body, headerLen)
 	_, answer, err := x.do(ctx, s.h)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
 
@@ -63,10 +64,11 @@ type watchdog struct {
 	writing  bool      // the wait armed now is a write: its timeout closes the connection
 	over     bool      // the stream has ended: nothing is armed any more
 	cancel   context.CancelFunc
-	conn     *h2conn.Entry // the stream's connection (nil: unknown)
-	rpcs     *rpcCap       // its place is given back when it ends
-	got      atomic.Bool   // the first message is in
-	fired    atomic.Bool   // a timeout ended the stream
+	conn     *h2conn.Entry  // the stream's connection (nil: unknown)
+	rpcs     *rpcCap        // its place is given back when it ends
+	charge   *budget.Charge // its metadata's, released when it ends (nil: none)
+	got      atomic.Bool    // the first message is in
+	fired    atomic.Bool    // a timeout ended the stream
 }
 
 // watchCtx is a stream's context carrying its watchdog (one allocation
@@ -87,11 +89,12 @@ func (c *watchCtx) Value(key any) any {
 }
 
 // watch derives the stream's context, armed for d (no bound when 0); the
-// timer is stopped, and its place in rpcs given back, when the stream
-// ends.
-func watch(ctx context.Context, d time.Duration, conn *h2conn.Entry, rpcs *rpcCap) context.Context {
+// timer is stopped, its place in rpcs given back and its metadata's
+// charge released when the stream ends: one context.AfterFunc, so one
+// goroutine per stream's end, not one for each (issue 33).
+func watch(ctx context.Context, d time.Duration, conn *h2conn.Entry, rpcs *rpcCap, charge *budget.Charge) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs}
+	w := &watchdog{cancel: cancel, conn: conn, rpcs: rpcs, charge: charge}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
 	w.arm(d, false)
@@ -122,6 +125,7 @@ func (w *watchdog) ended() {
 	w.mu.Unlock()
 	w.disarm()
 	w.rpcs.give()
+	w.charge.Release()
 	if !w.got.Load() && !w.fired.Load() {
 		w.conn.EndedEarly()
 	}

@@ -214,7 +214,7 @@ func TestStaleTimeoutSparesTheNextWait(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
 	conn := new(h2conn.Set).Add(a)
-	ctx := watch(context.Background(), time.Hour, conn, nil)
+	ctx := watch(context.Background(), time.Hour, conn, nil, nil)
 	w := watchdogOf(ctx)
 	w.received()
 	w.arm(time.Hour, true) // the answer's write, just begun
@@ -246,7 +246,7 @@ func TestEndedStreamArmsNothing(t *testing.T) {
 	rpcs := &rpcCap{}
 	rpcs.open.Store(1) // this stream's place, given back when it ends
 	parent, cancel := context.WithCancel(context.Background())
-	ctx := watch(parent, time.Hour, conn, rpcs)
+	ctx := watch(parent, time.Hour, conn, rpcs, nil)
 	w := watchdogOf(ctx)
 	w.received()
 	cancel() // the client's RST_STREAM

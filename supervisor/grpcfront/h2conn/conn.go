@@ -88,11 +88,16 @@ func (s *Set) remove(c net.Conn) {
 }
 
 // Of is the connection a stream's context (its peer) came on; nil when
-// it is not in the set (a listener Serve did not wrap).
+// it is not in the set (a listener Serve did not wrap). The peer's
+// address names it (entryAddr); one that does not is looked up by its
+// string.
 func (s *Set) Of(ctx context.Context) *Entry {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil
+	}
+	if a, ok := p.Addr.(*entryAddr); ok {
+		return a.e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,6 +149,7 @@ func NewListener(ln net.Listener, maxConns int, conns *Set, writeTimeout time.Du
 	l.Wrap = func(c *conncap.Conn) net.Conn {
 		rc := &rpcConn{Conn: c, conns: conns, writeTimeout: writeTimeout, wire: newWire()}
 		rc.entry = conns.Add(rc)
+		rc.addr = &entryAddr{Addr: c.RemoteAddr(), e: rc.entry}
 		return rc
 	}
 	return l
@@ -179,8 +185,28 @@ type rpcConn struct {
 	conns        *Set
 	writeTimeout time.Duration
 	entry        *Entry
+	addr         *entryAddr // its remote address, carrying entry (nil until Add)
 	wire         *Wire
 	once         sync.Once
+}
+
+// entryAddr is a connection's remote address, carrying its Entry: gRPC
+// gives each stream's context the address the connection reports
+// (peer.Peer), so Set.Of finds the stream's connection there, without
+// formatting the address and looking it up under the Set's lock on
+// every RPC (issue 33). It prints and compares as the address it wraps.
+type entryAddr struct {
+	net.Addr
+	e *Entry
+}
+
+// RemoteAddr is the client's address, carrying the connection's Entry
+// once Add has made it.
+func (c *rpcConn) RemoteAddr() net.Addr {
+	if c.addr == nil {
+		return c.Conn.RemoteAddr()
+	}
+	return c.addr
 }
 
 // Read hands gRPC the client's bytes, each message they declare charged
