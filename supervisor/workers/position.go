@@ -208,8 +208,8 @@ func (s *Position) setServing(state string, p *Process) {
 }
 
 // nextSpec is the spec of the position's next process: its own socket (so a
-// replacement can listen while the old one serves) and its own
-// max_requests draw.
+// replacement can listen while the old one serves), its own
+// max_requests draw and the boot_timeout it must be ready within.
 func (s *Position) nextSpec() worker.Spec {
 	s.mu.Lock()
 	s.seq++
@@ -220,6 +220,7 @@ func (s *Position) nextSpec() worker.Spec {
 	if r := s.lc.recycle; r.MaxRequests > 0 {
 		spec.MaxRequests = r.MaxRequests + rand.IntN(r.MaxRequestsJitter+1)
 	}
+	spec.BootTimeout = s.lc.bootTimeout
 	if s.hooks.Prepare != nil {
 		s.hooks.Prepare(&spec)
 	}
