@@ -58,8 +58,9 @@ const backoffReset = 10 * time.Second
 // Hooks are what a position needs from the master.
 type Hooks struct {
 	// Prepare completes a spec just before its process is spawned (prep
-	// workers get the current infer sockets).
-	Prepare func(*worker.Spec)
+	// workers get the current infer sockets, waiting for one up to the
+	// spec's BootTimeout or until stop is closed).
+	Prepare func(spec *worker.Spec, stop <-chan struct{})
 	// Changed is called whenever the position's serving process changes.
 	Changed func(*Position)
 	// ModelsChanged, if set, is called when the serving process's models
@@ -222,7 +223,7 @@ func (s *Position) nextSpec() worker.Spec {
 	}
 	spec.BootTimeout = s.lc.bootTimeout
 	if s.hooks.Prepare != nil {
-		s.hooks.Prepare(&spec)
+		s.hooks.Prepare(&spec, s.stop)
 	}
 	spec.Unavailable = s.skippedModels(spec.Models)
 	return spec
