@@ -9,7 +9,9 @@
 //   - Model metadata is never configured: it is asked of every infer
 //     worker, which also says which models it serves; a model none serves
 //     is unavailable (503 with every worker's reason) and never fails a
-//     prep worker's boot (routes.go).
+//     prep worker's boot (routes.go). The boot waits, within
+//     boot_timeout, for an infer worker that is slow or restarting to
+//     answer; only none answering by then fails it (router.boot).
 //   - What one request can make it spend is bounded before it is spent:
 //     counts of BYTES elements, inputs and outputs (v2.Limits), every
 //     image header before any image is decoded, and the client's deadline
