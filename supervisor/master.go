@@ -65,6 +65,11 @@ type Master struct {
 	// worker list to prep workers cannot overtake each other. Taken
 	// before poolsMu, never after.
 	upstreamsMu sync.Mutex
+	// inferChanged is closed, and replaced, whenever an infer position's
+	// serving process changes: a prep worker about to spawn with no infer
+	// worker serving waits on it (prepSockets). Guarded by inferChangedMu.
+	inferChangedMu sync.Mutex
+	inferChanged   chan struct{}
 
 	// opsMu serialises reloads, upgrades and the end of shutdown;
 	// generation counts the configs applied (1 = the first; one more per
@@ -405,7 +410,9 @@ func (m *Master) startWorkersUnlessStopped(ctx context.Context, quit <-chan stru
 func (m *Master) newPosition(spec worker.Spec, lc *workers.Lifecycle) *workers.Position {
 	hooks := workers.Hooks{Changed: m.positionChanged, ModelsChanged: m.modelsChanged, Retire: m.retire}
 	if spec.Role == worker.RolePrep {
-		hooks.Prepare = func(spec *worker.Spec) { spec.InferSockets = m.inferSockets() }
+		hooks.Prepare = func(spec *worker.Spec, stop <-chan struct{}) {
+			spec.InferSockets = m.prepSockets(spec.Name, spec.BootTimeout, stop)
+		}
 		hooks.Exited = m.prepCrashes.Record
 	} else {
 		hooks.Exited = m.inferCrashes.Record
@@ -486,16 +493,67 @@ func modelSpecs(cfg *config.Config, ids *modelid.Cache) []worker.Model {
 func (m *Master) inferSockets() []string {
 	var socks []string
 	for _, s := range m.infer.list() {
-		if p := s.Serving(); p != nil {
+		if p := s.Serving(); p != nil && !closed(p.Exited()) {
 			socks = append(socks, p.Spec().Socket)
 		}
 	}
 	return socks
 }
 
+// prepSockets are the infer sockets a prep worker spawns with. When no
+// infer worker serves (they were killed with it, or are booting), it
+// waits for one, up to bound (boot_timeout) or until stop: a prep worker
+// spawned with no socket could never learn the models, while one that
+// waits boots as soon as an infer worker is back. Past bound it returns
+// none, and the prep worker fails its boot saying so.
+func (m *Master) prepSockets(name string, bound time.Duration, stop <-chan struct{}) []string {
+	socks := m.inferSockets()
+	if len(socks) > 0 || bound <= 0 {
+		return socks
+	}
+	m.log.Info().Str("worker", name).Dur("boot_timeout", bound).
+		Msg("no infer worker serves yet: the prep worker waits for one before it spawns")
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for {
+		changed := m.inferChange()
+		if socks = m.inferSockets(); len(socks) > 0 {
+			return socks
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil
+		case <-stop:
+			return nil
+		case <-m.stopCh:
+			return nil
+		}
+	}
+}
+
+// inferChange is closed at the next change of an infer position's
+// serving process.
+func (m *Master) inferChange() <-chan struct{} {
+	m.inferChangedMu.Lock()
+	defer m.inferChangedMu.Unlock()
+	if m.inferChanged == nil {
+		m.inferChanged = make(chan struct{})
+	}
+	return m.inferChanged
+}
+
 // positionChanged propagates a change of serving process: prep workers are the
 // lb's backends; infer workers are every prep worker's upstreams.
 func (m *Master) positionChanged(s *workers.Position) {
+	if s.Role() == worker.RoleInfer {
+		m.inferChangedMu.Lock()
+		if m.inferChanged != nil {
+			close(m.inferChanged)
+			m.inferChanged = nil
+		}
+		m.inferChangedMu.Unlock()
+	}
 	m.upstreamsMu.Lock()
 	defer m.upstreamsMu.Unlock()
 	if s.Role() == worker.RolePrep {

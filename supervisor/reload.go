@@ -384,7 +384,7 @@ func (p *pool) remove(s *workers.Position) {
 // equal but for the generation and what each process gets at spawn.
 func sameWorker(a, b worker.Spec) bool {
 	for _, s := range []*worker.Spec{&a, &b} {
-		s.Generation, s.Socket, s.MaxRequests, s.InferSockets = 0, "", 0, nil
+		s.Generation, s.Socket, s.MaxRequests, s.InferSockets, s.BootTimeout = 0, "", 0, nil, 0
 	}
 	return reflect.DeepEqual(a, b)
 }

@@ -89,6 +89,10 @@ type Spec struct {
 
 	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
 	DrainTimeout time.Duration `json:"drain_timeout"`
+	// BootTimeout is boot_timeout, set at spawn: the master kills a
+	// worker not ready by then. A prep worker waits for its infer workers
+	// to answer within it (0: asks them once).
+	BootTimeout time.Duration `json:"boot_timeout,omitempty"`
 	// HeartbeatInterval is how often the worker tells the master it is
 	// alive (0 = never, for tests). The master kills a worker that stays
 	// silent for its heartbeat timeout.

@@ -27,7 +27,7 @@ func InPlace(old, next worker.Spec) bool {
 	}
 	a, b := old, next
 	for _, s := range []*worker.Spec{&a, &b} {
-		s.Generation, s.Socket, s.MaxRequests, s.InferSockets = 0, "", 0, nil
+		s.Generation, s.Socket, s.MaxRequests, s.InferSockets, s.BootTimeout = 0, "", 0, nil, 0
 		s.Models, s.Unavailable = nil, nil
 	}
 	if !reflect.DeepEqual(a, b) {

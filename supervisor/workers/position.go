@@ -58,8 +58,9 @@ const backoffReset = 10 * time.Second
 // Hooks are what a position needs from the master.
 type Hooks struct {
 	// Prepare completes a spec just before its process is spawned (prep
-	// workers get the current infer sockets).
-	Prepare func(*worker.Spec)
+	// workers get the current infer sockets, waiting for one up to the
+	// spec's BootTimeout or until stop is closed).
+	Prepare func(spec *worker.Spec, stop <-chan struct{})
 	// Changed is called whenever the position's serving process changes.
 	Changed func(*Position)
 	// ModelsChanged, if set, is called when the serving process's models
@@ -208,8 +209,8 @@ func (s *Position) setServing(state string, p *Process) {
 }
 
 // nextSpec is the spec of the position's next process: its own socket (so a
-// replacement can listen while the old one serves) and its own
-// max_requests draw.
+// replacement can listen while the old one serves), its own
+// max_requests draw and the boot_timeout it must be ready within.
 func (s *Position) nextSpec() worker.Spec {
 	s.mu.Lock()
 	s.seq++
@@ -220,8 +221,9 @@ func (s *Position) nextSpec() worker.Spec {
 	if r := s.lc.recycle; r.MaxRequests > 0 {
 		spec.MaxRequests = r.MaxRequests + rand.IntN(r.MaxRequestsJitter+1)
 	}
+	spec.BootTimeout = s.lc.bootTimeout
 	if s.hooks.Prepare != nil {
-		s.hooks.Prepare(&spec)
+		s.hooks.Prepare(&spec, s.stop)
 	}
 	spec.Unavailable = s.skippedModels(spec.Models)
 	return spec

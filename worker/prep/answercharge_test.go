@@ -36,7 +36,7 @@ func typesHandlerFor(t *testing.T, gate *decodegate.Gate, behave fasthttp.Reques
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	r := newRouter(up, nil, nil, zerolog.Nop())
 	r.gate = gate
-	r.fetch = func(string) ([]worker.ModelStatus, error) {
+	r.fetch = func(string, time.Duration) ([]worker.ModelStatus, error) {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "types", Platform: "onnxruntime_onnx",
 			Inputs:  []tensor.Spec{{Name: "ids", DType: tensor.Int64, Shape: []int64{-1, 4}}},
 			Outputs: []tensor.Spec{{Name: "y", DType: tensor.Int64, Shape: []int64{-1, 4}}}}}}, nil

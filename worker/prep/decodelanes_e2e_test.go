@@ -66,7 +66,7 @@ func imageHandlerBy(t *testing.T, gate *decodegate.Gate, cache *modelcache.Cache
 	if cache != nil {
 		r.caches = map[string]*modelcache.Cache{"img": cache}
 	}
-	r.fetch = func(string) ([]worker.ModelStatus, error) {
+	r.fetch = func(string, time.Duration) ([]worker.ModelStatus, error) {
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "img", Platform: "onnxruntime_onnx",
 			Inputs:  []tensor.Spec{{Name: "x", DType: tensor.FP32, Shape: []int64{1, 3, 224, 224}}},
 			Outputs: []tensor.Spec{{Name: out.Name, DType: out.DType, Shape: out.Shape}}}}}, nil

@@ -77,7 +77,7 @@ func arenaHandler(t *testing.T, sockets ...string) *handler {
 	t.Cleanup(func() { a.Close() })
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	r := newRouter(up, nil, nil, zerolog.Nop())
-	r.fetch = func(string) ([]worker.ModelStatus, error) { // every worker serves m
+	r.fetch = func(string, time.Duration) ([]worker.ModelStatus, error) { // every worker serves m
 		return []worker.ModelStatus{{Metadata: tensor.Metadata{Name: "m"}}}, nil
 	}
 	r.update(sockets)

@@ -9,7 +9,9 @@
 //   - Model metadata is never configured: it is asked of every infer
 //     worker, which also says which models it serves; a model none serves
 //     is unavailable (503 with every worker's reason) and never fails a
-//     prep worker's boot (routes.go).
+//     prep worker's boot (routes.go). The boot waits, within
+//     boot_timeout, for an infer worker that is slow or restarting to
+//     answer; only none answering by then fails it (router.boot).
 //   - What one request can make it spend is bounded before it is spent:
 //     counts of BYTES elements, inputs and outputs (v2.Limits), every
 //     image header before any image is decoded, and the client's deadline
@@ -29,7 +31,6 @@
 package prep
 
 import (
-	"errors"
 	"runtime"
 	"time"
 
@@ -55,9 +56,6 @@ func Run(rt *worker.Runtime) error {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	if len(rt.Spec.InferSockets) == 0 {
-		rt.Fail(errors.New("no infer worker sockets in the spec"))
-	}
 	up := lb.New(lb.Options{Timeout: timeout, Logger: rt.Log})
 	counters := map[string]shm.ModelSlot{}
 	for i, m := range rt.Spec.Models {
@@ -75,7 +73,7 @@ func Run(rt *worker.Runtime) error {
 	runtime.GOMAXPROCS(2 * r.gate.Places())
 	rt.Log.Info().Int64("budget", r.gate.Total()).Int64("small", r.gate.Small()).Int("places", r.gate.Places()).
 		Int("gomaxprocs", runtime.GOMAXPROCS(0)).Msg("decode gate")
-	if err := r.boot(rt.Spec.InferSockets); err != nil {
+	if err := r.boot(rt.Spec.InferSockets, bootDeadline(rt.Spec.BootTimeout)); err != nil {
 		rt.Fail(err)
 	}
 	h := &handler{routes: r, up: up, timeout: timeout, log: rt.Log, arena: openArena(rt), board: rt.Slot(),
@@ -101,6 +99,17 @@ func Run(rt *worker.Runtime) error {
 	defer stopTracing()
 	srv := newServer(rt.Spec, rt.Count(h.serve), h.transportError, fasthttpLogger{rt})
 	return rt.Serve(srv)
+}
+
+// bootDeadline is when a prep worker spawned now stops waiting for its
+// infer workers: before boot_timeout, so that it fails with its own
+// error (which infer worker, what it answered) rather than be killed
+// unexplained. Zero (ask once) when there is no boot_timeout.
+func bootDeadline(bootTimeout time.Duration) time.Time {
+	if bootTimeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(bootTimeout - min(bootTimeout/10, 5*time.Second))
 }
 
 // setUpstreams points the pool of infer workers this prep worker feeds at

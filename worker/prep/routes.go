@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -152,8 +153,8 @@ type router struct {
 	mu  sync.Mutex // serialises updates
 	up  *lb.Proxy
 
-	// fetch reads one infer worker's GET /metadata.
-	fetch    func(socket string) ([]worker.ModelStatus, error)
+	// fetch reads one infer worker's GET /metadata, waiting up to timeout.
+	fetch    func(socket string, timeout time.Duration) ([]worker.ModelStatus, error)
 	procs    map[string]worker.Processing
 	counters map[string]shm.ModelSlot
 	gate     *decodegate.Gate // the worker's one decode gate, for every image model
@@ -188,33 +189,65 @@ func (r *router) route(name string) *lb.Route {
 }
 
 // boot learns the models from the infer workers on sockets. It fails when
-// none of them answered, or when the configured processing of a model does
-// not fit its metadata: a config that cannot serve its model is not
-// served half-way.
-func (r *router) boot(sockets []string) error {
+// the configured processing of a model does not fit its metadata (a
+// config that cannot serve its model is not served half-way), or when no
+// infer worker answered by deadline. Until then it asks again, with
+// backoff and a longer bound each time (bootFetch): the infer workers may
+// be restarting beside this worker (both killed at once) or slow to
+// answer on a loaded host (a reload), and waiting for them is what the
+// boot is for. A zero deadline asks once.
+func (r *router) boot(sockets []string, deadline time.Time) error {
+	if len(sockets) == 0 {
+		return errors.New("no infer worker sockets in the spec: the master had no infer worker serving within boot_timeout; " +
+			"see why in the infer workers' lines of the master's log")
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	views := r.views(sockets)
-	if !anyAnswered(views) {
-		if len(views) == 0 {
-			return errors.New("no infer worker sockets in the spec")
+	start := time.Now()
+	wait, timeout := bootRetryFirst, inferquery.MetadataTimeout
+	for attempt := 1; ; attempt++ {
+		if !deadline.IsZero() {
+			timeout = max(min(timeout, time.Until(deadline)), time.Millisecond)
 		}
-		return fmt.Errorf("fetch model metadata: no infer worker answered: %w", views[0].err)
+		views := r.views(sockets, timeout)
+		if anyAnswered(views) {
+			models, err := r.models(views, true)
+			if err != nil {
+				return err
+			}
+			r.publish(views, models)
+			return nil
+		}
+		err := fmt.Errorf("fetch model metadata: no infer worker answered: %w", views[0].err)
+		left := time.Until(deadline)
+		if left <= 0 {
+			if deadline.IsZero() {
+				return err
+			}
+			return fmt.Errorf("%w (asked %d times over %s, until boot_timeout): check that the infer workers are up (supervisor status) and why they are not in their log lines",
+				err, attempt, time.Since(start).Round(time.Millisecond))
+		}
+		wait = min(wait, left)
+		r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", wait).
+			Msg("waiting for an infer worker to answer (restarting or slow): asking again until boot_timeout")
+		time.Sleep(wait)
+		wait, timeout = min(2*wait, bootRetryMax), 2*timeout
 	}
-	models, err := r.models(views, true)
-	if err != nil {
-		return err
-	}
-	r.publish(views, models)
-	return nil
 }
+
+// The boot fetch's backoff between attempts: the first wait, and the
+// longest (bootRetryMax keeps a worker that came back from waiting long).
+const (
+	bootRetryFirst = 100 * time.Millisecond
+	bootRetryMax   = 2 * time.Second
+)
 
 // update switches to the infer workers on sockets (the master's PUT),
 // reading again the models of those on refetch (changed in place).
 func (r *router) update(sockets []string, refetch ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	views := r.views(sockets, refetch...)
+	views := r.views(sockets, inferquery.MetadataTimeout, refetch...)
 	models := r.cur.Load().models
 	if anyAnswered(views) {
 		models, _ = r.models(views, false)
@@ -289,8 +322,8 @@ func (r *router) withRoutes(routes map[string]*lb.Route, models map[string]*mode
 
 // views returns a view of each socket's infer worker: the current one when
 // it was read (and is not on refetch), otherwise read now (all in
-// parallel).
-func (r *router) views(sockets []string, refetch ...string) []*inferView {
+// parallel, each waiting up to timeout).
+func (r *router) views(sockets []string, timeout time.Duration, refetch ...string) []*inferView {
 	cur := r.cur.Load()
 	out := make([]*inferView, len(sockets))
 	var wg sync.WaitGroup
@@ -303,7 +336,7 @@ func (r *router) views(sockets []string, refetch ...string) []*inferView {
 		go func() {
 			defer wg.Done()
 			v := &inferView{socket: s}
-			sts, err := r.fetch(s)
+			sts, err := r.fetch(s, timeout)
 			if err != nil {
 				v.err = err
 				r.log.Warn().Err(err).Str("infer_socket", s).Msg("could not read an infer worker's models: it gets no request until the master lists it again")

@@ -94,7 +94,7 @@ func routedHandler(t *testing.T, sockets ...string) *handler {
 	t.Helper()
 	up := lb.New(lb.Options{Timeout: time.Minute, Logger: zerolog.Nop()})
 	r := newRouter(up, nil, nil, zerolog.Nop())
-	if err := r.boot(sockets); err != nil {
+	if err := r.boot(sockets, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	return &handler{routes: r, up: up, timeout: time.Minute, log: zerolog.Nop(), bodies: newBodyDecoder(0)}

@@ -5,9 +5,10 @@
 //
 // The invariants:
 //
-//   - Every question is bounded in time (3 s for metadata, 5 s for
-//     statistics); a worker that does not answer is an error naming its
-//     socket, never a wait.
+//   - Every question is bounded in time (the caller's bound for
+//     metadata: MetadataTimeout, or longer for a prep worker's boot; 5 s
+//     for statistics); a worker that does not answer is an error naming
+//     its socket, never a wait.
 //   - Stats asks the workers in parallel and sums what those that
 //     answered said; the error is one that did not.
 package inferquery

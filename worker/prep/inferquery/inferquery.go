@@ -12,26 +12,28 @@ import (
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
-// metadataTimeout bounds one infer worker's answer to GET /metadata. The
-// master waits 5s for a whole PUT of the sockets, which fetches in parallel.
-const metadataTimeout = 3 * time.Second
+// MetadataTimeout bounds one infer worker's answer to GET /metadata when
+// the master changes the sockets: it waits 5s for a whole PUT, which
+// fetches in parallel. A prep worker's boot fetch retries with longer
+// bounds, up to its boot_timeout (worker/prep, router.boot).
+const MetadataTimeout = 3 * time.Second
 
 // statsTimeout bounds one infer worker's answer to a statistics request.
 const statsTimeout = 5 * time.Second
 
-// Metadata reads one infer worker's GET /metadata.
-func Metadata(socket string) ([]worker.ModelStatus, error) {
+// Metadata reads one infer worker's GET /metadata, waiting up to timeout.
+func Metadata(socket string, timeout time.Duration) ([]worker.ModelStatus, error) {
 	c := &fasthttp.HostClient{
 		Addr: "infer",
-		Dial: func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, metadataTimeout) },
+		Dial: func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, timeout) },
 	}
 	defer c.CloseIdleConnections()
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("http://infer/metadata")
-	if err := c.DoTimeout(req, resp, metadataTimeout); err != nil {
-		return nil, fmt.Errorf("infer worker %q: GET /metadata: %w", socket, err)
+	if err := c.DoTimeout(req, resp, timeout); err != nil {
+		return nil, fmt.Errorf("infer worker %q: GET /metadata (waited up to %s): %w", socket, timeout, err)
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
 		return nil, fmt.Errorf("infer worker %q answered %d to GET /metadata: %s", socket, resp.StatusCode(), resp.Body())
