@@ -56,22 +56,26 @@ func (f *Front) decideRepository(h *fasthttp.RequestHeader, path string, v *verd
 			Msg: fmt.Sprintf("method %s is not allowed on %q; use POST", method, path)}
 		return v
 	}
-	switch {
-	case v.length > MaxRepositoryBody:
-		v.Refusal = admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf("request body of %d bytes is larger than the repository routes take (%d)", v.length, MaxRepositoryBody)}
-	case v.length == -1:
-		// No Content-Length and no chunked body (-2) is a request
-		// without a body (RFC 9112 6.3), as tritonclient sends an index
-		// or a load: admitted below.
-		v.Refusal = admission.Refusal{Status: fasthttp.StatusLengthRequired,
-			Msg: "the repository routes take a body with a Content-Length, not a chunked one"}
-	default:
-		// A place under max_in_flight, and the body in the body budget,
-		// as for inference: bodies held by the master stay bounded.
-		v.Refusal = f.hold(f.cfg(), v)
-	}
+	v.Refusal = f.holdMasterBody(v, "the repository routes", MaxRepositoryBody)
 	return v
+}
+
+// holdMasterBody admits the body of a route the master answers itself
+// (repository, shared memory): 413 over max bytes, 411 for a chunked one,
+// else a place under max_in_flight and the body in the body budget, as
+// for inference, so bodies held by the master stay bounded. No
+// Content-Length and no chunked body (-2) is a request without a body
+// (RFC 9112 6.3), as tritonclient sends an index or a load: admitted.
+func (f *Front) holdMasterBody(v *verdict, routes string, max int64) admission.Refusal {
+	switch {
+	case v.length > max:
+		return admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("request body of %d bytes is larger than %s take (%d)", v.length, routes, max)}
+	case v.length == -1:
+		return admission.Refusal{Status: fasthttp.StatusLengthRequired,
+			Msg: routes + " take a body with a Content-Length, not a chunked one"}
+	}
+	return f.hold(f.cfg(), v)
 }
 
 // serveRepository answers a repository route admitted by decideRepository.

@@ -43,16 +43,7 @@ func (f *Front) decideSharedMemory(h *fasthttp.RequestHeader, path string, v *ve
 			Msg: fmt.Sprintf("method %s is not allowed on %q; use %s", got, path, method)}
 		return v
 	}
-	switch {
-	case v.length > sysshm.MaxBody:
-		v.Refusal = admission.Refusal{Status: fasthttp.StatusRequestEntityTooLarge,
-			Msg: fmt.Sprintf("request body of %d bytes is larger than the system shared memory routes take (%d)", v.length, sysshm.MaxBody)}
-	case v.length == -1:
-		v.Refusal = admission.Refusal{Status: fasthttp.StatusLengthRequired,
-			Msg: "the system shared memory routes take a body with a Content-Length, not a chunked one"}
-	default:
-		v.Refusal = f.hold(f.cfg(), v)
-	}
+	v.Refusal = f.holdMasterBody(v, "the system shared memory routes", sysshm.MaxBody)
 	return v
 }
 
