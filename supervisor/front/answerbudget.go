@@ -10,6 +10,7 @@ import (
 	"github.com/supervisor-dev/supervisor/internal/budget"
 	"github.com/supervisor-dev/supervisor/lb"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
+	"github.com/supervisor-dev/supervisor/supervisor/grpcfront"
 )
 
 // A worker's answer is held whole in the master until the front has
@@ -129,6 +130,37 @@ func (f *Front) holdAnswer(ctx *fasthttp.RequestCtx, v *verdict) {
 		return
 	}
 	f.streamAnswer(ctx, n, charge)
+}
+
+// handAnswer is holdAnswer for ServeInternal: the RPC front writes the
+// answer and holds it until gRPC has (grpcfront.Handler), so the charge
+// answerGate took from the answer's header goes to it with the answer,
+// as ctx's user value grpcfront.AnswerChargeKey. Charging from the
+// header rather than once the body is read matters for the gRPC
+// clients that never read their answers: with the budget full, each
+// further large answer was read whole (uncounted) and only then refused,
+// so the master read and dropped a worker's answer per refused RPC, as
+// garbage the GC let pile up to the memory limit, and counted none of
+// the answers in flight (grpc-unread-large: RSS rose past the budget).
+// An answer refused from its header is never read: RESOURCE_EXHAUSTED
+// (503 with Retry-After), or INTERNAL for one larger than the budget
+// could ever hold.
+func (f *Front) handAnswer(ctx *fasthttp.RequestCtx, v *verdict) {
+	charge := v.answerCharge
+	v.answerCharge = nil
+	if v.answerRefusal != nil {
+		f.bodies.answersRefused.Add(1)
+		f.refuseAnswer(ctx, *v.answerRefusal)
+		return
+	}
+	if charge == nil {
+		return
+	}
+	if ctx.Response.StatusCode() != fasthttp.StatusOK || ctx.Response.IsBodyStream() || int64(len(ctx.Response.Body())) != charge.Bytes() {
+		charge.Release() // the exchange failed after the header: ctx holds its error
+		return
+	}
+	ctx.SetUserValue(grpcfront.AnswerChargeKey, charge)
 }
 
 // streamAnswer makes the answer in ctx, whose n bytes charge holds, the

@@ -26,7 +26,8 @@ func (f *Front) ServeInternal(rpc context.Context, ctx *fasthttp.RequestCtx) {
 	case v.Status != 0:
 		f.refuse(ctx, v.Refusal, false)
 	case v.proxied:
-		f.forwardInfer(ctx, c, v, lb.ContextClient{Ctx: rpc}, nil) // the RPC front holds its answers itself
+		f.forwardInfer(ctx, c, v, lb.ContextClient{Ctx: rpc}, f.answerGate(v))
+		f.handAnswer(ctx, v)
 	default:
 		f.serveLocal(ctx)
 	}

@@ -26,6 +26,13 @@ func TestMemoryLimitIsTheBodyBudget(t *testing.T) {
 		t.Fatalf("memory limit %d after a reload to 512 MiB, want %d", got, want)
 	}
 
+	// The limit leaves the master's RSS rising by the budget at most:
+	// past it, only what the master holds at rest (~18 MiB).
+	if masterMemHeadroom > 16<<20 {
+		t.Errorf("memory limit %d MiB over the budget; the master's RSS may rise past the budget by that less its memory at rest",
+			masterMemHeadroom>>20)
+	}
+
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
 	ApplyMemoryLimit(c)

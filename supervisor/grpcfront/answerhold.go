@@ -83,12 +83,24 @@ type heldAnswers struct {
 
 // hold charges the answer body (outputs from start) that resp was
 // decoded from, until gRPC is done with it; it refuses one with no room.
-func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, body []byte, start int) error {
+// charge is the one the Handler took from the answer's header (see
+// Handler), which hold owns from here; nil: the body is charged now, read
+// whole already (a Handler that takes none, or an answer of unknown
+// length).
+func (a *heldAnswers) hold(ctx context.Context, resp *pb.ModelInferResponse, body []byte, start int, charge *budget.Charge) error {
 	n := int64(len(body))
 	if a == nil || a.budget == nil || n <= chargedAnswerMin {
+		charge.Release()
 		return nil
 	}
-	charge, err := a.budget.ReserveAnswer(n)
+	if charge != nil && charge.Bytes() != n {
+		charge.Release()
+		charge = nil
+	}
+	var err error
+	if charge == nil {
+		charge, err = a.budget.ReserveAnswer(n)
+	}
 	if err != nil {
 		return status.Error(codes.ResourceExhausted, fmt.Sprintf("server busy: the answer is %d bytes and answers and request bodies "+
 			"in flight fill limits.max_body_bytes_in_flight (one answer may hold at most 7/8 of it); retry later, ask for fewer rows, "+

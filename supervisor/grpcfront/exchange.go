@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"github.com/supervisor-dev/supervisor/internal/budget"
 )
 
 // Headers the master reads; see supervisor's admission and deadline.
@@ -46,6 +48,10 @@ var forwardedMetadata = [...]struct{ key, header string }{
 type exchange struct {
 	ctx  fasthttp.RequestCtx
 	conn rpcConn
+	// charge is the answer's charge the Handler left (AnswerChargeKey),
+	// until the RPC takes it (answerCharge); release gives back one
+	// nobody took.
+	charge *budget.Charge
 }
 
 // rpcConn is what the Handler sees as the request's connection: the
@@ -108,6 +114,8 @@ func newExchange(ctx context.Context, method, path string) (*exchange, error) {
 // ctx was hijacked (the lb's answer to a client gone) is not reused: the
 // hijack cannot be undone.
 func (x *exchange) release() {
+	x.charge.Release()
+	x.charge = nil
 	if x.ctx.Hijacked() {
 		return
 	}
@@ -136,6 +144,10 @@ func (x *exchange) setBody(body []byte, headerLen int) {
 // so a client can find its request in the master's and workers' logs.
 func (x *exchange) do(ctx context.Context, h Handler) (int, []byte, error) {
 	h(ctx, &x.ctx)
+	if c, ok := x.ctx.UserValue(AnswerChargeKey).(*budget.Charge); ok {
+		x.ctx.RemoveUserValue(AnswerChargeKey)
+		x.charge = c
+	}
 	resp := &x.ctx.Response
 	if id := resp.Header.Peek(requestIDHeader); len(id) > 0 {
 		// Refused for a stream once its header is sent: the first
@@ -165,4 +177,12 @@ func modelPath(name, version string) (string, error) {
 		p += "/versions/" + url.PathEscape(version)
 	}
 	return p, nil
+}
+
+// answerCharge takes the answer's charge the Handler left (nil: none):
+// the caller gives it back, or hands it on.
+func (x *exchange) answerCharge() *budget.Charge {
+	c := x.charge
+	x.charge = nil
+	return c
 }

@@ -81,7 +81,19 @@ type Options struct {
 // deadline passes or its connection dies, and then nobody waits for the
 // answer, which the Handler may act on (the master abandons the
 // request's worker exchange).
+//
+// A Handler that charged the answer's bytes to the body budget from its
+// header, before reading its body (the master: lb.AnswerGate), leaves
+// the charge as req's user value AnswerChargeKey (a *budget.Charge of
+// exactly the answer body's length): the server holds it until gRPC has
+// written the answer, or gives it back at once. An answer that did not
+// fit was never read: the Handler answers 503 with Retry-After
+// (RESOURCE_EXHAUSTED) instead.
 type Handler func(rpc context.Context, req *fasthttp.RequestCtx)
+
+// AnswerChargeKey is the user value under which a Handler leaves the
+// answer's charge (see Handler).
+const AnswerChargeKey = "grpcfront.answerCharge"
 
 // MinPingInterval is the shortest interval between keepalive pings a
 // client may send; a client that pings more often is sent GOAWAY

@@ -159,7 +159,7 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 		return nil, err
 	}
 	start, _ := strconv.Atoi(string(hlen)) // valid: decoded
-	if err := s.answers.hold(ctx, resp, answer, start); err != nil {
+	if err := s.answers.hold(ctx, resp, answer, start, x.answerCharge()); err != nil {
 		return nil, err
 	}
 	return resp, nil
