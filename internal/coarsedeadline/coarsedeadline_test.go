@@ -222,7 +222,7 @@ func TestSetRacingTheTick(t *testing.T) {
 				}
 				// The race's phase, not a wait for a state: the move
 				// comes just before, at, or after the deadline.
-				time.Sleep(time.Duration(DirectWithin-1+i%4) * tick)
+				<-time.After(time.Duration(DirectWithin-1+i%4) * tick)
 				if err := d.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
 					errs <- err
 					return

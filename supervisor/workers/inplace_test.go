@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/worker"
 )
 
@@ -136,13 +137,7 @@ func TestPositionStopDuringInPlaceLoad(t *testing.T) {
 	p := s.Serving()
 	done := make(chan error, 1)
 	go func() { done <- s.Reconfigure(Reconfig{Tmpl: withModels(s, "a", "hang1"), LC: s.lc, InPlace: true}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !warmingIs(p, "hang1") {
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never started loading hang1")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	polltest.Until(t, 30*time.Second, 10*time.Millisecond, "the worker loading hang1", func() bool { return warmingIs(p, "hang1") })
 	stopped := make(chan struct{})
 	go func() { s.StopAndWait(); close(stopped) }()
 	select {

@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/worker"
 )
@@ -80,12 +81,10 @@ func slowHandler(ctx *fasthttp.RequestCtx) {
 	if string(ctx.Path()) == "/slow" {
 		dir := os.Getenv(slowEnv)
 		_ = os.WriteFile(filepath.Join(dir, "entered"), nil, 0o644)
-		for range 3000 {
-			if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		polltest.Wait(30*time.Second, 10*time.Millisecond, func() bool {
+			_, err := os.Stat(filepath.Join(dir, "release"))
+			return err == nil
+		})
 	}
 	ctx.SetBodyString("ok")
 }
