@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/supervisor-dev/supervisor/affinity"
+	"github.com/supervisor-dev/supervisor/internal/logtest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/fdlimit"
 )
@@ -22,7 +23,7 @@ func TestFDLimitWarning(t *testing.T) {
 	cfg := config.DefaultConfig()
 	cfg.Planned = &affinity.Placement{}
 	cfg.Limits.MaxConnections = int(limit) // with the rest, over the limit
-	var logs syncBuffer
+	var logs logtest.Buffer
 	m := New(cfg, zerolog.New(&logs), Options{Host: fakeHost(t, "vm2", "", 0)})
 	m.checkFDLimit(cfg)
 	for _, s := range []string{`"level":"warn"`, `"nofile":`, "LimitNOFILE="} {
@@ -30,7 +31,7 @@ func TestFDLimitWarning(t *testing.T) {
 			t.Errorf("the start log lacks %s:\n%s", s, logs.String())
 		}
 	}
-	var quiet syncBuffer
+	var quiet logtest.Buffer
 	m.log = zerolog.New(&quiet)
 	cfg.Limits.MaxConnections, cfg.Limits.MaxInFlight, cfg.GRPC.Listen = 1, 1, ""
 	m.checkFDLimit(cfg)

@@ -1,38 +1,19 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/internal/logtest"
 	"github.com/supervisor-dev/supervisor/shm"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 )
-
-// syncBuffer is a log sink Run's goroutines may write to concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFailedPrivilegeDropRemovesScoreboard: the scoreboard is created
 // before workers.user is resolved; when that fails, Run returns the error
@@ -43,7 +24,7 @@ func TestFailedPrivilegeDropRemovesScoreboard(t *testing.T) {
 	cfg.RuntimeDir = filepath.Join(t.TempDir(), "rt")
 	cfg.Workers.User = "supervisor-test-no-such-user"
 	t.Setenv("GOMEMLIMIT", "off") // Run must not change this test process's memory limit
-	var logs syncBuffer
+	var logs logtest.Buffer
 	m := New(cfg, zerolog.New(&logs), Options{Host: fakeHost(t, "vm2", "", 0)})
 	err := m.Run(context.Background())
 	var ae *config.AccountError

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/supervisor-dev/supervisor/internal/logtest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/unitstop"
 )
@@ -32,7 +33,7 @@ func TestStopTimeoutWarning(t *testing.T) {
 	cfg.DrainGrace.Duration = 10 * time.Second
 	cfg.ShutdownTimeout.Duration = time.Minute // configs/gpu-host.yaml: 130s
 	unit := &fakeUnit{timeout: 90 * time.Second}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	m := New(cfg, zerolog.New(&logs), Options{Host: fakeHost(t, "vm2", "", 0), Unit: unit})
 
 	m.checkStopTimeout(cfg)

@@ -1,7 +1,6 @@
 package workers
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/supervisor-dev/supervisor/affinity"
 	"github.com/supervisor-dev/supervisor/affinity/nvmltest"
+	"github.com/supervisor-dev/supervisor/internal/logtest"
 	"github.com/supervisor-dev/supervisor/internal/polltest"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
 	"github.com/supervisor-dev/supervisor/supervisor/control"
@@ -41,30 +41,12 @@ func (r *fakeRoom) questions() []string {
 	return append([]string(nil), r.asked...)
 }
 
-// syncBuffer is a log sink the position's goroutines may write to at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // gpuPosition is testPosition for an infer worker on GPU gpu ("" for a
 // CPU worker) that asks room before a replacement and recycles after two
 // requests. Its Retire hook records how many processes the position had
 // spawned when it was called: 1 when the old worker was retired before
 // its replacement was spawned (drain-first), 2 after (surge-first).
-func gpuPosition(t *testing.T, gpu string, room GPURoom) (s *Position, changed chan struct{}, spawnedAtRetire chan int, log *syncBuffer) {
+func gpuPosition(t *testing.T, gpu string, room GPURoom) (s *Position, changed chan struct{}, spawnedAtRetire chan int, log *logtest.Buffer) {
 	t.Helper()
 	lc := testLifecycle()
 	lc.recycle = config.Recycle{MaxRequests: 2}
@@ -83,7 +65,7 @@ func gpuPosition(t *testing.T, gpu string, room GPURoom) (s *Position, changed c
 		p.Stop(time.Second)
 		retired <- p
 	}
-	log = &syncBuffer{}
+	log = &logtest.Buffer{}
 	s.log = zerolog.New(log)
 	return s, changed, spawnedAtRetire, log
 }
@@ -269,7 +251,7 @@ func TestPositionDrainFirstFakeNVML(t *testing.T) {
 // returns once the position retires the worker drain-first, the request
 // still in flight (its outcome on inFlight). drain_timeout is 30s,
 // shutdown_timeout 1s.
-func stopDuringDrainFirst(t *testing.T) (s *Position, old *Process, inFlight chan error, log *syncBuffer) {
+func stopDuringDrainFirst(t *testing.T) (s *Position, old *Process, inFlight chan error, log *logtest.Buffer) {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "nvml-state")
 	t.Setenv(nvmltest.StateEnv, state)

@@ -1,17 +1,17 @@
 package infer
 
 import (
-	"bytes"
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/logtest"
 )
 
 // TestHandlerPanicIsAnswered500AndTheWorkerServesOn: a request whose
@@ -21,7 +21,7 @@ import (
 // Without recoverPanic the panic ends the process (this test binary),
 // which the master would take for a crash on the request.
 func TestHandlerPanicIsAnswered500AndTheWorkerServesOn(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	var panics atomic.Int32
 	s := &server{log: zerolog.New(&logs)}
 	s.cat.Store(&catalog{metaJSON: []byte("[]")})
@@ -71,23 +71,4 @@ func TestHandlerPanicIsAnswered500AndTheWorkerServesOn(t *testing.T) {
 	if status, body := do(fasthttp.MethodGet, "/metadata"); status != fasthttp.StatusOK || body != "[]" {
 		t.Errorf("/metadata after the panic: %d %q, want 200 []", status, body)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that the server's goroutine may write
-// (the log) while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
