@@ -200,8 +200,10 @@ func (d *Deadlines) expire(now int64) {
 		if d.dir[i].at.Load() == at { // not moved meanwhile
 			d.dir[i].at.Store(0)
 			d.dir[i].onSocket = true
-			_ = d.arm(i, past) // a closed socket: its reads fail anyway
+			// Counted before arming: the read it ends may look at Fired
+			// as soon as it wakes.
 			d.s.fired.Add(1)
+			_ = d.arm(i, past) // a closed socket: its reads fail anyway
 		}
 		d.mu.Unlock()
 	}
