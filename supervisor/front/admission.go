@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -60,22 +61,50 @@ type verdict struct {
 // for the body fails (the connection is already closed). A verdict left
 // behind that way is finished when the same RequestCtx (pooled, reused by
 // later connections) reads its next header.
-type admissions struct{ m sync.Map }
+//
+// Maps under mutexes, not a sync.Map: every request stores and deletes
+// one key, which in a sync.Map allocates an entry node each time; a map's
+// deleted slots are reused. The headers are spread over shards so that
+// connections on different CPUs rarely meet on one lock
+// (BenchmarkAdmissions).
+type admissions struct {
+	shards [admissionShards]admissionShard
+}
+
+const admissionShards = 16
+
+type admissionShard struct {
+	mu sync.Mutex
+	m  map[*fasthttp.RequestHeader]*verdict
+	_  [48]byte // a cache line per shard: 8 (mutex) + 8 (map) + 48
+}
+
+// shard is h's: RequestCtxs are kilobytes apart, so the address's bits
+// above 8 spread them.
+func (a *admissions) shard(h *fasthttp.RequestHeader) *admissionShard {
+	p := uintptr(unsafe.Pointer(h))
+	return &a.shards[(p>>8^p>>12)%admissionShards]
+}
 
 func (a *admissions) put(h *fasthttp.RequestHeader, v *verdict) (stale *verdict) {
-	old, ok := a.m.Swap(h, v)
-	if !ok {
-		return nil
+	s := a.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[*fasthttp.RequestHeader]*verdict)
 	}
-	return old.(*verdict)
+	stale = s.m[h]
+	s.m[h] = v
+	return stale
 }
 
 func (a *admissions) take(h *fasthttp.RequestHeader) *verdict {
-	v, ok := a.m.LoadAndDelete(h)
-	if !ok {
-		return nil
-	}
-	return v.(*verdict)
+	s := a.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.m[h]
+	delete(s.m, h)
+	return v
 }
 
 // headerReceived is the public server's HeaderReceived hook: it decides
