@@ -274,8 +274,7 @@ func TestWatchEndsWhenTheExchangePanics(t *testing.T) {
 	req.SetRequestURI("http://lb/v2/models/m/infer")
 	var w *watch
 	route := NewRoute(func(string) bool {
-		v, _ := p.exchanges.Load(req)
-		if u, ok := v.(*upstream); ok {
+		if u, ok := p.exchanges.Load(req); ok {
 			w = u.w
 		}
 		panic("a route's predicate panics")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/handoff"
 )
 
 // Options configure a Proxy. The zero value is usable.
@@ -53,7 +55,7 @@ type Proxy struct {
 	// exchanges holds the watch and answer gate of each request
 	// DoRouteFor is sending with either, by request, for the backends'
 	// transport.
-	exchanges sync.Map
+	exchanges handoff.Map[fasthttp.Request, *upstream]
 
 	// panicHook, if set, runs at the start of every ServeHTTP; tests use it
 	// to make the handler panic.

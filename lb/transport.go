@@ -3,10 +3,11 @@ package lb
 import (
 	"errors"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/supervisor-dev/supervisor/internal/handoff"
 )
 
 // transport is every backend's fasthttp.RoundTripper. A request with
@@ -20,7 +21,7 @@ import (
 // header names normalized, the DefaultTransport features roundTrip
 // leaves out (TestRoundTripCoversTheBackendsClient).
 type transport struct {
-	exchanges *sync.Map // *fasthttp.Request -> *upstream, while DoRouteFor runs
+	exchanges *handoff.Map[fasthttp.Request, *upstream] // while DoRouteFor runs
 }
 
 // upstream is what DoRouteFor gives the transport for one request.
@@ -31,11 +32,11 @@ type upstream struct {
 }
 
 func (t transport) RoundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (bool, error) {
-	v, ok := t.exchanges.Load(req)
+	u, ok := t.exchanges.Load(req)
 	if !ok {
 		return fasthttp.DefaultTransport.RoundTrip(hc, req, resp)
 	}
-	return roundTrip(hc, req, resp, v.(*upstream))
+	return roundTrip(hc, req, resp, u)
 }
 
 // roundTrip sends req on a connection of hc's pool that u's watch may

@@ -2,13 +2,12 @@ package front
 
 import (
 	"strings"
-	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/supervisor-dev/supervisor/internal/budget"
+	"github.com/supervisor-dev/supervisor/internal/handoff"
 	"github.com/supervisor-dev/supervisor/internal/v2"
 	"github.com/supervisor-dev/supervisor/supervisor/admission"
 	"github.com/supervisor-dev/supervisor/supervisor/config"
@@ -61,49 +60,17 @@ type verdict struct {
 // for the body fails (the connection is already closed). A verdict left
 // behind that way is finished when the same RequestCtx (pooled, reused by
 // later connections) reads its next header.
-//
-// Maps under mutexes, not a sync.Map: every request stores and deletes
-// one key, which in a sync.Map allocates an entry node each time; a map's
-// deleted slots are reused. The headers are spread over shards so that
-// connections on different CPUs rarely meet on one lock
-// (BenchmarkAdmissions).
 type admissions struct {
-	shards [admissionShards]admissionShard
-}
-
-const admissionShards = 16
-
-type admissionShard struct {
-	mu sync.Mutex
-	m  map[*fasthttp.RequestHeader]*verdict
-	_  [48]byte // a cache line per shard: 8 (mutex) + 8 (map) + 48
-}
-
-// shard is h's: RequestCtxs are kilobytes apart, so the address's bits
-// above 8 spread them.
-func (a *admissions) shard(h *fasthttp.RequestHeader) *admissionShard {
-	p := uintptr(unsafe.Pointer(h))
-	return &a.shards[(p>>8^p>>12)%admissionShards]
+	m handoff.Map[fasthttp.RequestHeader, *verdict]
 }
 
 func (a *admissions) put(h *fasthttp.RequestHeader, v *verdict) (stale *verdict) {
-	s := a.shard(h)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = make(map[*fasthttp.RequestHeader]*verdict)
-	}
-	stale = s.m[h]
-	s.m[h] = v
+	stale, _ = a.m.Swap(h, v)
 	return stale
 }
 
 func (a *admissions) take(h *fasthttp.RequestHeader) *verdict {
-	s := a.shard(h)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.m[h]
-	delete(s.m, h)
+	v, _ := a.m.Take(h)
 	return v
 }
 

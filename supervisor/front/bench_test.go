@@ -96,23 +96,3 @@ func usage(b *testing.B) (time.Duration, int64) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
-
-// BenchmarkAdmissions is what carrying a verdict from the header hook to
-// the handler costs a request: one put and one take, from 64 goroutines
-// at once on headers of their own (as fasthttp's pooled RequestCtxs).
-func BenchmarkAdmissions(b *testing.B) {
-	var a admissions
-	b.ReportAllocs()
-	b.SetParallelism(32)
-	b.RunParallel(func(pb *testing.PB) {
-		var h fasthttp.RequestHeader
-		v := &verdict{}
-		for pb.Next() {
-			a.put(&h, v)
-			if a.take(&h) != v {
-				b.Error("take returned another verdict")
-				return
-			}
-		}
-	})
-}

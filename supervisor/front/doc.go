@@ -29,6 +29,7 @@
 //     CapConnections returns (conncap.go); serve the Server on it.
 //   - SetServing(false) refuses inference from the header; keep it true
 //     while draining (Drain asks clients to close instead).
-//   - Everything shared across connections is atomic or a sync.Map; the
-//     config is read once per request, so a reload applies to the next.
+//   - Everything shared across connections is atomic, a sync.Map or a
+//     handoff.Map; the config is read once per request, so a reload
+//     applies to the next.
 package front

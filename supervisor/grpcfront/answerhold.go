@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/supervisor-dev/supervisor/internal/budget"
+	"github.com/supervisor-dev/supervisor/internal/handoff"
 	pb "github.com/supervisor-dev/supervisor/internal/inferencepb"
 	"github.com/supervisor-dev/supervisor/supervisor/grpcfront/h2conn"
 )
@@ -78,7 +79,7 @@ var _ mem.BufferPool = (*answerHold)(nil)
 type heldAnswers struct {
 	budget Budget
 	write  time.Duration // Timeouts.Write: an answer held longer closes its connection
-	m      sync.Map      // *pb.ModelInferResponse -> *answerHold
+	m      handoff.Map[pb.ModelInferResponse, *answerHold]
 }
 
 // hold charges the answer body (outputs from start) that resp was
@@ -134,11 +135,10 @@ func (a *heldAnswers) take(resp *pb.ModelInferResponse) *answerHold {
 	if a == nil || resp == nil {
 		return nil
 	}
-	v, ok := a.m.LoadAndDelete(resp)
+	h, ok := a.m.Take(resp)
 	if !ok {
 		return nil
 	}
-	h := v.(*answerHold)
 	h.unsent() // a stream's context outlives its answers: let it drop this one
 	return h
 }
