@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -162,13 +163,44 @@ func (f *Front) decide(c *config.Config, h *fasthttp.RequestHeader) *verdict {
 // requestPath is the request's path as fasthttp will parse it for the
 // handler (percent-decoded, dot segments removed), so that the header-time
 // decision and the handler agree on what was asked.
+//
+// A plain origin-form URI ("/v2/models/m/infer", with or without a
+// query) needs no normalizing: its path is its bytes up to '?'. That is
+// nearly every request, and parsing it into a pooled URI cost a quarter
+// of the header-time decision; anything with '%', '.', '#', '\\', "//"
+// or not starting with '/' takes fasthttp's parse
+// (TestRequestPathMatchesFasthttp).
 func requestPath(h *fasthttp.RequestHeader) string {
+	if p, ok := plainPath(h.RequestURI()); ok {
+		return string(p)
+	}
 	u := fasthttp.AcquireURI()
 	defer fasthttp.ReleaseURI(u)
 	if err := u.Parse(h.Host(), h.RequestURI()); err != nil {
 		return ""
 	}
 	return string(u.Path())
+}
+
+// plainPath is uri's path when uri is plain origin-form (see
+// requestPath), or false.
+func plainPath(uri []byte) ([]byte, bool) {
+	if len(uri) == 0 || uri[0] != '/' {
+		return nil, false
+	}
+	path := uri
+	if q := bytes.IndexByte(uri, '?'); q >= 0 {
+		path = uri[:q]
+	}
+	prev := byte(0)
+	for _, c := range path {
+		switch {
+		case c == '%', c == '.', c == '#', c == '\\', c == '/' && prev == '/':
+			return nil, false
+		}
+		prev = c
+	}
+	return path, true
 }
 
 // hold takes the request's place under max_in_flight and reserves its
