@@ -55,9 +55,14 @@ func (g *Guard) tokenOf(ctx *fasthttp.RequestCtx) uint64 {
 	if t == 0 {
 		t = g.tokens.Add(1) & shm.MaxToken
 	}
-	ctx.Request.Header.Set(worker.TokenHeader, strconv.FormatUint(t, 10))
+	// Set would copy and normalize the name, FormatUint allocate the value.
+	var v [20]byte
+	ctx.Request.Header.SetCanonical(tokenHeader, strconv.AppendUint(v[:0], t, 10))
 	return t
 }
+
+// tokenHeader is worker.TokenHeader, canonical already.
+var tokenHeader = []byte(worker.TokenHeader)
 
 // blameFor is what the death of the worker under a request sent with
 // token means for it: its infer worker's (inferExited: the prep worker
