@@ -19,8 +19,9 @@ import (
 // polled instead: Gone is asked first ClientPoll after the exchange
 // starts, then every ClientPoll. An RPC's context is watched, not polled
 // (ContextClient: context.AfterFunc). A request answered
-// within watchDelay costs a timer armed and stopped and a map entry
-// (BenchmarkWatch); a slower one also a registration and its removal.
+// within watchDelay costs an entry on the watch clock added and removed
+// (watchclock.go) and a map entry (BenchmarkWatch); a slower one also a
+// registration and its removal.
 
 // watchDelay is how long a watched request waits on its backend before
 // its Client is watched. Registering a socket with epoll and removing it
@@ -86,26 +87,29 @@ var ErrClientGone = errors.New("the client closed its connection before the answ
 type watch struct {
 	client Client
 
+	// at and index are the watch's place on the clock (guarded by the
+	// clock's mu): when it acts next, and where it is listed (-1: not).
+	at    time.Duration
+	index int
+
 	mu        sync.Mutex
-	timer     *time.Timer // the watch's start, then each poll
-	polling   bool        // client.Watch failed: the timer polls Gone
-	stop      func()      // ends client.Watch; nil until it started
-	conn      net.Conn    // the upstream connection in use; nil between attempts
-	ended     bool        // the exchange is over: the timer must not act
-	abandoned bool        // the client has gone; conn, if any, was closed
+	polling   bool     // client.Watch failed: the clock polls Gone
+	stop      func()   // ends client.Watch; nil until it started
+	conn      net.Conn // the upstream connection in use; nil between attempts
+	ended     bool     // the exchange is over: the clock must not act
+	abandoned bool     // the client has gone; conn, if any, was closed
 }
 
-// startWatch arms the timer that will watch client, watchDelay from now.
+// startWatch lists a watch of client on the clock, to start watchDelay
+// from now.
 func startWatch(client Client) *watch {
-	w := &watch{client: client}
-	w.mu.Lock()
-	w.timer = time.AfterFunc(watchDelay, w.tick)
-	w.mu.Unlock()
+	w := &watch{client: client, index: -1}
+	watches.add(w, watchDelay)
 	return w
 }
 
-// tick runs on the timer: the first time it watches the client, or
-// when it cannot, starts polling; then it polls.
+// tick runs on the clock, unlisted: the first time it watches the
+// client, or when it cannot, starts polling; then it polls.
 func (w *watch) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -129,7 +133,7 @@ func (w *watch) watch() {
 		return
 	}
 	w.polling = true
-	w.timer.Reset(ClientPoll - watchDelay)
+	watches.add(w, ClientPoll-watchDelay)
 }
 
 // hungUp is the client's Watch callback: the client has gone.
@@ -142,7 +146,7 @@ func (w *watch) hungUp() {
 // poll abandons the exchange once Gone says so, or polls again later.
 func (w *watch) poll() {
 	if !w.client.Gone() {
-		w.timer.Reset(ClientPoll)
+		watches.add(w, ClientPoll)
 		return
 	}
 	w.abandon()
@@ -197,9 +201,9 @@ func (w *watch) isAbandoned() bool {
 func (w *watch) end() (abandoned bool) {
 	w.mu.Lock()
 	w.ended = true
-	w.timer.Stop()
 	abandoned, stop := w.abandoned, w.stop
 	w.mu.Unlock()
+	watches.remove(w) // after ended: a fire under way re-lists nothing
 	if stop != nil {
 		stop()
 	}

@@ -119,7 +119,7 @@ func TestWatchedRequestWhoseClientStaysIsAnswered(t *testing.T) {
 
 // BenchmarkWatch is what a request pays for being watched when its
 // answer comes before any hang-up: DoRouteFor with a polled Client
-// (a timer armed and stopped) and with a watched one (hangup.Peer on a
+// (an entry on the watch clock added and removed) and with a watched one (hangup.Peer on a
 // connected loopback socket of its own per goroutine: two epoll_ctl
 // calls) against DoRoute, to the same trivial backend over a Unix socket.
 func BenchmarkWatch(b *testing.B) {

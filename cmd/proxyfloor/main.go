@@ -22,6 +22,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	_ "net/http/pprof" // -pprof: profile the floor as the master is (SUPERVISOR_PPROF)
 	"os"
 	"strconv"
 	"strings"
@@ -50,7 +52,11 @@ type floor struct {
 func main() {
 	listen := flag.String("listen", "127.0.0.1:18303", "host:port to serve on")
 	sockets := flag.String("upstream", "", "comma-separated Unix socket paths of the upstream HTTP servers")
+	pprof := flag.String("pprof", "", "host:port to serve net/http/pprof on (empty: none)")
 	flag.Parse()
+	if *pprof != "" {
+		go func() { fmt.Fprintln(os.Stderr, "proxyfloor: pprof:", http.ListenAndServe(*pprof, nil)) }()
+	}
 	f, err := newFloor(strings.Split(*sockets, ","))
 	if err == nil {
 		err = f.serve(*listen)
