@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-type key struct{ pad [512]byte }
+type key struct{ _ [512]byte }
 
 // TestStoreLoadTakeDelete: each operation sees what the others left,
 // across many keys (all shards).

@@ -153,7 +153,6 @@ type gate struct {
 	held                      atomic.Int64
 	exported, dropped, failed atomic.Uint64
 	log                       zerolog.Logger
-	droppedLog                sync.Once
 }
 
 func (g *gate) OnEnd(s sdktrace.ReadOnlySpan) {

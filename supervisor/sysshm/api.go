@@ -81,7 +81,7 @@ func (r *Registry) Serve(owner, op, name string, body []byte, lim Limits) (statu
 		}
 		list := make([]entry, len(regions))
 		for i, g := range regions {
-			list[i] = entry{g.Name, g.Key, g.Offset, g.ByteSize}
+			list[i] = entry(g)
 		}
 		b, _ := json.Marshal(list)
 		return 200, b

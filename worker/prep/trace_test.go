@@ -16,8 +16,8 @@ func TestUntracedCostsNoAllocation(t *testing.T) {
 	ctx.Request.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	var up fasthttp.Request
 	if n := testing.AllocsPerRun(100, func() {
-		pt := h.beginTrace(&ctx, "m", time.Time{})
-		pt = h.traceOf(&ctx)
+		h.beginTrace(&ctx, "m", time.Time{})
+		pt := h.traceOf(&ctx)
 		t0 := pt.now()
 		pt.stage("prep.parse", t0)
 		pt.cache(t0, true)
