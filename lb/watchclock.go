@@ -2,6 +2,7 @@ package lb
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,7 +29,18 @@ type watchClock struct {
 	due   []*watch      // in no order; a watch's index is its place
 	timer *time.Timer   // fires the clock; nil until first armed
 	armed time.Duration // when timer fires (since epoch); 0: not armed
+	fires atomic.Int64  // times the timer fired (tests)
 }
+
+// watchSlack is the least time between two fires: watches due within
+// it of each other are acted on together, at most watchSlack late.
+// Polled watches come due at moments of their own (every ClientPoll from
+// their own start); the slack bounds the fires, each a look over every
+// listed watch, to about one a millisecond however many there are,
+// rather than leaving it to how closely the runtime runs timers (2,000
+// polled watches over 100 ms: 75 fires with it, 102 without, here;
+// TestManyPolledWatchesFireTheClockBoundedly).
+const watchSlack = time.Millisecond
 
 // watches is the lb's watch clock, shared by every Proxy.
 var watches watchClock
@@ -85,6 +97,7 @@ func (c *watchClock) unlist(w *watch) {
 // fire runs on the timer: it unlists the watches due and acts on them,
 // after re-arming for the earliest one left.
 func (c *watchClock) fire() {
+	c.fires.Add(1)
 	var fire []*watch
 	c.mu.Lock()
 	now := time.Since(epoch)
@@ -103,7 +116,7 @@ func (c *watchClock) fire() {
 		fire = append(fire, w)
 	}
 	if next != 0 {
-		c.arm(now, next)
+		c.arm(now, max(next, now+watchSlack))
 	}
 	c.mu.Unlock()
 	for _, w := range fire {

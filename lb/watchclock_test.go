@@ -56,6 +56,37 @@ func TestEndedWatchIsUnlisted(t *testing.T) {
 	}
 }
 
+// TestManyPolledWatchesFireTheClockBoundedly: two thousand slow
+// requests whose clients can only be polled, started one every 25 us so
+// that their polls come due at moments of their own, are each polled, while
+// the clock fires at most about once a millisecond, not once per watch.
+func TestManyPolledWatchesFireTheClockBoundedly(t *testing.T) {
+	const n = 2000
+	var polls atomic.Int64
+	c := GoneFunc(func() bool { polls.Add(1); return false })
+	ws := make([]*watch, 0, n)
+	before, start := watches.fires.Load(), time.Now()
+	for i := range n {
+		// One every 25 us: each watch comes due at a moment of its own.
+		for time.Since(start) < time.Duration(i)*25*time.Microsecond {
+		}
+		ws = append(ws, startWatch(c))
+	}
+	polltest.Until(t, 20*time.Second, time.Millisecond, "every watch to be polled once", func() bool { return polls.Load() >= n })
+	fired, took := watches.fires.Load()-before, time.Since(start)
+	t.Logf("the clock fired %d times in %v", fired, took)
+	for _, w := range ws {
+		if w.end() {
+			t.Error("end reported a client gone that never went")
+		}
+	}
+	// A fire per watchSlack (1 ms), and a few more for those armed
+	// earlier by add; without the slack, about one per watch.
+	if limit := int64(took/time.Millisecond) + 50; fired > limit {
+		t.Errorf("the clock fired %d times in %v for %d polled watches, want at most %d (about one per %v)", fired, took, n, limit, watchSlack)
+	}
+}
+
 // BenchmarkWatchStartEnd is what watching costs a request answered
 // before watchDelay: startWatch and end, from 64 goroutines at once.
 func BenchmarkWatchStartEnd(b *testing.B) {
