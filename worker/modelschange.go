@@ -3,7 +3,6 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -41,27 +40,12 @@ func ChangeModels(socket string, ch ModelsChange, timeout time.Duration) ([]Mode
 	if err != nil {
 		return nil, err
 	}
-	c := &fasthttp.HostClient{
-		Addr:         "infer",
-		Dial:         func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, timeout) },
-		ReadTimeout:  timeout,
-		WriteTimeout: timeout,
-	}
-	defer c.CloseIdleConnections()
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI("http://infer" + ModelsPath)
-	req.SetBodyRaw(body)
-	if err := c.DoTimeout(req, resp, timeout); err != nil {
+	answer, err := adminCall(socket, fasthttp.MethodPost, ModelsPath, body, fasthttp.StatusOK, timeout)
+	if err != nil {
 		return nil, fmt.Errorf("change the models of the infer worker on %q: %w", socket, err)
 	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		return nil, fmt.Errorf("change the models of the infer worker on %q: %d %s", socket, resp.StatusCode(), resp.Body())
-	}
 	var out []ModelStatus
-	if err := json.Unmarshal(resp.Body(), &out); err != nil {
+	if err := json.Unmarshal(answer, &out); err != nil {
 		return nil, fmt.Errorf("change the models of the infer worker on %q: its answer: %w", socket, err)
 	}
 	return out, nil

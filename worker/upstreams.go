@@ -3,7 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
-	"net"
+	"net/url"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -25,25 +25,12 @@ func SetUpstreams(socket string, inferSockets []string, timeout time.Duration, r
 	if err != nil {
 		return err
 	}
-	c := &fasthttp.HostClient{
-		Addr: "prep",
-		Dial: func(string) (net.Conn, error) { return net.DialTimeout("unix", socket, timeout) },
+	uri := UpstreamsPath
+	if len(refetch) > 0 {
+		uri += "?" + url.Values{"refetch": refetch}.Encode()
 	}
-	defer c.CloseIdleConnections()
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPut)
-	req.SetRequestURI("http://prep" + UpstreamsPath)
-	for _, s := range refetch {
-		req.URI().QueryArgs().Add("refetch", s)
-	}
-	req.SetBodyRaw(body)
-	if err := c.DoTimeout(req, resp, timeout); err != nil {
+	if _, err := adminCall(socket, fasthttp.MethodPut, uri, body, fasthttp.StatusNoContent, timeout); err != nil {
 		return fmt.Errorf("set upstreams of %q: %w", socket, err)
-	}
-	if resp.StatusCode() != fasthttp.StatusNoContent {
-		return fmt.Errorf("set upstreams of %q: %d %s", socket, resp.StatusCode(), resp.Body())
 	}
 	return nil
 }
